@@ -1,0 +1,42 @@
+// Helpers shared by the bind_<domain>.cpp files (the only code that includes pybind11).
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mirkit::bindings {
+
+namespace py = pybind11;
+
+// A read-only view of any C-contiguous buffer (bytes, bytearray, memoryview, numpy array) as
+// bytes; the buffer_info keeps the exporter alive, so no copy is made.
+struct ByteView {
+  py::buffer_info info;
+  const uint8_t* data() const { return static_cast<const uint8_t*>(info.ptr); }
+  size_t size() const { return static_cast<size_t>(info.size * info.itemsize); }
+};
+
+inline ByteView byte_view(const py::buffer& buffer, const char* arg) {
+  py::buffer_info info = buffer.request();
+  ssize_t expected = info.itemsize;
+  for (ssize_t d = info.ndim - 1; d >= 0; --d) {
+    if (info.shape[d] > 1 && info.strides[d] != expected) {
+      throw py::value_error(std::string(arg) + " must be a C-contiguous buffer");
+    }
+    expected *= info.shape[d];
+  }
+  return ByteView{std::move(info)};
+}
+
+// Registers the C++ -> Python exception mapping of core/errors.hpp on a module.
+void register_exceptions(py::module_& m);
+
+void bind_core(py::module_& m);
+void bind_codecs(py::module_& m);
+
+}  // namespace mirkit::bindings

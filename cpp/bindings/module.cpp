@@ -1,0 +1,19 @@
+#include "bindings/common.hpp"
+
+namespace mirkit::bindings {
+
+void register_exceptions(py::module_&) {
+  // pybind11 already maps std::invalid_argument -> ValueError, std::out_of_range -> IndexError,
+  // std::bad_alloc -> MemoryError and other std::exception -> RuntimeError; nothing to add yet.
+}
+
+}  // namespace mirkit::bindings
+
+PYBIND11_MODULE(_core, m) {
+  namespace b = mirkit::bindings;
+  m.doc() = "mirkit compiled kernels (one submodule per domain)";
+  b::register_exceptions(m);
+  b::bind_core(m);
+  auto codecs = m.def_submodule("codecs", "posting-list codecs");
+  b::bind_codecs(codecs);
+}

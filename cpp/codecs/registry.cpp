@@ -1,0 +1,20 @@
+#include "codecs/codec.hpp"
+#include "codecs/vbyte.hpp"
+
+namespace mirkit::codecs {
+
+const std::vector<const Codec*>& registry() {
+  static const std::vector<const Codec*> codecs{
+      &vbyte::kCodec,
+  };
+  return codecs;
+}
+
+const Codec* find_codec(std::string_view name) {
+  for (const Codec* c : registry()) {
+    if (c->name == name) return c;
+  }
+  return nullptr;
+}
+
+}  // namespace mirkit::codecs

@@ -1,0 +1,66 @@
+"""Input checks and the one conversion rule every wrapper applies before calling ``_core``.
+
+Rule for integer ids/values: a C-contiguous 1-D ``uint32`` array passes through untouched (no
+copy); any other integer array or sequence is range-checked and converted once to ``uint32``;
+floats, booleans and objects are refused with ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["as_uint32_1d", "check_count", "check_positive_int"]
+
+_UINT32_MAX = np.iinfo(np.uint32).max
+
+
+def as_uint32_1d(values, name: str = "values") -> np.ndarray:
+    """Return `values` as a C-contiguous 1-D uint32 array, copying only when needed.
+
+    Raises
+    ------
+    TypeError
+        If `values` is not an array of integers.
+    ValueError
+        If it is not 1-dimensional or holds a value outside [0, 2**32 - 1].
+    """
+    if isinstance(values, np.ndarray) and values.dtype == np.uint32:
+        arr = values
+    else:
+        arr = np.asarray(values)
+        if arr.dtype == object:  # Python ints too large for int64
+            raise ValueError(f"{name} must fit in uint32 (0 <= v <= {_UINT32_MAX})")
+        if arr.size == 0 and arr.dtype.kind == "f":  # np.asarray([]) is float64
+            arr = arr.astype(np.uint32)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got ndim={arr.ndim}")
+    if arr.dtype != np.uint32:
+        if arr.size:
+            bad = np.flatnonzero((arr < 0) | (arr > _UINT32_MAX))
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(
+                    f"{name} must fit in uint32 (0 <= v <= {_UINT32_MAX}); "
+                    f"{name}[{i}]={int(arr[i])}"
+                )
+        arr = arr.astype(np.uint32)
+    return np.ascontiguousarray(arr)
+
+
+def check_count(count, name: str = "count") -> int:
+    """Return `count` as a non-negative Python int."""
+    if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(count).__name__}")
+    if count < 0:
+        raise ValueError(f"{name} must be >= 0, got {count}")
+    return int(count)
+
+
+def check_positive_int(value, name: str) -> int:
+    """Return `value` as a Python int > 0."""
+    value = check_count(value, name)
+    if value == 0:
+        raise ValueError(f"{name} must be > 0, got 0")
+    return value

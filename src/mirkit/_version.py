@@ -1,0 +1,6 @@
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("mirkit")
+except PackageNotFoundError:  # running from a source tree (PYTHONPATH=src)
+    __version__ = "0.0.0+source"

@@ -1,0 +1,180 @@
+"""Posting-list codecs over numpy uint32 arrays.
+
+Every codec has the same interface (:class:`Codec`): ``encode`` / ``decode`` for any list of
+uint32 values, and ``encode_sorted`` / ``decode_sorted`` for non-decreasing sequences such as
+document ids, which store d-gaps and restore them with the prefix sum fused into the decoder.
+Encoded data is a ``uint8`` numpy array; ``decode`` takes any bytes-like object (bytes,
+bytearray, memoryview, numpy array) without copying it. The GIL is released while a kernel runs,
+so codecs may be used from many threads at once.
+
+Codecs
+------
+``vbyte``
+    Classic variable-byte, LEB128 convention: 7 data bits per byte, least significant group
+    first, high bit set when more bytes follow. SIMD decoding in the manner of Masked VByte.
+
+Examples
+--------
+>>> import numpy as np
+>>> from mirkit import codecs
+>>> vb = codecs.get("vbyte")
+>>> data = vb.encode(np.array([1, 300, 70000], dtype=np.uint32))
+>>> data.tolist()
+[1, 172, 2, 240, 162, 4]
+>>> vb.decode(data, 3).tolist()
+[1, 300, 70000]
+>>> vb.decode_sorted(vb.encode_sorted([3, 7, 7, 1000]), 4).tolist()
+[3, 7, 7, 1000]
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from mirkit import _core
+from mirkit._validate import as_uint32_1d, check_count
+
+__all__ = ["Codec", "available", "get"]
+
+_c = _core.codecs
+
+
+class Codec:
+    """One registered codec; obtain it with :func:`get`.
+
+    Thread safety: instances hold no mutable state; every method may be called concurrently.
+    """
+
+    __slots__ = ("_name", "_info")
+
+    def __init__(self, name: str):
+        if name not in _c.available():
+            raise ValueError(f"unknown codec {name!r}; available: {available()}")
+        self._name = name
+        self._info = _c.describe(name)
+
+    @property
+    def name(self) -> str:
+        """Registry name, e.g. ``'vbyte'``."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._info["description"]
+
+    @property
+    def requires_sorted(self) -> bool:
+        """True when even :meth:`encode` needs non-decreasing input (Elias-Fano)."""
+        return self._info["requires_sorted"]
+
+    @property
+    def accepts_zero(self) -> bool:
+        """False when :meth:`encode` rejects 0 (Elias gamma and delta)."""
+        return self._info["accepts_zero"]
+
+    @property
+    def kernel_level(self) -> str:
+        """Instruction set the decoder uses now (``'scalar'``, ``'avx2'``, ...)."""
+        return _c.describe(self._name)["decode_level"]
+
+    def encode(self, values) -> np.ndarray:
+        """Encode integers; returns the encoded bytes as a ``uint8`` array.
+
+        Parameters
+        ----------
+        values : array_like of int
+            Values in [0, 2**32 - 1]; converted once to uint32 (no copy if already uint32).
+
+        Raises
+        ------
+        TypeError
+            If `values` are not integers.
+        ValueError
+            If `values` is not 1-D, a value does not fit in uint32, or the codec cannot
+            represent a value (0 for Elias gamma/delta; a decrease for Elias-Fano).
+        """
+        return _c.encode(self._name, as_uint32_1d(values), False)
+
+    def decode(self, data, count: int, *, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Decode `count` integers from the start of `data`.
+
+        Parameters
+        ----------
+        data : bytes-like
+            Encoded bytes; trailing bytes after the `count` integers are ignored.
+        count : int
+            Number of integers to decode.
+        out : numpy.ndarray of uint32, optional
+            Destination (length >= `count`); decoded in place and returned (a view of the
+            first `count` elements).
+
+        Raises
+        ------
+        ValueError
+            If `data` is truncated or corrupt, or cannot hold `count` integers.
+        """
+        values, _ = self.decode_with_size(data, count, out=out)
+        return values
+
+    def decode_with_size(self, data, count: int, *, out: Optional[np.ndarray] = None):
+        """Like :meth:`decode`, but returns ``(values, bytes_consumed)``."""
+        return self._decode(data, count, out, sorted_=False)
+
+    def encode_sorted(self, values) -> np.ndarray:
+        """Encode a non-decreasing sequence as d-gaps (strictly increasing for Elias gamma/delta)."""
+        return _c.encode(self._name, as_uint32_1d(values), True)
+
+    def decode_sorted(self, data, count: int, *, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Decode what :meth:`encode_sorted` wrote; the prefix sum is fused into the decoder."""
+        values, _ = self._decode(data, count, out, sorted_=True)
+        return values
+
+    def bits_per_int(self, values, *, sorted: bool = False) -> float:
+        """Encoded size of `values` in bits per integer (``nan`` for an empty input)."""
+        values = as_uint32_1d(values)
+        data = self.encode_sorted(values) if sorted else self.encode(values)
+        return 8.0 * data.size / values.size if values.size else float("nan")
+
+    def _decode(self, data, count, out, sorted_):
+        count = check_count(count)
+        if out is not None and (not isinstance(out, np.ndarray) or out.dtype != np.uint32):
+            raise TypeError("out must be a numpy uint32 array")
+        values, consumed = _c.decode(self._name, data, count, sorted_, out)
+        return (values[:count] if out is not None else values), consumed
+
+    def __repr__(self) -> str:
+        return f"Codec({self._name!r}, kernel={self.kernel_level!r})"
+
+    def __reduce__(self):
+        return (get, (self._name,))
+
+
+def available() -> list[str]:
+    """Names of all registered codecs.
+
+    Examples
+    --------
+    >>> from mirkit import codecs
+    >>> "vbyte" in codecs.available()
+    True
+    """
+    return list(_c.available())
+
+
+_cache: dict[str, Codec] = {}
+
+
+def get(name: str) -> Codec:
+    """The codec registered under `name`.
+
+    Raises
+    ------
+    ValueError
+        If no codec has that name.
+    """
+    codec = _cache.get(name)
+    if codec is None:
+        codec = _cache[name] = Codec(name)
+    return codec
