@@ -11,7 +11,7 @@ from typing import Iterator
 from mirkit import _core
 from mirkit._version import __version__
 
-__all__ = ["info", "set_simd_level", "simd_level", "simd_limit", "SIMD_LEVELS"]
+__all__ = ["info", "runnable_simd_levels", "set_simd_level", "simd_level", "simd_limit", "SIMD_LEVELS"]
 
 #: Instruction-set levels, lowest first. ``scalar`` is the portable reference path.
 SIMD_LEVELS: tuple[str, ...] = tuple(_core.simd_levels)
@@ -23,6 +23,11 @@ if _env is not None and _env not in SIMD_LEVELS:
         RuntimeWarning,
         stacklevel=2,
     )
+
+
+def runnable_simd_levels() -> tuple[str, ...]:
+    """Levels this CPU can run, lowest (``scalar``) first."""
+    return SIMD_LEVELS[: SIMD_LEVELS.index(_core.detected_simd_level()) + 1]
 
 
 def simd_level() -> str:

@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks: mirkit kernels against their anchor libraries (``mirkit bench``)."""
