@@ -17,7 +17,13 @@ from typing import Iterator, NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["PostingLists", "data_dir", "real_posting_lists", "synthetic_gaps"]
+__all__ = [
+    "PostingLists",
+    "data_dir",
+    "real_posting_lists",
+    "synthetic_gaps",
+    "synthetic_posting_lists",
+]
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -55,12 +61,13 @@ class PostingLists(NamedTuple):
             yield self.docids[a:b], self.freqs[a:b]
 
     def gaps(self) -> np.ndarray:
-        """All d-gaps back to back; each list's first gap is its first docid."""
-        gaps = np.diff(self.docids, prepend=np.uint32(0))
-        gaps[self.offsets[:-1][np.diff(self.offsets) > 0]] = self.docids[
-            self.offsets[:-1][np.diff(self.offsets) > 0]
-        ]
-        return gaps.astype(np.uint32)
+        """All d-gaps back to back, docids counted from 1 (Witten, Moffat & Bell's convention):
+        each list's first gap is its first docid + 1, so every gap is >= 1 and even Elias
+        gamma/delta can code them."""
+        gaps = np.diff(self.docids, prepend=np.uint32(0)).astype(np.uint32)
+        starts = self.offsets[:-1][np.diff(self.offsets) > 0]
+        gaps[starts] = self.docids[starts] + 1
+        return gaps
 
     def monotone(self, limit: int = 2**32 - 1) -> np.ndarray:
         """A non-decreasing uint32 sequence whose d-gaps are the real gaps of the longest lists.
@@ -106,10 +113,28 @@ def real_posting_lists(corpus: str = "gcide", max_docs: Optional[int] = None) ->
             ids = [vocab.setdefault(t, len(vocab)) for t in _TOKEN.findall(json.loads(line)["text"].lower())]
             terms.extend(ids)
             docs.extend([d] * len(ids))
-    key = (np.asarray(terms, np.uint64) << np.uint64(32)) | np.asarray(docs, np.uint64)
+    return _invert(np.asarray(terms, np.uint64), np.asarray(docs, np.uint64), len(vocab))
+
+
+def synthetic_posting_lists(n_docs: int = 50_000, vocab_size: int = 50_000,
+                            mean_doc_length: float = 60.0, seed: int = 42) -> PostingLists:
+    """Posting lists of a synthetic corpus: Zipfian term draws (s ~ 1.1, as in English text)
+    over a fixed vocabulary, log-normal document lengths; reproducible from `seed`."""
+    rng = np.random.default_rng(seed)
+    lengths = np.maximum(1, rng.lognormal(np.log(mean_doc_length), 0.8, n_docs)).astype(np.int64)
+    ranks = np.arange(1, vocab_size + 1, dtype=np.float64)
+    p = ranks**-1.1
+    terms = rng.choice(vocab_size, int(lengths.sum()), p=p / p.sum()).astype(np.uint64)
+    docs = np.repeat(np.arange(n_docs, dtype=np.uint64), lengths)
+    return _invert(terms, docs, vocab_size)
+
+
+def _invert(terms: np.ndarray, docs: np.ndarray, n_terms: int) -> PostingLists:
+    """(term, doc) occurrences -> posting lists with term frequencies, by one sort."""
+    key = (terms << np.uint64(32)) | docs
     key, counts = np.unique(key, return_counts=True)
     term_of = (key >> np.uint64(32)).astype(np.int64)
-    offsets = np.searchsorted(term_of, np.arange(len(vocab) + 1)).astype(np.int64)
+    offsets = np.searchsorted(term_of, np.arange(n_terms + 1)).astype(np.int64)
     return PostingLists(
         docids=(key & np.uint64(0xFFFFFFFF)).astype(np.uint32),
         freqs=counts.astype(np.uint32),
@@ -118,12 +143,12 @@ def real_posting_lists(corpus: str = "gcide", max_docs: Optional[int] = None) ->
 
 
 def synthetic_gaps(n: int, kind: str = "zipf", seed: int = 42) -> np.ndarray:
-    """Synthetic d-gaps: ``zipf`` (heavy tail, mostly 1-byte), ``uniform8`` (1..255),
-    ``uniform16``, ``uniform32`` (full range: stresses 4-5 byte paths)."""
+    """Synthetic d-gaps: ``zipf`` (P(g) ~ g^-2, capped at 2^24: mostly 1-byte gaps with a long
+    tail, like the lists of frequent terms), ``uniform8`` (1..255), ``uniform16``, ``uniform32``
+    (full range: stresses the 4-5 byte paths)."""
     rng = np.random.default_rng(seed)
     if kind == "zipf":
-        g = rng.zipf(1.3, n)
-        return np.minimum(g, 2**32 - 1).astype(np.uint32)
+        return np.minimum(rng.zipf(2.0, n), 2**24).astype(np.uint32)
     highs = {"uniform8": 2**8, "uniform16": 2**16, "uniform32": 2**32}
     if kind not in highs:
         raise ValueError(f"kind must be one of {['zipf', *highs]}, got {kind!r}")

@@ -1,0 +1,151 @@
+"""The ``mirkit`` command line: ``mirkit info``, ``mirkit demo``, ``mirkit bench [NAME]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Optional, Sequence
+
+import numpy as np
+
+__all__ = ["main"]
+
+BENCHMARKS = ("codecs",)
+
+
+def _cmd_info(args) -> int:
+    import mirkit
+
+    report = mirkit.info()
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    width = max(len(k) for k in report)
+    for key, value in report.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for k, v in value.items():
+                print(f"  {k:<{width}}  {v}")
+        elif isinstance(value, list):
+            print(f"{key:<{width}}  {' '.join(value)}")
+        else:
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from mirkit import codecs
+    from mirkit.benchmarks.data import synthetic_posting_lists
+
+    print(f"Building a synthetic corpus of {args.docs:,} documents (Zipfian terms)...")
+    start = time.perf_counter()
+    lists = synthetic_posting_lists(n_docs=args.docs, vocab_size=max(1000, args.docs))
+    print(f"  {lists.n_terms:,} terms, {lists.docids.size:,} postings "
+          f"in {time.perf_counter() - start:.1f} s\n")
+    gaps, freqs = lists.gaps(), lists.freqs
+    long_lists = [d for d, _ in lists.lists(min_length=64)]
+    print("Posting-list codecs (d-gaps and term frequencies of every list; round trips checked):")
+    print(f"{'codec':<14}{'kernel':<12}{'gaps bits/int':>14}{'freqs bits/int':>15}"
+          f"{'decode M ints/s':>17}")
+    for name in codecs.available():
+        codec = codecs.get(name)
+        if codec.requires_sorted:
+            data = [codec.encode(d) for d in long_lists]
+            total = sum(d.size for d in long_lists)
+            bits = 8.0 * sum(x.size for x in data) / total
+            start = time.perf_counter()
+            ok = all(np.array_equal(codec.decode(x, d.size), d) for x, d in zip(data, long_lists))
+            rate = total / (time.perf_counter() - start) / 1e6
+            print(f"{name:<14}{codec.kernel_level:<12}{bits:>14.2f}{'(docids)':>15}{rate:>17,.0f}"
+                  f"   lists >= 64 postings" + ("" if ok else "  ROUND TRIP FAILED"))
+            continue
+        enc_g, enc_f = codec.encode(gaps), codec.encode(freqs)
+        out = np.empty(gaps.size, np.uint32)
+        codec.decode(enc_g, gaps.size, out=out)
+        ok = np.array_equal(out, gaps) and np.array_equal(codec.decode(enc_f, freqs.size), freqs)
+        best = min(_seconds(lambda: codec.decode(enc_g, gaps.size, out=out)) for _ in range(5))
+        print(f"{name:<14}{codec.kernel_level:<12}{8 * enc_g.size / gaps.size:>14.2f}"
+              f"{8 * enc_f.size / freqs.size:>15.2f}{gaps.size / best / 1e6:>17,.0f}"
+              + ("" if ok else "  ROUND TRIP FAILED"))
+    if "elias_fano" in codecs.available() and long_lists:
+        docids = max(long_lists, key=len)
+        seq = codecs.EliasFanoSequence.from_values(docids)
+        targets = np.sort(np.random.default_rng(0).integers(0, int(docids[-1]), 100_000)).astype(np.uint32)
+        t = _seconds(lambda: seq.next_geq_many(targets, sorted_targets=True))
+        print(f"\nElias-Fano skipping on the longest list ({len(seq):,} docids): "
+              f"next_geq {t / targets.size * 1e9:.1f} ns per call")
+    print("\nRun `mirkit bench codecs` for the side-by-side comparison with FastPFor.")
+    return 0
+
+
+def _seconds(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _cmd_bench(args) -> int:
+    import mirkit
+    from mirkit.benchmarks import harness
+
+    names = args.names or list(BENCHMARKS)
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown:
+        print(f"unknown benchmark(s) {unknown}; available: {list(BENCHMARKS)}", file=sys.stderr)
+        return 2
+    results = []
+    print(f"mirkit {mirkit.__version__}, SIMD level {mirkit.simd_level()}, 1 thread, "
+          f"median of {args.repeat} repetitions; ratio = anchor time / mirkit time")
+    for name in names:
+        module = __import__(f"mirkit.benchmarks.{name}", fromlist=["rows"])
+        results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
+        if name == "codecs" and not args.quick:
+            _print_elias_fano_sizes()
+    if args.json:
+        harness.write_json(results, args.json, mirkit.info())
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+def _print_elias_fano_sizes() -> None:
+    from mirkit import codecs
+    from mirkit.benchmarks.codecs import elias_fano_size_rows
+    from mirkit.benchmarks.data import real_posting_lists
+
+    if "elias_fano" not in codecs.available():
+        return
+    try:
+        lists = real_posting_lists("gcide")
+    except FileNotFoundError:
+        return
+    print("\n### elias_fano size vs theoretical n(2 + ceil(log2(u/n))) bits, gcide lists\n")
+    print("| lists (postings) | n_lists | actual/theoretical |\n|---|---|---|")
+    for r in elias_fano_size_rows(lists):
+        print(f"| {r['lists']} | {r['n_lists']:,} | {r['actual/theoretical']:.3f} |")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="mirkit", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("info", help="version, compiler and the instruction set of each kernel")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_info)
+    p = sub.add_parser("demo", help="the main job: show mirkit at work on a corpus it builds")
+    p.add_argument("--docs", type=int, default=50_000, help="documents in the synthetic corpus")
+    p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser("bench", help="side-by-side benchmarks against anchor libraries")
+    p.add_argument("names", nargs="*", metavar="NAME", help=f"one of {list(BENCHMARKS)}")
+    p.add_argument("--repeat", type=int, default=15, help="repetitions (median reported)")
+    p.add_argument("--quick", action="store_true", help="small synthetic inputs only")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.set_defaults(func=_cmd_bench)
+    args = parser.parse_args(argv)
+    if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
+        parser.error("--docs and --repeat must be >= 1")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
