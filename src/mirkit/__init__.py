@@ -4,7 +4,8 @@ Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression) toda
 search, evaluation, images, vectors and attention follow the same shape.
 """
 
+from mirkit import codecs
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__
 
-__all__ = ["__version__", "info", "set_simd_level", "simd_level", "simd_limit"]
+__all__ = ["__version__", "codecs", "info", "set_simd_level", "simd_level", "simd_limit"]

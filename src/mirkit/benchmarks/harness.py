@@ -13,7 +13,7 @@ import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Optional, TextIO
+from typing import Any, Callable, Iterable, Optional
 
 __all__ = ["Result", "Row", "run", "format_table", "time_call"]
 
@@ -87,8 +87,8 @@ def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> lis
     return samples
 
 
-def run(rows: Iterable[Row], repeat: int = 15, out: Optional[TextIO] = sys.stdout) -> list[Result]:
-    """Check, then time every row; print one table per group when `out` is given."""
+def run(rows: Iterable[Row], repeat: int = 15, quiet: bool = False) -> list[Result]:
+    """Check, then time every row; print one table per group unless `quiet`."""
     rows = list(rows)
     results: list[Result] = []
     for row in rows:
@@ -110,9 +110,9 @@ def run(rows: Iterable[Row], repeat: int = 15, out: Optional[TextIO] = sys.stdou
     for r in results:
         if r.anchor and (r.group, r.anchor) in by_label:
             r.ratio = by_label[(r.group, r.anchor)].median_s / r.median_s
-    if out is not None:
-        out.write(format_table(results))
-        out.flush()
+    if not quiet:
+        sys.stdout.write(format_table(results))
+        sys.stdout.flush()
     return results
 
 

@@ -1,0 +1,17 @@
+"""Type stubs for the compiled extension mirkit._core (one submodule per domain)."""
+
+from typing import Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core_codecs as codecs
+
+__version__: str
+compiler: str
+simd_levels: list[str]
+
+def detected_simd_level() -> str: ...
+def simd_level() -> str: ...
+def set_simd_level(name: str) -> str: ...
+def cpu_features() -> dict[str, bool]: ...

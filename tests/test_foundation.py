@@ -1,0 +1,135 @@
+"""The package shell: SIMD level control, mirkit.info, the CLI, the bench harness, doctests."""
+
+import doctest
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mirkit
+from mirkit import cli
+from mirkit._simd import SIMD_LEVELS, runnable_simd_levels
+from mirkit.benchmarks import harness
+
+
+def test_levels_and_limit():
+    top = mirkit._core.detected_simd_level()
+    assert runnable_simd_levels()[0] == "scalar" and runnable_simd_levels()[-1] == top
+    assert mirkit.simd_level() == top
+    with mirkit.simd_limit("scalar") as active:
+        assert active == "scalar" == mirkit.simd_level()
+        assert mirkit.codecs.get("vbyte").kernel_level == "scalar"
+    assert mirkit.simd_level() == top
+    # Asking for more than the CPU has gives what it has.
+    assert mirkit.set_simd_level(SIMD_LEVELS[-1]) == top
+    with pytest.raises(ValueError, match="level must be one of"):
+        mirkit.set_simd_level("avx9000")
+
+
+def test_env_var_caps_level_at_import():
+    code = "import mirkit; print(mirkit.simd_level(), mirkit.info()['kernels']['codecs.vbyte'])"
+    env = dict(os.environ, MIRKIT_SIMD="scalar")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["scalar", "scalar"]
+    env["MIRKIT_SIMD"] = "bogus"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True)
+    assert "MIRKIT_SIMD='bogus'" in proc.stderr
+    assert proc.stdout.split()[0] == mirkit._core.detected_simd_level()
+
+
+def test_info_reports_every_codec():
+    info = mirkit.info()
+    assert info["version"] == mirkit.__version__
+    assert info["compiler"]
+    assert set(info["kernels"]) == {f"codecs.{n}" for n in mirkit.codecs.available()}
+    assert all(level in SIMD_LEVELS for level in info["kernels"].values())
+
+
+def test_cli_info(capsys):
+    assert cli.main(["info", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["simd_level"] == mirkit.simd_level()
+    assert cli.main(["info"]) == 0
+    assert "compiler" in capsys.readouterr().out
+
+
+def test_cli_demo(capsys):
+    assert cli.main(["demo", "--docs", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "FAILED" not in out
+    for name in mirkit.codecs.available():
+        assert name in out
+
+
+def test_cli_bench_quick(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    assert cli.main(["bench", "codecs", "--quick", "--repeat", "2", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| mirkit vbyte [scalar] |" in out
+    saved = json.loads(path.read_text())
+    assert saved["meta"]["version"] == mirkit.__version__
+    assert all(r["median_s"] > 0 for r in saved["results"])
+
+
+def test_cli_rejects_bad_arguments(capsys):
+    assert cli.main(["bench", "nope"]) == 2
+    with pytest.raises(SystemExit):
+        cli.main(["demo", "--docs", "0"])
+
+
+def test_console_script_is_installed():
+    proc = subprocess.run([sys.executable, "-m", "mirkit.cli", "info"], capture_output=True,
+                          text=True, check=True)
+    assert "simd_level" in proc.stdout
+
+
+def test_harness_ratio_and_check():
+    slow = harness.Row("g", "slow", lambda: sum(range(20000)), 20000, anchor="fast")
+    fast = harness.Row("g", "fast", lambda: sum(range(200)), 20000)
+    results = harness.run([slow, fast], repeat=3, quiet=True)
+    by = {r.label: r for r in results}
+    assert by["slow"].ratio == pytest.approx(by["fast"].median_s / by["slow"].median_s)
+    assert by["slow"].ratio < 1 and by["fast"].ratio is None
+    table = harness.format_table(results)
+    assert "| slow |" in table and "x vs fast" in table
+
+    def wrong(_):
+        raise AssertionError("output differs")
+
+    with pytest.raises(AssertionError, match="output differs"):
+        harness.run([harness.Row("g", "bad", lambda: 1, 1, check=wrong)], repeat=1, quiet=True)
+
+
+def test_time_call_counts_calls():
+    calls = []
+    samples = harness.time_call(lambda: calls.append(1), repeat=4, min_time=0.001)
+    assert len(samples) == 4 and len(calls) >= 6 and all(s > 0 for s in samples)
+
+
+@pytest.mark.parametrize("module", ["mirkit._simd", "mirkit.codecs"])
+def test_doctests(module):
+    mod = __import__(module, fromlist=["_"])
+    failed, attempted = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failed == 0
+
+
+def test_validate_rules():
+    from mirkit._validate import as_uint32_1d, check_count
+
+    x = np.arange(5, dtype=np.uint32)
+    assert as_uint32_1d(x) is x  # no copy for the canonical type
+    assert as_uint32_1d([]).dtype == np.uint32
+    with pytest.raises(TypeError):
+        as_uint32_1d(np.array([True, False]))
+    with pytest.raises(ValueError, match=r"values\[1\]=-3"):
+        as_uint32_1d([1, -3])
+    with pytest.raises(ValueError):
+        as_uint32_1d([2**70])
+    with pytest.raises(TypeError):
+        check_count(1.0)
+    with pytest.raises(TypeError):
+        check_count(True)
