@@ -214,3 +214,19 @@ def test_same_bytes_as_lemire_on_real_gaps(svb, lemire, real_lists):
     words = _lemire_encode(lemire, gaps)
     ours = svb.encode(gaps)
     assert ours.tobytes() == words.view(np.uint8)[4 : 4 + ours.size].tobytes()
+
+
+def test_encode_sorted_finds_every_decrease(svb, simd_level):
+    # The SIMD encoders check the order while taking gaps: a decrease anywhere (inside a vector,
+    # across vectors, in the scalar tail) must be reported with its position.
+    for n in (2, 9, 40, 100):
+        base = np.arange(0, 10 * n, 10, dtype=np.uint32) + 5
+        for p in range(1, n):
+            x = base.copy()
+            x[p] = x[p - 1] - 1
+            with pytest.raises(ValueError, match=rf"values\[{p}\]={x[p]} follows {x[p - 1]}"):
+                svb.encode_sorted(x)
+    big = np.full(5, 2**32 - 1, np.uint32)
+    big[4] = 0
+    with pytest.raises(ValueError, match=r"values\[4\]=0"):
+        svb.encode_sorted(big)

@@ -44,16 +44,19 @@ extern const Tables kTables;
 //   decode kernels: `in` holds a validated stream of n integers whose encoded size is `total`
 //   (checked_size() succeeded); they read only [in, in + total) and write out[0, n).
 //   encode kernels: write exactly the scalar encoder's bytes and return their count; they may
-//   scribble scratch bytes up to max_encoded_bytes(n) = ceil(n/4) + 4n.
+//   scribble scratch bytes up to max_encoded_bytes(n) = ceil(n/4) + 4n. The sorted ones check
+//   the order on the fly and return kUnsorted if a value decreases (the caller then reports it).
 //   code_sum kernels: sum of all 2-bit codes of `nbytes` control bytes.
 using DecodeKernel = void (*)(const uint8_t* in, size_t total, uint32_t* out, size_t n);
 using EncodeKernel = size_t (*)(const uint32_t* values, size_t n, uint8_t* out);
 using CodeSumKernel = size_t (*)(const uint8_t* ctrl, size_t nbytes);
+inline constexpr size_t kUnsorted = ~size_t{0};
 
 // Scalar pieces (stream_vbyte.cpp): the reference, the fallback and the tail handlers. The tails
 // start at a control-byte boundary. decode_tail reads exactly the bytes its codes announce;
 // `prev` is the running sum a delta tail continues from. encode_tail writes ceil(count/4)
-// control bytes at `ctrl` and the data at `data`, and returns the end of the data.
+// control bytes at `ctrl` and the data at `data`, and returns the end of the data
+// (encode_sorted_tail: nullptr if a value is below its predecessor, `prev` for the first).
 const uint8_t* decode_tail(const uint8_t* ctrl, const uint8_t* data, uint32_t* out, size_t count);
 const uint8_t* decode_sorted_tail(const uint8_t* ctrl, const uint8_t* data, uint32_t* out,
                                   size_t count, uint32_t prev);
@@ -86,7 +89,6 @@ size_t code_sum(const uint8_t* ctrl, size_t nbytes);
 }  // namespace avx512
 namespace avx512vbmi {  // VBMI2 vpexpandb / vpcompressb, 16 integers per step, masked tails
 void decode(const uint8_t* in, size_t total, uint32_t* out, size_t n);
-void decode_sorted(const uint8_t* in, size_t total, uint32_t* out, size_t n);
 size_t encode(const uint32_t* values, size_t n, uint8_t* out);
 size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out);
 }  // namespace avx512vbmi

@@ -70,13 +70,18 @@ size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out) {
   const __m128i ones = _mm_set1_epi8(1);
   const __m128i bias = _mm_set1_epi16(0x7F00);
   __m128i prev = _mm_setzero_si128();
+  __m128i in_order = _mm_set1_epi32(-1);  // lanes stay all-ones while each value >= its predecessor
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m128i a = load128(values + i);
     __m128i b = load128(values + i + 4);
     if constexpr (kDelta) {
-      const __m128i ga = _mm_sub_epi32(a, _mm_alignr_epi8(a, prev, 12));  // a - [p3 a0 a1 a2]
-      const __m128i gb = _mm_sub_epi32(b, _mm_alignr_epi8(b, a, 12));
+      const __m128i pa = _mm_alignr_epi8(a, prev, 12);  // [p3 a0 a1 a2]
+      const __m128i pb = _mm_alignr_epi8(b, a, 12);
+      in_order = _mm_and_si128(in_order, _mm_cmpeq_epi32(_mm_max_epu32(pa, a), a));
+      in_order = _mm_and_si128(in_order, _mm_cmpeq_epi32(_mm_max_epu32(pb, b), b));
+      const __m128i ga = _mm_sub_epi32(a, pa);
+      const __m128i gb = _mm_sub_epi32(b, pb);
       prev = b;
       a = ga;
       b = gb;
@@ -101,6 +106,7 @@ size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out) {
   }
   if constexpr (kDelta) {
     data = encode_sorted_tail(values + i, n - i, ctrl, data, i ? values[i - 1] : 0);
+    if (data == nullptr || _mm_movemask_epi8(in_order) != 0xFFFF) return kUnsorted;
   } else {
     data = encode_tail(values + i, n - i, ctrl, data);
   }

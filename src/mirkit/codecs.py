@@ -19,7 +19,8 @@ Codecs
     takes c+1 little-endian data bytes, the fewest that hold it. Unused code bits of the last
     control byte must be 0 (decoding rejects the stream otherwise, at every SIMD level). Decoding
     expands 4 integers per control byte with pshufb (SSE4), 8 (AVX2), 16 (AVX-512), or 16 with
-    vpexpandb (AVX-512 VBMI2, which also encodes with vpcompressb).
+    vpexpandb (AVX-512 VBMI2, which also encodes with vpcompressb; its ``decode_sorted`` uses
+    the AVX-512 pshufb kernel, faster there once the prefix sum is fused in).
 
 Examples
 --------
