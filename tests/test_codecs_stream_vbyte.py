@@ -23,7 +23,8 @@ def svb():
 
 def _mixed(rng, n):
     """Values of every byte length in every position."""
-    return (rng.integers(0, 2**32, n, dtype=np.uint64) >> rng.integers(0, 32, n).astype(np.uint64)).astype(np.uint32)
+    shifts = rng.integers(0, 32, n).astype(np.uint64)
+    return (rng.integers(0, 2**32, n, dtype=np.uint64) >> shifts).astype(np.uint32)
 
 
 def test_known_bytes(svb):
@@ -36,7 +37,10 @@ def test_known_bytes(svb):
 @pytest.mark.parametrize("n", range(34))
 def test_edge_values_match_reference(svb, n, simd_level, rng):
     for trial in range(3):
-        x = rng.choice(np.array(EDGE, np.uint32), n) if trial else np.full(n, EDGE[n % len(EDGE)], np.uint32)
+        if trial:
+            x = rng.choice(np.array(EDGE, np.uint32), n)
+        else:
+            x = np.full(n, EDGE[n % len(EDGE)], np.uint32)
         expected = ref.encode(x)
         data = svb.encode(x)
         assert data.tobytes() == expected
@@ -160,7 +164,8 @@ def guarded_page():
 def test_decoders_never_read_past_the_stream(svb, guarded_page, rng):
     m, page = guarded_page
     view = memoryview(m)
-    cases = [np.full(n, v, np.uint32) for n in (1, 5, 16, 17, 64, 65, 300, 800) for v in (0, 2**32 - 1)]
+    lengths = (1, 5, 16, 17, 64, 65, 300, 800)
+    cases = [np.full(n, v, np.uint32) for n in lengths for v in (0, 2**32 - 1)]
     cases += [_mixed(rng, n) for n in range(0, 200, 7)]
     for x in cases:
         for sorted_ in (False, True):
@@ -230,3 +235,32 @@ def test_encode_sorted_finds_every_decrease(svb, simd_level):
     big[4] = 0
     with pytest.raises(ValueError, match=r"values\[4\]=0"):
         svb.encode_sorted(big)
+
+
+def test_random_bytes_same_verdict_at_every_level(svb, rng):
+    # Hostile input: every level accepts exactly what the reference accepts, with its values.
+    levels = runnable_simd_levels()
+    for trial in range(400):
+        size = int(rng.integers(0, 300))
+        data = rng.integers(0, 256, size, dtype=np.uint8)
+        if trial % 2:
+            data[: size // 5] &= 0x15  # mostly short codes, so more streams are complete
+        count = int(rng.integers(0, 250))
+        try:
+            expected, consumed = ref.decode(data.tobytes(), count)
+        except ValueError:
+            expected = None
+        for level in levels:
+            with mirkit.simd_limit(level):
+                for sorted_ in (False, True):
+                    fn = svb.decode_sorted if sorted_ else svb.decode
+                    if expected is None:
+                        with pytest.raises(ValueError):
+                            fn(data, count)
+                        continue
+                    want = np.asarray(expected, np.uint64)
+                    if sorted_:
+                        want = np.cumsum(want, dtype=np.uint64)
+                    values, used = svb._decode(data, count, None, sorted_)
+                    np.testing.assert_array_equal(values, want.astype(np.uint32), err_msg=level)
+                    assert used == consumed

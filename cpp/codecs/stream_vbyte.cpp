@@ -142,7 +142,7 @@ size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out) {
   const size_t written = kEncodeSorted.get()(values, n, out);
   if (written == kUnsorted) {
     check_non_decreasing(values, n);
-    throw std::runtime_error("stream_vbyte: encode_sorted kernel reported a decrease that is not there");
+    throw std::runtime_error("stream_vbyte: encode_sorted kernel reported a missing decrease");
   }
   return written;
 }

@@ -60,7 +60,9 @@ void decode_impl(const uint8_t* in, uint32_t* out, size_t n) {
       emit<kDelta>(out + 4 * q + 8 * j, decode_pair(k0, k1, data), carry);
     }
   }
-  for (; q + 2 <= end; q += 2) emit<kDelta>(out + 4 * q, decode_pair(ctrl[q], ctrl[q + 1], data), carry);
+  for (; q + 2 <= end; q += 2) {
+    emit<kDelta>(out + 4 * q, decode_pair(ctrl[q], ctrl[q + 1], data), carry);
+  }
   if constexpr (kDelta) {
     decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
                        static_cast<uint32_t>(_mm256_cvtsi256_si32(carry)));

@@ -131,7 +131,8 @@ void decode_sorted(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
 
 size_t code_sum(const uint8_t* ctrl, size_t nbytes) {
   // Nibble code sums by vpshufb, bytes added by vpsadbw; the tail is a masked (zero) load.
-  const __m512i lut = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6));
+  const __m512i lut =
+      _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6));
   const __m512i low = _mm512_set1_epi8(0x0F);
   const __m512i zero = _mm512_setzero_si512();
   __m512i acc = zero;
