@@ -12,6 +12,15 @@ Codecs
 ``vbyte``
     Classic variable-byte, LEB128 convention: 7 data bits per byte, least significant group
     first, high bit set when more bytes follow. SIMD decoding in the manner of Masked VByte.
+``stream_vbyte``
+    Stream VByte (Lemire, Kurz & Rupp 2018), byte-compatible with the "1234" format of Lemire's
+    streamvbyte library (no header): for n integers, ceil(n/4) control bytes, then the data
+    bytes. Integer i has the 2-bit code c = bits 2*(i%4)..2*(i%4)+1 of control byte i//4 and
+    takes c+1 little-endian data bytes, the fewest that hold it. Unused code bits of the last
+    control byte must be 0 (decoding rejects the stream otherwise, at every SIMD level). Decoding
+    expands 4 integers per control byte with pshufb (SSE4), 8 (AVX2), 16 (AVX-512), or 16 with
+    vpexpandb (AVX-512 VBMI2, which also encodes with vpcompressb; its ``decode_sorted`` uses
+    the AVX-512 pshufb kernel, faster there once the prefix sum is fused in).
 
 Examples
 --------

@@ -1,0 +1,102 @@
+// Stream VByte decoding with AVX2 (kAvx2 level): two control bytes per step. Their data windows
+// go into the two 128-bit lanes of a ymm and one vpshufb expands eight integers; the delta
+// decoder's prefix sum runs in-lane, then carries lane 0's total into lane 1. Encoding uses the
+// SSE4 kernel (same bytes).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "codecs/stream_vbyte.hpp"
+
+namespace mirkit::codecs::stream_vbyte::avx2 {
+
+namespace {
+
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+inline __m256i join(__m128i lo, __m128i hi) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
+// Eight integers of control bytes k0, k1; advances `data` past their bytes.
+inline __m256i decode_pair(unsigned k0, unsigned k1, const uint8_t*& data) {
+  const uint8_t* second = data + kTables.length[k0];
+  const __m256i bytes = join(load128(data), load128(second));
+  data = second + kTables.length[k1];
+  const __m256i shuffle =
+      join(load128(kTables.decode_shuffle[k0]), load128(kTables.decode_shuffle[k1]));
+  return _mm256_shuffle_epi8(bytes, shuffle);
+}
+
+template <bool kDelta>
+inline void emit(uint32_t* out, __m256i v, __m256i& carry) {
+  if constexpr (kDelta) {
+    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));  // prefix sums within each lane
+    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
+    // [0 0 0 0 | t t t t] with t the total of lane 0, then the carry of earlier steps.
+    const __m256i low_total = _mm256_shuffle_epi32(_mm256_permute2x128_si256(v, v, 0x08), 0xFF);
+    v = _mm256_add_epi32(_mm256_add_epi32(v, low_total), carry);
+    carry = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7));
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), v);
+}
+
+template <bool kDelta>
+void decode_impl(const uint8_t* in, uint32_t* out, size_t n) {
+  const uint8_t* ctrl = in;
+  const uint8_t* data = in + control_bytes(n);
+  const size_t full = n / 4;
+  // A 16-byte load at quad q is safe while quads q..q+3 are complete (>= 16 data bytes): the
+  // loads of quads [0, full - 3) need no check.
+  const size_t end = full > 3 ? full - 3 : 0;
+  __m256i carry = _mm256_setzero_si256();
+  size_t q = 0;
+  for (; q + 8 <= end; q += 8) {
+    uint64_t keys;
+    std::memcpy(&keys, ctrl + q, 8);
+#pragma GCC unroll 4
+    for (unsigned j = 0; j < 4; ++j) {
+      const unsigned k0 = (keys >> (16 * j)) & 0xFF, k1 = (keys >> (16 * j + 8)) & 0xFF;
+      emit<kDelta>(out + 4 * q + 8 * j, decode_pair(k0, k1, data), carry);
+    }
+  }
+  for (; q + 2 <= end; q += 2) {
+    emit<kDelta>(out + 4 * q, decode_pair(ctrl[q], ctrl[q + 1], data), carry);
+  }
+  if constexpr (kDelta) {
+    decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
+                       static_cast<uint32_t>(_mm256_cvtsi256_si32(carry)));
+  } else {
+    decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
+  }
+}
+
+}  // namespace
+
+void decode(const uint8_t* in, size_t, uint32_t* out, size_t n) { decode_impl<false>(in, out, n); }
+
+void decode_sorted(const uint8_t* in, size_t, uint32_t* out, size_t n) {
+  decode_impl<true>(in, out, n);
+}
+
+size_t code_sum(const uint8_t* ctrl, size_t nbytes) {
+  // Nibble code sums by vpshufb, bytes added by vpsadbw (see the SSE4 version).
+  const __m256i lut = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 0, 1, 2, 3,
+                                       1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6);
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i acc = zero;
+  size_t i = 0;
+  for (; i + 32 <= nbytes; i += 32) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ctrl + i));
+    const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, low));
+    const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), low));
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_add_epi8(lo, hi), zero));
+  }
+  const __m128i s = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  const size_t sum = static_cast<size_t>(_mm_cvtsi128_si64(s)) +
+                     static_cast<size_t>(_mm_extract_epi64(s, 1));
+  return sum + code_sum_scalar(ctrl + i, nbytes - i);
+}
+
+}  // namespace mirkit::codecs::stream_vbyte::avx2
