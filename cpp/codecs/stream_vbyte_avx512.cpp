@@ -14,9 +14,8 @@
 
 #include "codecs/stream_vbyte.hpp"
 
-// The build gives every *_avx512.cpp the VBMI flags too, but this level must run on Skylake-X:
-// the code below asks for no VBMI instruction (checked with objdump: no vpermb, vpermi2b,
-// vpermt2b, vpmultishiftqb, vpexpand*, vpcompress*, vpshld/vpshrd in avx512::).
+// This level must run on Skylake-X: *_avx512.cpp files are compiled without the VBMI flags, so
+// the compiler cannot slip a VBMI instruction in (that code lives in *_avx512vbmi.cpp).
 
 namespace mirkit::codecs::stream_vbyte::avx512 {
 
