@@ -60,8 +60,10 @@ inline constexpr int kMaskedSix = 0, kMaskedFour = 64, kMaskedTwo = 145, kMasked
 inline constexpr int kMaskedShuffles = 171;
 struct MaskedTables {
   uint8_t shuffle[kMaskedShuffles][16];
-  // id | (bytes consumed << 8), indexed by the 12-bit continuation mask (bit j = byte j).
-  uint16_t entry[4096];
+  // Indexed by the 12-bit continuation mask (bit j = byte j): the pattern id and the bytes it
+  // consumes (two tables, so the consumed count, on the loop's critical path, is one load).
+  uint8_t id[4096];
+  uint8_t consumed[4096];
 };
 extern const MaskedTables kMasked;
 

@@ -78,7 +78,7 @@ bool chunk_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32_t* out,
     const __m512i data = _mm512_and_si512(raw, low7);
     if (cont == 0 && p == 64) {
       // 64 one-byte integers.
-      auto put16 = [&](uint32_t* dst, __m128i bytes) {
+      auto put16 = [&](uint32_t* dst, __m128i bytes) __attribute__((always_inline)) {
         __m512i x = _mm512_cvtepu8_epi32(bytes);
         if constexpr (kDelta) {
           x = prefix_sum16(x, carry);

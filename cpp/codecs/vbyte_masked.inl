@@ -32,25 +32,24 @@ inline void store4(uint32_t* dst, __m128i x, __m128i& carry) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), x);
 }
 
-// Continuation bits (bit j = high bit of p[j]) of the next kRefillBytes bytes.
-#if defined(__AVX2__)
-inline constexpr unsigned kRefillBytes = 32;
-inline uint64_t continuation_bits(const uint8_t* p) {
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return static_cast<uint32_t>(_mm256_movemask_epi8(v));
-}
-#else
-inline constexpr unsigned kRefillBytes = 16;
-inline uint64_t continuation_bits(const uint8_t* p) {
+// Continuation bits (bit j = high bit of p[j]) of the next 16 and 48 bytes.
+inline uint64_t continuation_bits16(const uint8_t* p) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return static_cast<uint32_t>(_mm_movemask_epi8(v));
 }
+inline uint64_t continuation_bits48(const uint8_t* p) {
+#if defined(__AVX2__)
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const uint64_t low = static_cast<uint32_t>(_mm256_movemask_epi8(v));
+#else
+  const uint64_t low = continuation_bits16(p) | (continuation_bits16(p + 16) << 16);
 #endif
+  return low | (continuation_bits16(p + 32) << 32);
+}
 
-// Decodes with Masked VByte steps from byte pos / integer i while the continuation bits of 16
-// bytes ahead are known (so every load stays inside the input), at least 16 more integers are
-// wanted (so every store stays inside the output) and pos < stop. Updates pos, i and, in delta
-// mode, prev (the last value written).
+// Decodes with Masked VByte steps from byte pos / integer i, while every load stays inside the
+// input and every store inside the output, and pos < stop. Updates pos, i and, in delta mode,
+// prev (the last value written).
 template <bool kDelta>
 inline void masked_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32_t* out,
                         size_t& i_io, size_t n, uint32_t& prev_io, size_t stop) {
@@ -61,21 +60,15 @@ inline void masked_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32
   unsigned avail = 0;
 
   const __m128i low7 = _mm_set1_epi8(0x7F);
-  const __m128i mul7 = _mm_set1_epi16(static_cast<short>(0x8001));   // bytes (1, 128)
-  const __m128i mul14 = _mm_set1_epi32(0x40000001);                  // words (1, 2^14)
+  const __m128i mul7 = _mm_set1_epi16(static_cast<short>(0x8001));  // bytes (1, 128)
+  const __m128i mul14 = _mm_set1_epi32(0x40000001);                 // words (1, 2^14)
   // 5th bytes of the two integers of a "two" pattern; must be <= 0x0F.
   const __m128i fifth = _mm_set_epi8(0, 0, 0, static_cast<char>(0xF0), 0, 0, 0, 0, 0, 0, 0,
                                      static_cast<char>(0xF0), 0, 0, 0, 0);
 
-  for (;;) {
-    if (avail < 16) {
-      if (pos + avail + kRefillBytes > in_len) break;
-      sig |= continuation_bits(in + pos + avail) << avail;
-      avail += kRefillBytes;
-    }
-    if (i + 16 > n || pos >= stop) break;
+  // One step: decodes 2-16 integers from in[pos, pos + 16) (avail >= 16, i + 16 <= n).
+  auto step = [&]() __attribute__((always_inline)) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + pos));
-
     unsigned used;
     if ((sig & 0xFFFF) == 0) {
       // Sixteen 1-byte integers.
@@ -86,9 +79,8 @@ inline void masked_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32
       i += 16;
       used = 16;
     } else {
-      const unsigned entry = kMasked.entry[sig & 0xFFF];
-      const unsigned id = entry & 0xFF;
-      used = entry >> 8;
+      const unsigned id = kMasked.id[sig & 0xFFF];
+      used = kMasked.consumed[sig & 0xFFF];
       const __m128i shuf =
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMasked.shuffle[id]));
       const __m128i s = _mm_shuffle_epi8(v, shuf);
@@ -127,6 +119,26 @@ inline void masked_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32
     pos += used;
     sig >>= used;
     avail -= used;
+  };
+
+  // Main loop, after the paper's code: scan 48 bytes ahead, then step while 16 known bytes
+  // remain (at most 63 bytes, hence at most 63 + 16 integers written before the next check).
+  while (pos < stop && i + 80 <= n && pos + avail + 48 <= in_len) {
+    sig |= continuation_bits48(in + pos + avail) << avail;
+    avail += 48;
+    do {
+      step();
+    } while (avail >= 16);
+  }
+  // Near the end of the input or output: check before every step.
+  for (;;) {
+    if (avail < 16) {
+      if (pos + avail + 16 > in_len) break;
+      sig |= continuation_bits16(in + pos + avail) << avail;
+      avail += 16;
+    }
+    if (i + 16 > n || pos >= stop) break;
+    step();
   }
   pos_io = pos;
   i_io = i;

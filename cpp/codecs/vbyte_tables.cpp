@@ -63,7 +63,8 @@ constexpr MaskedTables make_masked_tables() {
     } else if (fits(2, 5)) {
       id = kMaskedTwo + (len[0] - 1) + 5 * (len[1] - 1), used = consumed(2);
     }
-    t.entry[mask] = static_cast<uint16_t>(id | (used << 8));
+    t.id[mask] = static_cast<uint8_t>(id);
+    t.consumed[mask] = static_cast<uint8_t>(used);
   }
   return t;
 }
