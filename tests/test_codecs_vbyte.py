@@ -135,7 +135,7 @@ def test_levels_report_their_kernel():
             assert vb.kernel_level == level
 
 
-@pytest.mark.parametrize("kind", ["mixed", "small", "uniform16", "uniform32", "ones", "mostly_ones"])
+@pytest.mark.parametrize("kind", ["mixed", "small", "uniform16", "uniform32", "ones", "mostly_ones", "alternating"])
 def test_levels_agree_on_1e5_values(rng, kind):
     n = 100_000
     x = {
@@ -145,6 +145,11 @@ def test_levels_agree_on_1e5_values(rng, kind):
         "uniform32": lambda: rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32),
         "ones": lambda: np.ones(n, np.uint32),
         "mostly_ones": lambda: np.where(rng.random(n) < 0.02, _mixed(rng, n), 1).astype(np.uint32),
+        # Stretches of 5-byte values (which the chunked AVX-512 VBMI path hands over) between
+        # stretches of small ones (where it must take over again).
+        "alternating": lambda: np.where((np.arange(n) // rng.integers(50, 3000)) % 2 == 0,
+                                        rng.integers(2**28, 2**32, n, dtype=np.uint64),
+                                        rng.integers(0, 200, n)).astype(np.uint32),
     }[kind]()
     data = vb.encode(x)
     expected = (x.tobytes(), data.size)

@@ -29,14 +29,23 @@ namespace mirkit::codecs::vbyte::detail {
 
 namespace {
 
-// Running sums of the 16 lanes of x, continuing from every lane of carry.
-inline __m512i prefix_sum16(__m512i x, __m512i carry) {
+// Running sums of the 16 lanes of x.
+inline __m512i prefix_sum16(__m512i x) {
   const __m512i zero = _mm512_setzero_si512();
   x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 15));
   x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 14));
   x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 12));
-  x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 8));
-  return _mm512_add_epi32(x, carry);
+  return _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 8));
+}
+
+// Delta mode: turns 16 gaps into values continuing from carry (the previous value in every
+// lane) and advances carry by the sum of the first `count` gaps. The group total is taken
+// from the local sums, off the carry's dependency chain, which is then one add per group.
+inline __m512i add_running(__m512i gaps, __m512i& carry, __m512i last_lane) {
+  const __m512i local = prefix_sum16(gaps);
+  const __m512i values = _mm512_add_epi32(local, carry);
+  carry = _mm512_add_epi32(carry, _mm512_permutexvar_epi32(last_lane, local));
+  return values;
 }
 
 // The vector whose byte j is f(j).
@@ -80,10 +89,7 @@ bool chunk_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32_t* out,
       // 64 one-byte integers.
       auto put16 = [&](uint32_t* dst, __m128i bytes) __attribute__((always_inline)) {
         __m512i x = _mm512_cvtepu8_epi32(bytes);
-        if constexpr (kDelta) {
-          x = prefix_sum16(x, carry);
-          carry = _mm512_permutexvar_epi32(_mm512_set1_epi32(15), x);
-        }
+        if constexpr (kDelta) x = add_running(x, carry, _mm512_set1_epi32(15));
         _mm512_storeu_si512(dst, x);
       };
       put16(out + i, _mm512_castsi512_si128(raw));
@@ -116,9 +122,8 @@ bool chunk_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32_t* out,
       const __m512i bytes = _mm512_maskz_permutex2var_epi8(keep, prev_data, idx, data);
       __m512i x = _mm512_madd_epi16(_mm512_maddubs_epi16(mul7, bytes), mul14);
       if constexpr (kDelta) {
-        x = prefix_sum16(x, carry);
         const int last = count - g >= 16 ? 15 : static_cast<int>(count - g - 1);
-        carry = _mm512_permutexvar_epi32(_mm512_set1_epi32(last), x);
+        x = add_running(x, carry, _mm512_set1_epi32(last));
       }
       // Lanes past `count` hold junk that the next step overwrites (i + 64 <= n).
       _mm512_storeu_si512(out + i + g, x);
@@ -139,8 +144,15 @@ template <bool kDelta>
 size_t decode_vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
   size_t pos = 0, i = 0, stop = 0;
   uint32_t prev = 0;
-  while (!chunk_loop<kDelta>(in, in_len, pos, out, i, n, prev, stop)) {
-    // Masked VByte steps until the chunk chunk_loop refused is behind us.
+  // Bytes to stay in the Masked VByte loop past a refused chunk: doubles while chunks keep
+  // being refused at once (data full of 5-byte values), so refusals cost little.
+  size_t backoff = 0;
+  for (;;) {
+    const size_t i_before = i;
+    if (chunk_loop<kDelta>(in, in_len, pos, out, i, n, prev, stop)) break;
+    backoff = i != i_before ? 0 : backoff == 0 ? 64 : backoff < 4096 ? 2 * backoff : backoff;
+    // Masked VByte steps until the chunk chunk_loop refused (and the backoff) is behind us.
+    stop += backoff;
     masked_loop<kDelta>(in, in_len, pos, out, i, n, prev, stop);
     if (pos < stop) break;  // out of input or output room for SIMD steps
   }

@@ -20,14 +20,17 @@ namespace mirkit::codecs::vbyte::detail {
 namespace {
 
 // Stores 4 decoded values; in delta mode first turns them into running sums continuing from
-// every lane of `carry`, and leaves the last sum in every lane of `carry`.
+// every lane of `carry`, and leaves the last sum in every lane of `carry` (lanes past the
+// last value must be 0).
 template <bool kDelta>
 inline void store4(uint32_t* dst, __m128i x, __m128i& carry) {
   if constexpr (kDelta) {
+    // The total comes from the local sums, so the carry's dependency chain is one add.
     x = _mm_add_epi32(x, _mm_slli_si128(x, 4));
     x = _mm_add_epi32(x, _mm_slli_si128(x, 8));
+    const __m128i total = _mm_shuffle_epi32(x, 0xFF);
     x = _mm_add_epi32(x, carry);
-    carry = _mm_shuffle_epi32(x, 0xFF);
+    carry = _mm_add_epi32(carry, total);
   }
   _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), x);
 }
