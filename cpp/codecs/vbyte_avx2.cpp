@@ -1,5 +1,5 @@
-// AVX2 build of the Masked VByte decoder: the same 16-byte steps, with continuation bits gathered 32
-// bytes at a time (one vpmovmskb).
+// AVX2 build of the Masked VByte decoder: the same 16-byte steps, with the continuation bits of
+// 48 bytes gathered by one 32-byte and one 16-byte vpmovmskb.
 // Scalar code (vbyte.cpp) finishes the last bytes and integers.
 #include "codecs/vbyte_masked.inl"
 

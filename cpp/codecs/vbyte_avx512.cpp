@@ -1,6 +1,8 @@
 // AVX-512 VByte decoders.
 //
-// kAvx512 (F/BW/VL/DQ): the Masked VByte loop of vbyte_masked.inl (no VBMI instructions).
+// kAvx512 (F/BW/VL/DQ): the Masked VByte loop of vbyte_masked.inl. This file is compiled with
+// VBMI flags, so keep VBMI intrinsics out of that loop; objdump shows vpermb/vpermt2b/
+// vpcompressb only in chunk_loop.
 //
 // kAvx512Vbmi (+VBMI/VBMI2): a chunked decoder that needs no lookup tables. The input is cut
 // into 64-byte chunks; each step decodes every integer that *ends* in the current chunk, so
