@@ -1,5 +1,6 @@
 """Build the kernels with AddressSanitizer + UndefinedBehaviorSanitizer (the MIRKIT_SANITIZE
-CMake option) and run the C++ fuzz driver over every codec at every SIMD level."""
+CMake option) and run the C++ drivers in cpp/tests: the fuzzer over every codec at every SIMD
+level, and the guard-page test of the vbyte decoders."""
 
 import os
 import shutil
@@ -26,8 +27,8 @@ def sanitized_build(tmp_path_factory):
          "-DMIRKIT_BUILD_TESTS=ON"],
         check=True, capture_output=True, text=True,
     )
-    subprocess.run([cmake, "--build", str(build), "--target", "fuzz_codecs", "-j", "2"],
-                   check=True, capture_output=True, text=True)
+    subprocess.run([cmake, "--build", str(build), "-j", "2"], check=True, capture_output=True,
+                   text=True)
     return build
 
 
@@ -40,6 +41,12 @@ def test_fuzz_codecs_under_asan_ubsan(sanitized_build):
     assert "vbyte: ok" in proc.stdout
     assert "ERROR: AddressSanitizer" not in proc.stderr
     assert "runtime error" not in proc.stderr
+
+
+def test_vbyte_guard_pages_under_asan_ubsan(sanitized_build):
+    proc = subprocess.run([str(sanitized_build / "test_vbyte_bounds")], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_sanitizer_catches_an_out_of_bounds_read(sanitized_build, tmp_path):

@@ -1,9 +1,12 @@
 #include "codecs/vbyte.hpp"
 
+#include <cstring>
+
 namespace mirkit::codecs::vbyte {
 
 namespace {
 
+// Reference encoder step: one byte at a time.
 inline uint8_t* put(uint32_t v, uint8_t* out) {
   while (v >= 0x80) {
     *out++ = static_cast<uint8_t>(v | 0x80);
@@ -11,6 +14,48 @@ inline uint8_t* put(uint32_t v, uint8_t* out) {
   }
   *out++ = static_cast<uint8_t>(v);
   return out;
+}
+
+// Branch-free encoder step: spread the five 7-bit groups over five bytes of a uint64, set the
+// continuation bit on all but the last used byte and store 8 bytes at once. The caller
+// guarantees 8 writable bytes at `out` (only len of them are kept: later values overwrite the
+// rest), so the output is byte-identical to put().
+inline uint8_t* put_wide(uint32_t v, uint8_t* out) {
+  const uint64_t x = v;
+  const unsigned len = 1u + (v >= (1u << 7)) + (v >= (1u << 14)) + (v >= (1u << 21)) +
+                       (v >= (1u << 28));
+  uint64_t bytes = (x & 0x7F) | ((x & 0x3F80) << 1) | ((x & 0x1FC000) << 2) |
+                   ((x & 0xFE00000) << 3) | ((x & 0xF0000000) << 4);
+  bytes |= UINT64_C(0x8080808080) & ((UINT64_C(1) << (8 * (len - 1))) - 1);
+  std::memcpy(out, &bytes, sizeof(bytes));
+  return out + len;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+inline constexpr bool kLittleEndian = true;
+#else
+inline constexpr bool kLittleEndian = false;
+#endif
+
+// Encodes values[i] - values[i-1] (kDelta) or values[i]. Output bound: 5 bytes per value, so
+// while at least two values remain after this one, an 8-byte store at out + pos (pos <= 5 i)
+// ends at most at 5 i + 8 <= 5 n.
+template <bool kDelta>
+size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out) {
+  uint8_t* p = out;
+  uint32_t prev = 0;
+  size_t i = 0;
+  if constexpr (kLittleEndian) {
+    for (; i + 2 < n; ++i) {
+      p = put_wide(values[i] - prev, p);
+      if constexpr (kDelta) prev = values[i];
+    }
+  }
+  for (; i < n; ++i) {
+    p = put(values[i] - prev, p);
+    if constexpr (kDelta) prev = values[i];
+  }
+  return static_cast<size_t>(p - out);
 }
 
 // Reads one integer at in[pos]. Returns false if the bytes run out or the integer is malformed.
@@ -30,9 +75,9 @@ inline bool get(const uint8_t* in, size_t in_len, size_t& pos, uint32_t& value) 
 }
 
 template <bool kDelta>
-size_t decode_impl(const uint8_t* in, size_t in_len, uint32_t* out, size_t n, uint32_t prev) {
-  size_t pos = 0;
-  for (size_t i = 0; i < n; ++i) {
+size_t decode_impl(const uint8_t* in, size_t in_len, size_t pos, uint32_t* out, size_t i,
+                   size_t n, uint32_t prev) {
+  for (; i < n; ++i) {
     uint32_t v;
     if (!get(in, in_len, pos, v)) fail_truncated(kCodec.name, i, n);
     if constexpr (kDelta) {
@@ -48,41 +93,70 @@ size_t decode_impl(const uint8_t* in, size_t in_len, uint32_t* out, size_t n, ui
 size_t max_encoded_bytes(const uint32_t*, size_t n) { return n * kMaxBytesPerInt; }
 size_t max_decoded_count(size_t in_len) { return in_len; }
 
-size_t decode(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
-  return decode_scalar(in, in_len, out, n);
-}
-size_t decode_sorted(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+using DecodeFn = size_t (*)(const uint8_t*, size_t, uint32_t*, size_t);
+
+size_t decode_sorted_scalar0(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
   return decode_sorted_scalar(in, in_len, out, n, 0);
 }
-core::SimdLevel decode_level() { return core::SimdLevel::kScalar; }
+
+#if defined(MIRKIT_X86_SIMD)
+const core::Dispatch<DecodeFn> kDecode{{decode_scalar, detail::decode_sse4, detail::decode_avx2,
+                                        detail::decode_avx512, detail::decode_avx512vbmi}};
+const core::Dispatch<DecodeFn> kDecodeSorted{
+    {decode_sorted_scalar0, detail::decode_sorted_sse4, detail::decode_sorted_avx2,
+     detail::decode_sorted_avx512, detail::decode_sorted_avx512vbmi}};
+#else
+const core::Dispatch<DecodeFn> kDecode{{decode_scalar}};
+const core::Dispatch<DecodeFn> kDecodeSorted{{decode_sorted_scalar0}};
+#endif
+
+size_t decode(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+  return kDecode.get()(in, in_len, out, n);
+}
+size_t decode_sorted(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+  return kDecodeSorted.get()(in, in_len, out, n);
+}
+core::SimdLevel decode_level() { return kDecode.chosen(); }
 
 }  // namespace
 
 size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
-  uint8_t* p = out;
-  for (size_t i = 0; i < n; ++i) p = put(values[i], p);
-  return static_cast<size_t>(p - out);
+  return encode_impl<false>(values, n, out);
 }
 
 size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out) {
   check_non_decreasing(values, n);
-  uint8_t* p = out;
-  uint32_t prev = 0;
-  for (size_t i = 0; i < n; ++i) {
-    p = put(values[i] - prev, p);
-    prev = values[i];
-  }
-  return static_cast<size_t>(p - out);
+  return encode_impl<true>(values, n, out);
 }
 
 size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
-  return decode_impl<false>(in, in_len, out, n, 0);
+  return decode_impl<false>(in, in_len, 0, out, 0, n, 0);
 }
 
 size_t decode_sorted_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
                             uint32_t prev) {
-  return decode_impl<true>(in, in_len, out, n, prev);
+  return decode_impl<true>(in, in_len, 0, out, 0, n, prev);
 }
+
+namespace detail {
+
+size_t decode_tail(const uint8_t* in, size_t in_len, size_t pos, uint32_t* out, size_t i,
+                   size_t n) {
+  return decode_impl<false>(in, in_len, pos, out, i, n, 0);
+}
+
+size_t decode_sorted_tail(const uint8_t* in, size_t in_len, size_t pos, uint32_t* out, size_t i,
+                          size_t n, uint32_t prev) {
+  return decode_impl<true>(in, in_len, pos, out, i, n, prev);
+}
+
+size_t decode_one(const uint8_t* in, size_t in_len, size_t pos, uint32_t* value, size_t i,
+                  size_t n) {
+  if (!get(in, in_len, pos, *value)) fail_truncated(kCodec.name, i, n);
+  return pos;
+}
+
+}  // namespace detail
 
 const Codec kCodec{
     "vbyte",

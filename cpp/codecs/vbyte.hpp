@@ -3,6 +3,11 @@
 // of the same integer follow and 0 on its last byte. A uint32 takes 1-5 bytes; a 5th byte above
 // 0x0F, or a 6th byte, is corrupt. This is the layout Masked VByte (Plaisance, Kurz & Lemire,
 // 2015) decodes with SIMD.
+//
+// Decoders: the scalar code below is the reference; the SIMD paths (vbyte_sse4.cpp,
+// vbyte_avx2.cpp, vbyte_avx512.cpp) decode only integers they have checked to be well formed
+// and hand anything else to decode_one(), so every level accepts and rejects exactly the same
+// inputs, with the same message.
 #pragma once
 
 #include <cstddef>
@@ -25,5 +30,54 @@ size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out);
 size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
 size_t decode_sorted_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
                             uint32_t prev);
+
+namespace detail {
+
+// Hand-over points for the SIMD paths (defined in vbyte.cpp, a baseline translation unit, so
+// that SIMD files never instantiate the throwing helpers themselves). Positions are absolute:
+// `pos` indexes in[0, in_len) and `i` indexes out[0, n), so error messages match the scalar
+// decoder's exactly.
+//
+// Decodes integers i..n-1 starting at byte pos (adding `prev` first in delta mode); returns the
+// end position.
+size_t decode_tail(const uint8_t* in, size_t in_len, size_t pos, uint32_t* out, size_t i,
+                   size_t n);
+size_t decode_sorted_tail(const uint8_t* in, size_t in_len, size_t pos, uint32_t* out, size_t i,
+                          size_t n, uint32_t prev);
+// Decodes the one integer at byte pos into *value and returns the position after it; throws as
+// the scalar decoder would at integer i of n.
+size_t decode_one(const uint8_t* in, size_t in_len, size_t pos, uint32_t* value, size_t i,
+                  size_t n);
+
+// Masked VByte tables (Plaisance, Kurz & Lemire 2015, section 4), built at compile time in
+// vbyte_tables.cpp. The 12 continuation bits of the next 12 input bytes select a pattern:
+//   ids [0, 64)    six integers of 1-2 bytes -> pshufb into 16-bit lanes
+//   ids [64, 145)  four integers of 1-3 bytes -> 32-bit lanes
+//   ids [145, 170) two integers of 1-5 bytes -> 64-bit lanes
+//   id 170         the first two integers are not both <= 5 bytes long: corrupt, or at least
+//                  not decodable here (decode_one decides)
+inline constexpr int kMaskedSix = 0, kMaskedFour = 64, kMaskedTwo = 145, kMaskedBad = 170;
+inline constexpr int kMaskedShuffles = 171;
+struct MaskedTables {
+  uint8_t shuffle[kMaskedShuffles][16];
+  // Indexed by the 12-bit continuation mask (bit j = byte j): the pattern id and the bytes it
+  // consumes (two tables, so the consumed count, on the loop's critical path, is one load).
+  uint8_t id[4096];
+  uint8_t consumed[4096];
+};
+extern const MaskedTables kMasked;
+
+#if defined(MIRKIT_X86_SIMD)
+size_t decode_sse4(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_sorted_sse4(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_avx2(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_sorted_avx2(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_avx512(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_sorted_avx512(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_avx512vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+size_t decode_sorted_avx512vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+#endif
+
+}  // namespace detail
 
 }  // namespace mirkit::codecs::vbyte

@@ -10,8 +10,16 @@ so codecs may be used from many threads at once.
 Codecs
 ------
 ``vbyte``
-    Classic variable-byte, LEB128 convention: 7 data bits per byte, least significant group
-    first, high bit set when more bytes follow. SIMD decoding in the manner of Masked VByte.
+    Classic variable-byte, LEB128 (Protocol Buffers varint) convention: each value is cut into
+    7-bit groups, least significant first, one group per byte; the high bit is 1 on every byte
+    but the value's last. A value takes 1-5 bytes (``< 2**7``: 1, ``< 2**14``: 2, ...,
+    ``>= 2**28``: 5); there is no header or padding. A 5th byte above ``0x0F``, a 6th byte or
+    data ending inside a value is rejected. The bytes equal those of FastPFor's ``VByte`` and
+    ``MaskedVByte`` before their padding to 32-bit words. ``encode_sorted`` stores d-gaps
+    (``x[0], x[1]-x[0], ...``). Decoding: Masked VByte (Plaisance, Kurz & Lemire 2015) with
+    SSE4.1, AVX2 and AVX-512, and a table-free chunked decoder with AVX-512 VBMI/VBMI2
+    (``vpcompressb``/``vpermb``) that decodes every value ending in each 64-byte block; the
+    d-gap prefix sum is fused into each. All levels accept and reject exactly the same inputs.
 ``stream_vbyte``
     Stream VByte (Lemire, Kurz & Rupp 2018), byte-compatible with the "1234" format of Lemire's
     streamvbyte library (no header): for n integers, ceil(n/4) control bytes, then the data

@@ -1,0 +1,21 @@
+// SSE4.1 (pshufb) Masked VByte decoder.
+// Scalar code (vbyte.cpp) finishes the last bytes and integers.
+#include "codecs/vbyte_masked.inl"
+
+namespace mirkit::codecs::vbyte::detail {
+
+size_t decode_sse4(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+  size_t pos = 0, i = 0;
+  uint32_t prev = 0;
+  masked_loop<false>(in, in_len, pos, out, i, n, prev, in_len);
+  return decode_tail(in, in_len, pos, out, i, n);
+}
+
+size_t decode_sorted_sse4(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+  size_t pos = 0, i = 0;
+  uint32_t prev = 0;
+  masked_loop<true>(in, in_len, pos, out, i, n, prev, in_len);
+  return decode_sorted_tail(in, in_len, pos, out, i, n, prev);
+}
+
+}  // namespace mirkit::codecs::vbyte::detail
