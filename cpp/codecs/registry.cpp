@@ -1,4 +1,5 @@
 #include "codecs/codec.hpp"
+#include "codecs/elias.hpp"
 #include "codecs/vbyte.hpp"
 
 namespace mirkit::codecs {
@@ -6,6 +7,8 @@ namespace mirkit::codecs {
 const std::vector<const Codec*>& registry() {
   static const std::vector<const Codec*> codecs{
       &vbyte::kCodec,
+      &elias::kGammaCodec,
+      &elias::kDeltaCodec,
   };
   return codecs;
 }
