@@ -114,9 +114,9 @@ size_t decode_impl(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
   };
 
   // ---- fast region: whole blocks while the input and output have room for a full block ----
-  constexpr size_t kClzCodes = 16;     // codes per clz block
+  constexpr size_t kClzCodes = 64;     // codes per clz block
   constexpr size_t kTableSteps = 8;    // lookups per table block
-  constexpr size_t kInSlack = 8 * 16;  // bytes a block may load ( <= 7 per refill, + 8 ahead)
+  constexpr size_t kInSlack = 8 * 40;  // bytes a block may load (<= 7 per refill, + 16 ahead)
   const MultiTable& table = multi_table(K);
   bool table_mode = false;
   const uint8_t* const end = in + in_len;
@@ -136,6 +136,15 @@ size_t decode_impl(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
   ptr += (63 - avail) >> 3;        \
   avail |= 56;                     \
   look = load_be64(ptr)
+
+    auto emit_fast = [&](uint64_t v) {
+      if constexpr (kSorted) {
+        prev += v;
+        out[i++] = static_cast<uint32_t>(prev);
+      } else {
+        out[i++] = static_cast<uint32_t>(v);
+      }
+    };
 
     // One code by count-leading-zeros; sets slow and leaves buf untouched if it is long/odd.
     auto clz_code = [&]() {
@@ -179,10 +188,88 @@ size_t decode_impl(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
     };
 
     if (!table_mode) {
-      for (size_t k = 0; k < kClzCodes; ++k) {
-        MIRKIT_ELIAS_REFILL();
-        clz_code();
-        if (slow) break;
+      // Two codes per step, the second decoded speculatively and kept when both fit in the
+      // >= 56 buffered bits (nearly always for d-gaps). The refill is merged into the final
+      // shift, buf = (buf << used) | (look >> (avail - used)), and each shift by 2z+1 is split
+      // in two (by z, then z+1), so the chain per code is clz -> shift -> shift.
+      MIRKIT_ELIAS_REFILL();
+      uint64_t w0 = look, w1 = load_be64(ptr + 8);  // the 16 bytes at ptr
+      for (size_t k = 0; k < kClzCodes / 2; ++k) {
+        const unsigned za = clz_fast(buf);
+        if constexpr (K == Kind::kGamma) {
+          if (za > 27) {
+            slow = true;
+            break;
+          }
+          const unsigned la = 2 * za + 1;
+          const uint64_t va = buf >> (63 - 2 * za);
+          const uint64_t b2 = (buf << za) << (za + 1);
+          const unsigned rest = avail - la - 1;  // early: bits left after a, minus 1
+          const unsigned zb = clz_fast(b2);
+          const unsigned lb = 2 * zb + 1;
+          if (la + lb > avail) {  // rare: keep only the first code
+            buf = b2 | (look >> (rest + 1));
+            avail -= la;
+            emit_fast(va);
+          } else {
+            const uint64_t vb = b2 >> (63 - 2 * zb);
+            buf = ((b2 << zb) << (zb + 1)) | (look >> (rest - 2 * zb));
+            avail -= la + lb;
+            emit_fast(va);
+            emit_fast(vb);
+          }
+        } else {
+          if (za > 5) {
+            slow = true;
+            break;
+          }
+          const uint64_t sa = buf << za;
+          const unsigned ga = static_cast<unsigned>(sa >> (63 - za));  // bit length L+1
+          if (ga > 32) {  // L >= 32: only legal as a sorted stream's first 2^32
+            slow = true;
+            break;
+          }
+          // sa << za has the gamma part's last bit on top, then the L low bits: force it to 1.
+          const uint64_t ta = sa << za;
+          const unsigned lowa = ga - 1;
+          const uint64_t va = (ta >> (63 - lowa)) | (uint64_t{1} << lowa);
+          const uint64_t b2 = ta << ga;
+          const unsigned la = 2 * za + ga;           // <= 42
+          const unsigned rest = avail - la;  // >= 14
+          const unsigned zb = clz_fast(b2);
+          unsigned lb = 64;  // > avail - la unless the second code is fine
+          uint64_t vb = 0, nb = 0;
+          if (zb <= 5) {
+            const uint64_t sb = b2 << zb;
+            const unsigned gb = static_cast<unsigned>(sb >> (63 - zb));
+            if (gb <= 32) {
+              const uint64_t tb = sb << zb;
+              const unsigned lowb = gb - 1;
+              vb = (tb >> (63 - lowb)) | (uint64_t{1} << lowb);
+              lb = 2 * zb + gb;
+              nb = (tb << gb) | (look >> ((rest - lb) & 63));  // used only if lb <= rest
+            }
+          }
+          if (la + lb > avail) {  // rare: keep only the first code
+            buf = b2 | (look >> rest);
+            avail -= la;
+            emit_fast(va);
+          } else {
+            buf = nb;
+            avail -= la + lb;
+            emit_fast(va);
+            emit_fast(vb);
+          }
+        }
+        // Advance by whole bytes as in the refill. The next look comes from the 16 bytes
+        // loaded one step earlier (a funnel shift), not from a load at the new address:
+        // that load would put ~9 cycles of address and load latency into every step.
+        const unsigned adv = (63 - avail) >> 3;
+        ptr += adv;
+        avail |= 56;
+        look = (w0 << (8 * adv)) | ((w1 >> 1) >> (63 - 8 * adv));
+        w0 = load_be64(ptr);
+        w1 = load_be64(ptr + 8);
       }
     } else {
       for (size_t k = 0; k < kTableSteps; ++k) {
