@@ -19,13 +19,14 @@
 // sequence whose last element would pass 2^32-1; running out of bits.
 //
 // Decoding. The scalar reference and the fast loop share elias_kernels.hpp. The fast loop keeps
-// 56..63 bits in a 64-bit register (one unaligned load per code, no branch) and finds each code's
-// length with one count-leading-zeros; where codes are short (term frequencies: mostly "1") it
-// switches to a table indexed by the next kTableBits bits that yields up to 8 whole codes per
-// lookup, with their values and, for the sorted variant, their running sums. The choice is made
-// per block of codes from the previous block's mean code length, so it costs no per-code branch.
-// The AVX2 build of the same loop (elias_avx2.cpp, also used at the AVX-512 levels) gets LZCNT
-// and BMI2 shifts; outputs are identical at every level.
+// 56..63 bits in a 64-bit register, decodes two codes per step, the length of each from one
+// count-leading-zeros, and refills without a branch (one unaligned load per step); where codes
+// are short (term frequencies: mostly "1") it switches to a table indexed by the next kTableBits
+// bits that yields up to 8 whole codes per lookup, with their values and, for the sorted
+// variant, their running sums. The choice is made per block of codes from the previous block's
+// mean code length, so it costs no per-code branch. The AVX2 build of the same loop
+// (elias_avx2.cpp, also used at the AVX-512 levels) gets LZCNT, BMI2 shifts and AVX2 widening;
+// outputs are identical at every level.
 #pragma once
 
 #include <cstddef>
