@@ -1,4 +1,5 @@
 #include "codecs/codec.hpp"
+#include "codecs/elias.hpp"
 #include "codecs/stream_vbyte.hpp"
 #include "codecs/vbyte.hpp"
 
@@ -8,6 +9,8 @@ const std::vector<const Codec*>& registry() {
   static const std::vector<const Codec*> codecs{
       &vbyte::kCodec,
       &stream_vbyte::kCodec,
+      &elias::kGammaCodec,
+      &elias::kDeltaCodec,
   };
   return codecs;
 }

@@ -29,6 +29,20 @@ Codecs
     expands 4 integers per control byte with pshufb (SSE4), 8 (AVX2), 16 (AVX-512), or 16 with
     vpexpandb (AVX-512 VBMI2, which also encodes with vpcompressb; its ``decode_sorted`` uses
     the AVX-512 pshufb kernel, faster there once the prefix sum is fused in).
+``elias_gamma``
+    Elias gamma, for values >= 1 (0 raises ``ValueError``): with N = floor(log2 v), N zero bits
+    then v in binary (N+1 bits), so 1 -> ``1``, 2 -> ``010``, 5 -> ``00101``; 2N+1 bits, at
+    most 63. The codes follow each other MSB-first (the first bit is bit 7 of byte 0) and the
+    stream is padded with zero bits to a whole byte: ceil(bits/8) bytes in all.
+    ``encode_sorted`` needs strictly increasing values and codes x[0]+1, x[1]-x[0], ...;
+    x[0] = 2**32-1 gives the 65-bit code of 2**32. Decoding raises ``ValueError`` on a zero run
+    longer than 32 bits, a value above 2**32-1 (a sorted sequence passing it), or missing bits.
+``elias_delta``
+    Elias delta, same rules and bit order: gamma(N+1), then the low N bits of v, so
+    1 -> ``1``, 2 -> ``0100``, 5 -> ``01101``; at most 42 bits (43 for the sorted 2**32). A
+    length prefix of more than 5 zero bits or a length above 33 is corrupt. Both decoders
+    count leading zeros on a 64-bit buffer (two codes per refill) and switch, for runs of
+    short codes such as term frequencies, to a table giving up to 8 codes per 12-bit lookup.
 
 Examples
 --------
