@@ -1,4 +1,5 @@
 #include "codecs/codec.hpp"
+#include "codecs/elias_fano.hpp"
 #include "codecs/vbyte.hpp"
 
 namespace mirkit::codecs {
@@ -6,6 +7,7 @@ namespace mirkit::codecs {
 const std::vector<const Codec*>& registry() {
   static const std::vector<const Codec*> codecs{
       &vbyte::kCodec,
+      &elias_fano::kCodec,
   };
   return codecs;
 }

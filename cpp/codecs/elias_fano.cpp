@@ -1,0 +1,359 @@
+#include "codecs/elias_fano.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace mirkit::codecs::elias_fano {
+
+namespace {
+
+constexpr size_t kMaxVarintBytes = 5;
+
+inline uint8_t* put_varint(uint64_t v, uint8_t* out) {
+  while (v >= 0x80) {
+    *out++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = static_cast<uint8_t>(v);
+  return out;
+}
+
+inline size_t varint_size(uint64_t v) {
+  size_t s = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++s;
+  }
+  return s;
+}
+
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+inline void put_u32(uint8_t* p, uint64_t v) {
+  const uint32_t x = static_cast<uint32_t>(v);
+  std::memcpy(p, &x, 4);
+}
+
+// Sets `width` bits of a zeroed LSB-first bit array at bit `pos` (width <= 32).
+inline void put_bits(uint8_t* base, uint64_t pos, uint64_t value, uint64_t width) {
+  uint8_t* p = base + (pos >> 3);
+  uint64_t v = value << (pos & 7);
+  for (uint64_t bits = width + (pos & 7); bits > 0; bits = bits > 8 ? bits - 8 : 0) {
+    *p++ |= static_cast<uint8_t>(v);
+    v >>= 8;
+  }
+}
+
+size_t max_encoded_bytes(const uint32_t* values, size_t n) {
+  return n ? encoded_size(n, values[n - 1]) : 0;
+}
+
+// Every value needs at least one bit of `upper`.
+size_t max_decoded_count(size_t in_len) {
+  return in_len > std::numeric_limits<size_t>::max() / 8 ? std::numeric_limits<size_t>::max()
+                                                         : in_len * 8;
+}
+
+const core::Dispatch<DecodeFn>& decode_table() {
+  static const core::Dispatch<DecodeFn> table = [] {
+    core::Dispatch<DecodeFn> d;
+    d.impl[static_cast<int>(core::SimdLevel::kScalar)] = decode_scalar;
+#if defined(MIRKIT_X86_SIMD)
+    d.impl[static_cast<int>(core::SimdLevel::kAvx512Vbmi)] = decode_avx512;
+#endif
+    return d;
+  }();
+  return table;
+}
+
+const core::Dispatch<AccessManyFn>& access_table() {
+  static const core::Dispatch<AccessManyFn> table = [] {
+    core::Dispatch<AccessManyFn> d;
+    d.impl[static_cast<int>(core::SimdLevel::kScalar)] = access_many_scalar;
+#if defined(MIRKIT_X86_SIMD)
+    d.impl[static_cast<int>(core::SimdLevel::kAvx2)] = access_many_avx2;
+#endif
+    return d;
+  }();
+  return table;
+}
+
+const core::Dispatch<NextGeqManyFn>& next_geq_table() {
+  static const core::Dispatch<NextGeqManyFn> table = [] {
+    core::Dispatch<NextGeqManyFn> d;
+    d.impl[static_cast<int>(core::SimdLevel::kScalar)] = next_geq_many_scalar;
+#if defined(MIRKIT_X86_SIMD)
+    d.impl[static_cast<int>(core::SimdLevel::kAvx2)] = next_geq_many_avx2;
+#endif
+    return d;
+  }();
+  return table;
+}
+
+size_t decode(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+  return decode_table().get()(in, in_len, out, n);
+}
+core::SimdLevel decode_level() { return decode_table().chosen(); }
+
+}  // namespace
+
+[[noreturn]] void fail_corrupt(const char* what) {
+  core::fail_value("elias_fano: data truncated or corrupt: ", what);
+}
+
+unsigned choose_low_bits(uint64_t n, uint64_t u) {
+  // Minimise n*l (lower bits) + (u >> l) (zeros of upper); the smallest l on ties.
+  unsigned best = 0;
+  uint64_t best_cost = u;
+  for (unsigned l = 1; l <= 32; ++l) {
+    const uint64_t cost = n * l + (u >> l);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = l;
+    }
+  }
+  return best;
+}
+
+size_t encoded_size(size_t n, uint32_t last) {
+  if (n == 0) return 0;
+  const uint64_t l = choose_low_bits(n, last);
+  const uint64_t z = uint64_t(last) >> l;
+  return varint_size(last) + 1 + 4 * ((n - 1) / kOnesSample + z / kZerosSample) +
+         ceil_div(n + z, 8) + ceil_div(uint64_t(n) * l, 8);
+}
+
+size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
+  check_non_decreasing(values, n);
+  if (n == 0) return 0;
+  if (n > std::numeric_limits<uint32_t>::max()) {
+    core::fail_value("elias_fano: at most 2^32-1 values per sequence, got ", n);
+  }
+  const uint64_t u = values[n - 1];
+  const uint64_t l = choose_low_bits(n, u);
+  const uint64_t z = u >> l;
+  const uint64_t mask = (uint64_t(1) << l) - 1;
+  const uint64_t s1 = (n - 1) / kOnesSample, s0 = z / kZerosSample;
+
+  uint8_t* p = put_varint(u, out);
+  *p++ = static_cast<uint8_t>(l);
+  uint8_t* ones_samples = p;
+  uint8_t* zeros_samples = ones_samples + 4 * s1;
+  uint8_t* upper = zeros_samples + 4 * s0;
+  const size_t upper_bytes = ceil_div(n + z, 8);
+  uint8_t* lower = upper + upper_bytes;
+  const size_t lower_bytes = ceil_div(uint64_t(n) * l, 8);
+  std::memset(upper, 0, upper_bytes + lower_bytes);
+
+  uint64_t next_zero_sample = 1;  // k of the next S0 entry to fill
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t high = values[i] >> l;
+    const uint64_t bit = high + i;
+    upper[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
+    if (l) put_bits(lower, i * l, values[i] & mask, l);
+    if (i && i % kOnesSample == 0) put_u32(ones_samples + 4 * (i / kOnesSample - 1), high);
+    // Value i is the first one whose high part reaches each sampled bucket 256k <= high.
+    for (; next_zero_sample <= s0 && next_zero_sample * kZerosSample <= high; ++next_zero_sample) {
+      put_u32(zeros_samples + 4 * (next_zero_sample - 1), i);
+    }
+  }
+  return static_cast<size_t>(lower + lower_bytes - out);
+}
+
+Layout parse_layout(const uint8_t* in, size_t in_len, size_t n) {
+  Layout L;
+  L.end = in + in_len;
+  if (n == 0) return L;
+  if (n > std::numeric_limits<uint32_t>::max()) fail_corrupt("count above 2^32-1");
+  // Universe: LEB128, at most 32 bits.
+  uint64_t u = 0;
+  size_t pos = 0;
+  for (int shift = 0;; shift += 7) {
+    if (pos >= in_len) fail_corrupt("header cut short");
+    const uint8_t byte = in[pos++];
+    if (shift == 28 && byte > 0x0F) fail_corrupt("universe above 2^32-1");
+    u |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    if (byte < 0x80) break;
+    if (shift == 28) fail_corrupt("universe above 2^32-1");
+  }
+  if (pos >= in_len) fail_corrupt("header cut short");
+  const uint64_t l = in[pos++];
+  if (l > 32) fail_corrupt("low-bit width above 32");
+  L.n = n;
+  L.universe = u;
+  L.low_bits = l;
+  L.zeros = u >> l;
+  L.upper_bits = n + L.zeros;
+  L.num_ones_samples = (n - 1) / kOnesSample;
+  L.num_zeros_samples = L.zeros / kZerosSample;
+  // All terms are below 2^37, so the sum cannot overflow.
+  const uint64_t need = pos + 4 * (L.num_ones_samples + L.num_zeros_samples) +
+                        ceil_div(L.upper_bits, 8) + ceil_div(uint64_t(n) * l, 8);
+  if (need > in_len) fail_corrupt("sections longer than the buffer");
+  L.ones_samples = in + pos;
+  L.zeros_samples = L.ones_samples + 4 * L.num_ones_samples;
+  L.upper = L.zeros_samples + 4 * L.num_zeros_samples;
+  L.lower = L.upper + ceil_div(L.upper_bits, 8);
+  L.encoded_bytes = need;
+  return L;
+}
+
+namespace {
+
+// Checks shared by decode and open_checked once the position of the last one is known to be
+// bit upper_bits-1: zero padding after `upper` and `lower`, and the last value equals u.
+void check_padding_and_last(const Layout& L, uint64_t last_low) {
+  if (L.upper_bits & 7) {
+    const uint8_t last = L.upper[L.upper_bits >> 3];
+    if (last >> (L.upper_bits & 7)) fail_corrupt("nonzero padding after the upper bits");
+  }
+  const uint64_t lower_bits = L.n * L.low_bits;
+  if (lower_bits & 7) {
+    const uint8_t last = L.lower[lower_bits >> 3];
+    if (last >> (lower_bits & 7)) fail_corrupt("nonzero padding after the lower bits");
+  }
+  if (last_low != (L.universe & ((uint64_t(1) << L.low_bits) - 1))) {
+    fail_corrupt("last value differs from the universe in the header");
+  }
+}
+
+}  // namespace
+
+Layout open_checked(const uint8_t* in, size_t in_len, size_t n) {
+  const Layout L = parse_layout(in, in_len, n);
+  if (n == 0) return L;
+  const EliasFanoView view(L);  // only its word loaders and low() are used here
+  using B = PortableBits;
+  // One pass over the words of `upper`: count ones and zeros, and check every sample against
+  // the bit it points to.
+  const uint64_t words = ceil_div(L.upper_bits, 64);
+  uint64_t ones = 0, zeros = 0;
+  uint64_t k1 = 1, k0 = 1;  // next ones / zeros sample to check
+  for (uint64_t w = 0; w < words; ++w) {
+    const uint64_t valid = w + 1 < words ? 64 : L.upper_bits - 64 * w;
+    const uint64_t valid_mask = valid == 64 ? ~uint64_t(0) : (uint64_t(1) << valid) - 1;
+    const uint64_t word = view.upper_word(w) & valid_mask;
+    const uint64_t c1 = B::popcount(word), c0 = valid - c1;
+    for (; k1 <= L.num_ones_samples && k1 * kOnesSample < ones + c1; ++k1) {
+      const uint64_t t = k1 * kOnesSample;
+      const uint64_t bit = 64 * w + B::select64(word, t - ones);
+      if (bit - t != view.ones_sample(k1)) fail_corrupt("ones sample does not match the bits");
+    }
+    for (; k0 <= L.num_zeros_samples && k0 * kZerosSample - 1 < zeros + c0; ++k0) {
+      const uint64_t j = k0 * kZerosSample - 1;
+      const uint64_t bit = 64 * w + B::select64(~word & valid_mask, j - zeros);
+      if (bit - j != view.zeros_sample(k0)) fail_corrupt("zeros sample does not match the bits");
+    }
+    ones += c1;
+    zeros += c0;
+  }
+  if (ones != n) fail_corrupt("upper bits do not hold count ones");
+  // ones == n and zeros == z; the last bit must be a one (the value u).
+  const uint64_t b = L.upper_bits - 1;
+  if (!((L.upper[b >> 3] >> (b & 7)) & 1)) fail_corrupt("upper bits end with a zero");
+  check_padding_and_last(L, view.low(n - 1));
+  return L;
+}
+
+size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
+  const Layout L = parse_layout(in, in_len, n);
+  if (n == 0) return 0;
+  const EliasFanoView view(L);
+  const uint64_t l = L.low_bits;
+  const uint64_t words = ceil_div(L.upper_bits, 64);
+  uint64_t i = 0, last_bit = 0, prev = 0;
+  for (uint64_t w = 0; w < words && i < n; ++w) {
+    uint64_t word = view.upper_word(w);
+    if (w + 1 == words && (L.upper_bits & 63)) word &= (uint64_t(1) << (L.upper_bits & 63)) - 1;
+    const uint64_t base = 64 * w;
+    while (word) {
+      if (i == n) fail_corrupt("more ones than count in the upper bits");
+      last_bit = base + PortableBits::ctz(word);
+      word &= word - 1;
+      const uint64_t v = ((last_bit - i) << l) | view.low(i);
+      // Values above u or decreasing inside a bucket can only come from corrupt bytes.
+      if (v < prev || v > L.universe) fail_corrupt("values decrease or exceed the universe");
+      out[i++] = static_cast<uint32_t>(v);
+      prev = v;
+    }
+  }
+  if (i < n) fail_truncated(kCodec.name, i, n);
+  if (last_bit != L.upper_bits - 1) fail_corrupt("upper bits end with a zero");
+  check_padding_and_last(L, out[n - 1] & ((uint64_t(1) << l) - 1));
+  // Samples must agree with the values, as open_checked() requires.
+  for (uint64_t k = 1; k <= L.num_ones_samples; ++k) {
+    if ((out[k * kOnesSample] >> l) != view.ones_sample(k)) {
+      fail_corrupt("ones sample does not match the bits");
+    }
+  }
+  for (uint64_t k = 1; k <= L.num_zeros_samples; ++k) {
+    const uint64_t r = view.zeros_sample(k), bucket = k * kZerosSample;
+    if (r > n || (r < n && (uint64_t(out[r]) >> l) < bucket) ||
+        (r > 0 && (uint64_t(out[r - 1]) >> l) >= bucket)) {
+      fail_corrupt("zeros sample does not match the bits");
+    }
+  }
+  return L.encoded_bytes;
+}
+
+void access_many_scalar(const Layout& layout, const uint32_t* indices, size_t m, uint32_t* out) {
+  const EliasFanoView view(layout);
+  for (size_t j = 0; j < m; ++j) out[j] = view.access(indices[j]);
+}
+
+void next_geq_many_scalar(const Layout& layout, const uint32_t* targets, size_t m,
+                          bool targets_sorted, uint32_t* out) {
+  const EliasFanoView view(layout);
+  if (targets_sorted) {
+    EliasFanoCursor cursor(view);
+    for (size_t j = 0; j < m; ++j) {
+      cursor.next_geq(targets[j]);
+      out[j] = static_cast<uint32_t>(cursor.position());
+    }
+  } else {
+    for (size_t j = 0; j < m; ++j) out[j] = static_cast<uint32_t>(view.next_geq(targets[j]));
+  }
+}
+
+void access_many(const Layout& layout, const uint32_t* indices, size_t m, uint32_t* out) {
+  for (size_t j = 0; j < m; ++j) {
+    if (indices[j] >= layout.n) {
+      core::fail_index("indices[", j, "]=", indices[j], " is out of range for a sequence of ",
+                       layout.n, " values");
+    }
+  }
+  access_table().get()(layout, indices, m, out);
+}
+
+void next_geq_many(const Layout& layout, const uint32_t* targets, size_t m, bool targets_sorted,
+                   uint32_t* out) {
+  if (targets_sorted) {
+    for (size_t j = 1; j < m; ++j) {
+      if (targets[j] < targets[j - 1]) {
+        core::fail_value("targets must be non-decreasing when sorted_targets is set; targets[", j,
+                         "]=", targets[j], " follows ", targets[j - 1]);
+      }
+    }
+  }
+  next_geq_table().get()(layout, targets, m, targets_sorted, out);
+}
+
+core::SimdLevel query_level() { return next_geq_table().chosen(); }
+
+const Codec kCodec{
+    "elias_fano",
+    "Elias-Fano for non-decreasing sequences (Vigna's quasi-succinct layout: low bits, unary "
+    "high bits, a forward pointer every 256 ones and every 256 zeros)",
+    /*requires_sorted=*/true,
+    /*accepts_zero=*/true,
+    /*strict_sorted=*/false,
+    max_encoded_bytes,
+    max_decoded_count,
+    encode,
+    decode,
+    encode,
+    decode,
+    decode_level,
+};
+
+}  // namespace mirkit::codecs::elias_fano
