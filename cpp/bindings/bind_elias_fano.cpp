@@ -99,6 +99,31 @@ class EliasFanoSequence {
     return out;
   }
 
+  // Test hook for the C++ cursor: runs ops (0 = next, 1 = next_geq(arg), 2 = reset) on one
+  // EliasFanoCursor and returns (position, docid, at_end) after each.
+  py::tuple cursor_trace(const py::array_t<uint8_t, py::array::c_style>& ops,
+                         const py::array_t<uint64_t, py::array::c_style>& args) const {
+    if (ops.ndim() != 1 || args.ndim() != 1 || ops.shape(0) != args.shape(0)) {
+      throw py::value_error("ops and args must be 1-dimensional and of the same length");
+    }
+    const auto m = ops.shape(0);
+    py::array_t<uint64_t> pos(m), doc(m);
+    py::array_t<bool> end(m);
+    ef::EliasFanoCursor cursor{ef::EliasFanoView(m_layout)};
+    for (py::ssize_t j = 0; j < m; ++j) {
+      switch (ops.at(j)) {
+        case 0: cursor.next(); break;
+        case 1: cursor.next_geq(args.at(j)); break;
+        case 2: cursor.reset(); break;
+        default: throw py::value_error("ops must be 0, 1 or 2");
+      }
+      pos.mutable_at(j) = cursor.position();
+      doc.mutable_at(j) = cursor.docid();
+      end.mutable_at(j) = cursor.at_end();
+    }
+    return py::make_tuple(pos, doc, end);
+  }
+
   U32Array to_numpy() const {
     U32Array out(static_cast<py::ssize_t>(m_layout.n));
     uint32_t* dst = out.mutable_data();
@@ -138,7 +163,9 @@ void bind_elias_fano(py::module_& m) {
       .def("access_many", &EliasFanoSequence::access_many, py::arg("indices").noconvert())
       .def("next_geq_many", &EliasFanoSequence::next_geq_many, py::arg("targets").noconvert(),
            py::arg("sorted_targets") = false)
-      .def("to_numpy", &EliasFanoSequence::to_numpy);
+      .def("to_numpy", &EliasFanoSequence::to_numpy)
+      .def("_cursor_trace", &EliasFanoSequence::cursor_trace, py::arg("ops").noconvert(),
+           py::arg("args").noconvert());
   m.def("elias_fano_query_level", [] { return core::level_name(ef::query_level()); });
 }
 

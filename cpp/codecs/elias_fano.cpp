@@ -29,9 +29,26 @@ inline size_t varint_size(uint64_t v) {
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-inline void put_u32(uint8_t* p, uint64_t v) {
-  const uint32_t x = static_cast<uint32_t>(v);
-  std::memcpy(p, &x, 4);
+inline uint64_t bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+// The sample arrays for sampling code c (period q = 256 << c).
+struct Sampling {
+  uint64_t shift, s1, s0, w1, w0;
+  uint64_t bits() const { return s1 * w1 + s0 * w0; }
+};
+
+inline Sampling sampling(uint64_t n, uint64_t z, uint64_t c) {
+  const uint64_t shift = kMinSampleShift + c;
+  return {shift, (n - 1) >> shift, z >> shift, bit_width(z), bit_width(n)};
+}
+
+// Smallest c whose samples take at most 1/32 of the Elias-Fano bits (space within ~3%).
+inline uint64_t choose_sampling(uint64_t n, uint64_t l, uint64_t z) {
+  const uint64_t base = n * l + n + z;
+  for (uint64_t c = 0; c < 3; ++c) {
+    if (32 * sampling(n, z, c).bits() <= base) return c;
+  }
+  return 3;
 }
 
 // Sets `width` bits of a zeroed LSB-first bit array at bit `pos` (width <= 32).
@@ -119,8 +136,9 @@ size_t encoded_size(size_t n, uint32_t last) {
   if (n == 0) return 0;
   const uint64_t l = choose_low_bits(n, last);
   const uint64_t z = uint64_t(last) >> l;
-  return varint_size(last) + 1 + 4 * ((n - 1) / kOnesSample + z / kZerosSample) +
-         ceil_div(n + z, 8) + ceil_div(uint64_t(n) * l, 8);
+  const Sampling smp = sampling(n, z, choose_sampling(n, l, z));
+  return varint_size(last) + 1 + ceil_div(smp.bits(), 8) + ceil_div(n + z, 8) +
+         ceil_div(uint64_t(n) * l, 8);
 }
 
 size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
@@ -133,17 +151,20 @@ size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
   const uint64_t l = choose_low_bits(n, u);
   const uint64_t z = u >> l;
   const uint64_t mask = (uint64_t(1) << l) - 1;
-  const uint64_t s1 = (n - 1) / kOnesSample, s0 = z / kZerosSample;
+  const uint64_t c = choose_sampling(n, l, z);
+  const Sampling smp = sampling(n, z, c);
+  const uint64_t q = uint64_t(1) << smp.shift;
+  const uint64_t zeros_base = smp.s1 * smp.w1;  // bit where S0 starts
 
   uint8_t* p = put_varint(u, out);
-  *p++ = static_cast<uint8_t>(l);
-  uint8_t* ones_samples = p;
-  uint8_t* zeros_samples = ones_samples + 4 * s1;
-  uint8_t* upper = zeros_samples + 4 * s0;
+  *p++ = static_cast<uint8_t>(l | (c << 6));
+  uint8_t* samples = p;
+  const size_t sample_bytes = ceil_div(smp.bits(), 8);
+  uint8_t* upper = samples + sample_bytes;
   const size_t upper_bytes = ceil_div(n + z, 8);
   uint8_t* lower = upper + upper_bytes;
   const size_t lower_bytes = ceil_div(uint64_t(n) * l, 8);
-  std::memset(upper, 0, upper_bytes + lower_bytes);
+  std::memset(samples, 0, sample_bytes + upper_bytes + lower_bytes);
 
   uint64_t next_zero_sample = 1;  // k of the next S0 entry to fill
   for (uint64_t i = 0; i < n; ++i) {
@@ -151,10 +172,11 @@ size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
     const uint64_t bit = high + i;
     upper[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
     if (l) put_bits(lower, i * l, values[i] & mask, l);
-    if (i && i % kOnesSample == 0) put_u32(ones_samples + 4 * (i / kOnesSample - 1), high);
-    // Value i is the first one whose high part reaches each sampled bucket 256k <= high.
-    for (; next_zero_sample <= s0 && next_zero_sample * kZerosSample <= high; ++next_zero_sample) {
-      put_u32(zeros_samples + 4 * (next_zero_sample - 1), i);
+    if (i && (i & (q - 1)) == 0) put_bits(samples, ((i >> smp.shift) - 1) * smp.w1, high, smp.w1);
+    // Value i is the first one whose high part reaches each sampled bucket k*q <= high.
+    for (; next_zero_sample <= smp.s0 && (next_zero_sample << smp.shift) <= high;
+         ++next_zero_sample) {
+      put_bits(samples, zeros_base + (next_zero_sample - 1) * smp.w0, i, smp.w0);
     }
   }
   return static_cast<size_t>(lower + lower_bytes - out);
@@ -177,22 +199,27 @@ Layout parse_layout(const uint8_t* in, size_t in_len, size_t n) {
     if (shift == 28) fail_corrupt("universe above 2^32-1");
   }
   if (pos >= in_len) fail_corrupt("header cut short");
-  const uint64_t l = in[pos++];
+  const uint64_t l = in[pos] & 63, c = in[pos] >> 6;
+  ++pos;
   if (l > 32) fail_corrupt("low-bit width above 32");
   L.n = n;
   L.universe = u;
   L.low_bits = l;
   L.zeros = u >> l;
   L.upper_bits = n + L.zeros;
-  L.num_ones_samples = (n - 1) / kOnesSample;
-  L.num_zeros_samples = L.zeros / kZerosSample;
-  // All terms are below 2^37, so the sum cannot overflow.
-  const uint64_t need = pos + 4 * (L.num_ones_samples + L.num_zeros_samples) +
-                        ceil_div(L.upper_bits, 8) + ceil_div(uint64_t(n) * l, 8);
+  const Sampling smp = sampling(n, L.zeros, c);
+  L.sample_shift = smp.shift;
+  L.num_ones_samples = smp.s1;
+  L.num_zeros_samples = smp.s0;
+  L.ones_width = smp.w1;
+  L.zeros_width = smp.w0;
+  // All terms are below 2^38, so the sum cannot overflow.
+  const uint64_t sample_bytes = ceil_div(smp.bits(), 8);
+  const uint64_t need =
+      pos + sample_bytes + ceil_div(L.upper_bits, 8) + ceil_div(uint64_t(n) * l, 8);
   if (need > in_len) fail_corrupt("sections longer than the buffer");
-  L.ones_samples = in + pos;
-  L.zeros_samples = L.ones_samples + 4 * L.num_ones_samples;
-  L.upper = L.zeros_samples + 4 * L.num_zeros_samples;
+  L.samples = in + pos;
+  L.upper = L.samples + sample_bytes;
   L.lower = L.upper + ceil_div(L.upper_bits, 8);
   L.encoded_bytes = need;
   return L;
@@ -203,6 +230,12 @@ namespace {
 // Checks shared by decode and open_checked once the position of the last one is known to be
 // bit upper_bits-1: zero padding after `upper` and `lower`, and the last value equals u.
 void check_padding_and_last(const Layout& L, uint64_t last_low) {
+  const uint64_t sample_bits =
+      L.num_ones_samples * L.ones_width + L.num_zeros_samples * L.zeros_width;
+  if (sample_bits & 7) {
+    const uint8_t last = L.samples[sample_bits >> 3];
+    if (last >> (sample_bits & 7)) fail_corrupt("nonzero padding after the samples");
+  }
   if (L.upper_bits & 7) {
     const uint8_t last = L.upper[L.upper_bits >> 3];
     if (last >> (L.upper_bits & 7)) fail_corrupt("nonzero padding after the upper bits");
@@ -228,19 +261,20 @@ Layout open_checked(const uint8_t* in, size_t in_len, size_t n) {
   // the bit it points to.
   const uint64_t words = ceil_div(L.upper_bits, 64);
   uint64_t ones = 0, zeros = 0;
+  const uint64_t q = uint64_t(1) << L.sample_shift;
   uint64_t k1 = 1, k0 = 1;  // next ones / zeros sample to check
   for (uint64_t w = 0; w < words; ++w) {
     const uint64_t valid = w + 1 < words ? 64 : L.upper_bits - 64 * w;
     const uint64_t valid_mask = valid == 64 ? ~uint64_t(0) : (uint64_t(1) << valid) - 1;
     const uint64_t word = view.upper_word(w) & valid_mask;
     const uint64_t c1 = B::popcount(word), c0 = valid - c1;
-    for (; k1 <= L.num_ones_samples && k1 * kOnesSample < ones + c1; ++k1) {
-      const uint64_t t = k1 * kOnesSample;
+    for (; k1 <= L.num_ones_samples && k1 * q < ones + c1; ++k1) {
+      const uint64_t t = k1 * q;
       const uint64_t bit = 64 * w + B::select64(word, t - ones);
       if (bit - t != view.ones_sample(k1)) fail_corrupt("ones sample does not match the bits");
     }
-    for (; k0 <= L.num_zeros_samples && k0 * kZerosSample - 1 < zeros + c0; ++k0) {
-      const uint64_t j = k0 * kZerosSample - 1;
+    for (; k0 <= L.num_zeros_samples && k0 * q - 1 < zeros + c0; ++k0) {
+      const uint64_t j = k0 * q - 1;
       const uint64_t bit = 64 * w + B::select64(~word & valid_mask, j - zeros);
       if (bit - j != view.zeros_sample(k0)) fail_corrupt("zeros sample does not match the bits");
     }
@@ -282,12 +316,12 @@ size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) 
   check_padding_and_last(L, out[n - 1] & ((uint64_t(1) << l) - 1));
   // Samples must agree with the values, as open_checked() requires.
   for (uint64_t k = 1; k <= L.num_ones_samples; ++k) {
-    if ((out[k * kOnesSample] >> l) != view.ones_sample(k)) {
+    if ((out[k << L.sample_shift] >> l) != view.ones_sample(k)) {
       fail_corrupt("ones sample does not match the bits");
     }
   }
   for (uint64_t k = 1; k <= L.num_zeros_samples; ++k) {
-    const uint64_t r = view.zeros_sample(k), bucket = k * kZerosSample;
+    const uint64_t r = view.zeros_sample(k), bucket = k << L.sample_shift;
     if (r > n || (r < n && (uint64_t(out[r]) >> l) < bucket) ||
         (r > 0 && (uint64_t(out[r - 1]) >> l) >= bucket)) {
       fail_corrupt("zeros sample does not match the bits");
@@ -343,7 +377,7 @@ core::SimdLevel query_level() { return next_geq_table().chosen(); }
 const Codec kCodec{
     "elias_fano",
     "Elias-Fano for non-decreasing sequences (Vigna's quasi-succinct layout: low bits, unary "
-    "high bits, a forward pointer every 256 ones and every 256 zeros)",
+    "high bits, a forward pointer every q ones and every q zeros, q = 256..2048)",
     /*requires_sorted=*/true,
     /*accepts_zero=*/true,
     /*strict_sorted=*/false,

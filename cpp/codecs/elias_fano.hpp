@@ -8,25 +8,29 @@
 // Format (n = number of values, supplied by the caller as `count`; n = 0 encodes to 0 bytes).
 // With x[0] <= x[1] <= ... <= x[n-1], all sections are back to back, with no alignment:
 //
-//   u       varint (LEB128, 1-5 bytes)  the universe: u = x[n-1], the last (largest) value
-//   l       1 byte, 0..32               low-bit width; the encoder picks the l that minimises
-//                                       n*l + (u >> l) (the smallest such l), which is
-//                                       floor(log2(u/n)) or one more
-//   S1      4 bytes LE each, (n-1)/256 of them: S1[k-1] = x[256k] >> l  (k = 1, 2, ...)
-//           -- the high part of every 256th value = the number of zeros before its one bit
-//   S0      4 bytes LE each, z/256 of them, where z = u >> l:
-//           S0[k-1] = #{i : (x[i] >> l) < 256k}  (k = 1, 2, ...)
-//           -- the number of ones before zero number 256k-1, i.e. the index of the first value
-//           whose high part is >= 256k; bucket 256k starts at bit 256k + S0[k-1] of `upper`
-//   upper   ceil((n + z) / 8) bytes: a bit array of n + z bits (bit b is bit b%8 of byte b/8,
-//           least significant first). Value i sets bit (x[i] >> l) + i, so the array holds n
-//           ones and exactly z zeros: the high parts in unary, bucket by bucket; its last bit
-//           (bit n + z - 1) is the one of x[n-1]. Padding bits of the last byte are 0.
-//   lower   ceil(n*l / 8) bytes: x[i] & (2^l - 1) at bits [i*l, (i+1)*l), same bit order;
-//           padding bits are 0.
+//   u        varint (LEB128, 1-5 bytes)  the universe: u = x[n-1], the last (largest) value
+//   l | c<<6 1 byte: l = bits 0-5 (0..32) is the low-bit width, c = bits 6-7 sets the sampling
+//            period q = 256 << c. The encoder picks the l minimising n*l + (u >> l) (the
+//            smallest such l: floor(log2(u/n)) or one more), then the smallest c whose samples
+//            take at most 1/32 of n*l + n + z bits (c = 3 if none does).
+//   samples  ceil((s1*w1 + s0*w0) / 8) bytes, a bit array (same bit order as below) holding
+//            s1 = (n-1)/q entries of w1 = bit_width(z) bits, then s0 = z/q entries of
+//            w0 = bit_width(n) bits, where z = u >> l:
+//            S1[k-1] = x[k*q] >> l  (k = 1..s1): the high part of every q-th value, i.e. the
+//                      number of zeros before its one in `upper` (for access / select1);
+//            S0[k-1] = #{i : (x[i] >> l) < k*q}  (k = 1..s0): the index of the first value
+//                      whose high part is >= k*q; bucket k*q starts at bit k*q + S0[k-1] of
+//                      `upper`, just after zero number k*q-1 (for next_geq / select0).
+//   upper    ceil((n + z) / 8) bytes: a bit array of n + z bits (bit b is bit b%8 of byte b/8,
+//            least significant first). Value i sets bit (x[i] >> l) + i, so the array holds n
+//            ones and exactly z zeros: the high parts in unary, bucket by bucket; its last bit
+//            (bit n + z - 1) is the one of x[n-1].
+//   lower    ceil(n*l / 8) bytes: x[i] & (2^l - 1) at bits [i*l, (i+1)*l), same bit order.
+// Padding bits at the end of `samples`, `upper` and `lower` are 0.
 //
-// Size: n*l + n + z bits plus 32 bits per 256 ones and per 256 zeros plus 2-6 header bytes;
-// z < 2n for the chosen l, so this is within the classical n*(2 + ceil(log2(u/n))) bits.
+// Size: n*l + n + z bits (z <= 2n for the chosen l, so this is at most the classical
+// n*(2 + ceil(log2(u/n))) bits), plus at most 1/32 of that for the samples (unless c = 3), plus
+// the 2-6 header bytes and up to 3 padding bytes.
 // encode() and encode_sorted() write the same bytes; decode() and decode_sorted() both return
 // the values. The encoder refuses decreasing input and n > 2^32 - 1.
 //
@@ -51,9 +55,8 @@ namespace mirkit::codecs::elias_fano {
 
 extern const Codec kCodec;
 
-// Sampling periods of the forward pointers (fixed by the format).
-inline constexpr uint64_t kOnesSample = 256;   // q1: every 256th one (for access / select1)
-inline constexpr uint64_t kZerosSample = 256;  // q0: every 256th zero (for next_geq / select0)
+// Sampling period of the forward pointers: q = 2^(kMinSampleShift + c), c = 0..3 from the header.
+inline constexpr unsigned kMinSampleShift = 8;
 // EliasFanoCursor::docid() at the end: one more than any uint32 value.
 inline constexpr uint64_t kEnd = uint64_t(1) << 32;
 
@@ -64,10 +67,12 @@ struct Layout {
   uint64_t low_bits = 0;  // l
   uint64_t zeros = 0;     // z = u >> l
   uint64_t upper_bits = 0;  // n + z
-  uint64_t num_ones_samples = 0;   // (n-1) / kOnesSample
-  uint64_t num_zeros_samples = 0;  // z / kZerosSample
-  const uint8_t* ones_samples = nullptr;
-  const uint8_t* zeros_samples = nullptr;
+  uint64_t sample_shift = kMinSampleShift;  // q = 2^sample_shift
+  uint64_t num_ones_samples = 0;   // s1 = (n-1) / q
+  uint64_t num_zeros_samples = 0;  // s0 = z / q
+  uint64_t ones_width = 0;         // w1 = bit_width(z)
+  uint64_t zeros_width = 0;        // w0 = bit_width(n)
+  const uint8_t* samples = nullptr;
   const uint8_t* upper = nullptr;
   const uint8_t* lower = nullptr;
   const uint8_t* end = nullptr;  // one past the last readable byte (in + in_len)
@@ -161,6 +166,9 @@ class BasicEliasFanoView {
   explicit BasicEliasFanoView(const Layout& checked) : m(checked) {
     m_mask = (uint64_t(1) << m.low_bits) - 1;
     m_words = (m.upper_bits + 63) / 64;
+    m_ones_mask = (uint64_t(1) << m.ones_width) - 1;
+    m_zeros_mask = (uint64_t(1) << m.zeros_width) - 1;
+    m_zeros_base = m.num_ones_samples * m.ones_width;
   }
 
   size_t size() const { return m.n; }
@@ -169,9 +177,10 @@ class BasicEliasFanoView {
 
   // x[i]; requires i < size().
   uint32_t access(uint64_t i) const {
-    const uint64_t k = i / kOnesSample;
-    const uint64_t pos = k ? ones_sample(k) + k * kOnesSample : 0;  // bit of value k*q1
-    const uint64_t p = select1_from(pos, i - k * kOnesSample);
+    const uint64_t k = i >> m.sample_shift;
+    const uint64_t sampled = k << m.sample_shift;
+    const uint64_t pos = k ? ones_sample(k) + sampled : 0;  // bit of value k*q
+    const uint64_t p = select1_from(pos, i - sampled);
     return static_cast<uint32_t>(((p - i) << m.low_bits) | low(i));
   }
 
@@ -234,9 +243,10 @@ class BasicEliasFanoView {
   // First bit of bucket `high` (just after zero number high-1); high <= z.
   uint64_t bucket_start(uint64_t high) const {
     if (high == 0) return 0;
-    const uint64_t k = high / kZerosSample;
-    const uint64_t base = k ? zeros_sample(k) + k * kZerosSample : 0;
-    const uint64_t rem = high - k * kZerosSample;
+    const uint64_t k = high >> m.sample_shift;
+    const uint64_t sampled = k << m.sample_shift;
+    const uint64_t base = k ? zeros_sample(k) + sampled : 0;
+    const uint64_t rem = high - sampled;
     return rem ? select0_from(base, rem - 1) + 1 : base;
   }
 
@@ -255,8 +265,14 @@ class BasicEliasFanoView {
     return {m.n, 0, kEnd};
   }
 
-  uint64_t ones_sample(uint64_t k) const { return load_u32(m.ones_samples + 4 * (k - 1)); }
-  uint64_t zeros_sample(uint64_t k) const { return load_u32(m.zeros_samples + 4 * (k - 1)); }
+  // S1[k-1] and S0[k-1] (k >= 1).
+  uint64_t ones_sample(uint64_t k) const { return bits_at((k - 1) * m.ones_width, m_ones_mask); }
+  uint64_t zeros_sample(uint64_t k) const {
+    return bits_at(m_zeros_base + (k - 1) * m.zeros_width, m_zeros_mask);
+  }
+  uint64_t bits_at(uint64_t bit, uint64_t mask) const {
+    return (load_u64(m.samples + (bit >> 3), m.end) >> (bit & 7)) & mask;
+  }
 
   static uint64_t load_u64(const uint8_t* p, const uint8_t* end) {
     uint64_t v = 0;
@@ -267,16 +283,12 @@ class BasicEliasFanoView {
     }
     return v;
   }
-  static uint64_t load_u32(const uint8_t* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
 
  private:
   Layout m;
   uint64_t m_mask = 0;
   uint64_t m_words = 0;  // 64-bit words of `upper`; loops stop there even on altered bytes
+  uint64_t m_ones_mask = 0, m_zeros_mask = 0, m_zeros_base = 0;
 };
 
 // Forward cursor (the query engine's posting cursor). Starts on the first value; docid() is the
@@ -326,7 +338,7 @@ class BasicEliasFanoCursor {
       pos = m_bit + 1;
       i = m_i + 1;
     } else {
-      const uint64_t sampled = (high / kZerosSample) * kZerosSample;
+      const uint64_t sampled = (high >> L.sample_shift) << L.sample_shift;
       if (sampled > cur_high) {
         pos = m_view.bucket_start(high);
       } else {
