@@ -208,16 +208,17 @@ def _corruptions(x):
     data = bytearray(EF.encode(x).tobytes())
     n = x.size
     l, _, upper = ref.bit_arrays(x)
-    header = len(ref._varint(int(x[-1]))) + 1
     z = int(x[-1]) >> l
-    _, (s1, w1, s0, w0) = ref.sample_bits(n, z, data[header - 1] >> 6)
+    header = 1 + len(ref._varint(z))
+    _, (s1, w1, s0, w0) = ref.sample_bits(n, z, data[0] >> 6)
     samples = (s1 * w1 + s0 * w0 + 7) // 8
     up = header + samples
-    yield "l above 32", bytes(data[: header - 1]) + bytes([33]) + bytes(data[header:])
-    yield "sampling code", bytes(data[: header - 1]) + bytes([data[header - 1] ^ 0x40]) + bytes(
-        data[header:]
-    )
-    yield "varint universe too long", b"\xff" * 6 + bytes(data[header:])
+    yield "l above 32", bytes([33]) + bytes(data[1:])
+    yield "l changed", bytes([data[0] ^ 1]) + bytes(data[1:])
+    yield "sampling code", bytes([data[0] ^ 0x40]) + bytes(data[1:])
+    yield "z too long", bytes(data[:1]) + b"\xff" * 5 + bytes(data[header:])
+    yield "z + 1", bytes(data[:1]) + ref._varint(z + 1) + bytes(data[header:])
+    yield "universe above 2^32-1", bytes([32]) + b"\x01" + bytes(data[header:])
     yield "truncated", bytes(data[:-1])
     yield "header only", bytes(data[:header])
     # Flip every single bit of the upper array in turn (first 200 bits): one more or one fewer
@@ -230,10 +231,10 @@ def _corruptions(x):
         d = bytearray(data)
         d[header] ^= 1
         yield "sample", bytes(d)
-    if (n + z) % 8:
+    if (n + z + n * l) % 8:
         d = bytearray(data)
-        d[up + (n + z) // 8] |= 0x80
-        yield "upper padding", bytes(d)
+        d[-1] |= 0x80
+        yield "final padding", bytes(d)
 
 
 @pytest.mark.parametrize("hi", [5, 1000, 2**20, 2**32])

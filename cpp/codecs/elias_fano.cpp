@@ -137,8 +137,7 @@ size_t encoded_size(size_t n, uint32_t last) {
   const uint64_t l = choose_low_bits(n, last);
   const uint64_t z = uint64_t(last) >> l;
   const Sampling smp = sampling(n, z, choose_sampling(n, l, z));
-  return varint_size(last) + 1 + ceil_div(smp.bits(), 8) + ceil_div(n + z, 8) +
-         ceil_div(uint64_t(n) * l, 8);
+  return 1 + varint_size(z) + ceil_div(smp.bits(), 8) + ceil_div(n + z + uint64_t(n) * l, 8);
 }
 
 size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
@@ -156,22 +155,20 @@ size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
   const uint64_t q = uint64_t(1) << smp.shift;
   const uint64_t zeros_base = smp.s1 * smp.w1;  // bit where S0 starts
 
-  uint8_t* p = put_varint(u, out);
-  *p++ = static_cast<uint8_t>(l | (c << 6));
-  uint8_t* samples = p;
+  *out = static_cast<uint8_t>(l | (c << 6));
+  uint8_t* samples = put_varint(z, out + 1);
   const size_t sample_bytes = ceil_div(smp.bits(), 8);
   uint8_t* upper = samples + sample_bytes;
-  const size_t upper_bytes = ceil_div(n + z, 8);
-  uint8_t* lower = upper + upper_bytes;
-  const size_t lower_bytes = ceil_div(uint64_t(n) * l, 8);
-  std::memset(samples, 0, sample_bytes + upper_bytes + lower_bytes);
+  const uint64_t upper_bits = n + z;  // the lower bits follow at this bit of `upper`
+  const size_t body_bytes = ceil_div(upper_bits + uint64_t(n) * l, 8);
+  std::memset(samples, 0, sample_bytes + body_bytes);
 
   uint64_t next_zero_sample = 1;  // k of the next S0 entry to fill
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t high = values[i] >> l;
     const uint64_t bit = high + i;
     upper[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
-    if (l) put_bits(lower, i * l, values[i] & mask, l);
+    if (l) put_bits(upper, upper_bits + i * l, values[i] & mask, l);
     if (i && (i & (q - 1)) == 0) put_bits(samples, ((i >> smp.shift) - 1) * smp.w1, high, smp.w1);
     // Value i is the first one whose high part reaches each sampled bucket k*q <= high.
     for (; next_zero_sample <= smp.s0 && (next_zero_sample << smp.shift) <= high;
@@ -179,7 +176,7 @@ size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
       put_bits(samples, zeros_base + (next_zero_sample - 1) * smp.w0, i, smp.w0);
     }
   }
-  return static_cast<size_t>(lower + lower_bytes - out);
+  return static_cast<size_t>(upper + body_bytes - out);
 }
 
 Layout parse_layout(const uint8_t* in, size_t in_len, size_t n) {
@@ -187,66 +184,63 @@ Layout parse_layout(const uint8_t* in, size_t in_len, size_t n) {
   L.end = in + in_len;
   if (n == 0) return L;
   if (n > std::numeric_limits<uint32_t>::max()) fail_corrupt("count above 2^32-1");
-  // Universe: LEB128, at most 32 bits.
-  uint64_t u = 0;
-  size_t pos = 0;
+  if (in_len == 0) fail_corrupt("header cut short");
+  const uint64_t l = in[0] & 63, c = in[0] >> 6;
+  if (l > 32) fail_corrupt("low-bit width above 32");
+  // z = u >> l: LEB128, at most 5 bytes, and (z << l) must stay below 2^32.
+  uint64_t z = 0;
+  size_t pos = 1;
   for (int shift = 0;; shift += 7) {
     if (pos >= in_len) fail_corrupt("header cut short");
     const uint8_t byte = in[pos++];
-    if (shift == 28 && byte > 0x0F) fail_corrupt("universe above 2^32-1");
-    u |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    z |= static_cast<uint64_t>(byte & 0x7F) << shift;
     if (byte < 0x80) break;
-    if (shift == 28) fail_corrupt("universe above 2^32-1");
+    if (shift == 28) fail_corrupt("zero count longer than 5 bytes");
   }
-  if (pos >= in_len) fail_corrupt("header cut short");
-  const uint64_t l = in[pos] & 63, c = in[pos] >> 6;
-  ++pos;
-  if (l > 32) fail_corrupt("low-bit width above 32");
+  if ((z >> (32 - l)) != 0) fail_corrupt("universe above 2^32-1");
   L.n = n;
-  L.universe = u;
   L.low_bits = l;
-  L.zeros = u >> l;
-  L.upper_bits = n + L.zeros;
-  const Sampling smp = sampling(n, L.zeros, c);
+  L.zeros = z;
+  L.upper_bits = n + z;
+  const Sampling smp = sampling(n, z, c);
   L.sample_shift = smp.shift;
   L.num_ones_samples = smp.s1;
   L.num_zeros_samples = smp.s0;
   L.ones_width = smp.w1;
   L.zeros_width = smp.w0;
-  // All terms are below 2^38, so the sum cannot overflow.
+  // All terms are below 2^40, so the sum cannot overflow.
   const uint64_t sample_bytes = ceil_div(smp.bits(), 8);
-  const uint64_t need =
-      pos + sample_bytes + ceil_div(L.upper_bits, 8) + ceil_div(uint64_t(n) * l, 8);
+  const uint64_t need = pos + sample_bytes + ceil_div(L.upper_bits + uint64_t(n) * l, 8);
   if (need > in_len) fail_corrupt("sections longer than the buffer");
   L.samples = in + pos;
   L.upper = L.samples + sample_bytes;
-  L.lower = L.upper + ceil_div(L.upper_bits, 8);
   L.encoded_bytes = need;
+  // The last value: high part z (checked later: the last bit of `upper` is its one), low part
+  // read here.
+  const uint64_t last_low_bit = L.upper_bits + (n - 1) * l;
+  uint64_t low = 0;
+  for (uint64_t k = 0; k < l; ++k) {
+    const uint64_t b = last_low_bit + k;
+    low |= static_cast<uint64_t>((L.upper[b >> 3] >> (b & 7)) & 1) << k;
+  }
+  L.universe = (z << l) | low;
   return L;
 }
 
 namespace {
 
-// Checks shared by decode and open_checked once the position of the last one is known to be
-// bit upper_bits-1: zero padding after `upper` and `lower`, and the last value equals u.
-void check_padding_and_last(const Layout& L, uint64_t last_low) {
+// Zero padding after the samples and after the lower bits.
+void check_padding(const Layout& L) {
   const uint64_t sample_bits =
       L.num_ones_samples * L.ones_width + L.num_zeros_samples * L.zeros_width;
   if (sample_bits & 7) {
     const uint8_t last = L.samples[sample_bits >> 3];
     if (last >> (sample_bits & 7)) fail_corrupt("nonzero padding after the samples");
   }
-  if (L.upper_bits & 7) {
-    const uint8_t last = L.upper[L.upper_bits >> 3];
-    if (last >> (L.upper_bits & 7)) fail_corrupt("nonzero padding after the upper bits");
-  }
-  const uint64_t lower_bits = L.n * L.low_bits;
-  if (lower_bits & 7) {
-    const uint8_t last = L.lower[lower_bits >> 3];
-    if (last >> (lower_bits & 7)) fail_corrupt("nonzero padding after the lower bits");
-  }
-  if (last_low != (L.universe & ((uint64_t(1) << L.low_bits) - 1))) {
-    fail_corrupt("last value differs from the universe in the header");
+  const uint64_t body_bits = L.upper_bits + L.n * L.low_bits;
+  if (body_bits & 7) {
+    const uint8_t last = L.upper[body_bits >> 3];
+    if (last >> (body_bits & 7)) fail_corrupt("nonzero padding after the lower bits");
   }
 }
 
@@ -285,7 +279,7 @@ Layout open_checked(const uint8_t* in, size_t in_len, size_t n) {
   // ones == n and zeros == z; the last bit must be a one (the value u).
   const uint64_t b = L.upper_bits - 1;
   if (!((L.upper[b >> 3] >> (b & 7)) & 1)) fail_corrupt("upper bits end with a zero");
-  check_padding_and_last(L, view.low(n - 1));
+  check_padding(L);
   return L;
 }
 
@@ -313,7 +307,7 @@ size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) 
   }
   if (i < n) fail_truncated(kCodec.name, i, n);
   if (last_bit != L.upper_bits - 1) fail_corrupt("upper bits end with a zero");
-  check_padding_and_last(L, out[n - 1] & ((uint64_t(1) << l) - 1));
+  check_padding(L);
   // Samples must agree with the values, as open_checked() requires.
   for (uint64_t k = 1; k <= L.num_ones_samples; ++k) {
     if ((out[k << L.sample_shift] >> l) != view.ones_sample(k)) {

@@ -8,11 +8,14 @@
 // Format (n = number of values, supplied by the caller as `count`; n = 0 encodes to 0 bytes).
 // With x[0] <= x[1] <= ... <= x[n-1], all sections are back to back, with no alignment:
 //
-//   u        varint (LEB128, 1-5 bytes)  the universe: u = x[n-1], the last (largest) value
 //   l | c<<6 1 byte: l = bits 0-5 (0..32) is the low-bit width, c = bits 6-7 sets the sampling
-//            period q = 256 << c. The encoder picks the l minimising n*l + (u >> l) (the
-//            smallest such l: floor(log2(u/n)) or one more), then the smallest c whose samples
-//            take at most 1/32 of n*l + n + z bits (c = 3 if none does).
+//            period q = 256 << c. With u = x[n-1] (the universe), the encoder picks the l
+//            minimising n*l + (u >> l) (the smallest such l: floor(log2(u/n)) or one more),
+//            then the smallest c whose samples take at most 1/32 of n*l + n + z bits (c = 3
+//            if none does).
+//   z        varint (LEB128, 1-5 bytes): z = u >> l, the number of zeros in `upper`; it must
+//            be below 2^(32-l). (u itself is not stored: it is (z << l) | the low part of
+//            x[n-1].)
 //   samples  ceil((s1*w1 + s0*w0) / 8) bytes, a bit array (same bit order as below) holding
 //            s1 = (n-1)/q entries of w1 = bit_width(z) bits, then s0 = z/q entries of
 //            w0 = bit_width(n) bits, where z = u >> l:
@@ -21,16 +24,17 @@
 //            S0[k-1] = #{i : (x[i] >> l) < k*q}  (k = 1..s0): the index of the first value
 //                      whose high part is >= k*q; bucket k*q starts at bit k*q + S0[k-1] of
 //                      `upper`, just after zero number k*q-1 (for next_geq / select0).
-//   upper    ceil((n + z) / 8) bytes: a bit array of n + z bits (bit b is bit b%8 of byte b/8,
-//            least significant first). Value i sets bit (x[i] >> l) + i, so the array holds n
-//            ones and exactly z zeros: the high parts in unary, bucket by bucket; its last bit
-//            (bit n + z - 1) is the one of x[n-1].
-//   lower    ceil(n*l / 8) bytes: x[i] & (2^l - 1) at bits [i*l, (i+1)*l), same bit order.
-// Padding bits at the end of `samples`, `upper` and `lower` are 0.
+//   body     ceil((n + z + n*l) / 8) bytes, one bit array (bit b is bit b%8 of byte b/8, least
+//            significant first) holding `upper` then `lower` with no gap:
+//     upper  bits [0, n + z): value i sets bit (x[i] >> l) + i, so there are n ones and
+//            exactly z zeros: the high parts in unary, bucket by bucket; the last bit
+//            (n + z - 1) is the one of x[n-1].
+//     lower  bits [n + z, n + z + n*l): x[i] & (2^l - 1) at bits n + z + [i*l, (i+1)*l).
+// Padding bits at the end of `samples` and of `body` are 0.
 //
 // Size: n*l + n + z bits (z <= 2n for the chosen l, so this is at most the classical
 // n*(2 + ceil(log2(u/n))) bits), plus at most 1/32 of that for the samples (unless c = 3), plus
-// the 2-6 header bytes and up to 3 padding bytes.
+// the 2-6 header bytes and up to 2 padding bytes.
 // encode() and encode_sorted() write the same bytes; decode() and decode_sorted() both return
 // the values. The encoder refuses decreasing input and n > 2^32 - 1.
 //
@@ -63,7 +67,7 @@ inline constexpr uint64_t kEnd = uint64_t(1) << 32;
 // Where the sections of one encoded sequence lie. Produced by parse_layout()/open_checked().
 struct Layout {
   uint64_t n = 0;         // number of values
-  uint64_t universe = 0;  // u = x[n-1]
+  uint64_t universe = 0;  // u = x[n-1] = (z << l) | (low part of x[n-1])
   uint64_t low_bits = 0;  // l
   uint64_t zeros = 0;     // z = u >> l
   uint64_t upper_bits = 0;  // n + z
@@ -73,8 +77,7 @@ struct Layout {
   uint64_t ones_width = 0;         // w1 = bit_width(z)
   uint64_t zeros_width = 0;        // w0 = bit_width(n)
   const uint8_t* samples = nullptr;
-  const uint8_t* upper = nullptr;
-  const uint8_t* lower = nullptr;
+  const uint8_t* upper = nullptr;  // upper bits, then the lower bits from bit upper_bits on
   const uint8_t* end = nullptr;  // one past the last readable byte (in + in_len)
   size_t encoded_bytes = 0;      // bytes the sequence occupies from `in`
 };
@@ -199,8 +202,8 @@ class BasicEliasFanoView {
 
   // x[i] & (2^l - 1).
   uint64_t low(uint64_t i) const {
-    const uint64_t bit = i * m.low_bits;
-    return (load_u64(m.lower + (bit >> 3), m.end) >> (bit & 7)) & m_mask;
+    const uint64_t bit = m.upper_bits + i * m.low_bits;
+    return (load_u64(m.upper + (bit >> 3), m.end) >> (bit & 7)) & m_mask;
   }
 
   // Bit position of the r-th (0-based) one at or after bit `pos`; it must exist.

@@ -90,29 +90,27 @@ def encode(values) -> bytes:
         samples += _bits_of(highs[k * q], w1)
     for k in range(1, s0 + 1):  # number of values whose high part is below k*q
         samples += _bits_of(bisect_left(highs, k * q), w0)
-    return _varint(u) + bytes([l | (c << 6)]) + _pack(samples) + _pack(upper) + _pack(lower)
+    return bytes([l | (c << 6)]) + _varint(z) + _pack(samples) + _pack(upper + lower)
 
 
 def decode(data: bytes, n: int) -> np.ndarray:
     """Inverse of encode() on well-formed data."""
     if n == 0:
         return np.zeros(0, np.uint32)
-    u, shift, pos = 0, 0, 0
+    l, c = data[0] & 63, data[0] >> 6
+    z, shift, pos = 0, 0, 1
     while True:
         b = data[pos]
         pos += 1
-        u |= (b & 0x7F) << shift
+        z |= (b & 0x7F) << shift
         shift += 7
         if b < 0x80:
             break
-    l, c = data[pos] & 63, data[pos] >> 6
-    pos += 1
-    z = u >> l
     _, (s1, w1, s0, w0) = sample_bits(n, z, c)
     pos += (s1 * w1 + s0 * w0 + 7) // 8
     bits = lambda start, count: [(data[start + b // 8] >> (b % 8)) & 1 for b in range(count)]
-    upper = bits(pos, n + z)
-    lower = bits(pos + (n + z + 7) // 8, n * l)
+    body = bits(pos, n + z + n * l)
+    upper, lower = body[: n + z], body[n + z :]
     ones = [b for b, bit in enumerate(upper) if bit]
     out = []
     for i, b in enumerate(ones):
