@@ -31,7 +31,7 @@ inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 inline uint64_t bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
-// The sample arrays for sampling code c (period q = 256 << c).
+// The sample arrays for sampling code c (period q = 128 << c).
 struct Sampling {
   uint64_t shift, s1, s0, w1, w0;
   uint64_t bits() const { return s1 * w1 + s0 * w0; }
@@ -42,11 +42,24 @@ inline Sampling sampling(uint64_t n, uint64_t z, uint64_t c) {
   return {shift, (n - 1) >> shift, z >> shift, bit_width(z), bit_width(n)};
 }
 
-// Smallest c whose samples take at most 1/32 of the Elias-Fano bits (space within ~3%).
-inline uint64_t choose_sampling(uint64_t n, uint64_t l, uint64_t z) {
+// n * (2 + ceil(log2(u / n))) bits: the classical Elias-Fano size (u <= n counts as 2n).
+inline uint64_t classical_bits(uint64_t n, uint64_t u) {
+  uint64_t k = 0;
+  while ((n << k) < u) ++k;
+  return n * (2 + k);
+}
+
+// Smallest c whose samples fit in the budget max(base/32, classical - base), where base =
+// n*l + n + z: the total stays within max(1.031 * base, classical) bits (base <= classical
+// always), and dense lists, whose base is far below the classical size, get the shortest
+// sampling period and the fastest searches.
+inline uint64_t choose_sampling(uint64_t n, uint64_t l, uint64_t z, uint64_t u) {
   const uint64_t base = n * l + n + z;
+  const uint64_t classical = classical_bits(n, u);
+  const uint64_t slack = classical > base ? classical - base : 0;
   for (uint64_t c = 0; c < 3; ++c) {
-    if (32 * sampling(n, z, c).bits() <= base) return c;
+    const uint64_t bits = sampling(n, z, c).bits();
+    if (32 * bits <= base || bits <= slack) return c;
   }
   return 3;
 }
@@ -136,7 +149,7 @@ size_t encoded_size(size_t n, uint32_t last) {
   if (n == 0) return 0;
   const uint64_t l = choose_low_bits(n, last);
   const uint64_t z = uint64_t(last) >> l;
-  const Sampling smp = sampling(n, z, choose_sampling(n, l, z));
+  const Sampling smp = sampling(n, z, choose_sampling(n, l, z, last));
   return 1 + varint_size(z) + ceil_div(smp.bits(), 8) + ceil_div(n + z + uint64_t(n) * l, 8);
 }
 
@@ -150,7 +163,7 @@ size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
   const uint64_t l = choose_low_bits(n, u);
   const uint64_t z = u >> l;
   const uint64_t mask = (uint64_t(1) << l) - 1;
-  const uint64_t c = choose_sampling(n, l, z);
+  const uint64_t c = choose_sampling(n, l, z, u);
   const Sampling smp = sampling(n, z, c);
   const uint64_t q = uint64_t(1) << smp.shift;
   const uint64_t zeros_base = smp.s1 * smp.w1;  // bit where S0 starts
@@ -371,7 +384,7 @@ core::SimdLevel query_level() { return next_geq_table().chosen(); }
 const Codec kCodec{
     "elias_fano",
     "Elias-Fano for non-decreasing sequences (Vigna's quasi-succinct layout: low bits, unary "
-    "high bits, a forward pointer every q ones and every q zeros, q = 256..2048)",
+    "high bits, a forward pointer every q ones and every q zeros, q = 128..1024)",
     /*requires_sorted=*/true,
     /*accepts_zero=*/true,
     /*strict_sorted=*/false,

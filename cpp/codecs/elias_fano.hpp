@@ -9,10 +9,10 @@
 // With x[0] <= x[1] <= ... <= x[n-1], all sections are back to back, with no alignment:
 //
 //   l | c<<6 1 byte: l = bits 0-5 (0..32) is the low-bit width, c = bits 6-7 sets the sampling
-//            period q = 256 << c. With u = x[n-1] (the universe), the encoder picks the l
+//            period q = 128 << c. With u = x[n-1] (the universe), the encoder picks the l
 //            minimising n*l + (u >> l) (the smallest such l: floor(log2(u/n)) or one more),
-//            then the smallest c whose samples take at most 1/32 of n*l + n + z bits (c = 3
-//            if none does).
+//            then the smallest c whose samples take at most max(B/32, C - B) bits, where
+//            B = n*l + n + z and C = n*(2 + ceil(log2(u/n))) (2n when u <= n); c = 3 if none.
 //   z        varint (LEB128, 1-5 bytes): z = u >> l, the number of zeros in `upper`; it must
 //            be below 2^(32-l). (u itself is not stored: it is (z << l) | the low part of
 //            x[n-1].)
@@ -32,9 +32,9 @@
 //     lower  bits [n + z, n + z + n*l): x[i] & (2^l - 1) at bits n + z + [i*l, (i+1)*l).
 // Padding bits at the end of `samples` and of `body` are 0.
 //
-// Size: n*l + n + z bits (z <= 2n for the chosen l, so this is at most the classical
-// n*(2 + ceil(log2(u/n))) bits), plus at most 1/32 of that for the samples (unless c = 3), plus
-// the 2-6 header bytes and up to 2 padding bytes.
+// Size: B = n*l + n + z bits (z <= 2n for the chosen l, so B <= C, the classical size), plus
+// samples within max(B/32, C - B) (unless c = 3): at most max(1.031*B, C) bits, plus the 2-6
+// header bytes and up to 2 padding bytes.
 // encode() and encode_sorted() write the same bytes; decode() and decode_sorted() both return
 // the values. The encoder refuses decreasing input and n > 2^32 - 1.
 //
@@ -59,8 +59,9 @@ namespace mirkit::codecs::elias_fano {
 
 extern const Codec kCodec;
 
-// Sampling period of the forward pointers: q = 2^(kMinSampleShift + c), c = 0..3 from the header.
-inline constexpr unsigned kMinSampleShift = 8;
+// Sampling period of the forward pointers: q = 2^(kMinSampleShift + c) = 128..1024, c = 0..3
+// from the header.
+inline constexpr unsigned kMinSampleShift = 7;
 // EliasFanoCursor::docid() at the end: one more than any uint32 value.
 inline constexpr uint64_t kEnd = uint64_t(1) << 32;
 

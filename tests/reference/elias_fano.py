@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-MIN_Q = 256  # forward pointers every q ones and every q zeros, q = 256 << c, c = 0..3
+MIN_Q = 128  # forward pointers every q ones and every q zeros, q = 128 << c, c = 0..3
 
 
 def low_bits(n: int, u: int) -> int:
@@ -46,11 +46,14 @@ def sample_bits(n: int, z: int, c: int) -> tuple[int, list[int]]:
     return q, [(n - 1) // q, z.bit_length(), z // q, n.bit_length()]
 
 
-def sampling_code(n: int, l: int, z: int) -> int:
-    """Smallest c whose samples take at most 1/32 of the n*l + n + z Elias-Fano bits."""
+def sampling_code(n: int, l: int, z: int, u: int) -> int:
+    """Smallest c whose samples take at most max(B/32, C - B) bits, with B = n*l + n + z the
+    Elias-Fano bits and C the classical bound."""
+    base = n * l + n + z
+    budget = max(base / 32, theoretical_bits(n, u) - base)
     for c in range(3):
         _, (s1, w1, s0, w0) = sample_bits(n, z, c)
-        if 32 * (s1 * w1 + s0 * w0) <= n * l + n + z:
+        if s1 * w1 + s0 * w0 <= budget:
             return c
     return 3
 
@@ -82,7 +85,7 @@ def encode(values) -> bytes:
     n, u = len(x), x[-1]
     l, lower, upper = bit_arrays(x)
     z = u >> l
-    c = sampling_code(n, l, z)
+    c = sampling_code(n, l, z, u)
     q, (s1, w1, s0, w0) = sample_bits(n, z, c)
     highs = [v >> l for v in x]
     samples = []
@@ -126,9 +129,11 @@ def encoded_size(values) -> int:
 def theoretical_bits(n: int, u: int) -> float:
     """The classical Elias-Fano bound n * (2 + ceil(log2(u / n))) (u/n <= 1 counts as 0)."""
     if n == 0:
-        return 0.0
-    r = u / n
-    return n * (2 + (int(np.ceil(np.log2(r))) if r > 1 else 0))
+        return 0
+    k = 0
+    while n << k < u:  # exact ceil(log2(u / n)) in integers
+        k += 1
+    return n * (2 + k)
 
 
 def next_geq(values: np.ndarray, targets) -> np.ndarray:
