@@ -320,8 +320,15 @@ size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) 
   }
   if (i < n) fail_truncated(kCodec.name, i, n);
   if (last_bit != L.upper_bits - 1) fail_corrupt("upper bits end with a zero");
+  check_decoded(L, out);
+  return L.encoded_bytes;
+}
+
+void check_decoded(const Layout& L, const uint32_t* out) {
   check_padding(L);
   // Samples must agree with the values, as open_checked() requires.
+  const EliasFanoView view(L);
+  const uint64_t l = L.low_bits, n = L.n;
   for (uint64_t k = 1; k <= L.num_ones_samples; ++k) {
     if ((out[k << L.sample_shift] >> l) != view.ones_sample(k)) {
       fail_corrupt("ones sample does not match the bits");
@@ -334,7 +341,6 @@ size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) 
       fail_corrupt("zeros sample does not match the bits");
     }
   }
-  return L.encoded_bytes;
 }
 
 void access_many_scalar(const Layout& layout, const uint32_t* indices, size_t m, uint32_t* out) {

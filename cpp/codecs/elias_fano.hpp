@@ -88,6 +88,10 @@ Layout parse_layout(const uint8_t* in, size_t in_len, size_t n);
 // parse_layout() plus the structural checks of the upper bits and samples (O(n/64 + samples)):
 // what EliasFanoView needs to be safe and correct on data written by encode().
 Layout open_checked(const uint8_t* in, size_t in_len, size_t n);
+// The checks decode() makes after writing the n values of a layout from parse_layout() whose
+// upper bits held exactly n ones ending at bit n+z-1: zero padding and samples that agree with
+// the values. Throws std::invalid_argument.
+void check_decoded(const Layout& layout, const uint32_t* out);
 // Throws std::invalid_argument("elias_fano: corrupt data: <what>"). Non-inline so SIMD files can
 // throw without instantiating shared templates.
 [[noreturn]] void fail_corrupt(const char* what);
