@@ -263,18 +263,45 @@ def test_wrong_count_raises(rng):
         EliasFanoSequence(data, -1)
 
 
-def test_decreasing_low_parts_rejected_by_decode():
-    # Two values in one bucket whose low parts decrease: the bits are well formed, but decode
-    # must not return a decreasing sequence.
-    x = np.array([4, 6, 7], np.uint32)  # n=3, u=7: l=1; values 4, 6 share no bucket; tweak lows
-    data = bytearray(EF.encode(x).tobytes())
-    l, lower, upper = ref.bit_arrays([4, 5, 7])
-    good = ref.encode([4, 5, 7])
-    bad = bytearray(good)
-    bad[-1] ^= 0b11  # lows of values 0 and 1 (bits 0, 1): 0,1 -> 1,0 => 5, 4
-    assert bytes(data) != bytes(bad)
-    with pytest.raises(ValueError):
-        EF.decode(bytes(bad), 3)
+def test_decreasing_low_parts_rejected_by_decode(level):
+    # Two values in one bucket whose low parts are swapped: the upper bits stay well formed,
+    # but decode must not return a decreasing sequence.
+    x = [4, 5] + [2**20 + k for k in range(40)]  # l >= 1; values 4 and 5 share a bucket
+    data = bytearray(ref.encode(x))
+    l, lower, upper = ref.bit_arrays(x)
+    assert l >= 1 and (4 >> l) == (5 >> l) and (4 & 1) != (5 & 1)
+    body = 1 + len(ref._varint(x[-1] >> l))
+    _, (s1, w1, s0, w0) = ref.sample_bits(len(x), x[-1] >> l, data[0] >> 6)
+    start = 8 * (body + (s1 * w1 + s0 * w0 + 7) // 8) + len(upper)  # bit of lower[0]
+    for b in (start, start + l):  # flip bit 0 of the low parts of values 0 and 1
+        data[b // 8] ^= 1 << (b % 8)
+    with pytest.raises(ValueError, match="decrease"):
+        EF.decode(bytes(data), len(x))
+
+
+def test_decoder_accepts_low_bit_width_32(level):
+    # Not what the encoder writes, but a valid layout: z = 0, every value entirely in the low
+    # bits. Header byte 32, z = 0, no samples, 3 ones then 3 x 32 low bits.
+    values = [5, 6, 2**32 - 1]
+    bits = [1, 1, 1] + [(v >> k) & 1 for v in values for k in range(32)]
+    data = bytes([32, 0]) + ref._pack(bits)
+    np.testing.assert_array_equal(EF.decode(data, 3), values)
+    seq = EliasFanoSequence(data, 3)
+    assert seq.next_geq(7) == (2, 2**32 - 1) and seq[1] == 6
+
+
+@pytest.mark.parametrize("n", [1, 16, 17, 40, 64, 100, 300, 1000])
+def test_every_low_bit_width(n, rng, level):
+    # Universes 2^1 .. 2^32 give every l from 0 to 31 for some n (the wide SIMD path is l > 25).
+    for k in range(1, 33):
+        x = _sorted(rng, n, 2**k)
+        x[-1] = 2**k - 1
+        x = np.sort(x)
+        data = EF.encode(x)
+        assert data.tobytes() == ref.encode(x), (n, k)
+        np.testing.assert_array_equal(EF.decode(data, n), x)
+        padded = np.concatenate([data, np.zeros(100, np.uint8)])  # vector path up to the end
+        np.testing.assert_array_equal(EF.decode(padded, n), x)
 
 
 def test_unsorted_and_bad_input():

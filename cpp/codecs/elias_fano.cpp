@@ -49,14 +49,13 @@ inline uint64_t classical_bits(uint64_t n, uint64_t u) {
   return n * (2 + k);
 }
 
-// Smallest c whose samples fit in the budget max(base/32, classical - base), where base =
-// n*l + n + z: the total stays within max(1.031 * base, classical) bits (base <= classical
-// always), and dense lists, whose base is far below the classical size, get the shortest
-// sampling period and the fastest searches.
+// Smallest c whose samples fit in the budget max(B/32, 1.04*C - B), where B = n*l + n + z and
+// C = classical_bits(): the total stays within max(1.031 * B, 1.04 * C) bits (B <= C always),
+// and lists whose B is well below C get the shortest sampling period and the fastest searches.
 inline uint64_t choose_sampling(uint64_t n, uint64_t l, uint64_t z, uint64_t u) {
   const uint64_t base = n * l + n + z;
-  const uint64_t classical = classical_bits(n, u);
-  const uint64_t slack = classical > base ? classical - base : 0;
+  const uint64_t allowed = classical_bits(n, u) * 104 / 100;
+  const uint64_t slack = allowed > base ? allowed - base : 0;
   for (uint64_t c = 0; c < 3; ++c) {
     const uint64_t bits = sampling(n, z, c).bits();
     if (32 * bits <= base || bits <= slack) return c;

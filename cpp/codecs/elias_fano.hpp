@@ -11,8 +11,9 @@
 //   l | c<<6 1 byte: l = bits 0-5 (0..32) is the low-bit width, c = bits 6-7 sets the sampling
 //            period q = 128 << c. With u = x[n-1] (the universe), the encoder picks the l
 //            minimising n*l + (u >> l) (the smallest such l: floor(log2(u/n)) or one more),
-//            then the smallest c whose samples take at most max(B/32, C - B) bits, where
-//            B = n*l + n + z and C = n*(2 + ceil(log2(u/n))) (2n when u <= n); c = 3 if none.
+//            then the smallest c whose samples take at most max(B/32, floor(1.04*C) - B)
+//            bits, where B = n*l + n + z and C = n*(2 + ceil(log2(u/n))) (2n when u <= n),
+//            the classical Elias-Fano size; c = 3 if none.
 //   z        varint (LEB128, 1-5 bytes): z = u >> l, the number of zeros in `upper`; it must
 //            be below 2^(32-l). (u itself is not stored: it is (z << l) | the low part of
 //            x[n-1].)
@@ -32,8 +33,8 @@
 //     lower  bits [n + z, n + z + n*l): x[i] & (2^l - 1) at bits n + z + [i*l, (i+1)*l).
 // Padding bits at the end of `samples` and of `body` are 0.
 //
-// Size: B = n*l + n + z bits (z <= 2n for the chosen l, so B <= C, the classical size), plus
-// samples within max(B/32, C - B) (unless c = 3): at most max(1.031*B, C) bits, plus the 2-6
+// Size: B = n*l + n + z bits (z <= 2n for the chosen l, so B <= C), plus samples within
+// max(B/32, 1.04*C - B) (unless c = 3): at most max(1.031*B, 1.04*C) bits, plus the 2-6
 // header bytes and up to 2 padding bytes.
 // encode() and encode_sorted() write the same bytes; decode() and decode_sorted() both return
 // the values. The encoder refuses decreasing input and n > 2^32 - 1.

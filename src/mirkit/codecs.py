@@ -14,14 +14,18 @@ Codecs
     first, high bit set when more bytes follow. SIMD decoding in the manner of Masked VByte.
 ``elias_fano``
     Elias-Fano for non-decreasing sequences (``requires_sorted``; ``encode`` and
-    ``encode_sorted`` write the same bytes, which hold the values themselves). Layout, after a
-    header of the last value ``u`` (LEB128 varint) and the low-bit width ``l`` (one byte, the
-    ``l`` minimising ``n*l + (u >> l)``): ``(n-1)//256`` uint32 samples ``x[256k] >> l``;
-    ``(u>>l)//256`` uint32 samples "index of the first value whose high part is >= 256k"; the
-    upper bit array (``n + (u>>l)`` bits, value ``i`` sets bit ``(x[i] >> l) + i``); the low
-    ``l`` bits of each value packed back to back. Bits are least significant first; sections
-    are padded to whole bytes with zero bits. :class:`EliasFanoSequence` reads these bytes in
-    place with random access and ``next_geq``.
+    ``encode_sorted`` write the same bytes, which hold the values themselves). With
+    ``u = x[n-1]``, ``l`` the low-bit width minimising ``n*l + (u >> l)`` and ``z = u >> l``:
+    one byte ``l | c << 6`` (sampling period ``q = 128 << c``), ``z`` as a LEB128 varint, a
+    bit array of samples (``(n-1)//q`` entries ``x[k*q] >> l`` of ``bit_width(z)`` bits, then
+    ``z//q`` entries "index of the first value whose high part is >= k*q" of ``bit_width(n)``
+    bits), then one bit array holding the upper bits (``n + z`` bits; value ``i`` sets bit
+    ``(x[i] >> l) + i``) followed directly by the ``l`` low bits of each value. Bits are least
+    significant first; the two bit arrays are padded to whole bytes with zeros. The encoder
+    picks the smallest ``c`` keeping the size within ``max(1.031 * B, 1.04 * C)`` bits
+    (``B = n*l + n + z``, ``C = n*(2 + ceil(log2(u/n)))``). :class:`EliasFanoSequence` reads
+    these bytes in place with random access and ``next_geq``. Full decoding uses AVX-512
+    VBMI2 when available.
 
 Examples
 --------

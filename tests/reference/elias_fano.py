@@ -47,10 +47,10 @@ def sample_bits(n: int, z: int, c: int) -> tuple[int, list[int]]:
 
 
 def sampling_code(n: int, l: int, z: int, u: int) -> int:
-    """Smallest c whose samples take at most max(B/32, C - B) bits, with B = n*l + n + z the
-    Elias-Fano bits and C the classical bound."""
+    """Smallest c whose samples take at most max(B/32, floor(1.04*C) - B) bits, with
+    B = n*l + n + z the Elias-Fano bits and C the classical bound."""
     base = n * l + n + z
-    budget = max(base / 32, theoretical_bits(n, u) - base)
+    budget = max(base / 32, theoretical_bits(n, u) * 104 // 100 - base)
     for c in range(3):
         _, (s1, w1, s0, w0) = sample_bits(n, z, c)
         if s1 * w1 + s0 * w0 <= budget:
