@@ -38,5 +38,6 @@ void register_exceptions(py::module_& m);
 
 void bind_core(py::module_& m);
 void bind_codecs(py::module_& m);
+void bind_elias_fano(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   b::bind_core(m);
   auto codecs = m.def_submodule("codecs", "posting-list codecs");
   b::bind_codecs(codecs);
+  b::bind_elias_fano(codecs);
 }

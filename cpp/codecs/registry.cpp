@@ -1,5 +1,6 @@
 #include "codecs/codec.hpp"
 #include "codecs/elias.hpp"
+#include "codecs/elias_fano.hpp"
 #include "codecs/stream_vbyte.hpp"
 #include "codecs/vbyte.hpp"
 
@@ -11,6 +12,7 @@ const std::vector<const Codec*>& registry() {
       &stream_vbyte::kCodec,
       &elias::kGammaCodec,
       &elias::kDeltaCodec,
+      &elias_fano::kCodec,
   };
   return codecs;
 }

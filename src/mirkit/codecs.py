@@ -43,6 +43,20 @@ Codecs
     length prefix of more than 5 zero bits or a length above 33 is corrupt. Both decoders
     count leading zeros on a 64-bit buffer (two codes per refill) and switch, for runs of
     short codes such as term frequencies, to a table giving up to 8 codes per 12-bit lookup.
+``elias_fano``
+    Elias-Fano for non-decreasing sequences (``requires_sorted``; ``encode`` and
+    ``encode_sorted`` write the same bytes, which hold the values themselves). With
+    ``u = x[n-1]``, ``l`` the low-bit width minimising ``n*l + (u >> l)`` and ``z = u >> l``:
+    one byte ``l | c << 6`` (sampling period ``q = 128 << c``), ``z`` as a LEB128 varint, a
+    bit array of samples (``(n-1)//q`` entries ``x[k*q] >> l`` of ``bit_width(z)`` bits, then
+    ``z//q`` entries "index of the first value whose high part is >= k*q" of ``bit_width(n)``
+    bits), then one bit array holding the upper bits (``n + z`` bits; value ``i`` sets bit
+    ``(x[i] >> l) + i``) followed directly by the ``l`` low bits of each value. Bits are least
+    significant first; the two bit arrays are padded to whole bytes with zeros. The encoder
+    picks the smallest ``c`` keeping the size within ``max(1.031 * B, 1.04 * C)`` bits
+    (``B = n*l + n + z``, ``C = n*(2 + ceil(log2(u/n)))``). :class:`EliasFanoSequence` reads
+    these bytes in place with random access and ``next_geq``. Full decoding uses AVX-512
+    VBMI2 when available.
 
 Examples
 --------
@@ -67,7 +81,7 @@ import numpy as np
 from mirkit import _core
 from mirkit._validate import as_uint32_1d, check_count
 
-__all__ = ["Codec", "available", "get"]
+__all__ = ["Codec", "EliasFanoSequence", "available", "get"]
 
 _c = _core.codecs
 
@@ -209,3 +223,146 @@ def get(name: str) -> Codec:
     if codec is None:
         codec = _cache[name] = Codec(name)
     return codec
+
+
+class EliasFanoSequence:
+    """A non-decreasing uint32 sequence stored with Elias-Fano (codec ``'elias_fano'``) and
+    queried in place: random access and next-greater-or-equal search without decoding.
+
+    Build one with :meth:`from_values`, or wrap already encoded bytes with
+    ``EliasFanoSequence(data, count)``: the buffer is referenced, not copied, and checked once
+    (header, section sizes, upper bits, samples). Do not modify the buffer afterwards; answers
+    would be meaningless (but memory-safe).
+
+    Thread safety: immutable; every method may be called from many threads at once, and the
+    batched methods release the GIL.
+
+    Parameters
+    ----------
+    data : bytes-like
+        Bytes written by ``codecs.get('elias_fano').encode``; trailing bytes are ignored.
+    count : int
+        Number of values encoded in `data`.
+
+    Raises
+    ------
+    ValueError
+        If `data` is truncated or corrupt, or cannot hold `count` values.
+
+    Examples
+    --------
+    >>> from mirkit.codecs import EliasFanoSequence
+    >>> seq = EliasFanoSequence.from_values([3, 7, 7, 20, 1000])
+    >>> len(seq), seq[1], seq[-1]
+    (5, 7, 1000)
+    >>> seq.next_geq(8)
+    (3, 20)
+    >>> seq.next_geq(1001)
+    (5, None)
+    >>> seq.next_geq_many([0, 7, 21, 5000]).tolist()
+    [0, 1, 4, 5]
+    """
+
+    __slots__ = ("_seq",)
+
+    def __init__(self, data, count: int):
+        self._seq = _c.EliasFanoSequence(data, check_count(count))
+
+    @classmethod
+    def from_values(cls, values) -> "EliasFanoSequence":
+        """Encode a non-decreasing sequence of integers in [0, 2**32 - 1].
+
+        Raises
+        ------
+        TypeError
+            If `values` are not integers.
+        ValueError
+            If `values` is not 1-D, decreases somewhere, or does not fit in uint32.
+        """
+        obj = cls.__new__(cls)
+        obj._seq = _c.EliasFanoSequence.from_values(as_uint32_1d(values))
+        return obj
+
+    def __len__(self) -> int:
+        return len(self._seq)
+
+    def __getitem__(self, i) -> int:
+        """The value at index `i` (negative indices count from the end).
+
+        Raises
+        ------
+        IndexError
+            If `i` is out of range.
+        TypeError
+            If `i` is not an integer.
+        """
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"indices must be integers, got {type(i).__name__}")
+        i = int(i)
+        n = len(self._seq)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range for a sequence of {n} values")
+        return self._seq.access(i)
+
+    def next_geq(self, x: int) -> tuple:
+        """``(index, value)`` of the first value >= `x`, or ``(len(self), None)`` if none."""
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise TypeError(f"x must be an integer, got {type(x).__name__}")
+        x = int(x)
+        if x < 0:
+            return (0, self._seq.access(0)) if len(self._seq) else (0, None)
+        if x > 2**32 - 1:
+            return (len(self._seq), None)
+        return self._seq.next_geq(x)
+
+    def access_many(self, indices) -> np.ndarray:
+        """Values at `indices` (uint32, each < ``len(self)``); returns a uint32 array.
+
+        Raises
+        ------
+        IndexError
+            If an index is out of range.
+        """
+        return self._seq.access_many(as_uint32_1d(indices, "indices"))
+
+    def next_geq_many(self, targets, sorted_targets: bool = False) -> np.ndarray:
+        """For each target, the index of the first value >= it (``len(self)`` if none), as a
+        uint32 array: the same as ``np.searchsorted(values, targets, 'left')``.
+
+        With ``sorted_targets=True`` the targets must be non-decreasing and one forward cursor
+        answers them all (what a query does when it intersects lists), which is faster.
+
+        Raises
+        ------
+        ValueError
+            If `sorted_targets` is set and the targets decrease.
+        """
+        return self._seq.next_geq_many(as_uint32_1d(targets, "targets"), bool(sorted_targets))
+
+    def to_numpy(self) -> np.ndarray:
+        """All values, decoded into a new uint32 array."""
+        return self._seq.to_numpy()
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the encoded sequence in bytes."""
+        return self._seq.nbytes
+
+    @property
+    def bits_per_int(self) -> float:
+        """Encoded size in bits per value (``nan`` when empty)."""
+        n = len(self._seq)
+        return 8.0 * self._seq.nbytes / n if n else float("nan")
+
+    def tobytes(self) -> bytes:
+        """The encoded bytes (exactly :attr:`nbytes` of them)."""
+        return self._seq.data()
+
+    def __repr__(self) -> str:
+        return (
+            f"EliasFanoSequence(n={len(self._seq)}, nbytes={self._seq.nbytes}, "
+            f"low_bits={self._seq.low_bits})"
+        )
+
+    def __reduce__(self):
+        return (EliasFanoSequence, (self._seq.data(), len(self._seq)))
