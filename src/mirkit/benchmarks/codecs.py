@@ -150,15 +150,17 @@ def _elias_fano_rows(label: str, mono: np.ndarray, lists: Optional[PostingLists]
         expect_geq = np.searchsorted(docids, targets, side="left")
         expect_sorted = np.searchsorted(docids, sorted_targets, side="left")
         group = f"elias_fano skipping, {label} list {i} (n={docids.size:,}, u={int(docids[-1]):,})"
-        yield Row(group, "next_geq, random targets", lambda: seq.next_geq_many(targets), m,
-                  unit="ops", check=_equal_to(expect_geq))
+        # Default arguments bind this iteration's arrays (rows are timed after the loop ends).
+        yield Row(group, "next_geq, random targets",
+                  lambda s=seq, t=targets: s.next_geq_many(t), m, unit="ops",
+                  check=_equal_to(expect_geq))
         yield Row(group, "next_geq, sorted targets (cursor)",
-                  lambda: seq.next_geq_many(sorted_targets, sorted_targets=True), m,
+                  lambda s=seq, t=sorted_targets: s.next_geq_many(t, sorted_targets=True), m,
                   unit="ops", check=_equal_to(expect_sorted))
-        yield Row(group, "access(i), random i", lambda: seq.access_many(indices), m, unit="ops",
-                  check=_equal_to(docids[indices]))
+        yield Row(group, "access(i), random i", lambda s=seq, i=indices: s.access_many(i), m,
+                  unit="ops", check=_equal_to(docids[indices]))
         yield Row(group, "numpy searchsorted (random)",
-                  lambda: np.searchsorted(docids, targets), m, unit="ops")
+                  lambda d=docids, t=targets: np.searchsorted(d, t), m, unit="ops")
 
 
 def elias_fano_size_rows(lists: PostingLists) -> list[dict]:
