@@ -94,6 +94,7 @@ def info() -> dict:
     from mirkit import codecs
 
     kernels = {f"codecs.{name}": codecs.get(name).kernel_level for name in codecs.available()}
+    kernels["codecs.elias_fano.next_geq"] = _core.codecs.elias_fano_query_level()
     return {
         "version": __version__,
         "compiler": _core.compiler,
