@@ -125,7 +125,9 @@ def format_table(results: list[Result]) -> str:
     lines = []
     for group, rs in groups.items():
         lines.append(f"\n### {group}\n")
-        head = ["implementation", "median ms", f"M {rs[0].unit}/s", *extra_keys, "vs anchor"]
+        unit = rs[0].unit.rstrip("s")
+        head = ["implementation", "median ms", f"M {rs[0].unit}/s", f"ns/{unit}", *extra_keys,
+                "vs anchor"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
         for r in rs:
@@ -133,6 +135,7 @@ def format_table(results: list[Result]) -> str:
             extras = [_fmt(r.extra.get(k, "")) for k in extra_keys]
             lines.append(
                 f"| {r.label} | {r.median_s * 1e3:.3f} | {r.per_second / 1e6:,.0f} | "
+                f"{1e9 / r.per_second:.2f} | "
                 + " | ".join(extras) + (" | " if extras else "") + f"{ratio} |"
             )
     return "\n".join(lines) + "\n"
