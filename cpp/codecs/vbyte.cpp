@@ -40,11 +40,11 @@ inline constexpr bool kLittleEndian = false;
 // Encodes values[i] - values[i-1] (kDelta) or values[i]. Output bound: 5 bytes per value, so
 // while at least two values remain after this one, an 8-byte store at out + pos (pos <= 5 i)
 // ends at most at 5 i + 8 <= 5 n.
+// Starts at values[i] (gap from prev) and out + pos, with pos <= 5 i.
 template <bool kDelta>
-size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out) {
-  uint8_t* p = out;
-  uint32_t prev = 0;
-  size_t i = 0;
+size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out, size_t i = 0,
+                   size_t pos = 0, uint32_t prev = 0) {
+  uint8_t* p = out + pos;
   if constexpr (kLittleEndian) {
     for (; i + 2 < n; ++i) {
       p = put_wide(values[i] - prev, p);
@@ -94,6 +94,14 @@ size_t max_encoded_bytes(const uint32_t*, size_t n) { return n * kMaxBytesPerInt
 size_t max_decoded_count(size_t in_len) { return in_len; }
 
 using DecodeFn = size_t (*)(const uint8_t*, size_t, uint32_t*, size_t);
+using EncodeFn = size_t (*)(const uint32_t*, size_t, uint8_t*);
+
+size_t encode_scalar(const uint32_t* values, size_t n, uint8_t* out) {
+  return encode_impl<false>(values, n, out);
+}
+size_t encode_sorted_scalar(const uint32_t* values, size_t n, uint8_t* out) {
+  return encode_impl<true>(values, n, out);
+}
 
 size_t decode_sorted_scalar0(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
   return decode_sorted_scalar(in, in_len, out, n, 0);
@@ -105,7 +113,14 @@ const core::Dispatch<DecodeFn> kDecode{{decode_scalar, detail::decode_sse4, deta
 const core::Dispatch<DecodeFn> kDecodeSorted{
     {decode_sorted_scalar0, detail::decode_sorted_sse4, detail::decode_sorted_avx2,
      detail::decode_sorted_avx512, detail::decode_sorted_avx512vbmi}};
+const core::Dispatch<EncodeFn> kEncode{{encode_scalar, nullptr, nullptr, detail::encode_avx512,
+                                        detail::encode_avx512vbmi}};
+const core::Dispatch<EncodeFn> kEncodeSorted{{encode_sorted_scalar, nullptr, nullptr,
+                                              detail::encode_sorted_avx512,
+                                              detail::encode_sorted_avx512vbmi}};
 #else
+const core::Dispatch<EncodeFn> kEncode{{encode_scalar}};
+const core::Dispatch<EncodeFn> kEncodeSorted{{encode_sorted_scalar}};
 const core::Dispatch<DecodeFn> kDecode{{decode_scalar}};
 const core::Dispatch<DecodeFn> kDecodeSorted{{decode_sorted_scalar0}};
 #endif
@@ -121,12 +136,12 @@ core::SimdLevel decode_level() { return kDecode.chosen(); }
 }  // namespace
 
 size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
-  return encode_impl<false>(values, n, out);
+  return kEncode.get()(values, n, out);
 }
 
 size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out) {
   check_non_decreasing(values, n);
-  return encode_impl<true>(values, n, out);
+  return kEncodeSorted.get()(values, n, out);
 }
 
 size_t decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
@@ -139,6 +154,15 @@ size_t decode_sorted_scalar(const uint8_t* in, size_t in_len, uint32_t* out, siz
 }
 
 namespace detail {
+
+size_t encode_tail(const uint32_t* values, size_t i, size_t n, uint8_t* out, size_t pos) {
+  return encode_impl<false>(values, n, out, i, pos);
+}
+
+size_t encode_sorted_tail(const uint32_t* values, size_t i, size_t n, uint8_t* out, size_t pos,
+                          uint32_t prev) {
+  return encode_impl<true>(values, n, out, i, pos, prev);
+}
 
 size_t decode_tail(const uint8_t* in, size_t in_len, size_t pos, uint32_t* out, size_t i,
                    size_t n) {

@@ -48,6 +48,11 @@ size_t decode_sorted_tail(const uint8_t* in, size_t in_len, size_t pos, uint32_t
 // the scalar decoder would at integer i of n.
 size_t decode_one(const uint8_t* in, size_t in_len, size_t pos, uint32_t* value, size_t i,
                   size_t n);
+// Scalar encoding of values[i..n) (d-gaps from `prev` in the sorted form) at out + pos, where
+// pos <= 5 i; returns the total encoded size.
+size_t encode_tail(const uint32_t* values, size_t i, size_t n, uint8_t* out, size_t pos);
+size_t encode_sorted_tail(const uint32_t* values, size_t i, size_t n, uint8_t* out, size_t pos,
+                          uint32_t prev);
 
 // Masked VByte tables (Plaisance, Kurz & Lemire 2015, section 4), built at compile time in
 // vbyte_tables.cpp. The 12 continuation bits of the next 12 input bytes select a pattern:
@@ -76,6 +81,11 @@ size_t decode_avx512(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
 size_t decode_sorted_avx512(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
 size_t decode_avx512vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
 size_t decode_sorted_avx512vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t n);
+// Encoders (vbyte_encode.inl): byte-identical to the scalar encoder.
+size_t encode_avx512(const uint32_t* values, size_t n, uint8_t* out);
+size_t encode_sorted_avx512(const uint32_t* values, size_t n, uint8_t* out);
+size_t encode_avx512vbmi(const uint32_t* values, size_t n, uint8_t* out);
+size_t encode_sorted_avx512vbmi(const uint32_t* values, size_t n, uint8_t* out);
 #endif
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 // the chunk is passed; corrupt integers end in decode_one(), which throws as the scalar decoder
 // does. Scalar code finishes the last bytes and integers.
 #include "codecs/vbyte_masked.inl"
+#include "codecs/vbyte_encode.inl"
 
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* self-initialisation).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -168,6 +169,14 @@ size_t decode_avx512vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t
 
 size_t decode_sorted_avx512vbmi(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
   return decode_vbmi<true>(in, in_len, out, n);
+}
+
+size_t encode_avx512vbmi(const uint32_t* values, size_t n, uint8_t* out) {
+  return encode_loop</*kDelta=*/false, /*kCompress=*/true>(values, n, out);
+}
+
+size_t encode_sorted_avx512vbmi(const uint32_t* values, size_t n, uint8_t* out) {
+  return encode_loop</*kDelta=*/true, /*kCompress=*/true>(values, n, out);
 }
 
 }  // namespace mirkit::codecs::vbyte::detail
