@@ -39,5 +39,7 @@ void register_exceptions(py::module_& m);
 void bind_core(py::module_& m);
 void bind_codecs(py::module_& m);
 void bind_elias_fano(py::module_& m);
+void bind_analysis(py::module_& m);
+void bind_index(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -17,4 +17,8 @@ PYBIND11_MODULE(_core, m) {
   auto codecs = m.def_submodule("codecs", "posting-list codecs");
   b::bind_codecs(codecs);
   b::bind_elias_fano(codecs);
+  auto analysis = m.def_submodule("analysis", "text analysis: tokenizer, stopwords, Porter stemmer");
+  b::bind_analysis(analysis);
+  auto index = m.def_submodule("index", "inverted index: writer, reader, postings cursors");
+  b::bind_index(index);
 }
