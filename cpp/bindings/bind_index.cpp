@@ -1,7 +1,210 @@
+// Bindings of the index: builder, reader, postings cursor, CRC-32C.
+#include <string_view>
+#include <vector>
+
 #include "bindings/common.hpp"
+#include "core/crc32c.hpp"
+#include "core/files.hpp"
+#include "index/builder.hpp"
+#include "index/reader.hpp"
 
 namespace mirkit::bindings {
 
-void bind_index(py::module_&) {}
+namespace {
+
+using index::IndexBuilder;
+using index::IndexReader;
+using index::PostingCursor;
+
+// UTF-8 views of a list of str; the list keeps the strings (and their cached UTF-8) alive.
+std::vector<std::string_view> utf8_views(const py::list& items, const char* arg) {
+  std::vector<std::string_view> out;
+  out.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    PyObject* o = items[i].ptr();
+    if (!PyUnicode_Check(o)) {
+      throw py::type_error(std::string(arg) + "[" + std::to_string(i) + "] must be str, not " +
+                           Py_TYPE(o)->tp_name);
+    }
+    Py_ssize_t size;
+    const char* data = PyUnicode_AsUTF8AndSize(o, &size);
+    if (!data) throw py::error_already_set();
+    out.emplace_back(data, static_cast<size_t>(size));
+  }
+  return out;
+}
+
+index::AnalyzerConfig analyzer_config(const py::dict& d) {
+  index::AnalyzerConfig c;
+  for (auto [key, value] : d) {
+    std::string k = py::str(key);
+    if (k == "lowercase") c.lowercase = value.cast<bool>();
+    else if (k == "ascii_fold") c.ascii_fold = value.cast<bool>();
+    else if (k == "min_length") c.min_length = value.cast<uint32_t>();
+    else if (k == "max_length") c.max_length = value.cast<uint32_t>();
+    else if (k == "stopwords") c.stopwords = value.cast<bool>();
+    else if (k == "stem") c.stem = value.cast<bool>();
+    else throw py::value_error("unknown analyzer option '" + k + "'");
+  }
+  return c;
+}
+
+// A read-only numpy view of a mapped array; `owner` (the reader) keeps the mapping alive.
+template <class T>
+py::array_t<T> view(const index::Array<T>& a, py::handle owner) {
+  py::array_t<T> arr({static_cast<py::ssize_t>(a.size)}, {static_cast<py::ssize_t>(sizeof(T))},
+                     a.data ? a.data : reinterpret_cast<const T*>(&a), owner);
+  py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return arr;
+}
+
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
+}
+
+}  // namespace
+
+void bind_index(py::module_& m) {
+  py::register_exception<index::CorruptIndexError>(m, "IndexCorruptError", PyExc_ValueError);
+
+  m.def("crc32c", [](const py::buffer& data, uint32_t crc) {
+        ByteView v = byte_view(data, "data");
+        py::gil_scoped_release release;
+        return core::crc32c(v.data(), v.size(), crc);
+      }, py::arg("data"), py::arg("crc") = 0, "CRC-32C (Castagnoli) of a buffer, continuing crc.");
+  m.def("file_crc32c", [](const std::string& path) {
+        py::gil_scoped_release release;
+        core::MappedFile f(path);
+        return core::crc32c(f.data(), f.size());
+      }, py::arg("path"), "CRC-32C of a whole file (memory-mapped, GIL released).");
+  m.def("crc32c_level", [] { return core::level_name(core::crc32c_level()); });
+
+  py::class_<IndexBuilder>(m, "IndexBuilder")
+      .def(py::init([](std::string directory, const py::dict& analyzer, std::string docid_codec,
+                       std::string freq_codec, bool positions, unsigned threads,
+                       size_t memory_budget, double k1, double b) {
+             index::BuildOptions o;
+             o.analyzer = analyzer_config(analyzer);
+             o.docid_codec = std::move(docid_codec);
+             o.freq_codec = std::move(freq_codec);
+             o.positions = positions;
+             o.threads = threads;
+             o.memory_budget = memory_budget;
+             o.bm25 = {k1, b};
+             return std::make_unique<IndexBuilder>(std::move(directory), std::move(o));
+           }),
+           py::kw_only(), py::arg("directory"), py::arg("analyzer"), py::arg("docid_codec"),
+           py::arg("freq_codec"), py::arg("positions"), py::arg("threads"),
+           py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
+      .def("add_batch",
+           [](IndexBuilder& self, const py::list& ids, const py::list& texts) -> py::object {
+             if (ids.size() != texts.size()) throw py::value_error("ids and texts differ in length");
+             auto id_views = utf8_views(ids, "ids");
+             auto text_views = utf8_views(texts, "texts");
+             try {
+               py::gil_scoped_release release;
+               self.add_batch(id_views.data(), text_views.data(), id_views.size());
+             } catch (const index::DuplicateIdError& e) {
+               return py::make_tuple(e.batch_index, e.first_docid);
+             }
+             return py::none();
+           },
+           "Adds documents; returns None, or (batch index, first docid) of a repeated id, in "
+           "which case nothing of the batch was added.")
+      .def("finish", [](IndexBuilder& self) {
+             index::BuildStats s;
+             {
+               py::gil_scoped_release release;
+               s = self.finish();
+             }
+             py::list files;
+             for (const auto& f : s.files) files.append(py::make_tuple(f.name, f.bytes, f.crc32c));
+             py::dict d;
+             d["n_docs"] = s.n_docs;
+             d["n_terms"] = s.n_terms;
+             d["n_postings"] = s.n_postings;
+             d["total_tokens"] = s.total_tokens;
+             d["max_doc_length"] = s.max_doc_length;
+             d["runs"] = s.runs;
+             d["peak_memory"] = s.peak_memory;
+             d["files"] = files;
+             return d;
+           })
+      .def_property_readonly("n_docs", &IndexBuilder::n_docs)
+      .def_property_readonly("memory_used", &IndexBuilder::memory_used);
+
+  py::class_<PostingCursor>(m, "PostingCursor")
+      .def_property_readonly("docid", &PostingCursor::docid)
+      .def("next", &PostingCursor::next)
+      .def("next_geq", &PostingCursor::next_geq, py::arg("target"))
+      .def("shallow_next_geq", &PostingCursor::shallow_next_geq, py::arg("target"))
+      .def("freq", [](PostingCursor& c) {
+        if (c.docid() == index::kEndDocid) throw py::index_error("cursor is exhausted");
+        return c.freq();
+      })
+      .def("block_max_score", &PostingCursor::block_max_score)
+      .def("block_last_docid", &PostingCursor::block_last_docid)
+      .def_property_readonly("max_score", &PostingCursor::max_score)
+      .def_property_readonly("size", &PostingCursor::size)
+      .def_property_readonly("term", &PostingCursor::term)
+      .def("positions", [](PostingCursor& c) {
+        std::vector<uint32_t> out;
+        c.positions(out);
+        return to_numpy(std::move(out));
+      });
+
+  py::class_<IndexReader>(m, "IndexReader")
+      .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,
+                       uint64_t n_blocks, std::string docid_codec, std::string freq_codec,
+                       bool positions) {
+             index::IndexLayout l{n_docs, n_terms, n_blocks, std::move(docid_codec),
+                                  std::move(freq_codec), positions};
+             py::gil_scoped_release release;
+             return std::make_unique<IndexReader>(directory, l);
+           }),
+           py::kw_only(), py::arg("directory"), py::arg("n_docs"), py::arg("n_terms"),
+           py::arg("n_blocks"), py::arg("docid_codec"), py::arg("freq_codec"),
+           py::arg("positions"))
+      .def("term", [](const IndexReader& r, uint32_t t) { return std::string(r.term(t)); })
+      .def("find_term", &IndexReader::find_term)
+      .def("prefix_range", &IndexReader::prefix_range)
+      .def("doc_id", [](const IndexReader& r, uint32_t d) { return std::string(r.doc_id(d)); })
+      .def("doc_ids", [](const IndexReader& r) {
+        py::list out(r.n_docs());
+        for (uint32_t d = 0; d < r.n_docs(); ++d) {
+          std::string_view s = r.doc_id(d);
+          out[d] = py::reinterpret_steal<py::object>(
+              PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict"));
+        }
+        return out;
+      })
+      .def("terms", [](const IndexReader& r, uint32_t first, uint32_t last) {
+        py::list out;
+        for (uint32_t t = first; t < last && t < r.n_terms(); ++t) {
+          std::string_view s = r.term(t);
+          out.append(py::str(s.data(), s.size()));
+        }
+        return out;
+      })
+      .def("postings", [](const IndexReader& r, uint32_t t) {
+        std::vector<uint32_t> docids, freqs;
+        {
+          py::gil_scoped_release release;
+          r.postings(t, docids, freqs);
+        }
+        return py::make_tuple(to_numpy(std::move(docids)), to_numpy(std::move(freqs)));
+      })
+      .def("cursor", &IndexReader::cursor, py::keep_alive<0, 1>())
+      .def_property_readonly("df", [](py::object self) { return view(self.cast<const IndexReader&>().df, self); })
+      .def_property_readonly("cf", [](py::object self) { return view(self.cast<const IndexReader&>().cf, self); })
+      .def_property_readonly("doc_lengths", [](py::object self) { return view(self.cast<const IndexReader&>().doc_lengths, self); })
+      .def_property_readonly("term_max_score", [](py::object self) { return view(self.cast<const IndexReader&>().term_max_score, self); })
+      .def_property_readonly("term_blocks", [](py::object self) { return view(self.cast<const IndexReader&>().term_blocks, self); })
+      .def_property_readonly("block_max_score", [](py::object self) { return view(self.cast<const IndexReader&>().block_max_score, self); })
+      .def_property_readonly("block_last_docid", [](py::object self) { return view(self.cast<const IndexReader&>().block_last_docid, self); });
+}
 
 }  // namespace mirkit::bindings

@@ -1,0 +1,38 @@
+// BM25 (Robertson et al., TREC-3) as the index precomputes it for its block-max and term-max
+// scores. The idf is the non-negative Robertson-Sparck Jones form Lucene uses,
+// log(1 + (N - n + 0.5) / (n + 0.5)); the query engine's scorers (cpp/query/scorers.hpp) use the
+// same formula for the default BM25, so these bounds are exact maxima for it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace mirkit::index {
+
+struct Bm25Params {
+  double k1 = 0.9;  // Anserini/PISA defaults
+  double b = 0.4;
+};
+
+inline double bm25_idf(uint64_t n_docs, uint64_t df) {
+  double n = static_cast<double>(n_docs), d = static_cast<double>(df);
+  return std::log(1.0 + (n - d + 0.5) / (d + 0.5));
+}
+
+// Term weight of one posting: idf * tf (k1 + 1) / (tf + k1 (1 - b + b len / avg_len)).
+inline double bm25_term(double idf, uint32_t tf, uint32_t doc_length, double avg_length,
+                        const Bm25Params& p) {
+  double t = static_cast<double>(tf);
+  double norm = p.k1 * (1.0 - p.b + p.b * static_cast<double>(doc_length) / avg_length);
+  return idf * t * (p.k1 + 1.0) / (t + norm);
+}
+
+// Smallest float >= x, so a stored float bound is never below the double score.
+inline float float_upper_bound(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) < x) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+}  // namespace mirkit::index

@@ -1,0 +1,666 @@
+#include "index/builder.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <queue>
+
+#include "core/errors.hpp"
+#include "core/files.hpp"
+#include "core/parallel.hpp"
+#include "index/format.hpp"
+#include "index/string_map.hpp"
+
+namespace mirkit::index {
+
+namespace fs = std::filesystem;
+using core::FileWriter;
+
+DuplicateIdError::DuplicateIdError(size_t index, uint64_t first, const std::string& id)
+    : std::invalid_argument(core::message("duplicate document id '", id,
+                                          "' (first seen as document #", first, ")")),
+      batch_index(index),
+      first_docid(first) {}
+
+namespace {
+
+constexpr uint32_t kStopTerm = UINT32_MAX - 1;  // token cache value: the token is dropped
+
+// Postings of one term in the current run: varint (docid gap, tf, tf position gaps) per
+// posting; the first gap is taken from 0, so it is the absolute docid.
+struct TermBuffer {
+  std::vector<uint8_t> bytes;
+  uint32_t last_docid = 0;
+  uint32_t df = 0;
+};
+
+// What one worker produces for its slice of a batch.
+struct Worker {
+  StringMap cache;                      // raw token -> run term id or kStopTerm
+  std::vector<uint32_t> mark, slot;     // per run term id: last document seen, pair index
+  uint32_t stamp = 0;
+  std::string term;                     // scratch for to_term
+  std::vector<uint32_t> token_terms, token_positions, fill;
+  std::vector<uint32_t> doc_pairs_end, doc_lengths;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (term, tf) per document, then the next
+  std::vector<uint32_t> positions;                   // grouped by pair, ascending
+
+  void reset_output() {
+    doc_pairs_end.clear();
+    doc_lengths.clear();
+    pairs.clear();
+    positions.clear();
+  }
+  void reset_terms() {  // run term ids are about to be reused
+    cache.clear();
+    std::vector<uint32_t>().swap(mark);
+    std::vector<uint32_t>().swap(slot);
+    stamp = 0;
+  }
+};
+
+// The sorted entries of one run, from memory or from a spilled run file.
+struct RunEntry {
+  std::string_view term;
+  uint32_t df;
+  const uint8_t* data;
+  size_t size;
+};
+
+class RunSource {
+ public:
+  virtual ~RunSource() = default;
+  // false at the end of the run
+  virtual bool next(RunEntry& entry) = 0;
+};
+
+class FileRunSource : public RunSource {
+ public:
+  explicit FileRunSource(const std::string& path) : m_file(path), m_p(m_file.data()) {}
+  bool next(RunEntry& e) override {
+    const uint8_t* end = m_file.data() + m_file.size();
+    if (m_p == end) return false;
+    uint32_t len = 0, df = 0, size = 0;
+    const uint8_t* p = core::get_varint(m_p, end, len);
+    if (p && static_cast<size_t>(end - p) >= len) {
+      e.term = std::string_view(reinterpret_cast<const char*>(p), len);
+      p = core::get_varint(p + len, end, df);
+      if (p) p = core::get_varint(p, end, size);
+      if (p && static_cast<size_t>(end - p) >= size) {
+        e.df = df;
+        e.data = p;
+        e.size = size;
+        m_p = p + size;
+        return true;
+      }
+    }
+    throw std::runtime_error("run file " + m_file.path() + " is truncated");
+  }
+
+ private:
+  core::MappedFile m_file;
+  const uint8_t* m_p;
+};
+
+class MemoryRunSource : public RunSource {
+ public:
+  MemoryRunSource(const StringMap& dict, const std::vector<TermBuffer>& buffers,
+                  std::vector<uint32_t> order)
+      : m_dict(dict), m_buffers(buffers), m_order(std::move(order)) {}
+  bool next(RunEntry& e) override {
+    uint32_t t;
+    do {
+      if (m_i == m_order.size()) return false;
+      t = m_order[m_i++];
+    } while (m_buffers[t].df == 0);  // entered the dictionary in a batch that failed
+    const TermBuffer& b = m_buffers[t];
+    e = RunEntry{m_dict.key(t), b.df, b.bytes.data(), b.bytes.size()};
+    return true;
+  }
+
+ private:
+  const StringMap& m_dict;
+  const std::vector<TermBuffer>& m_buffers;
+  std::vector<uint32_t> m_order;
+  size_t m_i = 0;
+};
+
+// A set of 64-bit id hashes (open addressing, load <= 1/2); 0 marks an empty slot.
+class IdHashSet {
+ public:
+  IdHashSet() : m_slots(1 << 16, 0) {}
+  bool contains(uint64_t h) const {
+    h = h ? h : 1;
+    for (size_t i = h & mask();; i = (i + 1) & mask()) {
+      if (m_slots[i] == h) return true;
+      if (m_slots[i] == 0) return false;
+    }
+  }
+  void insert(uint64_t h) {
+    h = h ? h : 1;
+    size_t i = h & mask();
+    while (m_slots[i] != 0) {
+      if (m_slots[i] == h) return;
+      i = (i + 1) & mask();
+    }
+    m_slots[i] = h;
+    if (2 * ++m_size > m_slots.size()) grow();
+  }
+  size_t memory() const { return m_slots.capacity() * sizeof(uint64_t); }
+
+ private:
+  size_t mask() const { return m_slots.size() - 1; }
+  void grow() {
+    std::vector<uint64_t> old(m_slots.size() * 2, 0);
+    old.swap(m_slots);
+    m_size = 0;
+    for (uint64_t h : old) {
+      if (h) insert(h);
+    }
+  }
+  std::vector<uint64_t> m_slots;
+  size_t m_size = 0;
+};
+
+}  // namespace
+
+struct IndexBuilder::State {
+  std::string dir;
+  BuildOptions options;
+  Analyzer analyzer;
+  const codecs::Codec* docid_codec;
+  const codecs::Codec* freq_codec;
+  unsigned threads;
+
+  // current run
+  StringMap dict;
+  std::vector<TermBuffer> buffers;
+  size_t buffer_bytes = 0;
+  std::mutex dict_mutex;
+  std::vector<Worker> workers;
+  std::vector<std::string> run_files;
+
+  // per document
+  std::vector<uint32_t> doc_lengths;
+  std::vector<uint64_t> id_offsets{0};
+  IdHashSet id_hashes;
+  std::unique_ptr<FileWriter> ids_file;
+
+  uint64_t total_tokens = 0;
+  uint32_t max_doc_length = 0;
+  size_t peak_memory = 0;
+  bool finished = false;
+
+  State(std::string directory, BuildOptions opts)
+      : dir(std::move(directory)), options(std::move(opts)), analyzer(options.analyzer) {
+    docid_codec = codecs::find_codec(options.docid_codec);
+    freq_codec = codecs::find_codec(options.freq_codec);
+    if (!docid_codec) core::fail_value("unknown docid codec '", options.docid_codec, "'");
+    if (!freq_codec) core::fail_value("unknown freq codec '", options.freq_codec, "'");
+    if (!(options.bm25.k1 >= 0) || !(options.bm25.b >= 0 && options.bm25.b <= 1)) {
+      core::fail_value("BM25 needs k1 >= 0 and 0 <= b <= 1; got k1=", options.bm25.k1,
+                       " b=", options.bm25.b);
+    }
+    threads = core::resolve_threads(options.threads);
+    workers.resize(threads);
+    ids_file = std::make_unique<FileWriter>(path("doc_ids.bin"));
+  }
+
+  std::string path(const char* name) const { return (fs::path(dir) / name).string(); }
+
+  size_t memory() const {
+    size_t m = buffer_bytes + dict.memory() + buffers.capacity() * sizeof(TermBuffer);
+    for (const Worker& w : workers) {
+      m += w.cache.memory() + (w.mark.capacity() + w.slot.capacity()) * sizeof(uint32_t);
+    }
+    return m;
+  }
+
+  uint32_t term_of_token(Worker& w, std::string_view token) {
+    uint32_t cached = w.cache.find(token);
+    if (cached != StringMap::kNone) return w.cache.value(cached);
+    uint32_t term = kStopTerm;
+    if (analyzer.to_term(token, w.term)) {
+      std::lock_guard<std::mutex> lock(dict_mutex);
+      bool inserted;
+      term = dict.insert(w.term, 0, inserted);
+    }
+    bool inserted;
+    w.cache.insert(token, term, inserted);
+    return term;
+  }
+
+  // Phase 1 (parallel): analyze documents [lo, hi) into w's (term, tf) pairs and positions.
+  void analyze_slice(Worker& w, const std::string_view* texts, size_t lo, size_t hi) {
+    const bool want_positions = options.positions;
+    w.reset_output();
+    for (size_t i = lo; i < hi; ++i) {
+      w.token_terms.clear();
+      w.token_positions.clear();
+      analyzer.tokenize(texts[i], [&](std::string_view token, uint32_t position) {
+        uint32_t term = term_of_token(w, token);
+        if (term == kStopTerm) return;
+        w.token_terms.push_back(term);
+        if (want_positions) w.token_positions.push_back(position);
+      });
+      if (++w.stamp == 0) {  // stamps wrapped: forget every mark
+        std::fill(w.mark.begin(), w.mark.end(), 0);
+        w.stamp = 1;
+      }
+      const size_t first_pair = w.pairs.size();
+      for (uint32_t t : w.token_terms) {
+        if (t >= w.mark.size()) {
+          w.mark.resize(std::max<size_t>(t + 1, 2 * w.mark.size()), 0);
+          w.slot.resize(w.mark.size());
+        }
+        if (w.mark[t] != w.stamp) {
+          w.mark[t] = w.stamp;
+          w.slot[t] = static_cast<uint32_t>(w.pairs.size());
+          w.pairs.emplace_back(t, 1);
+        } else {
+          ++w.pairs[w.slot[t]].second;
+        }
+      }
+      if (want_positions) {
+        // Counting sort of the token positions by pair.
+        size_t n_pairs = w.pairs.size() - first_pair;
+        w.fill.resize(n_pairs);
+        uint32_t at = static_cast<uint32_t>(w.positions.size());
+        for (size_t k = 0; k < n_pairs; ++k) {
+          w.fill[k] = at;
+          at += w.pairs[first_pair + k].second;
+        }
+        w.positions.resize(at);
+        for (size_t k = 0; k < w.token_terms.size(); ++k) {
+          uint32_t pair = w.slot[w.token_terms[k]] - static_cast<uint32_t>(first_pair);
+          w.positions[w.fill[pair]++] = w.token_positions[k];
+        }
+      }
+      w.doc_pairs_end.push_back(static_cast<uint32_t>(w.pairs.size()));
+      w.doc_lengths.push_back(static_cast<uint32_t>(w.token_terms.size()));
+    }
+  }
+
+  // Phase 2 (serial): append w's documents, numbered from first_docid, to the term buffers.
+  void append_postings(const Worker& w, uint32_t first_docid) {
+    if (buffers.size() < dict.size()) buffers.resize(dict.size());
+    uint8_t tmp[5 * 2];
+    size_t pair = 0, pos = 0;
+    for (size_t d = 0; d < w.doc_pairs_end.size(); ++d) {
+      const uint32_t docid = first_docid + static_cast<uint32_t>(d);
+      for (; pair < w.doc_pairs_end[d]; ++pair) {
+        auto [t, tf] = w.pairs[pair];
+        TermBuffer& b = buffers[t];
+        const size_t before = b.bytes.capacity();
+        uint8_t* e = core::put_varint(tmp, docid - b.last_docid);
+        e = core::put_varint(e, tf);
+        b.bytes.insert(b.bytes.end(), tmp, e);
+        if (options.positions) {
+          uint32_t prev = 0;
+          for (uint32_t k = 0; k < tf; ++k, ++pos) {
+            core::append_varint(b.bytes, w.positions[pos] - prev);
+            prev = w.positions[pos];
+          }
+        }
+        b.last_docid = docid;
+        ++b.df;
+        buffer_bytes += b.bytes.capacity() - before;
+      }
+      doc_lengths.push_back(w.doc_lengths[d]);
+      total_tokens += w.doc_lengths[d];
+      max_doc_length = std::max(max_doc_length, w.doc_lengths[d]);
+    }
+  }
+
+  // Run term ids sorted by term; resizes buffers to cover terms of failed batches (df 0).
+  std::vector<uint32_t> sorted_terms() {
+    buffers.resize(dict.size());
+    std::vector<uint32_t> order(dict.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return dict.key(a) < dict.key(b); });
+    return order;
+  }
+
+  void spill() {
+    fs::create_directories(fs::path(dir) / "runs");
+    std::string name = (fs::path(dir) / "runs" / core::message("run-", run_files.size())).string();
+    {
+      FileWriter out(name);
+      uint8_t tmp[15];
+      for (uint32_t t : sorted_terms()) {
+        std::string_view term = dict.key(t);
+        const TermBuffer& b = buffers[t];
+        if (b.df == 0) continue;  // entered the dictionary in a batch that failed
+        out.write(tmp, core::put_varint(tmp, static_cast<uint32_t>(term.size())) - tmp);
+        out.write(term.data(), term.size());
+        uint8_t* e = core::put_varint(tmp, b.df);
+        e = core::put_varint(e, static_cast<uint32_t>(b.bytes.size()));
+        out.write(tmp, e - tmp);
+        out.write(b.bytes.data(), b.bytes.size());
+      }
+      out.close();
+    }
+    run_files.push_back(name);
+    dict.clear();
+    std::vector<TermBuffer>().swap(buffers);
+    buffer_bytes = 0;
+    for (Worker& w : workers) w.reset_terms();
+  }
+
+  void check_ids(const std::string_view* ids, size_t n) {
+    StringMap batch;
+    for (size_t i = 0; i < n; ++i) {
+      bool inserted;
+      uint32_t first = batch.insert(ids[i], static_cast<uint32_t>(i), inserted);
+      if (!inserted) throw DuplicateIdError(i, doc_lengths.size() + first, std::string(ids[i]));
+      if (id_hashes.contains(StringMap::hash(ids[i]))) {
+        int64_t earlier = find_written_id(ids[i]);
+        if (earlier >= 0) throw DuplicateIdError(i, earlier, std::string(ids[i]));
+      }
+    }
+  }
+
+  // Linear scan of the ids written so far; only runs when a 64-bit id hash repeats.
+  int64_t find_written_id(std::string_view id) {
+    ids_file->flush();
+    core::MappedFile written(path("doc_ids.bin"));
+    for (size_t d = 0; d + 1 < id_offsets.size(); ++d) {
+      std::string_view s(reinterpret_cast<const char*>(written.data()) + id_offsets[d],
+                         id_offsets[d + 1] - id_offsets[d]);
+      if (s == id) return static_cast<int64_t>(d);
+    }
+    return -1;
+  }
+
+  void add_batch(const std::string_view* ids, const std::string_view* texts, size_t n) {
+    if (finished) throw std::logic_error("IndexBuilder: add_batch after finish");
+    if (n == 0) return;
+    if (doc_lengths.size() + n > kMaxDocs) core::fail_value("too many documents for one index");
+    check_ids(ids, n);
+    // Slices in proportion to text bytes, so threads get similar work.
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += texts[i].size() + 16;
+    std::vector<size_t> bounds{0};
+    size_t acc = 0;
+    for (size_t i = 0, s = 1; i < n && s < threads; ++i) {
+      acc += texts[i].size() + 16;
+      if (acc * threads >= total * s) {
+        bounds.push_back(i + 1);
+        ++s;
+      }
+    }
+    bounds.push_back(n);
+    const size_t slices = bounds.size() - 1;
+    core::parallel_for(slices, threads, [&](size_t s) {
+      analyze_slice(workers[s], texts, bounds[s], bounds[s + 1]);
+    });
+    for (size_t s = 0; s < slices; ++s) {
+      append_postings(workers[s], static_cast<uint32_t>(doc_lengths.size()));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      ids_file->write(ids[i].data(), ids[i].size());
+      id_offsets.push_back(ids_file->bytes());
+      id_hashes.insert(StringMap::hash(ids[i]));
+    }
+    size_t mem = memory();
+    peak_memory = std::max(peak_memory, mem);
+    if (mem > options.memory_budget) spill();
+  }
+
+  BuildStats finish();
+};
+
+namespace {
+
+// Encodes the merged postings of each term into blocks and writes every output file.
+class BlockWriter {
+ public:
+  BlockWriter(const std::string& dir, const BuildOptions& options, const codecs::Codec& docs,
+              const codecs::Codec& freqs, const std::vector<uint32_t>& doc_lengths,
+              uint64_t total_tokens)
+      : m_options(options),
+        m_docs_codec(docs),
+        m_freqs_codec(freqs),
+        m_freq_coding(freq_coding(freqs)),
+        m_doc_lengths(doc_lengths),
+        m_avg_length(doc_lengths.empty() || total_tokens == 0
+                         ? 1.0
+                         : static_cast<double>(total_tokens) / doc_lengths.size()) {
+    for (const char* name : kFiles) {
+      if (!options.positions && std::strstr(name, "positions")) continue;
+      m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / name).string()));
+    }
+    m_terms_offsets().put<uint64_t>(0);
+    m_term_blocks().put<uint64_t>(0);
+  }
+
+  void begin_term(std::string_view term, uint64_t df) {
+    m_terms().write(term.data(), term.size());
+    m_terms_offsets().put<uint64_t>(m_terms().bytes());
+    m_df().put<uint32_t>(static_cast<uint32_t>(df));
+    m_idf = bm25_idf(m_doc_lengths.size(), df);
+    m_cf = 0;
+    m_term_max = 0;
+    m_prev_last = -1;
+    ++m_n_terms;
+  }
+
+  void add(uint32_t docid, uint32_t tf, const uint32_t* positions) {
+    m_docids[m_n] = docid;
+    m_tfs[m_n] = tf;
+    if (m_options.positions) {
+      uint32_t prev = 0;
+      for (uint32_t k = 0; k < tf; ++k) {
+        core::append_varint(m_positions, positions[k] - prev);
+        prev = positions[k];
+      }
+    }
+    m_cf += tf;
+    if (++m_n == kBlockSize) flush_block();
+  }
+
+  void end_term() {
+    if (m_n) flush_block();
+    m_cf_file().put<uint64_t>(m_cf);
+    m_term_max_file().put<float>(float_upper_bound(m_term_max));
+    m_term_blocks().put<uint64_t>(m_n_blocks);
+  }
+
+  std::vector<FileInfo> close() {
+    std::vector<FileInfo> info;
+    for (auto& f : m_files) {
+      f->close();
+      info.push_back({fs::path(f->path()).filename().string(), f->bytes(), f->crc()});
+    }
+    return info;
+  }
+
+  uint64_t n_terms() const { return m_n_terms; }
+  uint64_t n_postings() const { return m_n_postings; }
+
+ private:
+  static constexpr const char* kFiles[] = {
+      "terms.bin",         "term_offsets.u64",     "term_df.u32",       "term_cf.u64",
+      "term_blocks.u64",   "term_max_score.f32",   "block_last_docid.u32", "block_docs_end.u64",
+      "block_freqs_end.u64", "block_max_score.f32", "docids.bin",        "freqs.bin",
+      "positions.bin",     "block_positions_end.u64"};
+  FileWriter& m_terms() { return *m_files[0]; }
+  FileWriter& m_terms_offsets() { return *m_files[1]; }
+  FileWriter& m_df() { return *m_files[2]; }
+  FileWriter& m_cf_file() { return *m_files[3]; }
+  FileWriter& m_term_blocks() { return *m_files[4]; }
+  FileWriter& m_term_max_file() { return *m_files[5]; }
+  FileWriter& m_block_last() { return *m_files[6]; }
+  FileWriter& m_block_docs_end() { return *m_files[7]; }
+  FileWriter& m_block_freqs_end() { return *m_files[8]; }
+  FileWriter& m_block_max() { return *m_files[9]; }
+  FileWriter& m_docids_file() { return *m_files[10]; }
+  FileWriter& m_freqs_file() { return *m_files[11]; }
+  FileWriter& m_positions_file() { return *m_files[12]; }
+  FileWriter& m_block_positions_end() { return *m_files[13]; }
+
+  void flush_block() {
+    const uint32_t base = static_cast<uint32_t>(m_prev_last + 1);
+    uint32_t values[kBlockSize];
+    for (uint32_t i = 0; i < m_n; ++i) values[i] = m_docids[i] - base;
+    m_scratch.resize(std::max(m_docs_codec.max_encoded_bytes(values, m_n), size_t{16}));
+    size_t bytes = m_docs_codec.requires_sorted
+                       ? m_docs_codec.encode(values, m_n, m_scratch.data())
+                       : m_docs_codec.encode_sorted(values, m_n, m_scratch.data());
+    m_docids_file().write(m_scratch.data(), bytes);
+    m_block_docs_end().put<uint64_t>(m_docids_file().bytes());
+
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < m_n; ++i) {
+      switch (m_freq_coding) {
+        case FreqCoding::kMinusOne: values[i] = m_tfs[i] - 1; break;
+        case FreqCoding::kPlain: values[i] = m_tfs[i]; break;
+        case FreqCoding::kPrefixSum: values[i] = sum += m_tfs[i]; break;
+      }
+    }
+    m_scratch.resize(std::max(m_freqs_codec.max_encoded_bytes(values, m_n), size_t{16}));
+    bytes = m_freqs_codec.encode(values, m_n, m_scratch.data());
+    m_freqs_file().write(m_scratch.data(), bytes);
+    m_block_freqs_end().put<uint64_t>(m_freqs_file().bytes());
+
+    double block_max = 0;
+    for (uint32_t i = 0; i < m_n; ++i) {
+      double s = bm25_term(m_idf, m_tfs[i], m_doc_lengths[m_docids[i]], m_avg_length,
+                           m_options.bm25);
+      block_max = std::max(block_max, s);
+    }
+    m_term_max = std::max(m_term_max, block_max);
+    m_block_max().put<float>(float_upper_bound(block_max));
+    m_block_last().put<uint32_t>(m_docids[m_n - 1]);
+    if (m_options.positions) {
+      m_positions_file().write(m_positions.data(), m_positions.size());
+      m_block_positions_end().put<uint64_t>(m_positions_file().bytes());
+      m_positions.clear();
+    }
+    m_prev_last = m_docids[m_n - 1];
+    m_n_postings += m_n;
+    m_n = 0;
+    ++m_n_blocks;
+  }
+
+  const BuildOptions& m_options;
+  const codecs::Codec& m_docs_codec;
+  const codecs::Codec& m_freqs_codec;
+  const FreqCoding m_freq_coding;
+  const std::vector<uint32_t>& m_doc_lengths;
+  const double m_avg_length;
+  std::vector<std::unique_ptr<FileWriter>> m_files;
+  std::vector<uint8_t> m_scratch, m_positions;
+  uint32_t m_docids[kBlockSize], m_tfs[kBlockSize];
+  uint32_t m_n = 0;
+  int64_t m_prev_last = -1;
+  double m_idf = 0, m_term_max = 0;
+  uint64_t m_cf = 0, m_n_blocks = 0, m_n_terms = 0, m_n_postings = 0;
+};
+
+// Decodes one run entry's postings and feeds them to the block writer.
+void replay(const RunEntry& e, bool positions, BlockWriter& out, std::vector<uint32_t>& pos) {
+  const uint8_t* p = e.data;
+  const uint8_t* end = e.data + e.size;
+  uint32_t docid = 0;
+  for (uint32_t k = 0; k < e.df; ++k) {
+    uint32_t gap = 0, tf = 0;
+    p = core::get_varint(p, end, gap);
+    if (p) p = core::get_varint(p, end, tf);
+    if (!p) throw std::runtime_error("corrupt run entry for term " + std::string(e.term));
+    docid += gap;
+    pos.resize(tf);
+    if (positions) {
+      uint32_t at = 0;
+      for (uint32_t j = 0; j < tf && p; ++j) {
+        uint32_t g = 0;
+        p = core::get_varint(p, end, g);
+        pos[j] = at += g;
+      }
+      if (!p) throw std::runtime_error("corrupt run entry for term " + std::string(e.term));
+    }
+    out.add(docid, tf, pos.data());
+  }
+}
+
+}  // namespace
+
+BuildStats IndexBuilder::State::finish() {
+  if (finished) throw std::logic_error("IndexBuilder: finish called twice");
+  finished = true;
+  BuildStats stats;
+  stats.runs = static_cast<uint32_t>(run_files.size());
+  stats.peak_memory = peak_memory;
+
+  ids_file->close();
+  {
+    FileWriter offsets(path("doc_id_offsets.u64"));
+    offsets.write_array(id_offsets.data(), id_offsets.size());
+    offsets.close();
+    stats.files.push_back({"doc_id_offsets.u64", offsets.bytes(), offsets.crc()});
+    stats.files.push_back({"doc_ids.bin", ids_file->bytes(), ids_file->crc()});
+    FileWriter lengths(path("doc_lengths.u32"));
+    lengths.write_array(doc_lengths.data(), doc_lengths.size());
+    lengths.close();
+    stats.files.push_back({"doc_lengths.u32", lengths.bytes(), lengths.crc()});
+  }
+
+  std::vector<std::unique_ptr<RunSource>> sources;
+  for (const std::string& f : run_files) sources.push_back(std::make_unique<FileRunSource>(f));
+  sources.push_back(std::make_unique<MemoryRunSource>(dict, buffers, sorted_terms()));
+
+  BlockWriter out(dir, options, *docid_codec, *freq_codec, doc_lengths, total_tokens);
+  std::vector<uint32_t> pos;
+  // k-way merge by term; equal terms come out in run order, which is docid order.
+  std::vector<RunEntry> heads(sources.size());
+  auto later = [&](size_t a, size_t b) {
+    return heads[a].term != heads[b].term ? heads[a].term > heads[b].term : a > b;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
+  for (size_t s = 0; s < sources.size(); ++s) {
+    if (sources[s]->next(heads[s])) heap.push(s);
+  }
+  std::vector<size_t> same;
+  while (!heap.empty()) {
+    same.clear();
+    std::string_view term = heads[heap.top()].term;
+    uint64_t df = 0;
+    while (!heap.empty() && heads[heap.top()].term == term) {
+      same.push_back(heap.top());
+      df += heads[heap.top()].df;
+      heap.pop();
+    }
+    out.begin_term(term, df);
+    for (size_t s : same) replay(heads[s], options.positions, out, pos);
+    out.end_term();
+    for (size_t s : same) {
+      if (sources[s]->next(heads[s])) heap.push(s);
+    }
+  }
+  for (FileInfo& f : out.close()) stats.files.push_back(std::move(f));
+  sources.clear();
+  if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
+
+  stats.n_docs = doc_lengths.size();
+  stats.n_terms = out.n_terms();
+  stats.n_postings = out.n_postings();
+  stats.total_tokens = total_tokens;
+  stats.max_doc_length = max_doc_length;
+  return stats;
+}
+
+IndexBuilder::IndexBuilder(std::string directory, BuildOptions options)
+    : m(std::make_unique<State>(std::move(directory), std::move(options))) {}
+IndexBuilder::~IndexBuilder() = default;
+
+void IndexBuilder::add_batch(const std::string_view* ids, const std::string_view* texts,
+                             size_t n) {
+  m->add_batch(ids, texts, n);
+}
+BuildStats IndexBuilder::finish() { return m->finish(); }
+uint64_t IndexBuilder::n_docs() const { return m->doc_lengths.size(); }
+size_t IndexBuilder::memory_used() const { return m->memory(); }
+
+}  // namespace mirkit::index

@@ -1,0 +1,84 @@
+// Index building: single-pass in-memory inversion under a memory budget, with sorted runs
+// spilled to disk and merged at the end (the classic SPIMI scheme, Heinz & Zobel 2003).
+//
+// Documents arrive in batches. Each batch is analyzed by `threads` workers over contiguous
+// slices of the batch (tokenize, map tokens to terms through a per-worker cache, count term
+// frequencies and positions); the serial step then appends each document's postings, in docid
+// order, to per-term varint buffers. When the buffers and dictionary outgrow the budget, the run
+// is written to disk sorted by term and memory starts over. finish() merges the runs term by
+// term (postings concatenate, because runs cover increasing docid ranges) and encodes blocks, so
+// the output depends only on the documents and options: spilled, single- and multi-threaded
+// builds are byte-identical.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "index/analyzer.hpp"
+#include "index/bm25.hpp"
+
+namespace mirkit::index {
+
+struct BuildOptions {
+  AnalyzerConfig analyzer;
+  std::string docid_codec = "bp128";
+  std::string freq_codec = "bp128";
+  bool positions = false;
+  unsigned threads = 1;
+  size_t memory_budget = size_t{1} << 30;  // bytes of postings buffers + dictionaries
+  Bm25Params bm25;
+};
+
+struct FileInfo {
+  std::string name;
+  uint64_t bytes;
+  uint32_t crc32c;
+};
+
+struct BuildStats {
+  uint64_t n_docs = 0;
+  uint64_t n_terms = 0;
+  uint64_t n_postings = 0;
+  uint64_t total_tokens = 0;  // indexed tokens (sum of document lengths)
+  uint32_t max_doc_length = 0;
+  uint32_t runs = 0;            // runs spilled to disk (0: everything fit the budget)
+  uint64_t peak_memory = 0;     // peak of the budgeted structures, bytes
+  std::vector<FileInfo> files;  // every file written, in a fixed order
+};
+
+// Thrown by add_batch() when a document id repeats an earlier one; nothing of the batch has
+// been added, so the caller may drop that document and resubmit the rest.
+class DuplicateIdError : public std::invalid_argument {
+ public:
+  DuplicateIdError(size_t batch_index, uint64_t first_docid, const std::string& id);
+  size_t batch_index;    // position of the repeated id in the batch
+  uint64_t first_docid;  // internal docid of its first occurrence
+};
+
+class IndexBuilder {
+ public:
+  // Writes into `directory`, which must exist and be empty (the caller renames it into place).
+  IndexBuilder(std::string directory, BuildOptions options);
+  ~IndexBuilder();
+  IndexBuilder(const IndexBuilder&) = delete;
+  IndexBuilder& operator=(const IndexBuilder&) = delete;
+
+  // ids and texts are UTF-8; the views need only live through the call.
+  void add_batch(const std::string_view* ids, const std::string_view* texts, size_t n);
+  // Merges and writes every file; the builder is spent afterwards.
+  BuildStats finish();
+
+  uint64_t n_docs() const;
+  size_t memory_used() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> m;
+};
+
+}  // namespace mirkit::index

@@ -1,0 +1,58 @@
+// The on-disk layout of a mirkit index (format version 1). An index is a directory:
+//
+//   manifest.json            written last (by mirkit/index.py): format version, analyzer, codecs,
+//                            BM25 parameters, statistics, and the size + CRC-32C of every file
+//   terms.bin                index terms, UTF-8, sorted bytewise and concatenated
+//   term_offsets.u64         n_terms + 1 offsets into terms.bin
+//   term_df.u32              document frequency per term
+//   term_cf.u64              collection frequency (total occurrences) per term
+//   term_blocks.u64          n_terms + 1: term t owns blocks [term_blocks[t], term_blocks[t+1])
+//   term_max_score.f32       max BM25 score of the term over its postings (default parameters)
+//   block_last_docid.u32     last docid of each block (the skip list)
+//   block_docs_end.u64       end offset of each block in docids.bin (start = previous end)
+//   block_freqs_end.u64      end offset of each block in freqs.bin
+//   block_max_score.f32      max BM25 score inside each block (default parameters)
+//   docids.bin, freqs.bin    the compressed blocks, docids and frequencies in separate streams
+//   doc_lengths.u32          indexed tokens per document
+//   doc_ids.bin              external document ids, UTF-8, concatenated in internal docid order
+//   doc_id_offsets.u64       n_docs + 1 offsets into doc_ids.bin
+//   positions.bin            optional: per block, for each posting, its tf positions as varint
+//   block_positions_end.u64  optional: end offset of each block in positions.bin
+//
+// Integers are little-endian. Each block holds kBlockSize postings (the last block of a term
+// fewer). Block docids are stored relative to base = previous block's last docid + 1 (0 for a
+// term's first block): with the codec's sorted variant (d-gaps, prefix sum fused into decoding)
+// or, for codecs whose plain form needs sorted input (Elias-Fano), as the values themselves.
+// Frequencies are stored as tf - 1 when the codec can store 0, as tf when it cannot (Elias
+// gamma/delta), and as running sums of tf when it needs sorted input. Scores are float32 rounded
+// up, so they are upper bounds of the double-precision score.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "codecs/codec.hpp"
+
+namespace mirkit::index {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kBlockSize = 128;
+inline constexpr uint32_t kEndDocid = UINT32_MAX;  // a cursor past its last posting
+inline constexpr uint32_t kMaxDocs = UINT32_MAX - 1;
+
+// A damaged or inconsistent index file; the message names the file. Maps to
+// mirkit.index.IndexCorruptError (a ValueError).
+class CorruptIndexError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class FreqCoding { kMinusOne, kPlain, kPrefixSum };
+
+inline FreqCoding freq_coding(const codecs::Codec& codec) {
+  if (codec.requires_sorted) return FreqCoding::kPrefixSum;
+  return codec.accepts_zero ? FreqCoding::kMinusOne : FreqCoding::kPlain;
+}
+
+}  // namespace mirkit::index

@@ -1,0 +1,314 @@
+#include "index/reader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/errors.hpp"
+
+namespace mirkit::index {
+
+namespace fs = std::filesystem;
+
+namespace {
+template <class... Parts>
+[[noreturn]] void corrupt(const Parts&... parts) {
+  throw CorruptIndexError(core::message("index corrupt: ", parts...));
+}
+}  // namespace
+
+template <class T>
+Array<T> IndexReader::map_array(const char* name, uint64_t count) {
+  const core::MappedFile& f = file(name);
+  if (f.size() != count * sizeof(T)) {
+    corrupt(name, " has ", f.size(), " bytes, expected ", count * sizeof(T));
+  }
+  return Array<T>{reinterpret_cast<const T*>(f.data()), count};
+}
+
+const core::MappedFile& IndexReader::file(const char* name) const {
+  for (const auto& [n, f] : m_files) {
+    if (n == name) return f;
+  }
+  throw std::logic_error(std::string("index file not mapped: ") + name);
+}
+
+IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout)
+    : m_dir(directory), m_layout(layout) {
+  m_docid_codec = codecs::find_codec(layout.docid_codec);
+  m_freq_codec = codecs::find_codec(layout.freq_codec);
+  if (!m_docid_codec) corrupt("unknown docid codec '", layout.docid_codec, "'");
+  if (!m_freq_codec) corrupt("unknown freq codec '", layout.freq_codec, "'");
+  m_freq_coding = freq_coding(*m_freq_codec);
+  if (layout.n_docs > kMaxDocs) corrupt("n_docs=", layout.n_docs, " is too large");
+
+  std::vector<const char*> names = {
+      "terms.bin",          "term_offsets.u64",     "term_df.u32",        "term_cf.u64",
+      "term_blocks.u64",    "term_max_score.f32",   "block_last_docid.u32", "block_docs_end.u64",
+      "block_freqs_end.u64", "block_max_score.f32", "docids.bin",         "freqs.bin",
+      "doc_lengths.u32",    "doc_ids.bin",          "doc_id_offsets.u64"};
+  if (layout.positions) {
+    names.push_back("positions.bin");
+    names.push_back("block_positions_end.u64");
+  }
+  for (const char* name : names) {
+    m_files.emplace_back(name, core::MappedFile((fs::path(directory) / name).string()));
+  }
+  const uint64_t nt = layout.n_terms, nb = layout.n_blocks, nd = layout.n_docs;
+  term_offsets = map_array<uint64_t>("term_offsets.u64", nt + 1);
+  df = map_array<uint32_t>("term_df.u32", nt);
+  cf = map_array<uint64_t>("term_cf.u64", nt);
+  term_blocks = map_array<uint64_t>("term_blocks.u64", nt + 1);
+  term_max_score = map_array<float>("term_max_score.f32", nt);
+  block_last_docid = map_array<uint32_t>("block_last_docid.u32", nb);
+  block_docs_end = map_array<uint64_t>("block_docs_end.u64", nb);
+  block_freqs_end = map_array<uint64_t>("block_freqs_end.u64", nb);
+  block_max_score = map_array<float>("block_max_score.f32", nb);
+  doc_lengths = map_array<uint32_t>("doc_lengths.u32", nd);
+  doc_id_offsets = map_array<uint64_t>("doc_id_offsets.u64", nd + 1);
+  if (layout.positions) block_positions_end = map_array<uint64_t>("block_positions_end.u64", nb);
+  m_terms = reinterpret_cast<const char*>(file("terms.bin").data());
+  m_docids = file("docids.bin").data();
+  m_freqs = file("freqs.bin").data();
+  m_doc_ids = reinterpret_cast<const char*>(file("doc_ids.bin").data());
+  if (layout.positions) m_positions = file("positions.bin").data();
+  validate();
+}
+
+void IndexReader::validate() const {
+  auto check_offsets = [](const Array<uint64_t>& a, uint64_t limit, const char* name,
+                          bool exact_end) {
+    uint64_t prev = 0;
+    for (size_t i = 0; i < a.size; ++i) {
+      if (a[i] < prev || a[i] > limit) corrupt(name, ": offset [", i, "]=", a[i], " out of order or past ", limit);
+      prev = a[i];
+    }
+    if (exact_end && a.size && a[a.size - 1] != limit) corrupt(name, ": last offset ", a[a.size - 1], " != ", limit);
+  };
+  check_offsets(term_offsets, file("terms.bin").size(), "term_offsets.u64", true);
+  if (term_offsets.size && term_offsets[0] != 0) corrupt("term_offsets.u64: first offset is not 0");
+  check_offsets(doc_id_offsets, file("doc_ids.bin").size(), "doc_id_offsets.u64", true);
+  if (doc_id_offsets[0] != 0) corrupt("doc_id_offsets.u64: first offset is not 0");
+  check_offsets(block_docs_end, file("docids.bin").size(), "block_docs_end.u64", true);
+  check_offsets(block_freqs_end, file("freqs.bin").size(), "block_freqs_end.u64", true);
+  if (m_layout.positions) {
+    check_offsets(block_positions_end, file("positions.bin").size(), "block_positions_end.u64", true);
+  }
+  check_offsets(term_blocks, m_layout.n_blocks, "term_blocks.u64", true);
+  if (term_blocks[0] != 0) corrupt("term_blocks.u64: first entry is not 0");
+  for (uint64_t t = 0; t < m_layout.n_terms; ++t) {
+    if (t > 0 && !(term(static_cast<uint32_t>(t - 1)) < term(static_cast<uint32_t>(t)))) {
+      corrupt("terms.bin: terms not strictly sorted at term ", t);
+    }
+    uint64_t blocks = term_blocks[t + 1] - term_blocks[t];
+    if (df[t] == 0 || df[t] > m_layout.n_docs || blocks != (df[t] + kBlockSize - 1) / kBlockSize) {
+      corrupt("term_df.u32 / term_blocks.u64: term ", t, " has df ", df[t], " and ", blocks, " blocks");
+    }
+    int64_t prev = -1;
+    for (uint64_t b = term_blocks[t]; b < term_blocks[t + 1]; ++b) {
+      if (static_cast<int64_t>(block_last_docid[b]) <= prev || block_last_docid[b] >= m_layout.n_docs) {
+        corrupt("block_last_docid.u32: block ", b, " of term ", t, " is out of order or range");
+      }
+      prev = block_last_docid[b];
+    }
+  }
+}
+
+std::string_view IndexReader::term(uint32_t t) const {
+  if (t >= m_layout.n_terms) core::fail_index("term id ", t, " out of range [0, ", m_layout.n_terms, ")");
+  return {m_terms + term_offsets[t], term_offsets[t + 1] - term_offsets[t]};
+}
+
+int64_t IndexReader::find_term(std::string_view s) const {
+  uint64_t lo = 0, hi = m_layout.n_terms;
+  while (lo < hi) {
+    uint64_t mid = (lo + hi) / 2;
+    if (term(static_cast<uint32_t>(mid)) < s) lo = mid + 1; else hi = mid;
+  }
+  return lo < m_layout.n_terms && term(static_cast<uint32_t>(lo)) == s ? static_cast<int64_t>(lo) : -1;
+}
+
+std::pair<uint32_t, uint32_t> IndexReader::prefix_range(std::string_view prefix) const {
+  auto lower = [&](auto&& before) {
+    uint64_t lo = 0, hi = m_layout.n_terms;
+    while (lo < hi) {
+      uint64_t mid = (lo + hi) / 2;
+      if (before(term(static_cast<uint32_t>(mid)))) lo = mid + 1; else hi = mid;
+    }
+    return static_cast<uint32_t>(lo);
+  };
+  uint32_t first = lower([&](std::string_view t) { return t < prefix; });
+  uint32_t last = lower([&](std::string_view t) { return t.substr(0, prefix.size()) <= prefix; });
+  return {first, std::max(first, last)};
+}
+
+std::string_view IndexReader::doc_id(uint32_t d) const {
+  if (d >= m_layout.n_docs) core::fail_index("docid ", d, " out of range [0, ", m_layout.n_docs, ")");
+  return {m_doc_ids + doc_id_offsets[d], doc_id_offsets[d + 1] - doc_id_offsets[d]};
+}
+
+uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const {
+  const uint64_t first = term_blocks[t];
+  const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(kBlockSize, df[t] - (b - first) * kBlockSize));
+  const uint64_t start = b == 0 ? 0 : block_docs_end[b - 1];
+  const uint64_t len = block_docs_end[b] - start;
+  const uint32_t base = b == first ? 0 : block_last_docid[b - 1] + 1;
+  size_t used;
+  try {
+    used = m_docid_codec->requires_sorted
+               ? m_docid_codec->decode(m_docids + start, len, out, n)
+               : m_docid_codec->decode_sorted(m_docids + start, len, out, n);
+  } catch (const std::invalid_argument& e) {
+    corrupt("docids.bin: block ", b, " of term '", term(t), "': ", e.what());
+  }
+  bool bad = used != len;
+  uint32_t prev = out[0] + base;
+  bad |= prev < base;
+  out[0] = prev;
+  for (uint32_t i = 1; i < n; ++i) {
+    uint32_t d = out[i] + base;
+    bad |= d <= prev;
+    out[i] = prev = d;
+  }
+  if (bad || prev != block_last_docid[b]) {
+    corrupt("docids.bin: block ", b, " of term '", term(t), "' does not match the skip list");
+  }
+  return n;
+}
+
+void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
+  const uint64_t start = b == 0 ? 0 : block_freqs_end[b - 1];
+  const uint64_t len = block_freqs_end[b] - start;
+  size_t used;
+  try {
+    used = m_freq_codec->decode(m_freqs + start, len, out, n);
+  } catch (const std::invalid_argument& e) {
+    corrupt("freqs.bin: block ", b, ": ", e.what());
+  }
+  bool bad = used != len;
+  switch (m_freq_coding) {
+    case FreqCoding::kMinusOne:
+      for (uint32_t i = 0; i < n; ++i) out[i] += 1;
+      break;
+    case FreqCoding::kPlain:
+      break;
+    case FreqCoding::kPrefixSum: {
+      uint32_t prev = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t s = out[i];
+        bad |= s <= prev;
+        out[i] = s - prev;
+        prev = s;
+      }
+      break;
+    }
+  }
+  if (bad) corrupt("freqs.bin: block ", b, " is inconsistent");
+}
+
+void IndexReader::postings(uint32_t t, std::vector<uint32_t>& docids,
+                           std::vector<uint32_t>& freqs) const {
+  if (t >= m_layout.n_terms) core::fail_index("term id ", t, " out of range [0, ", m_layout.n_terms, ")");
+  docids.resize(df[t]);
+  freqs.resize(df[t]);
+  size_t at = 0;
+  uint32_t buf[kBlockSize];
+  for (uint64_t b = term_blocks[t]; b < term_blocks[t + 1]; ++b) {
+    uint32_t n = decode_docids(t, b, buf);
+    std::copy(buf, buf + n, docids.data() + at);
+    decode_freqs(b, n, freqs.data() + at);
+    at += n;
+  }
+}
+
+PostingCursor::PostingCursor(const IndexReader& index, uint32_t term) : m_index(&index), m_term(term) {
+  if (term >= index.n_terms()) core::fail_index("term id ", term, " out of range [0, ", index.n_terms(), ")");
+  m_df = index.df[term];
+  m_first_block = index.term_blocks[term];
+  m_end_block = index.term_blocks[term + 1];
+  m_shallow = m_first_block;
+  load_block(m_first_block);
+}
+
+void PostingCursor::load_block(uint64_t block) {
+  m_block = block;
+  m_shallow = std::max(m_shallow, block);
+  m_pos = 0;
+  m_freqs_ready = false;
+  if (block >= m_end_block) {
+    m_n = 0;
+    m_docid = kEndDocid;
+    m_block = m_shallow = m_end_block;
+    return;
+  }
+  m_n = m_index->decode_docids(m_term, block, m_docs);
+  m_docid = m_docs[0];
+}
+
+void PostingCursor::next_geq(uint32_t target) {
+  if (target <= m_docid) return;  // also covers an exhausted cursor (kEndDocid)
+  const auto& last = m_index->block_last_docid;
+  if (target > last[m_block]) {
+    shallow_next_geq(target);
+    load_block(m_shallow);
+    if (m_docid == kEndDocid) return;
+  }
+  while (m_docs[m_pos] < target) ++m_pos;  // stops: the block's last docid is >= target
+  m_docid = m_docs[m_pos];
+}
+
+void PostingCursor::shallow_next_geq(uint32_t target) {
+  const auto& last = m_index->block_last_docid;
+  // Gallop then binary search over the block skip list.
+  uint64_t lo = m_shallow, step = 1;
+  while (lo < m_end_block && last[lo] < target) {
+    uint64_t probe = lo + step;
+    if (probe >= m_end_block || last[probe] >= target) {
+      uint64_t hi = std::min(probe, m_end_block);
+      ++lo;
+      while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (last[mid] < target) lo = mid + 1; else hi = mid;
+      }
+      break;
+    }
+    lo = probe;
+    step *= 2;
+  }
+  m_shallow = lo;
+}
+
+float PostingCursor::block_max_score() const {
+  return m_shallow < m_end_block ? m_index->block_max_score[m_shallow] : 0.0f;
+}
+
+uint32_t PostingCursor::block_last_docid() const {
+  return m_shallow < m_end_block ? m_index->block_last_docid[m_shallow] : kEndDocid;
+}
+
+float PostingCursor::max_score() const { return m_index->term_max_score[m_term]; }
+
+void PostingCursor::decode_freqs() {
+  m_index->decode_freqs(m_block, m_n, m_freqs);
+  m_freqs_ready = true;
+}
+
+void PostingCursor::positions(std::vector<uint32_t>& out) {
+  out.clear();
+  if (!m_index->m_layout.positions || m_docid == kEndDocid) return;
+  if (!m_freqs_ready) decode_freqs();
+  const auto& ends = m_index->block_positions_end;
+  const uint8_t* p = m_index->m_positions + (m_block == 0 ? 0 : ends[m_block - 1]);
+  const uint8_t* end = m_index->m_positions + ends[m_block];
+  for (uint32_t i = 0; i <= m_pos; ++i) {
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < m_freqs[i]; ++k) {
+      uint32_t gap;
+      p = core::get_varint(p, end, gap);
+      if (!p) corrupt("positions.bin: block ", m_block, " is truncated");
+      at += gap;
+      if (i == m_pos) out.push_back(at);
+    }
+  }
+}
+
+}  // namespace mirkit::index

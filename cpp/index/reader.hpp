@@ -1,0 +1,135 @@
+// Read side of the index: every file memory-mapped, the structure validated once on open (sizes,
+// offsets, order), block contents validated as they are decoded, so a corrupt or hostile index
+// raises std::invalid_argument and never reads out of bounds. Readers are immutable after
+// construction and safe to share between threads; cursors are per thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "codecs/codec.hpp"
+#include "core/files.hpp"
+#include "index/format.hpp"
+
+namespace mirkit::index {
+
+// What the manifest says; the reader checks the files against it.
+struct IndexLayout {
+  uint64_t n_docs = 0;
+  uint64_t n_terms = 0;
+  uint64_t n_blocks = 0;
+  std::string docid_codec;
+  std::string freq_codec;
+  bool positions = false;
+};
+
+template <class T>
+struct Array {
+  const T* data = nullptr;
+  size_t size = 0;
+  const T& operator[](size_t i) const { return data[i]; }
+};
+
+class IndexReader;
+
+// A forward cursor over one term's postings (the interface of the query algorithms: docid(),
+// next(), next_geq(), freq(), block and term maximum scores). Blocks are decoded lazily, the
+// frequencies of a block only when freq() is asked.
+class PostingCursor {
+ public:
+  PostingCursor(const IndexReader& index, uint32_t term);
+
+  uint32_t docid() const { return m_docid; }  // kEndDocid when exhausted
+  void next() {
+    if (++m_pos < m_n) {
+      m_docid = m_docs[m_pos];
+    } else {
+      load_block(m_block + 1);
+    }
+  }
+  // Moves to the first posting with docid >= target (never backwards).
+  void next_geq(uint32_t target);
+  uint32_t freq() {
+    if (!m_freqs_ready) decode_freqs();
+    return m_freqs[m_pos];
+  }
+  // Skip list without decoding (block-max WAND's shallow move): the block that may hold target.
+  void shallow_next_geq(uint32_t target);
+  float block_max_score() const;  // of the shallow block (the current block after next_geq)
+  uint32_t block_last_docid() const;
+  float max_score() const;
+  uint32_t size() const { return m_df; }
+  uint32_t term() const { return m_term; }
+  // Positions of the current posting (empty if the index has none).
+  void positions(std::vector<uint32_t>& out);
+
+ private:
+  void load_block(uint64_t block);
+  void decode_freqs();
+
+  const IndexReader* m_index;
+  uint32_t m_term;
+  uint32_t m_df;
+  uint64_t m_first_block, m_end_block;
+  uint64_t m_block;          // decoded block
+  uint64_t m_shallow;        // block of the skip-list position
+  uint32_t m_pos = 0, m_n = 0;
+  uint32_t m_docid = kEndDocid;
+  bool m_freqs_ready = false;
+  alignas(64) uint32_t m_docs[kBlockSize];
+  alignas(64) uint32_t m_freqs[kBlockSize];
+};
+
+class IndexReader {
+ public:
+  IndexReader(const std::string& directory, const IndexLayout& layout);
+
+  const IndexLayout& layout() const { return m_layout; }
+  uint64_t n_docs() const { return m_layout.n_docs; }
+  uint64_t n_terms() const { return m_layout.n_terms; }
+
+  std::string_view term(uint32_t t) const;
+  int64_t find_term(std::string_view term) const;  // -1 when absent
+  // [first, last) term ids starting with prefix.
+  std::pair<uint32_t, uint32_t> prefix_range(std::string_view prefix) const;
+  std::string_view doc_id(uint32_t docid) const;
+
+  PostingCursor cursor(uint32_t term) const { return PostingCursor(*this, term); }
+  // All postings of a term, decoded (for inspection and tests).
+  void postings(uint32_t term, std::vector<uint32_t>& docids, std::vector<uint32_t>& freqs) const;
+
+  Array<uint32_t> df, block_last_docid, doc_lengths;
+  Array<uint64_t> cf, term_blocks, block_docs_end, block_freqs_end, block_positions_end;
+  Array<uint64_t> term_offsets, doc_id_offsets;
+  Array<float> term_max_score, block_max_score;
+
+  // Block decoding (validates the block); out must hold kBlockSize values.
+  uint32_t decode_docids(uint32_t term, uint64_t block, uint32_t* out) const;
+  void decode_freqs(uint64_t block, uint32_t n, uint32_t* out) const;
+  const core::MappedFile& file(const char* name) const;
+
+ private:
+  void validate() const;
+  template <class T>
+  Array<T> map_array(const char* name, uint64_t count);
+
+  std::string m_dir;
+  IndexLayout m_layout;
+  std::vector<std::pair<std::string, core::MappedFile>> m_files;
+  const codecs::Codec* m_docid_codec;
+  const codecs::Codec* m_freq_codec;
+  FreqCoding m_freq_coding;
+  const char* m_terms = nullptr;
+  const uint8_t* m_docids = nullptr;
+  const uint8_t* m_freqs = nullptr;
+  const uint8_t* m_positions = nullptr;
+  const char* m_doc_ids = nullptr;
+
+  friend class PostingCursor;
+};
+
+}  // namespace mirkit::index
