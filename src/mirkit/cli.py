@@ -1,4 +1,4 @@
-"""The ``mirkit`` command line: ``mirkit info``, ``mirkit demo``, ``mirkit bench [NAME]``."""
+"""The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``."""
 
 from __future__ import annotations
 
@@ -126,6 +126,63 @@ def _print_elias_fano_sizes() -> None:
         print(f"| {r['lists']} | {r['n_lists']:,} | {r['actual/theoretical']:.3f} |")
 
 
+def _cmd_index(args) -> int:
+    from mirkit._progress import Progress
+    from mirkit.analysis import Analyzer
+    from mirkit.documents import InputError, read_documents
+    from mirkit.index import IndexWriter
+
+    analyzer = Analyzer(stem=not args.no_stem, stopwords=not args.no_stopwords,
+                        ascii_fold=not args.no_fold)
+    try:
+        total = read_documents(args.input).bytes_total
+        progress = Progress(total, quiet=args.quiet)
+        with IndexWriter(args.output, analyzer=analyzer, codec=args.codec,
+                         positions=args.positions, threads=args.threads,
+                         memory_budget=args.memory, overwrite=args.overwrite) as writer:
+            writer.add_documents(args.input, format=args.format, skip_errors=args.skip_errors,
+                                 progress=progress)
+        progress.close()
+    except (InputError, FileNotFoundError, FileExistsError, ValueError) as e:
+        print(f"mirkit index: error: {e}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(f"indexed {writer.n_docs:,} documents into {args.output}"
+              + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
+        for e in writer.errors[:10]:
+            print(f"  skipped: {e}")
+    return 0
+
+
+def _cmd_stats(args) -> int:
+    from mirkit.index import Index, IndexCorruptError
+
+    try:
+        index = Index.open(args.index, verify=not args.no_verify)
+    except (IndexCorruptError, FileNotFoundError, ValueError) as e:
+        print(f"mirkit stats: error: {e}", file=sys.stderr)
+        return 1
+    m = index.manifest
+    if args.json:
+        print(json.dumps({"manifest": m, "sizes": index.sizes()}, indent=1))
+        return 0
+    s = m["stats"]
+    print(f"index          {index.path}")
+    print(f"format         {m['format_version']} (mirkit {m['mirkit_version']}, {m['created']})")
+    print(f"analyzer       {m['analyzer']}")
+    print(f"codecs         docids={m['codecs']['docids']} freqs={m['codecs']['freqs']} "
+          f"positions={m['codecs']['positions']}")
+    print(f"bm25           k1={m['bm25']['k1']} b={m['bm25']['b']}")
+    for key in ("n_docs", "n_terms", "n_postings", "n_blocks", "total_tokens", "max_doc_length"):
+        print(f"{key:<14} {s[key]:,}")
+    print(f"{'avg_doc_length':<14} {s['avg_doc_length']:.2f}")
+    print("\npart             bytes   bits/posting")
+    for part, size in index.sizes().items():
+        per = 8 * size / s["n_postings"] if s["n_postings"] else 0.0
+        print(f"{part:<12} {size:>13,} {per:>14.2f}")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="mirkit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -141,7 +198,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--quick", action="store_true", help="small synthetic inputs only")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=_cmd_bench)
+    p = sub.add_parser("index", help="build an index from JSON Lines, TREC, a folder (or .gz)")
+    p.add_argument("input", help="documents: a file, a folder, or their .gz variants")
+    p.add_argument("-o", "--output", required=True, metavar="INDEX_DIR")
+    p.add_argument("--threads", type=int, default=0, help="threads (0 = all cores)")
+    p.add_argument("--codec", default=None, help="posting codec (default: the fastest)")
+    p.add_argument("--memory", default="1GB", help="memory budget before spilling, e.g. 512MB")
+    p.add_argument("--positions", action="store_true", help="store token positions")
+    p.add_argument("--format", default="auto", choices=["auto", "jsonl", "trec", "text"])
+    p.add_argument("--skip-errors", action="store_true", help="skip and count malformed docs")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing index")
+    p.add_argument("--no-stem", action="store_true", help="no Porter stemming")
+    p.add_argument("--no-stopwords", action="store_true", help="keep stopwords")
+    p.add_argument("--no-fold", action="store_true", help="no ASCII folding of accents")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=_cmd_index)
+    p = sub.add_parser("stats", help="statistics and the size of each part of an index")
+    p.add_argument("index", metavar="INDEX_DIR")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--no-verify", action="store_true", help="skip the checksum pass")
+    p.set_defaults(func=_cmd_stats)
     args = parser.parse_args(argv)
+    if getattr(args, "codec", "") is None:
+        from mirkit.index import DEFAULT_CODEC
+
+        args.codec = DEFAULT_CODEC
     if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
         parser.error("--docs and --repeat must be >= 1")
     return args.func(args)

@@ -1,0 +1,447 @@
+"""Index building and reading against a plain Python inversion of the same analyzed text."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import zlib
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirkit import _core, codecs
+from mirkit.analysis import Analyzer
+from mirkit.benchmarks.data import data_dir
+from mirkit.index import (Index, IndexCorruptError, IndexVersionError, IndexWriter, build_index)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cranfield():
+    base = data_dir()
+    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
+        pytest.skip("../shared/data/cranfield is absent")
+    with open(base / "cranfield" / "docs.jsonl", encoding="utf-8") as f:
+        return [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
+
+
+def _synthetic(n_docs=3000, seed=1):
+    from mirkit.datasets import synthetic_corpus
+
+    return list(synthetic_corpus(n_docs, seed=seed))
+
+
+@pytest.fixture(scope="module")
+def cranfield():
+    return _cranfield()
+
+
+def reference_inversion(docs, analyzer):
+    """term -> (docids, freqs, positions) from the analyzer applied in Python."""
+    postings = defaultdict(lambda: ([], [], []))
+    lengths = []
+    for docid, (_, text) in enumerate(docs):
+        terms = analyzer(text)
+        lengths.append(len(terms))
+        for term, tf in sorted(Counter(terms).items()):
+            d, f, _ = postings[term]
+            d.append(docid)
+            f.append(tf)
+    return postings, np.array(lengths, np.uint32)
+
+
+def build(tmp_path, docs, name="idx", **options):
+    options.setdefault("threads", 1)
+    with IndexWriter(tmp_path / name, **options) as w:
+        for doc_id, text in docs:
+            w.add(doc_id, text)
+    return Index.open(tmp_path / name)
+
+
+def check_against_reference(index, docs):
+    ref, lengths = reference_inversion(docs, index.analyzer)
+    assert index.stats.n_docs == len(docs)
+    assert index.stats.n_terms == len(ref)
+    assert index.terms() == sorted(ref, key=lambda t: t.encode())
+    np.testing.assert_array_equal(index.doc_lengths, lengths)
+    assert index.stats.total_tokens == int(lengths.sum())
+    assert index.doc_ids == [d for d, _ in docs]
+    for term, (d, f, _) in ref.items():
+        docids, freqs = index.postings(term)
+        np.testing.assert_array_equal(docids, d, err_msg=term)
+        np.testing.assert_array_equal(freqs, f, err_msg=term)
+    assert index.stats.n_postings == sum(len(d) for d, _, _ in ref.values())
+
+
+def test_cranfield_matches_python_inversion(tmp_path, cranfield):
+    index = build(tmp_path, cranfield)
+    check_against_reference(index, cranfield)
+
+
+@pytest.mark.parametrize("codec", codecs.available())
+def test_every_codec_matches_reference(tmp_path, codec):
+    docs = _synthetic(1500, seed=3)
+    index = build(tmp_path, docs, codec=codec)
+    assert index.codec == codec
+    check_against_reference(index, docs)
+
+
+def test_synthetic_corpus_with_positions(tmp_path):
+    docs = _synthetic(2000, seed=5)
+    index = build(tmp_path, docs, positions=True)
+    check_against_reference(index, docs)
+    # positions: the token positions (stopwords counted) of each term in each document
+    analyzer = index.analyzer
+    for docid in (0, 7, 1999):
+        expected = defaultdict(list)
+        for token, pos in analyzer.tokenize(docs[docid][1]):
+            term = analyzer.to_term(token)
+            if term is not None:
+                expected[term].append(pos)
+        for term, positions in expected.items():
+            cursor = index.cursor(term)
+            cursor.next_geq(docid)
+            assert cursor.docid == docid
+            assert cursor.freq() == len(positions)
+            np.testing.assert_array_equal(cursor.positions(), positions)
+
+
+def _files_equal(a: Index, b: Index):
+    assert a.manifest["files"] == b.manifest["files"]
+    for name in a.manifest["files"]:
+        assert (a.path / name).read_bytes() == (b.path / name).read_bytes(), name
+
+
+def test_spilled_and_threaded_builds_are_byte_identical(tmp_path, cranfield):
+    plain = build(tmp_path, cranfield, "plain", positions=True)
+    spilled = build(tmp_path, cranfield, "spilled", positions=True, memory_budget=1 << 16,
+                    batch_size=97)
+    threaded = build(tmp_path, cranfield, "threaded", positions=True, threads=2, batch_size=50)
+    both = build(tmp_path, cranfield, "both", positions=True, threads=2, batch_size=33,
+                 memory_budget=1 << 16)
+    assert spilled.manifest["build"]["runs_spilled"] > 5
+    assert both.manifest["build"]["runs_spilled"] > 5
+    assert plain.manifest["build"]["runs_spilled"] == 0
+    for other in (spilled, threaded, both):
+        _files_equal(plain, other)
+
+
+def test_cursor_against_numpy(tmp_path, rng):
+    docs = _synthetic(5000, seed=7)
+    index = build(tmp_path, docs)
+    terms = sorted(index.terms(), key=index.df)[-20:]  # longest lists: many blocks
+    for term in terms:
+        docids, freqs = index.postings(term)
+        targets = np.sort(rng.integers(0, len(docs) + 5, 60))
+        cursor = index.cursor(term)
+        assert cursor.size == docids.size
+        for target in targets:
+            cursor.next_geq(int(target))
+            i = np.searchsorted(docids, target)
+            if i == docids.size:
+                assert cursor.docid == 2**32 - 1
+                break
+            assert cursor.docid == docids[i]
+            assert cursor.freq() == freqs[i]
+        walk = index.cursor(term)
+        seen = []
+        while walk.docid != 2**32 - 1:
+            seen.append(walk.docid)
+            walk.next()
+        np.testing.assert_array_equal(seen, docids)
+
+
+def bm25(tf, length, df, n_docs, avg, k1, b):
+    idf = np.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
+
+
+def test_block_and_term_max_scores_bound_bm25(tmp_path, cranfield):
+    index = build(tmp_path, cranfield, bm25_k1=1.2, bm25_b=0.75)
+    reader = index.reader
+    n, avg = index.stats.n_docs, index.stats.avg_doc_length
+    lengths = index.doc_lengths.astype(np.float64)
+    for t, term in enumerate(index.terms()):
+        docids, freqs = index.postings(term)
+        scores = bm25(freqs, lengths[docids], docids.size, n, avg, 1.2, 0.75)
+        first, last = reader.term_blocks[t], reader.term_blocks[t + 1]
+        block_max = reader.block_max_score[first:last]
+        for k, bmax in enumerate(block_max):
+            exact = scores[128 * k:128 * (k + 1)].max()
+            assert bmax >= exact and bmax == np.float32(bmax)
+            assert bmax <= np.nextafter(np.float32(exact), np.float32(np.inf))
+        np.testing.assert_array_equal(reader.block_last_docid[first:last], docids[127::128].tolist()
+                                      + ([docids[-1]] if docids.size % 128 else []))
+        assert reader.term_max_score[t] == block_max.max()
+
+
+def test_lexicon_and_documents(tmp_path):
+    docs = [("x1", "alpha beta gamma"), ("x2", "alphabet alpha"), ("x3", "beta")]
+    index = build(tmp_path, docs, analyzer=Analyzer(stem=False, stopwords=False))
+    assert index.terms("alpha") == ["alpha", "alphabet"]
+    assert index.terms("zzz") == []
+    assert index.df("alpha") == 2 and index.df("nope") == 0
+    assert index.term(index.term_id("beta")) == "beta"
+    assert index.term_id("nope") is None and index.cursor("nope") is None
+    d, f = index.postings("nope")
+    assert d.size == 0 and f.size == 0 and d.dtype == np.uint32
+    assert index.doc_id(2) == "x3" and len(index) == 3
+    with pytest.raises(IndexError):
+        index.doc_id(3)
+    assert "n_docs=3" in repr(index)
+    again = pickle.loads(pickle.dumps(index))
+    assert again.terms() == index.terms()
+    assert index.analyzer == Analyzer(stem=False, stopwords=False)
+    assert not index.doc_lengths.flags.writeable
+
+
+def test_empty_documents_and_index(tmp_path):
+    index = build(tmp_path, [("a", ""), ("b", "the of and")], "stops")
+    assert index.stats.n_docs == 2 and index.stats.n_terms == 0
+    assert index.doc_lengths.tolist() == [0, 0]
+    empty = build(tmp_path, [], "empty")
+    assert empty.stats.n_docs == 0 and empty.terms() == []
+
+
+def test_unicode_ids_and_text(tmp_path):
+    docs = [("résumé-1", "Ünïcödé straße"), ("日本-2", "東京 タワー ünïcödé")]
+    index = build(tmp_path, docs)
+    assert index.doc_ids == ["résumé-1", "日本-2"]
+    check_against_reference(index, docs)
+
+
+def test_duplicate_ids(tmp_path):
+    from mirkit.documents import InputError
+
+    w = IndexWriter(tmp_path / "dup", threads=1, batch_size=2)
+    w.add("a", "one")
+    w.add("b", "two")
+    w.add("c", "three")
+    with pytest.raises(InputError, match="duplicate document id 'a'.*#0"):
+        w.add("a", "again")  # the batch (c, a) is flushed here
+    w.abort()
+    assert not (tmp_path / "dup").exists()
+    docs = [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}, {"id": "a", "text": "z"}]
+    with IndexWriter(tmp_path / "skip", threads=1) as w:
+        assert w.add_documents(docs, skip_errors=True) == 2
+        assert w.skipped == 1 and "duplicate" in str(w.errors[0])
+    assert Index.open(tmp_path / "skip").doc_ids == ["a", "b"]
+
+
+def test_atomic_commit_and_overwrite(tmp_path):
+    target = tmp_path / "idx"
+    w = IndexWriter(target, threads=1)
+    w.add("a", "hello world")
+    assert not target.exists()  # nothing at the target before commit
+    w.commit()
+    with pytest.raises(FileExistsError):
+        IndexWriter(target)
+    with IndexWriter(target, overwrite=True, threads=1) as w:
+        w.add("b", "goodbye")
+    assert Index.open(target).doc_ids == ["b"]
+
+    def failing():
+        yield ("c", "fine")
+        raise RuntimeError("source broke")
+
+    with pytest.raises(RuntimeError, match="source broke"):
+        with IndexWriter(target, overwrite=True, threads=1) as w:
+            w.add_documents(failing())
+    assert Index.open(target).doc_ids == ["b"]  # old index intact
+    assert [p.name for p in tmp_path.iterdir()] == ["idx"]  # temporary directory removed
+
+
+def test_killed_build_leaves_nothing_that_opens(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / 'src')!r})
+        from mirkit.index import IndexWriter
+        from mirkit.datasets import synthetic_corpus
+        w = IndexWriter({str(tmp_path / 'idx')!r}, threads=1, memory_budget=1 << 20)
+        for i, (doc_id, text) in enumerate(synthetic_corpus(10**7, seed=1)):
+            w.add(doc_id, text)
+            if i == 20000:
+                print("started", flush=True)
+        w.commit()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert not (tmp_path / "idx").exists()
+    leftovers = list(tmp_path.iterdir())
+    assert leftovers, "the killed build should have left its temporary directory"
+    for path in leftovers:
+        with pytest.raises(IndexCorruptError, match="manifest.json: missing"):
+            Index.open(path)
+
+
+@pytest.fixture
+def small_index(tmp_path):
+    docs = _synthetic(1200, seed=11)
+    build(tmp_path, docs, "idx", positions=True)
+    return tmp_path / "idx"
+
+
+def _manifest(path):
+    return json.loads((path / "manifest.json").read_text())
+
+
+def test_every_damaged_file_is_named(small_index):
+    for name in _manifest(small_index)["files"]:
+        data = bytearray((small_index / name).read_bytes())
+        if not data:
+            continue
+        original = bytes(data)
+        data[len(data) // 2] ^= 0x5A
+        (small_index / name).write_bytes(bytes(data))
+        with pytest.raises(IndexCorruptError, match=f"{name}.*checksum"):
+            Index.open(small_index)
+        (small_index / name).write_bytes(original[:-1])
+        with pytest.raises(IndexCorruptError, match=name):
+            Index.open(small_index, verify=False)
+        (small_index / name).unlink()
+        with pytest.raises(IndexCorruptError, match=f"{name}: missing"):
+            Index.open(small_index)
+        (small_index / name).write_bytes(original)
+    Index.open(small_index)
+
+
+def _rewrite_with_checksum(path, name, data):
+    (path / name).write_bytes(data)
+    m = _manifest(path)
+    m["files"][name] = {"bytes": len(data), "crc32c": _core.index.crc32c(data)}
+    (path / "manifest.json").write_text(json.dumps(m))
+
+
+def _read_everything(path):
+    index = Index.open(path)
+    for t in range(index.stats.n_terms):
+        term = index.term(t)
+        index.postings(term)
+        c = index.cursor(term)
+        while c.docid != 2**32 - 1:
+            c.positions()
+            c.next()
+
+
+@pytest.mark.parametrize("name", ["docids.bin", "freqs.bin", "positions.bin", "term_offsets.u64",
+                                  "term_blocks.u64", "block_last_docid.u32", "block_docs_end.u64",
+                                  "terms.bin", "term_df.u32", "doc_id_offsets.u64"])
+def test_hostile_files_with_valid_checksums_raise_cleanly(small_index, name):
+    """Crafted damage that passes the checksum is caught by structure or block validation."""
+    original = (small_index / name).read_bytes()
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    caught = 0
+    for trial in range(25):
+        data = bytearray(original)
+        for pos in rng.integers(0, len(data), rng.integers(1, 4)):
+            data[pos] = int(rng.integers(0, 256))
+        _rewrite_with_checksum(small_index, name, bytes(data))
+        try:
+            _read_everything(small_index)
+        except IndexCorruptError as e:
+            caught += 1
+            assert "index corrupt" in str(e) or name in str(e)
+    _rewrite_with_checksum(small_index, name, original)
+    _read_everything(small_index)
+    assert caught > 0
+
+
+def test_manifest_problems(small_index):
+    m = _manifest(small_index)
+    (small_index / "manifest.json").write_text(json.dumps(dict(m, format_version=99)))
+    with pytest.raises(IndexVersionError, match="format version 99.*reads up to version 1"):
+        Index.open(small_index)
+    (small_index / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexCorruptError, match="manifest.json: unreadable"):
+        Index.open(small_index)
+    (small_index / "manifest.json").write_text(json.dumps(dict(m, format="other")))
+    with pytest.raises(IndexCorruptError, match="not a mirkit index"):
+        Index.open(small_index)
+    broken = dict(m, stats=dict(m["stats"], n_terms=m["stats"]["n_terms"] + 1))
+    (small_index / "manifest.json").write_text(json.dumps(broken))
+    with pytest.raises(IndexCorruptError, match="term_"):
+        Index.open(small_index)
+    with pytest.raises(FileNotFoundError):
+        Index.open(small_index / "nowhere")
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"codec": "nope"}, ValueError),
+    ({"codec": 3}, TypeError),
+    ({"threads": -1}, ValueError),
+    ({"memory_budget": "lots"}, ValueError),
+    ({"memory_budget": 100}, ValueError),
+    ({"memory_budget": 1.5}, TypeError),
+    ({"bm25_b": 2.0}, ValueError),
+    ({"analyzer": "porter"}, TypeError),
+    ({"batch_size": 0}, ValueError),
+])
+def test_bad_writer_options(tmp_path, kwargs, error):
+    with pytest.raises(error):
+        IndexWriter(tmp_path / "x", **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_writer_misuse(tmp_path):
+    w = IndexWriter(tmp_path / "x", threads=1)
+    with pytest.raises(TypeError):
+        w.add("a", b"bytes")
+    w.commit()
+    with pytest.raises(ValueError, match="closed"):
+        w.add("b", "text")
+
+
+def test_concurrent_readers(tmp_path, cranfield):
+    index = build(tmp_path, cranfield)
+    terms = index.terms()[:400]
+    expected = {t: index.postings(t) for t in terms}
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        try:
+            for t in r.choice(terms, 300):
+                d, f = index.postings(t)
+                assert np.array_equal(d, expected[t][0]) and np.array_equal(f, expected[t][1])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_build_index_from_jsonl(tmp_path):
+    src = tmp_path / "docs.jsonl"
+    src.write_text('{"id": "1", "text": "red fish"}\n{"id": "2", "title": "Blue", "text": "fish"}\n')
+    index = build_index(src, tmp_path / "idx", threads=1)
+    assert index.doc_ids == ["1", "2"] and index.df("fish") == 2 and index.df("blue") == 1
+
+
+def test_crc32c_matches_reference():
+    import zlib  # noqa: F401 - zlib has CRC-32, not CRC-32C: check known vectors instead
+
+    assert _core.index.crc32c(b"123456789") == 0xE3069283  # the standard check value
+    assert _core.index.crc32c(b"") == 0
+    data = np.random.default_rng(0).integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    whole = _core.index.crc32c(data)
+    assert _core.index.crc32c(data[70_001:], _core.index.crc32c(data[:70_001])) == whole
+    from mirkit import simd_limit
+
+    with simd_limit("scalar"):
+        assert _core.index.crc32c(data) == whole
