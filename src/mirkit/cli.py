@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs",)
+BENCHMARKS = ("codecs", "indexing")
 
 
 def _cmd_info(args) -> int:
@@ -100,6 +100,10 @@ def _cmd_bench(args) -> int:
           f"median of {args.repeat} repetitions; ratio = anchor time / mirkit time")
     for name in names:
         module = __import__(f"mirkit.benchmarks.{name}", fromlist=["rows"])
+        if hasattr(module, "report"):  # builds that need a process each (peak memory)
+            print(f"\n### {name} (median of {min(args.repeat, 3)} builds, each in a fresh process)\n")
+            module.report(quick=args.quick, repeat=min(args.repeat, 3))
+            continue
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
         if name == "codecs" and not args.quick:
             _print_elias_fano_sizes()

@@ -1,0 +1,213 @@
+"""Indexing benchmark: mirkit against tantivy and bm25s on the same documents, side by side.
+
+Each measurement runs in a fresh subprocess so peak memory is the build's own: the corpus is
+loaded first (not timed), the kernel's peak-RSS counter is reset (``/proc/self/clear_refs``),
+then the build is timed and ``VmHWM`` read. Throughput counts documents and UTF-8 text bytes of
+the in-memory corpus; every system starts from the same list of ``(id, text)`` pairs.
+
+- mirkit: :func:`mirkit.index.build_index` with the default analyzer (Porter, stopwords) and
+  codec, `threads` threads.
+- tantivy: its Python package, one ``en_stem`` text field with frequencies (no positions), a
+  raw stored id, ``num_threads=threads``, commit and wait for merges.
+- bm25s: ``bm25s.tokenize`` (English stopwords, PyStemmer's English stemmer when installed) and
+  ``BM25().index``; it has no thread option, so it runs on one core in both columns.
+
+Index size: mirkit's docids + freqs + skip/score blocks against tantivy's ``.idx`` (docids,
+frequencies and their skip data); bm25s's saved score matrix for reference.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["SYSTEMS", "load_corpus", "measure", "report"]
+
+SYSTEMS = ("mirkit", "tantivy", "bm25s")
+
+
+def load_corpus(name: str, quick: bool = False) -> list:
+    """``(id, text)`` pairs: "gcide" (126k real entries) or "synthetic-N" (N generated docs)."""
+    if name == "gcide":
+        from mirkit.benchmarks.data import data_dir
+
+        base = data_dir()
+        path = base / "gcide" / "docs.jsonl.gz" if base else None
+        if path is None or not path.is_file():
+            raise FileNotFoundError("../shared/data/gcide is absent")
+        docs = []
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                docs.append((d["id"], d["title"] + "\n" + d["text"]))
+                if quick and len(docs) == 5000:
+                    break
+        return docs
+    if name.startswith("synthetic-"):
+        from mirkit.datasets import synthetic_corpus
+
+        n = int(float(name.split("-", 1)[1].replace("M", "e6").replace("k", "e3")))
+        return list(synthetic_corpus(min(n, 5000) if quick else n, seed=0))
+    raise ValueError(f"unknown corpus {name!r}")
+
+
+def _dir_bytes(path: Path, suffixes=None) -> int:
+    return sum(p.stat().st_size for p in Path(path).rglob("*")
+               if p.is_file() and (suffixes is None or p.suffix in suffixes))
+
+
+def _build_mirkit(docs, out: Path, threads: int, memory_budget) -> dict:
+    from mirkit.index import build_index
+
+    index = build_index(docs, out, threads=threads, memory_budget=memory_budget)
+    sizes = index.sizes()
+    return {"postings_bytes": sizes["docids"] + sizes["freqs"] + sizes["skips+scores"],
+            "total_bytes": sizes["total"], "runs": index.manifest["build"]["runs_spilled"]}
+
+
+def _build_tantivy(docs, out: Path, threads: int, memory_budget) -> dict:
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_text_field("body", stored=False, tokenizer_name="en_stem", index_option="freq")
+    out.mkdir()
+    index = tantivy.Index(sb.build(), path=str(out))
+    writer = index.writer(heap_size=max(15_000_000 * threads, 200_000_000), num_threads=threads)
+    for doc_id, text in docs:
+        writer.add_document(tantivy.Document(id=doc_id, body=text))
+    writer.commit()
+    writer.wait_merging_threads()
+    return {"postings_bytes": _dir_bytes(out, {".idx"}), "total_bytes": _dir_bytes(out),
+            "runs": None}
+
+
+def _build_bm25s(docs, out: Path, threads: int, memory_budget) -> dict:
+    import bm25s
+
+    try:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english").stemWords
+    except ImportError:
+        stemmer = None
+    tokens = bm25s.tokenize([t for _, t in docs], stopwords="en", stemmer=stemmer,
+                            show_progress=False)
+    model = bm25s.BM25()
+    model.index(tokens, show_progress=False)
+    model.save(str(out))
+    return {"postings_bytes": None, "total_bytes": _dir_bytes(out), "runs": None}
+
+
+_BUILDERS = {"mirkit": _build_mirkit, "tantivy": _build_tantivy, "bm25s": _build_bm25s}
+
+
+def _peak_rss_reset() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _status_kb(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _child(system: str, corpus: str, threads: int, quick: bool, memory_budget) -> dict:
+    docs = load_corpus(corpus, quick)
+    nbytes = sum(len(t.encode()) for _, t in docs)
+    work = Path(tempfile.mkdtemp(prefix="mirkit-bench-"))
+    try:
+        rss0 = _status_kb("VmRSS")
+        _peak_rss_reset()
+        start = time.perf_counter()
+        result = _BUILDERS[system](docs, work / "index", threads, memory_budget)
+        seconds = time.perf_counter() - start
+        peak = max(_status_kb("VmHWM") - rss0, 0) * 1024
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dict(result, system=system, corpus=corpus, threads=threads, docs=len(docs),
+                text_bytes=nbytes, seconds=seconds, peak_memory=peak)
+
+
+def measure(system: str, corpus: str, threads: int, *, quick: bool = False,
+            memory_budget="1GB") -> dict:
+    """Build once in a fresh subprocess and return its measurements."""
+    cmd = [sys.executable, "-m", "mirkit.benchmarks.indexing", system, corpus, str(threads),
+           "1" if quick else "0", str(memory_budget)]
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{system} on {corpus} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _available(system: str) -> bool:
+    try:
+        __import__(system)
+        return True
+    except ImportError:
+        return False
+
+
+def report(quick: bool = False, repeat: int = 3, corpora=("gcide", "synthetic-1M"),
+           threads=(1, 2), out=sys.stdout) -> list:
+    """Run every available system on every corpus and thread count; print a markdown table."""
+    rows = []
+    for corpus in corpora:
+        try:
+            load_corpus(corpus, quick=True)
+        except FileNotFoundError as e:
+            print(f"skipping {corpus}: {e}", file=out)
+            continue
+        for t in threads:
+            for system in SYSTEMS:
+                if not _available(system):
+                    print(f"skipping {system}: not installed", file=out)
+                    continue
+                runs = [measure(system, corpus, t, quick=quick) for _ in range(repeat)]
+                best = dict(runs[0], seconds=statistics.median(r["seconds"] for r in runs),
+                            peak_memory=statistics.median(r["peak_memory"] for r in runs))
+                rows.append(best)
+    if not quick and "synthetic-1M" in corpora:
+        # Bounded memory: the 1M-document build under a 64 MB budget spills runs.
+        runs = [measure("mirkit", "synthetic-1M", 2, memory_budget="64MB") for _ in range(repeat)]
+        rows.append(dict(runs[0], system="mirkit (64MB budget)",
+                         seconds=statistics.median(r["seconds"] for r in runs),
+                         peak_memory=statistics.median(r["peak_memory"] for r in runs)))
+    print(format_table(rows), file=out)
+    return rows
+
+
+def format_table(rows: list) -> str:
+    lines = ["| corpus | threads | system | median s | docs/s | MB/s | peak MB | postings MB "
+             "| total MB | vs mirkit (time) | runs spilled |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    mine = {(r["corpus"], r["threads"]): r["seconds"] for r in rows if r["system"] == "mirkit"}
+    for r in rows:
+        ours = mine.get((r["corpus"], r["threads"]))
+        ratio = f"{r['seconds'] / ours:.2f}x" if ours else ""
+        mb = (lambda v: "" if v is None else f"{v / 1e6:.1f}")
+        lines.append(f"| {r['corpus']} | {r['threads']} | {r['system']} | {r['seconds']:.2f} | "
+                     f"{r['docs'] / r['seconds']:,.0f} | {r['text_bytes'] / r['seconds'] / 1e6:.1f}"
+                     f" | {r['peak_memory'] / 1e6:.0f} | {mb(r['postings_bytes'])} | "
+                     f"{mb(r['total_bytes'])} | {ratio} | {'' if r['runs'] is None else r['runs']} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    system, corpus, threads, quick, budget = sys.argv[1:6]
+    budget = int(budget) if budget.isdigit() else budget
+    print(json.dumps(_child(system, corpus, int(threads), quick == "1", budget)))
