@@ -197,6 +197,7 @@ class IndexWriter:
         self._locations: list[tuple[str, int]] = []
         self._started = time.perf_counter()
         self._closed = False
+        self._final_docs = 0
         self.skipped = 0
         self.errors: list[Exception] = []
         self.bytes_read = 0
@@ -217,7 +218,9 @@ class IndexWriter:
     @property
     def n_docs(self) -> int:
         """Documents added so far (including any still buffered)."""
-        return (0 if self._closed else self._builder.n_docs) + len(self._ids)
+        if self._builder is None:
+            return self._final_docs
+        return self._builder.n_docs + len(self._ids)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -296,6 +299,7 @@ class IndexWriter:
             return
         self._closed = True
         self._builder = None
+        self._final_docs = 0
         shutil.rmtree(self._tmp, ignore_errors=True)
 
     def commit(self) -> "Index":
@@ -304,6 +308,7 @@ class IndexWriter:
         try:
             self._flush()
             stats = self._builder.finish()
+            self._final_docs = stats["n_docs"]
             self._write_manifest(stats)
             _fsync_dir(self._tmp)
             self._move_into_place()
