@@ -72,12 +72,14 @@ OPTIONS = st.fixed_dictionaries({
 @given(TEXT, OPTIONS)
 @settings(max_examples=400, deadline=None)
 def test_tokenize_matches_reference(text, options):
+    text = _stable(text)
     assert Analyzer(**options, **PLAIN).tokenize(text) == ref.tokenize(text, **options)
 
 
 @given(st.lists(st.sampled_from(SPECIAL + ["", "x", "Über"]), max_size=30).map("".join))
 @settings(max_examples=300, deadline=None)
 def test_tokenize_special_characters_match_reference(text):
+    text = _stable(text)
     for lowercase in (False, True):
         for fold in (False, True):
             got = Analyzer(lowercase=lowercase, ascii_fold=fold, **PLAIN).tokenize(text)
@@ -137,7 +139,7 @@ def test_gcide_sample_matches_reference():
     for options in ({}, {"lowercase": False, "ascii_fold": False, "min_length": 2,
                          "max_length": 12}):
         a = Analyzer(**options, **PLAIN)
-        for text in sample:
+        for text in map(_stable, sample):
             assert a.tokenize(text) == ref.tokenize(text, **options), text[:200]
 
 
@@ -151,33 +153,53 @@ def test_gcide_analyze_is_tokenize_then_to_term():
 
 # --- tables: every code point ---------------------------------------------------------------
 
-@needs_same_unicode
-def test_tables_match_unicodedata_for_every_code_point():
-    cls, lower, fold, fold_lower, folds = core._char_properties()
-    assert len(cls) == 0x110000 and folds[0] == ""
-    exp_cls = np.zeros(0x110000, np.uint8)
-    exp_lower = np.arange(0x110000, dtype=np.uint32)
-    exp_fold, exp_fold_lower = {}, {}
+def _expected_tables():
+    """(class, lower, fold, fold_lower) of every code point by the reference; folds as strings."""
+    cls = np.zeros(0x110000, np.uint8)
+    lower = np.arange(0x110000, dtype=np.uint32)
+    fold = np.zeros(0x110000, object)
+    fold_lower = np.zeros(0x110000, object)
+    fold[:] = fold_lower[:] = ""
     for c in range(0x110000):
         if 0xD800 <= c < 0xE000:
             continue
         ch = chr(c)
         k = ref.char_class(ch)
-        exp_cls[c] = k
+        cls[c] = k
         lo = ref.lower(ch)
-        exp_lower[c] = ord(lo)
+        lower[c] = ord(lo)
         if k == ref.WORD:
-            f, fl = ref.fold(ch), ref.fold(lo)
-            if f:
-                exp_fold[c] = f
-            if fl:
-                exp_fold_lower[c] = fl
-    np.testing.assert_array_equal(cls, exp_cls)
-    np.testing.assert_array_equal(lower, exp_lower)
-    for got_ids, expected in ((fold, exp_fold), (fold_lower, exp_fold_lower)):
-        got = {int(c): folds[got_ids[c]] for c in np.flatnonzero(got_ids)}
-        assert got == expected
-    assert {"a", "ae", "ss", "th", "fi", "2"} <= set(folds)
+            fold[c], fold_lower[c] = ref.fold(ch), ref.fold(lo)
+    return cls, lower, fold, fold_lower
+
+
+def _table_mismatches():
+    """Code points whose compiled properties differ from this Python's unicodedata."""
+    cls, lower, fold, fold_lower, folds = core._char_properties()
+    folds = np.array(folds, object)
+    exp_cls, exp_lower, exp_fold, exp_fold_lower = _expected_tables()
+    bad = (cls != exp_cls) | (lower != exp_lower)
+    bad |= folds[fold] != exp_fold
+    bad |= folds[fold_lower] != exp_fold_lower
+    return np.flatnonzero(bad)
+
+
+@lru_cache(maxsize=None)
+def _unstable_code_points():
+    """Empty when the tables and unicodedata have the same version; else the code points whose
+    properties changed between the two, which the reference comparisons leave out."""
+    return frozenset() if SAME_UNICODE else frozenset(_table_mismatches().tolist())
+
+
+def _stable(text):
+    unstable = _unstable_code_points()
+    return "".join(c for c in text if ord(c) not in unstable) if unstable else text
+
+
+@needs_same_unicode
+def test_tables_match_unicodedata_for_every_code_point():
+    assert _table_mismatches().tolist() == []
+    assert {"a", "ae", "ss", "th", "fi", "2"} <= set(core._char_properties()[4])
 
 
 @needs_same_unicode
