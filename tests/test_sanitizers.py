@@ -1,6 +1,6 @@
 """Build the kernels with AddressSanitizer + UndefinedBehaviorSanitizer (the MIRKIT_SANITIZE
 CMake option) and run the C++ drivers in cpp/tests: the fuzzer over every codec at every SIMD
-level, and the guard-page test of the vbyte decoders."""
+level, the guard-page test of the vbyte decoders, and the tokenizer/stemmer fuzzer."""
 
 import os
 import shutil
@@ -47,6 +47,14 @@ def test_vbyte_guard_pages_under_asan_ubsan(sanitized_build):
     proc = subprocess.run([str(sanitized_build / "test_vbyte_bounds")], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_fuzz_analysis_under_asan_ubsan(sanitized_build):
+    proc = subprocess.run([str(sanitized_build / "fuzz_analysis"), "20000", "7"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tokenizer: ok" in proc.stdout and "porter: ok" in proc.stdout
+    assert "runtime error" not in proc.stderr
 
 
 def test_sanitizer_catches_an_out_of_bounds_read(sanitized_build, tmp_path):

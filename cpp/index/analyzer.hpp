@@ -9,11 +9,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace mirkit::index {
+
+// Upper bound of max_length: keeps the per-call token buffer (4 bytes per code point) small.
+inline constexpr uint32_t kMaxTokenLength = 1u << 16;
 
 struct AnalyzerConfig {
   bool lowercase = true;
@@ -26,6 +30,7 @@ struct AnalyzerConfig {
 
 class Analyzer {
  public:
+  // Throws std::invalid_argument unless 1 <= min_length <= max_length <= kMaxTokenLength.
   explicit Analyzer(const AnalyzerConfig& config);
 
   const AnalyzerConfig& config() const { return m_config; }
@@ -46,20 +51,32 @@ class Analyzer {
   std::vector<std::string> analyze(std::string_view text) const;
 
  private:
-  // Reads the next token starting at text[pos]; returns false at the end. On success the token
-  // is in m_scratch-like caller storage; implementation detail of tokenize().
-  bool next_token(std::string_view text, size_t& pos, std::string& token) const;
+  // Longest token text in bytes: max_length code points of at most 4 UTF-8 bytes, plus one ASCII
+  // fold (unicode::kMaxFoldSize <= 4 bytes) that may overshoot before the length check drops it.
+  size_t token_buffer_size() const { return 4 * size_t{m_config.max_length} + 8; }
+
+  // Finds the next token that passes the length filter at or after text[pos], writes its
+  // normalized UTF-8 into out[0, out_size) (out holds token_buffer_size() bytes) and moves pos
+  // past it; returns false at the end of text.
+  bool next_token(std::string_view text, size_t& pos, char* out, size_t& out_size) const;
 
   AnalyzerConfig m_config;
+  // ASCII fast path: m_ascii[b] is the output byte of a letter/digit b < 0x80 (lowercased when
+  // configured), 0 for an ASCII separator and kNonAscii for every byte >= 0x80.
+  static constexpr uint8_t kNonAscii = 0xFF;
+  uint8_t m_ascii[256];
 };
 
 template <class Emit>
 void Analyzer::tokenize(std::string_view text, Emit&& emit) const {
-  std::string token;
+  // One buffer per call, reused for every token: no allocation per token, and left
+  // uninitialized, since a large max_length would otherwise cost a memset per call.
+  const std::unique_ptr<char[]> buffer(new char[token_buffer_size()]);
   size_t pos = 0;
+  size_t size = 0;
   uint32_t position = 0;
-  while (next_token(text, pos, token)) {
-    emit(std::string_view(token), position++);
+  while (next_token(text, pos, buffer.get(), size)) {
+    emit(std::string_view(buffer.get(), size), position++);
   }
 }
 
@@ -67,7 +84,8 @@ void Analyzer::tokenize(std::string_view text, Emit&& emit) const {
 bool is_stopword(std::string_view word);
 // The English stopword list, sorted.
 const std::vector<std::string_view>& stopword_list();
-// Porter stemmer on a lowercase word; non-ASCII-letter words are returned unchanged.
+// Porter stemmer (original 1980 algorithm) on a lowercase word. Only words made of a-z alone are
+// stemmed; any other word (upper case, digits, non-ASCII, empty) is returned unchanged.
 std::string porter_stem(std::string_view word);
 void porter_stem_inplace(std::string& word);
 

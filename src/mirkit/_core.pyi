@@ -5,6 +5,7 @@ from typing import Optional, Union
 import numpy as np
 import numpy.typing as npt
 
+from . import _core_analysis as analysis
 from . import _core_codecs as codecs
 
 __version__: str

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Generate cpp/index/unicode_tables.{hpp,cpp}: the per-code-point properties the tokenizer needs,
+from Python's unicodedata (the build never runs this; rerun it by hand to move to a newer Unicode
+version, then commit both outputs):
+
+    python cpp/index/gen_unicode_tables.py [--out DIR]
+
+For each code point c (surrogates excluded, UTF-8 cannot carry them):
+
+class
+    word (general category L* or N*), mark (M*), or separator (everything else).
+lower
+    the simple (1:1) lowercase mapping: ``c.lower()`` when that is one code point; otherwise its
+    first code point (only U+0130 LATIN CAPITAL LETTER I WITH DOT ABOVE, whose full mapping is
+    "i" + U+0307 and whose simple mapping in UnicodeData.txt is "i").
+fold
+    for word characters only: NFKD(c) with the combining marks (M*) removed and the letters of
+    EXTRA_FOLDS replaced; when the result is non-empty ASCII letters/digits and differs from c, that
+    string, else none. Stored twice: the fold of c and the fold of lower(c).
+
+Layout: a two-stage table. kStage1[cp >> kBlockShift] is the number of the code point's block in
+kStage2 (identical blocks are stored once), and kStage2[start + (cp & mask)] indexes kProps, the
+distinct (class, lowercase delta, folds) records. The block size is chosen to minimise the total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import unicodedata
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# Letters that have no NFKD decomposition to ASCII but are conventionally folded (as Lucene's
+# ASCIIFoldingFilter does): ligatures and letters with a stroke or bar.
+EXTRA_FOLDS = {
+    "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ß": "ss", "ẞ": "SS",
+    "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D",
+    "þ": "th", "Þ": "TH", "ħ": "h", "Ħ": "H", "ı": "i", "ȷ": "j", "ŧ": "t", "Ŧ": "T",
+    "ƀ": "b", "Ƀ": "B", "ƒ": "f", "Ƒ": "F", "ɨ": "i", "Ɨ": "I", "ʉ": "u", "Ʉ": "U",
+}
+
+SEPARATOR, WORD, MARK = 0, 1, 2
+MAX_CP = 0x110000
+
+
+def char_class(ch: str) -> int:
+    cat = unicodedata.category(ch)
+    if cat[0] in "LN":
+        return WORD
+    return MARK if cat[0] == "M" else SEPARATOR
+
+
+def lower(ch: str) -> str:
+    return ch.lower()[0]
+
+
+def fold(ch: str) -> str:
+    if char_class(ch) != WORD:
+        return ""
+    base = "".join(EXTRA_FOLDS.get(d, d) for d in unicodedata.normalize("NFKD", ch)
+                   if unicodedata.category(d)[0] != "M")
+    if base and base != ch and base.isascii() and base.isalnum():
+        return base
+    return ""
+
+
+def build():
+    folds = [""]  # index 0: no fold
+    fold_id = {"": 0}
+    records, record_id = [], {}
+    per_cp = []
+    for c in range(MAX_CP):
+        if 0xD800 <= c < 0xE000:
+            per_cp.append(0)  # the separator record of U+0000 (asserted below)
+            continue
+        ch = chr(c)
+        lo = lower(ch)
+        ids = []
+        for f in (fold(ch), fold(lo)):
+            if f not in fold_id:
+                fold_id[f] = len(folds)
+                folds.append(f)
+            ids.append(fold_id[f])
+        rec = (char_class(ch), ord(lo) - c, ids[0], ids[1])
+        if rec not in record_id:
+            record_id[rec] = len(records)
+            records.append(rec)
+        per_cp.append(record_id[rec])
+    assert records[0] == (SEPARATOR, 0, 0, 0), "U+0000 must give the plain separator record"
+    assert len(folds) < 256 and len(records) < 65536
+    return folds, records, per_cp
+
+
+def two_stage(per_cp, shift):
+    size = 1 << shift
+    stage1, stage2, block_id = [], [], {}
+    for b in range(0, MAX_CP, size):
+        block = tuple(per_cp[b:b + size])
+        if block not in block_id:
+            block_id[block] = len(block_id)
+            stage2.extend(block)
+        stage1.append(block_id[block])
+    return stage1, stage2
+
+
+def c_array(values, per_line=16):
+    lines = []
+    for i in range(0, len(values), per_line):
+        lines.append("    " + ", ".join(str(v) for v in values[i:i + per_line]) + ",")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: here)")
+    out_dir = parser.parse_args().out
+    folds, records, per_cp = build()
+    prop_bytes = 2 if len(records) > 255 else 1
+    best = None
+    for shift in range(4, 11):
+        s1, s2 = two_stage(per_cp, shift)
+        block_bytes = 1 if max(s1) < 256 else 2
+        cost = block_bytes * len(s1) + prop_bytes * len(s2)
+        if best is None or cost < best[0]:
+            best = (cost, shift, s1, s2, block_bytes)
+    cost, shift, stage1, stage2, block_bytes = best
+    max_fold = max(len(f) for f in folds)
+    version = unicodedata.unidata_version
+    stage1_type = "uint16_t" if block_bytes == 2 else "uint8_t"
+    stage2_type = "uint16_t" if prop_bytes == 2 else "uint8_t"
+    gen = "Generated by cpp/index/gen_unicode_tables.py from Python's unicodedata; do not edit."
+
+    hpp = f"""// {gen}
+// Per-code-point properties of the tokenizer (see the generator's docstring for the rules).
+#pragma once
+
+#include <cstdint>
+
+namespace mirkit::index::unicode {{
+
+inline constexpr const char* kUnicodeVersion = "{version}";
+
+enum CharClass : uint8_t {{ kSeparator = {SEPARATOR}, kWord = {WORD}, kMark = {MARK} }};
+
+struct CharProps {{
+  int32_t lower_delta;  // lower(c) = c + lower_delta
+  uint8_t cls;          // CharClass
+  uint8_t fold;         // kFolds index of c's ASCII fold; 0 = none
+  uint8_t fold_lower;   // kFolds index of lower(c)'s ASCII fold; 0 = none
+}};
+
+struct Fold {{
+  uint8_t size;
+  char text[{max_fold}];
+}};
+
+inline constexpr int kBlockShift = {shift};
+inline constexpr uint32_t kMaxFoldSize = {max_fold};
+inline constexpr uint32_t kNumCodePoints = 0x110000;
+
+extern const {stage1_type} kStage1[{len(stage1)}];
+extern const {stage2_type} kStage2[{len(stage2)}];
+extern const CharProps kProps[{len(records)}];
+extern const Fold kFolds[{len(folds)}];
+
+// Properties of a code point below kNumCodePoints (surrogates read as separators).
+inline const CharProps& char_props(uint32_t cp) {{
+  const uint32_t block = kStage1[cp >> kBlockShift];
+  return kProps[kStage2[(block << kBlockShift) | (cp & ((1u << kBlockShift) - 1))]];
+}}
+
+}}  // namespace mirkit::index::unicode
+"""
+    props = "\n".join(f"    {{{d}, {c}, {f}, {fl}}}," for c, d, f, fl in records)
+    fold_rows = "\n".join(
+        "    {" + f"{len(f)}, " + "{" + ", ".join(f"'{x}'" for x in f) + "}},"
+        for f in folds)
+    cpp = f"""// {gen}
+// Unicode {version}: {len(records)} distinct records, {len(folds) - 1} distinct folds,
+// {cost} bytes of stage tables (block size {1 << shift}).
+#include "index/unicode_tables.hpp"
+
+namespace mirkit::index::unicode {{
+
+const {stage1_type} kStage1[{len(stage1)}] = {{
+{c_array(stage1)}
+}};
+
+const {stage2_type} kStage2[{len(stage2)}] = {{
+{c_array(stage2, 24)}
+}};
+
+const CharProps kProps[{len(records)}] = {{
+{props}
+}};
+
+const Fold kFolds[{len(folds)}] = {{
+{fold_rows}
+}};
+
+}}  // namespace mirkit::index::unicode
+"""
+    (out_dir / "unicode_tables.hpp").write_text(hpp, encoding="utf-8")
+    (out_dir / "unicode_tables.cpp").write_text(cpp, encoding="utf-8")
+    print(f"Unicode {version}: {len(records)} records, {len(folds)} folds (max {max_fold}), "
+          f"block shift {shift}, {cost} bytes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
