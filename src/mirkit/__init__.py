@@ -9,4 +9,6 @@ from mirkit import codecs, datasets
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__
 
-__all__ = ["__version__", "codecs", "datasets", "info", "set_simd_level", "simd_level", "simd_limit"]
+__all__ = [
+    "__version__", "codecs", "datasets", "info", "set_simd_level", "simd_level", "simd_limit",
+]

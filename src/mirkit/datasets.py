@@ -319,6 +319,8 @@ class SyntheticCorpusParams:
 
         Raises
         ------
+        TypeError
+            If `ranks` are not integers.
         ValueError
             If a rank is outside ``[1, vocabulary_cap]``.
         """
@@ -338,7 +340,7 @@ class SyntheticCorpusParams:
 
         * ``zipf_exponent``: the least-squares slope of the rank-frequency curve in log-log
           space, as in :func:`corpus_statistics`, but only up to ``break_rank`` when the break
-          comes earlier (refitted with the tail, at most 4 times);
+          comes earlier (then refitted with the tail, at most 3 times);
         * ``tail_exponent`` and ``break_rank``: the model's expected numbers of terms occurring
           at least k times (:meth:`expected_vocabulary` with ``min_count=k``) match the
           corpus's, exactly for k = 1 (the vocabulary) and in least squares of their logs for
@@ -387,14 +389,16 @@ class SyntheticCorpusParams:
             sigma = float(np.log(lengths).std())
         fitted = cls(zipf_exponent=s, length_mu=math.log(median), length_sigma=sigma,
                      min_length=int(lengths.min()))
-        for _ in range(4):
-            fitted = _fit_tail(fitted, int(scan.lengths.sum()), scan.freqs)
+        n_tokens = int(scan.lengths.sum())
+        fitted = _fit_tail(fitted, n_tokens, scan.freqs)
+        for _ in range(3):
             # A break inside the ranks of the Zipf fit bends the curve there: refit the head
             # exponent on the ranks before the break, then the tail again.
             head = scan.zipf_exponent(min(_ZIPF_LAST_RANK, fitted.break_rank))
             if not math.isfinite(head) or abs(head - fitted.zipf_exponent) < 1e-3:
                 break
-            fitted = dataclasses.replace(fitted, zipf_exponent=head)
+            fitted = _fit_tail(dataclasses.replace(fitted, zipf_exponent=head), n_tokens,
+                               scan.freqs)
         return fitted
 
 
@@ -487,7 +491,7 @@ class _Scan:
             if n_tokens >= checkpoint:  # ~50 prefixes per decade are plenty for a fit
                 points.append((n_tokens, len(counts)))
                 checkpoint = max(n_tokens + 1, int(n_tokens * 1.047))
-        if lengths and (not points or points[-1][0] != n_tokens) and n_tokens:
+        if n_tokens and points[-1][0] != n_tokens:  # the whole corpus is the last prefix
             points.append((n_tokens, len(counts)))
         self.lengths = np.asarray(lengths, dtype=np.int64)
         self.freqs = np.sort(np.fromiter(counts.values(), np.int64, len(counts)))[::-1]
@@ -512,11 +516,11 @@ _SPECTRUM_COUNTS = (1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64)
 
 def _fit_tail(base: SyntheticCorpusParams, n_tokens: int,
               freqs: np.ndarray) -> SyntheticCorpusParams:
-    """`base` with the tail_exponent and break_rank fitting the frequency spectrum of a corpus of `n_tokens`
-    tokens with term frequencies `freqs` (decreasing): for each tail exponent, the break rank
-    whose expected vocabulary is the observed one (bisection on log rank); the exponent by
-    golden-section search on the squared log error of the expected numbers of terms occurring
-    at least k times, k in _SPECTRUM_COUNTS."""
+    """`base` with the tail_exponent and break_rank that fit the frequency spectrum of a corpus
+    of `n_tokens` tokens with term frequencies `freqs` (decreasing): for each tail exponent,
+    the break rank whose expected vocabulary is the observed one (bisection on log rank); the
+    exponent by golden-section search on the squared log error of the expected numbers of
+    terms occurring at least k times, k in _SPECTRUM_COUNTS."""
     counts = [k for k in _SPECTRUM_COUNTS if np.count_nonzero(freqs >= k) >= 10]
     observed = np.log([np.count_nonzero(freqs >= k) for k in counts])
     vocabulary = float(freqs.size)
@@ -918,4 +922,5 @@ def synthetic_corpus(n_docs: int, *, seed: int = 0, params: Optional[SyntheticCo
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise TypeError(f"unknown parameter(s) {unknown}; valid: {sorted(names)}")
-    return SyntheticCorpus(n_docs, seed=seed, params=dataclasses.replace(corpus.params, **overrides))
+    params = dataclasses.replace(corpus.params, **overrides)
+    return SyntheticCorpus(n_docs, seed=seed, params=params)
