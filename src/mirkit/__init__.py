@@ -1,12 +1,14 @@
 """mirkit: a multimedia information-retrieval kit with fast C++ kernels.
 
-Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression) and
-:mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer) today; indexing, search,
-evaluation, images, vectors and attention follow the same shape.
+Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression),
+:mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer), :mod:`mirkit.documents` (input
+readers), :mod:`mirkit.index` (the compressed inverted index) and :mod:`mirkit.datasets`
+(synthetic corpora); search, evaluation, images, vectors and attention follow the same shape.
 """
 
-from mirkit import analysis, codecs
+from mirkit import analysis, codecs, datasets, documents, index
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__
 
-__all__ = ["__version__", "analysis", "codecs", "info", "set_simd_level", "simd_level", "simd_limit"]
+__all__ = ["__version__", "analysis", "codecs", "datasets", "documents", "index", "info",
+           "set_simd_level", "simd_level", "simd_limit"]
