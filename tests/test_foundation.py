@@ -112,7 +112,7 @@ def test_time_call_counts_calls():
     assert len(samples) == 4 and len(calls) >= 6 and all(s > 0 for s in samples)
 
 
-@pytest.mark.parametrize("module", ["mirkit._simd", "mirkit.codecs", "mirkit.datasets"])
+@pytest.mark.parametrize("module", ["mirkit._simd", "mirkit.codecs", "mirkit.datasets", "mirkit.index"])
 def test_doctests(module):
     mod = __import__(module, fromlist=["_"])
     failed, attempted = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -445,3 +445,26 @@ def test_crc32c_matches_reference():
 
     with simd_limit("scalar"):
         assert _core.index.crc32c(data) == whole
+
+
+def test_cli_index_and_stats(tmp_path, capsys):
+    from mirkit.cli import main
+
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps({"id": str(i), "text": f"word{i % 7} common text"}) + "\n"
+                           for i in range(300)) + "{broken\n")
+    out = tmp_path / "idx"
+    assert main(["index", str(src), "-o", str(out), "--threads", "1", "-q"]) == 1
+    assert "docs.jsonl:301" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["index", str(src), "-o", str(out), "--skip-errors", "--codec", "vbyte"]) == 0
+    captured = capsys.readouterr()
+    assert "indexed 300 documents" in captured.out and "1 skipped" in captured.out
+    assert main(["stats", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "n_docs         300" in text and "docids=vbyte" in text and "docids " in text
+    assert main(["stats", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["manifest"]["stats"]["n_docs"] == 300
+    (out / "docids.bin").write_bytes(b"\0")
+    assert main(["stats", str(out)]) == 1
+    assert "docids.bin" in capsys.readouterr().err
