@@ -48,7 +48,7 @@ def test_encode(benchmark, data, name):
     np.testing.assert_array_equal(codec.decode(encoded, gaps.size), gaps)
 
 
-@pytest.mark.parametrize("name", ["varint", "maskedvbyte", "streamvbyte", "simdfastpfor128"])
+@pytest.mark.parametrize("name", ["varint", "maskedvbyte", "streamvbyte", "simdbinarypacking", "simdfastpfor128"])
 def test_pyfastpfor_decode(benchmark, data, name):
     pf = pytest.importorskip("pyfastpfor")
     _, gaps, _ = data

@@ -47,7 +47,8 @@ def test_info_reports_every_codec():
     assert info["version"] == mirkit.__version__
     assert info["compiler"]
     assert set(info["kernels"]) == {f"codecs.{n}" for n in mirkit.codecs.available()} | {
-        "codecs.elias_fano.next_geq"
+        "codecs.bp128.decode_sorted",
+        "codecs.elias_fano.next_geq",
     }
     assert all(level in SIMD_LEVELS for level in info["kernels"].values())
 

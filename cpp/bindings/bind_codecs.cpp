@@ -2,6 +2,7 @@
 #include <string>
 
 #include "bindings/common.hpp"
+#include "codecs/bp128.hpp"
 #include "codecs/codec.hpp"
 
 namespace mirkit::bindings {
@@ -91,6 +92,8 @@ void bind_codecs(py::module_& m) {
         return d;
       },
       py::arg("name"));
+  m.def("bp128_decode_sorted_level",
+        [] { return core::level_name(codecs::bp128::decode_sorted_level()); });
   m.def("encode", &encode, py::arg("name"), py::arg("values").noconvert(),
         py::arg("sorted") = false,
         "Encode a C-contiguous uint32 array; returns the bytes as a uint8 array.");

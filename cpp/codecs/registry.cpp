@@ -1,3 +1,4 @@
+#include "codecs/bp128.hpp"
 #include "codecs/codec.hpp"
 #include "codecs/elias.hpp"
 #include "codecs/elias_fano.hpp"
@@ -10,6 +11,7 @@ const std::vector<const Codec*>& registry() {
   static const std::vector<const Codec*> codecs{
       &vbyte::kCodec,
       &stream_vbyte::kCodec,
+      &bp128::kCodec,
       &elias::kGammaCodec,
       &elias::kDeltaCodec,
       &elias_fano::kCodec,

@@ -79,8 +79,9 @@ std::vector<uint8_t> encode(const Codec& c, const std::vector<uint32_t>& v, bool
 }
 
 void fuzz(const Codec& c, std::mt19937_64& rng, int iterations) {
-  static const size_t kLengths[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64,
-                                    65, 127, 128, 129, 255, 256, 257, 1000, 4099};
+  static const size_t kLengths[] = {0,   1,   2,   3,   4,   5,   7,   8,   9,    15,  16,
+                                    17,  31,  32,  33,  63,  64,  65,  127, 128,  129, 255,
+                                    256, 257, 383, 384, 385, 511, 512, 513, 1000, 4099};
   for (size_t n : kLengths) {
     for (bool sorted : {false, true}) {
       auto v = sorted ? sorted_values(rng, n) : random_values(rng, c, n);
@@ -91,7 +92,7 @@ void fuzz(const Codec& c, std::mt19937_64& rng, int iterations) {
   }
   for (int it = 0; it < iterations; ++it) {
     const bool sorted = rng() & 1;
-    const size_t n = rng() % 300;
+    const size_t n = rng() % 520;  // up to 4 blocks of 128
     // Random bytes.
     std::vector<uint8_t> noise(rng() % 400);
     for (auto& b : noise) b = static_cast<uint8_t>(rng() >> ((rng() & 1) ? 0 : 56));

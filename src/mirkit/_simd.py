@@ -94,6 +94,7 @@ def info() -> dict:
     from mirkit import codecs
 
     kernels = {f"codecs.{name}": codecs.get(name).kernel_level for name in codecs.available()}
+    kernels["codecs.bp128.decode_sorted"] = _core.codecs.bp128_decode_sorted_level()
     kernels["codecs.elias_fano.next_geq"] = _core.codecs.elias_fano_query_level()
     return {
         "version": __version__,

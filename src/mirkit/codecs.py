@@ -29,6 +29,23 @@ Codecs
     expands 4 integers per control byte with pshufb (SSE4), 8 (AVX2), 16 (AVX-512), or 16 with
     vpexpandb (AVX-512 VBMI2, which also encodes with vpcompressb; its ``decode_sorted`` uses
     the AVX-512 pshufb kernel, faster there once the prefix sum is fused in).
+``bp128``
+    SIMD-BP128 binary packing (Lemire & Boytsov 2015), the block layout of FastPFor's
+    ``SIMDBinaryPacking`` and Lemire's simdcomp (no header): for n integers, ``n // 128`` full
+    blocks, each one byte b (0..32, the bit width of the block's largest value) followed by
+    ``16 * b`` bytes of packed data, then the ``n % 128`` remaining integers in ``vbyte``. A
+    block of 128 thus takes ``1 + 16 * b`` bytes, and a list shorter than 128 is plain vbyte.
+    Packed data, the 4-lane vertical layout: integer ``i = 4k + l`` (k = 0..31) takes bits
+    ``[k*b, (k+1)*b)`` of lane l's bit stream, which is the little-endian uint32 words at bytes
+    ``16j + 4l`` (j = 0..b-1), least significant bit first, a value crossing a word boundary
+    continuing at bit 0 of the lane's next word. So one 128-bit load holds a word of all four
+    lanes, and one shift and mask give four consecutive integers. The packed bytes of a block
+    equal those FastPFor's ``simdbinarypacking`` writes for it (the containers differ: FastPFor
+    adds a length word and groups the bit widths of 16 blocks in 4 words). A bit width above 32
+    is corrupt; a wider b than needed still decodes. ``encode_sorted`` stores d-gaps across
+    blocks and the vbyte tail. Decoding: one SSE4 unpacker per bit width with compile-time
+    shifts; the fused d-gap decoder adds the 4-value prefix sum in-register, and with AVX2 works
+    on 8 values per ymm (per-lane variable shifts). Encoding: SSE4.
 ``elias_gamma``
     Elias gamma, for values >= 1 (0 raises ``ValueError``): with N = floor(log2 v), N zero bits
     then v in binary (N+1 bits), so 1 -> ``1``, 2 -> ``010``, 5 -> ``00101``; 2N+1 bits, at

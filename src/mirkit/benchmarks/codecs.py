@@ -22,7 +22,11 @@ from mirkit.benchmarks.harness import Row
 __all__ = ["datasets", "rows", "elias_fano_size_rows"]
 
 # Which anchor each codec's decoders are measured against.
-ANCHORS = {"vbyte": "maskedvbyte", "stream_vbyte": "streamvbyte"}
+ANCHORS = {
+    "vbyte": "maskedvbyte",
+    "stream_vbyte": "streamvbyte",
+    "bp128": "simdbinarypacking",
+}
 # pyfastpfor codecs shown for reference: byte-oriented peers, then its best block codecs.
 PFOR_CODECS = ["varint", "vbyte", "maskedvbyte", "streamvbyte", "simdbinarypacking", "simdfastpfor128"]
 
