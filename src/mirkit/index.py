@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-DEFAULT_CODEC = "stream_vbyte"  # TEMP until bp128 lands
+DEFAULT_CODEC = "bp128"
 BLOCK_SIZE = 128
 MEMORY_OVERHEAD = 40 << 20  # fixed buffers outside the budget (file writers, batches), bytes
 _MANIFEST = "manifest.json"
