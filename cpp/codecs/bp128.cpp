@@ -91,32 +91,24 @@ struct Scalar {
   }
 };
 
-Progress decode_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t nblocks) {
-  return decode_blocks<Scalar, false>(in, in_len, out, nblocks);
-}
-Progress decode_sorted_scalar(const uint8_t* in, size_t in_len, uint32_t* out, size_t nblocks) {
-  return decode_blocks<Scalar, true>(in, in_len, out, nblocks);
-}
-size_t encode_scalar(const uint32_t* values, size_t nblocks, uint8_t* out) {
-  return encode_blocks<Scalar, false>(values, nblocks, out);
-}
-size_t encode_sorted_scalar(const uint32_t* values, size_t nblocks, uint8_t* out) {
-  return encode_blocks<Scalar, true>(values, nblocks, out);
-}
+constexpr DecodeKernel kDecodeScalar = decode_blocks<Scalar, false>;
+constexpr DecodeKernel kDecodeSortedScalar = decode_blocks<Scalar, true>;
+constexpr EncodeKernel kEncodeScalar = encode_blocks<Scalar, false>;
+constexpr EncodeKernel kEncodeSortedScalar = encode_blocks<Scalar, true>;
 
 #if defined(MIRKIT_X86_SIMD)
 // Measured on Zen 4 (see bp128_avx2.cpp): AVX2 helps only the fused d-gap decoder, and zmm
 // versions were slower than both, so the higher levels reuse these.
-const core::Dispatch<DecodeKernel> kDecode{{decode_scalar, sse4::decode}};
+const core::Dispatch<DecodeKernel> kDecode{{kDecodeScalar, sse4::decode}};
 const core::Dispatch<DecodeKernel> kDecodeSorted{
-    {decode_sorted_scalar, sse4::decode_sorted, avx2::decode_sorted}};
-const core::Dispatch<EncodeKernel> kEncode{{encode_scalar, sse4::encode}};
-const core::Dispatch<EncodeKernel> kEncodeSorted{{encode_sorted_scalar, sse4::encode_sorted}};
+    {kDecodeSortedScalar, sse4::decode_sorted, avx2::decode_sorted}};
+const core::Dispatch<EncodeKernel> kEncode{{kEncodeScalar, sse4::encode}};
+const core::Dispatch<EncodeKernel> kEncodeSorted{{kEncodeSortedScalar, sse4::encode_sorted}};
 #else
-const core::Dispatch<DecodeKernel> kDecode{{decode_scalar}};
-const core::Dispatch<DecodeKernel> kDecodeSorted{{decode_sorted_scalar}};
-const core::Dispatch<EncodeKernel> kEncode{{encode_scalar}};
-const core::Dispatch<EncodeKernel> kEncodeSorted{{encode_sorted_scalar}};
+const core::Dispatch<DecodeKernel> kDecode{{kDecodeScalar}};
+const core::Dispatch<DecodeKernel> kDecodeSorted{{kDecodeSortedScalar}};
+const core::Dispatch<EncodeKernel> kEncode{{kEncodeScalar}};
+const core::Dispatch<EncodeKernel> kEncodeSorted{{kEncodeSortedScalar}};
 #endif
 
 size_t max_encoded_bytes(const uint32_t*, size_t n) {
