@@ -22,9 +22,6 @@ from mirkit.analysis import Analyzer
 from mirkit.benchmarks.data import data_dir
 from mirkit.index import (Index, IndexCorruptError, IndexVersionError, IndexWriter, build_index)
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 def _cranfield():
     base = data_dir()
     if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
@@ -261,8 +258,6 @@ def test_atomic_commit_and_overwrite(tmp_path):
 
 def test_killed_build_leaves_nothing_that_opens(tmp_path):
     script = textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(ROOT / 'src')!r})
         from mirkit.index import IndexWriter
         from mirkit.datasets import synthetic_corpus
         w = IndexWriter({str(tmp_path / 'idx')!r}, threads=1, memory_budget=1 << 20)
@@ -272,7 +267,10 @@ def test_killed_build_leaves_nothing_that_opens(tmp_path):
                 print("started", flush=True)
         w.commit()
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    # the child imports mirkit as this process does (installed, or through PYTHONPATH)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            env=env)
     try:
         assert proc.stdout.readline().strip() == "started"
     finally:
