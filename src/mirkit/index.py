@@ -15,7 +15,8 @@ everything, manifest last, is on disk, so a crash or exception never leaves an i
 
 Memory: the budget bounds the postings buffers, the term dictionary and the token caches. On
 top of it come 28 bytes per document (length, id offset and the id hash set for duplicate
-detection), one input batch, and about 40 MB of fixed buffers (:data:`MEMORY_OVERHEAD`).
+detection), one input batch, and about 40 MB of fixed buffers (:data:`MEMORY_OVERHEAD`); the
+allocator's per-term overhead and the run files mapped during the final merge come on top.
 """
 
 from __future__ import annotations
