@@ -17,15 +17,6 @@ namespace {
 using index::Analyzer;
 using index::AnalyzerConfig;
 
-// The UTF-8 form CPython caches inside the str object: no copy, valid while `text` lives. A str
-// holding a lone surrogate has none and raises UnicodeEncodeError (a ValueError).
-std::string_view utf8_view(const py::str& text) {
-  Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
-  if (data == nullptr) throw py::error_already_set();
-  return {data, static_cast<size_t>(size)};
-}
-
 py::str to_py(std::string_view s) {
   PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr);
   if (str == nullptr) throw py::error_already_set();

@@ -26,10 +26,7 @@ std::vector<std::string_view> utf8_views(const py::list& items, const char* arg)
       throw py::type_error(std::string(arg) + "[" + std::to_string(i) + "] must be str, not " +
                            Py_TYPE(o)->tp_name);
     }
-    Py_ssize_t size;
-    const char* data = PyUnicode_AsUTF8AndSize(o, &size);
-    if (!data) throw py::error_already_set();
-    out.emplace_back(data, static_cast<size_t>(size));
+    out.push_back(utf8_view(items[i]));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace mirkit::bindings {
 
@@ -31,6 +32,15 @@ inline ByteView byte_view(const py::buffer& buffer, const char* arg) {
     expected *= info.shape[d];
   }
   return ByteView{std::move(info)};
+}
+
+// The UTF-8 form CPython caches inside the str object: no copy, valid while `text` lives. A str
+// holding a lone surrogate has none and raises UnicodeEncodeError (a ValueError).
+inline std::string_view utf8_view(const py::handle& text) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (data == nullptr) throw py::error_already_set();
+  return {data, static_cast<size_t>(size)};
 }
 
 // Registers the C++ -> Python exception mapping of core/errors.hpp on a module.

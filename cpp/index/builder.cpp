@@ -1,7 +1,6 @@
 #include "index/builder.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <queue>
@@ -428,9 +427,9 @@ class BlockWriter {
         m_avg_length(doc_lengths.empty() || total_tokens == 0
                          ? 1.0
                          : static_cast<double>(total_tokens) / doc_lengths.size()) {
-    for (const char* name : kFiles) {
-      if (!options.positions && std::strstr(name, "positions")) continue;
-      m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / name).string()));
+    const size_t n_files = std::size(kPostingFiles) - (options.positions ? 0 : kPositionFiles);
+    for (size_t i = 0; i < n_files; ++i) {
+      m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kPostingFiles[i]).string()));
     }
     m_terms_offsets().put<uint64_t>(0);
     m_term_blocks().put<uint64_t>(0);
@@ -481,11 +480,6 @@ class BlockWriter {
   uint64_t n_postings() const { return m_n_postings; }
 
  private:
-  static constexpr const char* kFiles[] = {
-      "terms.bin",         "term_offsets.u64",     "term_df.u32",       "term_cf.u64",
-      "term_blocks.u64",   "term_max_score.f32",   "block_last_docid.u32", "block_docs_end.u64",
-      "block_freqs_end.u64", "block_max_score.f32", "docids.bin",        "freqs.bin",
-      "positions.bin",     "block_positions_end.u64"};
   FileWriter& m_terms() { return *m_files[0]; }
   FileWriter& m_terms_offsets() { return *m_files[1]; }
   FileWriter& m_df() { return *m_files[2]; }

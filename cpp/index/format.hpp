@@ -28,7 +28,9 @@
 // up, so they are upper bounds of the double-precision score.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -47,6 +49,18 @@ class CorruptIndexError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+// The files of the postings, lexicon and block index (written by BlockWriter in this order);
+// the last two exist only in indexes with positions.
+inline constexpr const char* kPostingFiles[] = {
+    "terms.bin",           "term_offsets.u64",    "term_df.u32",          "term_cf.u64",
+    "term_blocks.u64",     "term_max_score.f32",  "block_last_docid.u32", "block_docs_end.u64",
+    "block_freqs_end.u64", "block_max_score.f32", "docids.bin",           "freqs.bin",
+    "positions.bin",       "block_positions_end.u64"};
+inline constexpr size_t kPositionFiles = 2;
+// Per-document files (written by IndexBuilder::finish).
+inline constexpr const char* kDocumentFiles[] = {"doc_lengths.u32", "doc_ids.bin",
+                                                  "doc_id_offsets.u64"};
 
 enum class FreqCoding { kMinusOne, kPlain, kPrefixSum };
 

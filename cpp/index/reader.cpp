@@ -41,15 +41,9 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   m_freq_coding = freq_coding(*m_freq_codec);
   if (layout.n_docs > kMaxDocs) corrupt("n_docs=", layout.n_docs, " is too large");
 
-  std::vector<const char*> names = {
-      "terms.bin",          "term_offsets.u64",     "term_df.u32",        "term_cf.u64",
-      "term_blocks.u64",    "term_max_score.f32",   "block_last_docid.u32", "block_docs_end.u64",
-      "block_freqs_end.u64", "block_max_score.f32", "docids.bin",         "freqs.bin",
-      "doc_lengths.u32",    "doc_ids.bin",          "doc_id_offsets.u64"};
-  if (layout.positions) {
-    names.push_back("positions.bin");
-    names.push_back("block_positions_end.u64");
-  }
+  std::vector<const char*> names(std::begin(kPostingFiles), std::end(kPostingFiles));
+  if (!layout.positions) names.resize(names.size() - kPositionFiles);
+  names.insert(names.end(), std::begin(kDocumentFiles), std::end(kDocumentFiles));
   for (const char* name : names) {
     m_files.emplace_back(name, core::MappedFile((fs::path(directory) / name).string()));
   }
