@@ -221,11 +221,11 @@ def test_searcher_from_path_and_default_scorer(cranfield):
 
 
 def test_stored_bounds_used_only_for_index_parameters(cranfield):
-    engine = cranfield.searcher._engine
-    assert engine.uses_stored_bounds(**BM25()._spec(cranfield.index))
-    assert engine.uses_stored_bounds(**BM25(idf="log")._spec(cranfield.index))
-    assert not engine.uses_stored_bounds(**BM25(k1=1.2)._spec(cranfield.index))
-    assert not engine.uses_stored_bounds(**TFIDF()._spec(cranfield.index))
+    s = cranfield.searcher
+    assert s._engine.uses_stored_bounds(s._spec(BM25()))
+    assert s._engine.uses_stored_bounds(s._spec(BM25(idf="log")))
+    assert not s._engine.uses_stored_bounds(s._spec(BM25(k1=1.2)))
+    assert not s._engine.uses_stored_bounds(s._spec(TFIDF()))
 
 
 def test_precomputed_bounds_give_same_results(tmp_path, cranfield):

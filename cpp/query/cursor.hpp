@@ -13,6 +13,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "index/reader.hpp"
 #include "query/scorers.hpp"
 #include "query/topk_queue.hpp"
@@ -20,6 +24,15 @@
 namespace mirkit::query {
 
 using index::kEndDocid;
+
+// Round to nearest (ties to even), inline: std::llrint is a libm call unless errno is off.
+inline Score to_fixed(double x) {
+#if defined(__SSE2__)
+  return _mm_cvtsd_si64(_mm_set_sd(x));
+#else
+  return std::llrint(x);
+#endif
+}
 
 template <class S>
 class ScoredCursor {
@@ -37,7 +50,7 @@ class ScoredCursor {
 
   // Contribution of the current posting.
   Score score(const S& scorer) {
-    return std::llrint(m_params.weight * scorer.f(m_params, docid(), m_postings.freq()));
+    return to_fixed(m_params.weight * scorer.f(m_params, docid(), m_postings.freq()));
   }
 
   // Upper bounds (set by the engine for the pruning algorithms).
@@ -81,7 +94,7 @@ struct Plan {
 
   Score doc_part(uint32_t doc) const {
     if constexpr (S::kHasDocPart) {
-      return std::llrint(scorer.doc_part(doc));
+      return to_fixed(scorer.doc_part(doc));
     } else {
       return 0;
     }
