@@ -31,8 +31,8 @@ def _check(timings, n_engines):
         assert t.n_queries == N_QUERIES
         assert 0 < t.median_ms <= t.p99_ms < 1000 and 0 < t.mean_ms < 1000
         assert t.qps is None or t.qps > 0
-        # analyzers and BM25 details differ, but the top 10 must mostly agree
-        assert t.overlap10 >= 0.6, t
+        # analyzers and BM25 details differ, but the top 10 of disjunctions must mostly agree
+        assert t.label == "mirkit and" or t.overlap10 >= 0.6, t
     assert query.format_tables(timings).count("| ") > len(timings)
 
 

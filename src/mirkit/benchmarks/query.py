@@ -93,6 +93,7 @@ __all__ = [
     "report",
     "synthetic_query_words",
     "term_ranks",
+    "time_breakdown",
 ]
 
 K1, B = 0.9, 0.4
@@ -100,6 +101,7 @@ K_VALUES = (10, 1000)
 SYSTEMS = ("mirkit", "pisa", "tantivy", "bm25s", "rank_bm25")
 PISA_ALGORITHMS = ("block_max_wand", "wand", "maxscore")
 SUBSET_DOCS, SUBSET_QUERIES = 20_000, 300
+SYNTHETIC_QUERIES = 5_000  # bm25s's dense scoring takes ~10 ms a query on millions of docs
 _DONE = "complete"  # marker file of a finished cached build
 _TANTIVY_ANALYZER = "mirkit_en"
 
@@ -262,17 +264,20 @@ def _stopword_file(path: Path) -> Path:
 
 
 @contextmanager
-def _stderr_to(file: Path):
-    """Send file descriptor 2 (what C++ code writes to stderr) to `file` for a while."""
+def _output_to(file: Path):
+    """Send file descriptors 1 and 2 (what C++ code prints) to `file` for a while."""
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved = [os.dup(1), os.dup(2)]
     try:
         with open(file, "ab") as f:
+            os.dup2(f.fileno(), 1)
             os.dup2(f.fileno(), 2)
             yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def _pisa(docs: Callable[[], list], path: Path) -> list:
@@ -281,7 +286,7 @@ def _pisa(docs: Callable[[], list], path: Path) -> list:
 
     index = pyterrier_pisa.PisaIndex(str(path), text_field="text", stemmer="porter2", threads=2)
     ctxt = _pisathon.RetrievalContext()
-    with _stderr_to(path.parent / "pisa.log"):  # PISA's C++ logs and progress bars
+    with _output_to(path.parent / "pisa.log"):  # PISA's C++ logs and progress bars
         if not index.built():
             index.index({"docno": i, "text": t} for i, t in docs())
         # The first preparation with these BM25 parameters computes the block-max data and
@@ -570,6 +575,31 @@ def measure(corpus: str, index, found: Sequence[Engine], queries: Sequence[str],
     return out
 
 
+def time_breakdown(index, queries: Sequence[str], algorithm: str, k: int) -> dict:
+    """Where a mirkit query's time goes, in mean microseconds per query (one thread, best of
+    three passes each): ``analysis`` (the query string to weighted terms), ``search`` (the
+    search on analyzed terms: the C++ engine and its Python wrapper) and ``ids`` (the external
+    ids of the hits)."""
+    from mirkit.search import Searcher
+
+    searcher = Searcher(index)
+    analyzed = [searcher.analyze(q) for q in queries]
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times) / len(queries) * 1e6
+
+    results = [searcher.search(a, k=k, algorithm=algorithm) for a in analyzed]
+    return {"analysis": best(lambda: [searcher.analyze(q) for q in queries]),
+            "search": best(lambda: [searcher.search(a, k=k, algorithm=algorithm)
+                                    for a in analyzed]),
+            "ids": best(lambda: [index.reader.doc_ids(r.docids) for r in results])}
+
+
 # ---------------------------------------------------------------- report
 
 def _queries_for(corpus: str, index, quick: bool, max_queries: Optional[int], cache_dir,
@@ -577,8 +607,10 @@ def _queries_for(corpus: str, index, quick: bool, max_queries: Optional[int], ca
     """The corpus's query list and a sentence on how it was made."""
     log = load_queries()
     limit = 200 if quick else max_queries
-    if corpus == "gcide-20k":
-        limit = min(limit or SUBSET_QUERIES, SUBSET_QUERIES)
+    if limit is None and corpus == "gcide-20k":
+        limit = SUBSET_QUERIES
+    elif limit is None and corpus.startswith("synthetic-"):
+        limit = SYNTHETIC_QUERIES
     if not corpus.startswith("synthetic-"):
         qs = hitting_queries(log, index, limit)
         return qs, f"the first {len(qs):,} TREC 2005 efficiency queries that hit the index"
@@ -600,14 +632,16 @@ def report(quick: bool = False, repeat: int = 3, corpora: Optional[Sequence[str]
     repeat : int
         Timing passes; a query's latency is its median over them.
     corpora : sequence of str, optional
-        Default ``("gcide", "gcide-20k", f"synthetic-{synthetic_docs}")``.
+        Default ``("gcide", "gcide-20k", f"synthetic-{synthetic_docs}")``; with `quick`,
+        ``("gcide", "synthetic-5000")`` (rank_bm25 then runs on both).
     synthetic_docs : int
         Size of the default synthetic corpus.
     cache_dir : path, optional
         Where indexes are built and kept between runs (default: a temporary directory,
         removed at the end).
     max_queries : int, optional
-        At most this many queries per corpus (default: every hitting query of the log).
+        At most this many queries per corpus (default: every hitting query of the log on
+        ``gcide``, 300 on ``gcide-20k``, 5,000 on a synthetic corpus).
 
     Returns
     -------
@@ -616,7 +650,8 @@ def report(quick: bool = False, repeat: int = 3, corpora: Optional[Sequence[str]
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be an int >= 1, got {repeat!r}")
     if corpora is None:
-        corpora = ("gcide", "gcide-20k", f"synthetic-{synthetic_docs}")
+        corpora = (("gcide", "synthetic-5000") if quick else
+                   ("gcide", "gcide-20k", f"synthetic-{synthetic_docs}"))
     if not _available("mirkit.search"):
         print("skipping: mirkit.search is not available", file=out)
         return []
@@ -642,6 +677,11 @@ def report(quick: bool = False, repeat: int = 3, corpora: Optional[Sequence[str]
                   f"{built:.0f} s; {checked:,} mirkit results checked against exhaustive\n",
                   file=out)
             print(format_tables(timings), file=out)
+            for k in K_VALUES:
+                ours = _fastest([t for t in timings if t.k == k], "mirkit")
+                parts = time_breakdown(index, queries, ours.label.split()[-1], k)
+                print(f"- {ours.label} at k={k}, mean microseconds a query: " + ", ".join(
+                    f"{name} {us:.1f}" for name, us in parts.items()), file=out)
     except FileNotFoundError as e:
         print(f"skipping: {e}", file=out)
     finally:
