@@ -575,6 +575,28 @@ def measure(corpus: str, index, found: Sequence[Engine], queries: Sequence[str],
     return out
 
 
+def _cpu_snapshot() -> Optional[tuple]:
+    """(wall seconds, machine busy CPU seconds, this process's CPU seconds); None off Linux."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            ticks = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    busy = sum(ticks) - ticks[3] - ticks[4]  # all but idle and iowait; steal counts as busy
+    own = os.times()
+    return time.perf_counter(), busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
+
+
+def _other_load(start: Optional[tuple]) -> Optional[float]:
+    """Share of the machine's CPU time that other processes (or the hypervisor) took since
+    `start`: two-thread throughput is only meaningful when it is small."""
+    end = _cpu_snapshot()
+    if start is None or end is None or end[0] <= start[0]:
+        return None
+    other = (end[1] - start[1]) - (end[2] - start[2])
+    return max(other, 0.0) / ((end[0] - start[0]) * (os.cpu_count() or 1))
+
+
 def time_breakdown(index, queries: Sequence[str], algorithm: str, k: int) -> dict:
     """Where a mirkit query's time goes, in mean microseconds per query (one thread, best of
     three passes each): ``analysis`` (the query string to weighted terms), ``search`` (the
@@ -671,11 +693,14 @@ def report(quick: bool = False, repeat: int = 3, corpora: Optional[Sequence[str]
                 print(f"skipping {corpus}: {e}", file=out)
                 continue
             checked = check_mirkit_agreement(index, queries[:200])
+            start = _cpu_snapshot()
             timings = measure(corpus, index, found, queries, repeat=repeat)
+            other = _other_load(start)
             rows += timings
             print(f"\n#### {corpus}: {len(index):,} documents, {how}; indexes ready in "
-                  f"{built:.0f} s; {checked:,} mirkit results checked against exhaustive\n",
-                  file=out)
+                  f"{built:.0f} s; {checked:,} mirkit results checked against exhaustive"
+                  + ("" if other is None else f"; other processes took {other:.0%} of the "
+                     "CPUs while timing") + "\n", file=out)
             print(format_tables(timings), file=out)
             for k in K_VALUES:
                 ours = _fastest([t for t in timings if t.k == k], "mirkit")
