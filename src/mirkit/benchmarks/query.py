@@ -34,8 +34,9 @@ with its own tokenizer and stemmer; all use mirkit's 150-word stopword list:
 - mirkit: :class:`mirkit.search.Searcher`, every algorithm of :data:`mirkit.search.ALGORITHMS`
   (``and`` is conjunctive, the rest return the same top k); Unicode tokenizer, Porter (1980).
 - PISA (pyterrier-pisa): ``block_simdbp`` index, block-max data over blocks of 64,
-  ``block_max_wand``, ``wand`` and ``maxscore``; its English tokenizer, Porter2. Its BM25 idf is
-  Robertson-Sparck Jones's ``log((N - n + 0.5) / (n + 0.5))`` clipped at a small positive value.
+  ``block_max_wand``, ``wand`` and ``maxscore``; its English tokenizer, Porter2; stopwords are
+  dropped from queries only, so they count in its document lengths. Its BM25 idf is
+  Robertson-Sparck Jones's ``log((N - n + 0.5) / (n + 0.5))`` clipped at 1e-6.
 - tantivy: a ``freq`` text field (simple tokenizer, lowercase, ASCII folding, Porter2); its
   BM25 has fixed k1 = 1.2, b = 0.75 and quantizes document lengths to one byte. Queries go
   through its query parser as disjunctions with syntax characters escaped;
@@ -55,13 +56,18 @@ passes interleaved between systems so drifting machine noise hits all of them al
 latency is its median over the passes. Throughput uses two threads over the whole query list:
 ``Searcher.search_batch(threads=2)``, PISA's ``retrieve(threads=2)``, two Python threads for
 tantivy (its search releases the GIL), bm25s's ``n_threads=2`` (numba); rank_bm25 has no
-parallel mode. Before timing, mirkit's ranked-OR algorithms are checked against ``exhaustive``
+parallel mode. The objects alive before timing (every system's index, vocabulary, ...) are
+frozen out of Python's cyclic garbage collector (:func:`gc.freeze`): in one process together
+they would make each collection slower for whichever system allocates many container objects
+per query (mirkit's ``search_batch`` makes about eight, and lost 30% of its two-thread
+throughput on GCIDE to them). Before timing, mirkit's ranked-OR algorithms are checked against ``exhaustive``
 (same scores, same ids up to ties), and each system's top 10 is compared with mirkit's
 (``overlap@10``: tokenizers and scoring details differ, so it is high but not 1).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import statistics
@@ -134,7 +140,7 @@ class Timing:
     median_ms: float
     p99_ms: float
     qps: Optional[float]
-    overlap10: Optional[float] = None
+    overlap10: float
     counters: dict = field(default_factory=dict)
 
 
@@ -221,7 +227,9 @@ def synthetic_query_words(n: int, params=None) -> list:
 def map_queries(queries: Sequence[str], index, words: Optional[list] = None) -> list:
     """Map queries onto the synthetic corpus by frequency rank in `index` (see the module notes).
 
-    Query terms absent from `index` are dropped, and so are queries left empty.
+    Query terms absent from `index` are dropped, and so are queries left empty. `words` are the
+    synthetic words by rank, at least as many as the largest rank used (default:
+    :func:`synthetic_query_words` of that many).
     """
     ranks = term_ranks(index)
     analyzed = []
@@ -536,9 +544,17 @@ def measure(corpus: str, index, found: Sequence[Engine], queries: Sequence[str],
             ks: Sequence[int] = K_VALUES, repeat: int = 3, threads: int = 2,
             warmup: int = 500) -> list:
     """Time every engine at every k; return one :class:`Timing` each (see the module notes)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        return _measure(corpus, index, found, list(queries), ks, repeat, threads, warmup)
+    finally:
+        gc.unfreeze()
+
+
+def _measure(corpus, index, found, queries, ks, repeat, threads, warmup) -> list:
     from mirkit.search import Searcher
 
-    queries = list(queries)
     sample = queries[:1000]
     reference = [next(e for e in found if e.label == "mirkit exhaustive").search(q, 10)
                  for q in sample]
