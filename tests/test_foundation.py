@@ -78,10 +78,25 @@ def test_cli_bench_quick(tmp_path, capsys):
     assert all(r["median_s"] > 0 for r in saved["results"])
 
 
+def test_cli_bench_query_options(monkeypatch, tmp_path, capsys):
+    from mirkit.benchmarks import query
+
+    seen = {}
+    monkeypatch.setattr(query, "report", lambda **kw: seen.update(kw))
+    assert cli.main(["bench", "query", "--quick", "--repeat", "2", "--cache", str(tmp_path),
+                     "--synthetic-docs", "7000", "--max-queries", "30"]) == 0
+    assert seen == {"quick": True, "repeat": 2, "synthetic_docs": 7000,
+                    "cache_dir": str(tmp_path), "max_queries": 30}
+    assert "### query" in capsys.readouterr().out
+
+
 def test_cli_rejects_bad_arguments(capsys):
     assert cli.main(["bench", "nope"]) == 2
     with pytest.raises(SystemExit):
         cli.main(["demo", "--docs", "0"])
+    for option in ("--synthetic-docs", "--max-queries"):
+        with pytest.raises(SystemExit):
+            cli.main(["bench", "query", option, "0"])
 
 
 def test_console_script_is_installed():

@@ -241,7 +241,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.codec = DEFAULT_CODEC
     if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
         parser.error("--docs and --repeat must be >= 1")
-    if getattr(args, "synthetic_docs", 1) < 1 or (getattr(args, "max_queries", None) or 1) < 1:
+    max_queries = getattr(args, "max_queries", None)
+    if getattr(args, "synthetic_docs", 1) < 1 or (max_queries is not None and max_queries < 1):
         parser.error("--synthetic-docs and --max-queries must be >= 1")
     return args.func(args)
 

@@ -31,20 +31,21 @@ All rank by BM25 top-k over the disjunction of the query terms; k1 = 0.9, b = 0.
 idf ``log(1 + (N - n + 0.5) / (n + 0.5))`` wherever it can be set. Each system analyzes text
 with its own tokenizer and stemmer; all use mirkit's 150-word stopword list:
 
-- mirkit: :class:`mirkit.search.Searcher`, every algorithm of :data:`mirkit.search.ALGORITHMS`
-  (``and`` is conjunctive, the rest return the same top k); Unicode tokenizer, Porter (1980).
+- mirkit: :class:`mirkit.search.Searcher` over a default :func:`mirkit.index.build_index`
+  index (built on two threads), every algorithm of :data:`mirkit.search.ALGORITHMS` (``and``
+  is conjunctive, the rest return the same top k); Unicode tokenizer, Porter (1980).
 - PISA (pyterrier-pisa): ``block_simdbp`` index, block-max data over blocks of 64,
   ``block_max_wand``, ``wand`` and ``maxscore``; its English tokenizer, Porter2; stopwords are
   dropped from queries only, so they count in its document lengths. Its BM25 idf is
   Robertson-Sparck Jones's ``log((N - n + 0.5) / (n + 0.5))`` clipped at 1e-6.
 - tantivy: a ``freq`` text field (simple tokenizer, lowercase, ASCII folding, Porter2); its
   BM25 has fixed k1 = 1.2, b = 0.75 and quantizes document lengths to one byte. Queries go
-  through its query parser as disjunctions with syntax characters escaped;
-  ``search(count=False)`` lets it prune (Block-Max WAND).
+  through its query parser as disjunctions, every character but letters and digits made a
+  space (no syntax left); ``search(count=False)`` lets it prune (Block-Max WAND).
 - bm25s: the numba backend, PyStemmer's English (Porter2) stemmer; it scores every document
   of the corpus for every query (dense accumulators), tokens of two or more characters.
 - rank_bm25: ``BM25Okapi`` on mirkit's analyzed terms (idf floored at 0.25 of the mean idf),
-  scoring every document in Python; only on ``gcide-20k``.
+  scoring every document in Python; only on corpora of at most 20,000 documents.
 
 Measurement
 -----------
@@ -60,9 +61,11 @@ parallel mode. The objects alive before timing (every system's index, vocabulary
 frozen out of Python's cyclic garbage collector (:func:`gc.freeze`): in one process together
 they would make each collection slower for whichever system allocates many container objects
 per query (mirkit's ``search_batch`` makes about eight, and lost 30% of its two-thread
-throughput on GCIDE to them). Before timing, mirkit's ranked-OR algorithms are checked against ``exhaustive``
-(same scores, same ids up to ties), and each system's top 10 is compared with mirkit's
-(``overlap@10``: tokenizers and scoring details differ, so it is high but not 1).
+throughput on GCIDE to them). Before timing, mirkit's ranked-OR algorithms are checked against
+``exhaustive`` (same scores, same ids up to ties), and each system's top 10 is compared with
+mirkit's (``overlap@10``: tokenizers and scoring details differ, so it is high but not 1). The
+share of CPU time that other processes took while timing is printed too: two-thread throughput
+means little on a busy machine.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+
+from mirkit.benchmarks.indexing import _available
 
 __all__ = [
     "K_VALUES",
@@ -441,14 +446,6 @@ def _rank_bm25(docs: list, index) -> list:
     return [Engine("rank_bm25", "rank_bm25 BM25Okapi", search, None)]
 
 
-def _available(module: str) -> bool:
-    try:
-        __import__(module)
-        return True
-    except ImportError:
-        return False
-
-
 #: The package each anchor system needs.
 MODULES = {"pisa": "pyterrier_pisa", "tantivy": "tantivy", "bm25s": "bm25s",
             "rank_bm25": "rank_bm25"}
@@ -690,9 +687,6 @@ def report(quick: bool = False, repeat: int = 3, corpora: Optional[Sequence[str]
     if corpora is None:
         corpora = (("gcide", "synthetic-5000") if quick else
                    ("gcide", "gcide-20k", f"synthetic-{synthetic_docs}"))
-    if not _available("mirkit.search"):
-        print("skipping: mirkit.search is not available", file=out)
-        return []
     tmp = None
     if cache_dir is None:
         cache_dir = tmp = tempfile.mkdtemp(prefix="mirkit-bench-query-")
