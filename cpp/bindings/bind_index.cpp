@@ -55,13 +55,6 @@ py::array_t<T> view(const index::Array<T>& a, py::handle owner) {
   return arr;
 }
 
-template <class T>
-py::array_t<T> to_numpy(std::vector<T>&& v) {
-  auto* heap = new std::vector<T>(std::move(v));
-  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
-  return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
-}
-
 }  // namespace
 
 void bind_index(py::module_& m) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mirkit::bindings {
 
@@ -43,6 +45,14 @@ inline std::string_view utf8_view(const py::handle& text) {
   return {data, static_cast<size_t>(size)};
 }
 
+// A 1-d numpy array that owns the vector's memory (moved into a capsule, nothing copied).
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
+}
+
 // Registers the C++ -> Python exception mapping of core/errors.hpp on a module.
 void register_exceptions(py::module_& m);
 
@@ -51,5 +61,6 @@ void bind_codecs(py::module_& m);
 void bind_elias_fano(py::module_& m);
 void bind_analysis(py::module_& m);
 void bind_index(py::module_& m);
+void bind_boolean(py::module_& m);
 
 }  // namespace mirkit::bindings
