@@ -12,7 +12,6 @@ namespace {
 
 namespace ef = codecs::elias_fano;
 
-using U32Array = py::array_t<uint32_t, py::array::c_style>;
 
 // Holds the buffer (its Py_buffer keeps the exporter alive, so no copy) and the checked layout.
 // Immutable after construction: every method may run on many threads at once.

@@ -1,4 +1,5 @@
 // Bindings of the index: builder, reader, postings cursor, CRC-32C.
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -162,15 +163,18 @@ void bind_index(py::module_& m) {
       .def("find_term", &IndexReader::find_term)
       .def("prefix_range", &IndexReader::prefix_range)
       .def("doc_id", [](const IndexReader& r, uint32_t d) { return std::string(r.doc_id(d)); })
-      .def("doc_ids", [](const IndexReader& r) {
-        py::list out(r.n_docs());
-        for (uint32_t d = 0; d < r.n_docs(); ++d) {
-          std::string_view s = r.doc_id(d);
-          out[d] = py::reinterpret_steal<py::object>(
+      .def("doc_ids", [](const IndexReader& r, std::optional<U32Array> docids) {
+        // All external ids, or those of the given internal docids.
+        const uint32_t* ds = docids ? docids->data() : nullptr;
+        const size_t n = docids ? static_cast<size_t>(docids->size()) : r.n_docs();
+        py::list out(n);
+        for (size_t i = 0; i < n; ++i) {
+          std::string_view s = r.doc_id(ds ? ds[i] : static_cast<uint32_t>(i));  // checks the range
+          out[i] = py::reinterpret_steal<py::object>(
               PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict"));
         }
         return out;
-      })
+      }, py::arg("docids") = py::none())
       .def("terms", [](const IndexReader& r, uint32_t first, uint32_t last) {
         py::list out;
         for (uint32_t t = first; t < last && t < r.n_terms(); ++t) {

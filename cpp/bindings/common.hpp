@@ -16,6 +16,8 @@ namespace mirkit::bindings {
 
 namespace py = pybind11;
 
+using U32Array = py::array_t<uint32_t, py::array::c_style>;
+
 // A read-only view of any C-contiguous buffer (bytes, bytearray, memoryview, numpy array) as
 // bytes; the buffer_info keeps the exporter alive, so no copy is made.
 struct ByteView {
@@ -45,7 +47,8 @@ inline std::string_view utf8_view(const py::handle& text) {
   return {data, static_cast<size_t>(size)};
 }
 
-// A 1-d numpy array that owns the vector's memory (moved into a capsule, nothing copied).
+// Registers the C++ -> Python exception mapping of core/errors.hpp on a module.
+// A numpy array that owns the vector's memory (moved into a capsule, never copied).
 template <class T>
 py::array_t<T> to_numpy(std::vector<T>&& v) {
   auto* heap = new std::vector<T>(std::move(v));
@@ -53,7 +56,6 @@ py::array_t<T> to_numpy(std::vector<T>&& v) {
   return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
 }
 
-// Registers the C++ -> Python exception mapping of core/errors.hpp on a module.
 void register_exceptions(py::module_& m);
 
 void bind_core(py::module_& m);
@@ -61,6 +63,7 @@ void bind_codecs(py::module_& m);
 void bind_elias_fano(py::module_& m);
 void bind_analysis(py::module_& m);
 void bind_index(py::module_& m);
+void bind_query(py::module_& m);
 void bind_boolean(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -235,6 +235,7 @@ void PostingCursor::load_block(uint64_t block) {
     return;
   }
   m_n = m_index->decode_docids(m_term, block, m_docs);
+  m_decoded += m_n;
   m_docid = m_docs[0];
 }
 

@@ -64,6 +64,10 @@ class PostingCursor {
   float max_score() const;
   uint32_t size() const { return m_df; }
   uint32_t term() const { return m_term; }
+  // Index of the shallow block within the term's blocks (for per-block bounds kept elsewhere).
+  uint64_t block_index() const { return m_shallow - m_first_block; }
+  // Postings decoded so far (docid blocks, whole blocks counted), for the query counters.
+  uint64_t postings_decoded() const { return m_decoded; }
   // Positions of the current posting (empty if the index has none).
   void positions(std::vector<uint32_t>& out);
 
@@ -80,6 +84,7 @@ class PostingCursor {
   uint32_t m_pos = 0, m_n = 0;
   uint32_t m_docid = kEndDocid;
   bool m_freqs_ready = false;
+  uint64_t m_decoded = 0;
   alignas(64) uint32_t m_docs[kBlockSize];
   alignas(64) uint32_t m_freqs[kBlockSize];
 };

@@ -1,0 +1,115 @@
+// The cursor the top-k algorithms share (docid(), next(), next_geq(), score(), max_score(),
+// block_max_score()) and the plan of one query: its cursors, scorer and counters.
+//
+// Scores are fixed-point: a contribution c becomes llrint(c * scale) with scale a power of two
+// chosen per query so that no sum can overflow (see engine.cpp). Integer sums are exact, so the
+// score of a document does not depend on the order in which an algorithm adds its terms, and
+// pruning compares exact upper bounds: bounds are ceil(bound * scale), never below the rounded
+// contribution they cover.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "index/reader.hpp"
+#include "query/scorers.hpp"
+#include "query/topk_queue.hpp"
+
+namespace mirkit::query {
+
+using index::kEndDocid;
+
+template <class S>
+class ScoredCursor {
+ public:
+  ScoredCursor(index::PostingCursor postings, TermParams params)
+      : m_postings(std::move(postings)), m_params(params) {}
+
+  uint32_t docid() const { return m_postings.docid(); }
+  void next() { m_postings.next(); }
+  void next_geq(uint32_t target) { m_postings.next_geq(target); }
+  void shallow_next_geq(uint32_t target) { m_postings.shallow_next_geq(target); }
+  uint32_t block_last_docid() const { return m_postings.block_last_docid(); }
+  uint32_t size() const { return m_postings.size(); }
+  uint64_t postings_decoded() const { return m_postings.postings_decoded(); }
+
+  // Contribution of the current posting.
+  Score score(const S& scorer) {
+    return std::llrint(m_params.weight * scorer.f(m_params, docid(), m_postings.freq()));
+  }
+
+  // Upper bounds (set by the engine for the pruning algorithms).
+  void set_bounds(Score max_score, const float* block_bounds, double block_factor) {
+    m_max_score = max_score;
+    m_block_bounds = block_bounds;
+    m_block_factor = block_factor;
+    m_n_blocks = (m_postings.size() + index::kBlockSize - 1) / index::kBlockSize;
+  }
+  Score max_score() const { return m_max_score; }
+  // Bound over the shallow block (after shallow_next_geq); 0 past the end of the list.
+  Score block_max_score() {
+    const uint64_t b = m_postings.block_index();
+    if (b != m_cached_block) {
+      m_cached_block = b;
+      m_cached_bound = b < m_n_blocks
+                           ? static_cast<Score>(std::ceil(m_block_bounds[b] * m_block_factor))
+                           : 0;
+    }
+    return m_cached_bound;
+  }
+
+ private:
+  index::PostingCursor m_postings;
+  TermParams m_params;
+  Score m_max_score = 0;
+  const float* m_block_bounds = nullptr;
+  double m_block_factor = 0.0;
+  uint64_t m_n_blocks = 0;
+  uint64_t m_cached_block = UINT64_MAX;
+  Score m_cached_bound = 0;
+};
+
+template <class S>
+struct Plan {
+  S scorer;
+  std::vector<ScoredCursor<S>> cursors;  // one per distinct query term, in term-id order
+  uint32_t n_docs = 0;
+  uint64_t postings_scored = 0;
+  uint64_t docs_scored = 0;
+
+  Score doc_part(uint32_t doc) const {
+    if constexpr (S::kHasDocPart) {
+      return std::llrint(scorer.doc_part(doc));
+    } else {
+      return 0;
+    }
+  }
+};
+
+// Restores docid order after order[i] moved forward (one insertion step; WAND and BMW keep their
+// cursors sorted by docid).
+template <class C>
+void bubble_down(std::vector<C*>& order, size_t i) {
+  for (; i + 1 < order.size() && order[i + 1]->docid() < order[i]->docid(); ++i) {
+    std::swap(order[i], order[i + 1]);
+  }
+}
+
+// The algorithms (one per file). Each fills `topk` with the documents and exact scores of its
+// retrieval model: taat, exhaustive_or, wand, block_max_wand and maxscore all return the top k
+// of disjunctive (OR) scoring; ranked_and the top k of the documents holding every term.
+template <class S> void taat(Plan<S>& plan, TopKQueue& topk);
+template <class S> void exhaustive_or(Plan<S>& plan, TopKQueue& topk);
+template <class S> void ranked_and(Plan<S>& plan, TopKQueue& topk);
+template <class S> void wand(Plan<S>& plan, TopKQueue& topk);
+template <class S> void block_max_wand(Plan<S>& plan, TopKQueue& topk);
+template <class S> void maxscore(Plan<S>& plan, TopKQueue& topk);
+
+#define MIRKIT_QUERY_INSTANTIATE(algorithm)                                        \
+  template void algorithm<Bm25Scorer>(Plan<Bm25Scorer>&, TopKQueue&);              \
+  template void algorithm<TfIdfScorer>(Plan<TfIdfScorer>&, TopKQueue&);            \
+  template void algorithm<QueryLikelihoodScorer>(Plan<QueryLikelihoodScorer>&, TopKQueue&);
+
+}  // namespace mirkit::query

@@ -1,0 +1,316 @@
+#include "query/engine.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/errors.hpp"
+#include "core/parallel.hpp"
+#include "query/cursor.hpp"
+
+namespace mirkit::query {
+
+namespace {
+
+// Stored bounds are float maxima of a double formula; the query computes the same formula in a
+// slightly different order. Inflating every bound by one part in a million covers that rounding
+// (a few ulps) with no measurable loss of pruning.
+constexpr double kBoundSlack = 1.0 + 1e-6;
+
+// Per-term upper bounds of a scorer at query weight 1 (W1 * max f), per block and overall.
+struct TermBounds {
+  float max = 0.0f;
+  std::vector<float> blocks;
+};
+
+}  // namespace
+
+std::string ScorerSpec::key() const {
+  switch (kind) {
+    case ScorerKind::kBm25:
+      return core::message("bm25:", k1, ":", b, ":", static_cast<int>(idf));
+    case ScorerKind::kTfIdf:
+      return "tfidf";
+    case ScorerKind::kQueryLikelihood:
+      return core::message("ql:", mu);
+  }
+  return "";
+}
+
+void ScorerSpec::validate() const {
+  if (kind == ScorerKind::kBm25 && !(std::isfinite(k1) && k1 >= 0 && b >= 0 && b <= 1)) {
+    core::fail_value("BM25 needs a finite k1 >= 0 and 0 <= b <= 1; got k1=", k1, ", b=", b);
+  }
+  if (kind == ScorerKind::kQueryLikelihood && !(std::isfinite(mu) && mu > 0)) {
+    core::fail_value("query likelihood needs a finite mu > 0; got mu=", mu);
+  }
+}
+
+const double* TfIdfScorer::log_table() {
+  static const std::array<double, kTable> table = [] {
+    std::array<double, kTable> t{};
+    for (uint32_t i = 1; i < kTable; ++i) t[i] = std::log(static_cast<double>(i));
+    return t;
+  }();
+  return table.data();
+}
+
+bool uses_bounds(Algorithm a) {
+  return a == Algorithm::kWand || a == Algorithm::kBlockMaxWand || a == Algorithm::kMaxScore;
+}
+
+struct QueryEngine::Prepared {
+  ScorerSpec spec;
+  std::vector<float> norms;  // BM25: k1 (1 - b + b |d| / avgdl)
+  bool stored = false;       // bounds from the index (scaled by the idf ratio)
+  std::mutex mutex;
+  std::unordered_map<uint32_t, std::shared_ptr<const TermBounds>> bounds;
+};
+
+namespace {
+
+using Prepared = QueryEngine::Prepared;
+
+// W1 and a of a term at query weight 1 (scorers.hpp).
+TermParams unit_params(const ScorerSpec& spec, const Collection& c, const index::IndexReader& r,
+                       uint32_t t) {
+  const double n = static_cast<double>(c.n_docs), df = static_cast<double>(r.df[t]);
+  switch (spec.kind) {
+    case ScorerKind::kBm25:
+      return {bm25_idf(spec.idf, c.n_docs, r.df[t]) * (spec.k1 + 1.0), 0.0};
+    case ScorerKind::kTfIdf:
+      return {std::log(n / df), 0.0};
+    case ScorerKind::kQueryLikelihood:
+      return {1.0, static_cast<double>(c.total_tokens) /
+                       (spec.mu * static_cast<double>(r.cf[t]))};
+  }
+  return {};
+}
+
+// An upper bound of f over the whole collection, from its statistics alone (for the scale).
+double f_limit(const ScorerSpec& spec, const Collection& c, const TermParams& unit) {
+  const double longest = std::max<double>(1.0, c.max_length);
+  switch (spec.kind) {
+    case ScorerKind::kBm25:
+      return 1.0;
+    case ScorerKind::kTfIdf:
+      return 1.0 + std::log(longest);
+    case ScorerKind::kQueryLikelihood:
+      return std::log1p(longest * unit.a);
+  }
+  return 0.0;
+}
+
+// Calls fn with the scorer object of a prepared spec.
+template <class Fn>
+decltype(auto) with_scorer(const Prepared& p, const index::IndexReader& r, double doc_weight,
+                           Fn&& fn) {
+  switch (p.spec.kind) {
+    case ScorerKind::kTfIdf:
+      return fn(TfIdfScorer{});
+    case ScorerKind::kQueryLikelihood:
+      return fn(QueryLikelihoodScorer{r.doc_lengths.data, p.spec.mu, doc_weight});
+    case ScorerKind::kBm25:
+      break;
+  }
+  return fn(Bm25Scorer{p.norms.data()});
+}
+
+template <class S>
+std::shared_ptr<const TermBounds> compute_bounds(const index::IndexReader& r, const S& scorer,
+                                                 const TermParams& unit, uint32_t t) {
+  auto tb = std::make_shared<TermBounds>();
+  uint32_t docs[index::kBlockSize], freqs[index::kBlockSize];
+  for (uint64_t b = r.term_blocks[t]; b < r.term_blocks[t + 1]; ++b) {
+    const uint32_t n = r.decode_docids(t, b, docs);
+    r.decode_freqs(b, n, freqs);
+    double best = 0.0;
+    for (uint32_t i = 0; i < n; ++i) best = std::max(best, unit.weight * scorer.f(unit, docs[i], freqs[i]));
+    tb->blocks.push_back(index::float_upper_bound(best));
+    tb->max = std::max(tb->max, tb->blocks.back());
+  }
+  return tb;
+}
+
+std::shared_ptr<const TermBounds> term_bounds(Prepared& p, const index::IndexReader& r,
+                                              const Collection& c, uint32_t t) {
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    auto it = p.bounds.find(t);
+    if (it != p.bounds.end()) return it->second;
+  }
+  // Computed outside the lock (a racing thread may compute the same bounds; both are equal).
+  auto tb = with_scorer(p, r, 0.0, [&](const auto& scorer) {
+    return compute_bounds(r, scorer, unit_params(p.spec, c, r, t), t);
+  });
+  std::lock_guard<std::mutex> lock(p.mutex);
+  return p.bounds.emplace(t, std::move(tb)).first->second;
+}
+
+// Sorts by term, merges repeated terms (their weights add up) and checks ids and weights.
+std::vector<QueryTerm> normalize(const std::vector<QueryTerm>& query, uint64_t n_terms) {
+  std::vector<QueryTerm> terms;
+  for (size_t i = 0; i < query.size(); ++i) {
+    const QueryTerm& q = query[i];
+    if (q.term >= n_terms) core::fail_index("query term id ", q.term, " out of range [0, ", n_terms, ")");
+    if (!(std::isfinite(q.weight) && q.weight > 0)) {
+      core::fail_value("query term weights must be finite and > 0; weight[", i, "]=", q.weight);
+    }
+    terms.push_back(q);
+  }
+  std::sort(terms.begin(), terms.end(), [](auto& a, auto& b) { return a.term < b.term; });
+  size_t out = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (out > 0 && terms[out - 1].term == terms[i].term) {
+      terms[out - 1].weight += terms[i].weight;
+    } else {
+      terms[out++] = terms[i];
+    }
+  }
+  terms.resize(out);
+  return terms;
+}
+
+}  // namespace
+
+QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Bm25Params& stored,
+                         uint64_t total_tokens)
+    : m_reader(reader), m_stored(stored) {
+  m_collection.n_docs = reader.n_docs();
+  m_collection.total_tokens = total_tokens;
+  m_collection.avg_length = reader.n_docs() == 0 || total_tokens == 0
+                                ? 1.0
+                                : static_cast<double>(total_tokens) / reader.n_docs();
+  const auto& lengths = reader.doc_lengths;
+  m_collection.max_length = lengths.size ? *std::max_element(lengths.data, lengths.data + lengths.size) : 0;
+}
+
+QueryEngine::~QueryEngine() = default;
+
+bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
+  return s.kind == ScorerKind::kBm25 && s.k1 == m_stored.k1 && s.b == m_stored.b;
+}
+
+std::shared_ptr<Prepared> QueryEngine::prepare(const ScorerSpec& spec) const {
+  spec.validate();
+  const std::string key = spec.key();
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto& p = m_prepared[key];
+  if (!p) {
+    auto fresh = std::make_shared<Prepared>();
+    fresh->spec = spec;
+    fresh->stored = uses_stored_bounds(spec);
+    if (spec.kind == ScorerKind::kBm25) {
+      const auto& lengths = m_reader.doc_lengths;
+      fresh->norms.resize(lengths.size);
+      for (size_t d = 0; d < lengths.size; ++d) {
+        fresh->norms[d] = static_cast<float>(
+            spec.k1 * (1.0 - spec.b + spec.b * lengths[d] / m_collection.avg_length));
+      }
+    }
+    p = std::move(fresh);
+  }
+  return p;
+}
+
+namespace {
+
+template <class S>
+void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk) {
+  switch (a) {
+    case Algorithm::kTaat: return taat(plan, topk);
+    case Algorithm::kExhaustive: return exhaustive_or(plan, topk);
+    case Algorithm::kAnd: return ranked_and(plan, topk);
+    case Algorithm::kWand: return wand(plan, topk);
+    case Algorithm::kBlockMaxWand: return block_max_wand(plan, topk);
+    case Algorithm::kMaxScore: return maxscore(plan, topk);
+  }
+}
+
+}  // namespace
+
+QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
+                                Algorithm algorithm, const ScorerSpec& spec) const {
+  if (k == 0) core::fail_value("k must be >= 1, got 0");
+  std::shared_ptr<Prepared> prepared = prepare(spec);
+  const std::vector<QueryTerm> terms = normalize(query, m_reader.n_terms());
+  QueryResult result;
+  if (terms.empty() || m_collection.n_docs == 0) return result;
+
+  // Fixed-point scale: a power of two that keeps every sum of contributions below 2^61.
+  std::vector<TermParams> unit(terms.size());
+  double magnitude = 0.0, weight_sum = 0.0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    unit[i] = unit_params(spec, m_collection, m_reader, terms[i].term);
+    magnitude += terms[i].weight * unit[i].weight * f_limit(spec, m_collection, unit[i]);
+    weight_sum += terms[i].weight;
+  }
+  if (spec.kind == ScorerKind::kQueryLikelihood) {
+    magnitude += weight_sum * std::log1p(std::max<double>(1.0, m_collection.max_length) / spec.mu);
+  }
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);
+  const double scale = std::ldexp(1.0, std::clamp(61 - exponent, -1000, 1000));
+
+  with_scorer(*prepared, m_reader, weight_sum * scale, [&](const auto& scorer) {
+    using S = std::decay_t<decltype(scorer)>;
+    Plan<S> plan{scorer, {}, static_cast<uint32_t>(m_collection.n_docs)};
+    plan.cursors.reserve(terms.size());
+    std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
+    for (size_t i = 0; i < terms.size(); ++i) {
+      const uint32_t t = terms[i].term;
+      const double w = terms[i].weight;
+      plan.cursors.emplace_back(m_reader.cursor(t), TermParams{w * unit[i].weight * scale, unit[i].a});
+      if (!uses_bounds(algorithm)) continue;
+      double factor = w * scale * kBoundSlack;
+      const float* blocks;
+      float max;
+      if (prepared->stored) {
+        factor *= bm25_idf(spec.idf, m_collection.n_docs, m_reader.df[t]) /
+                  index::bm25_idf(m_collection.n_docs, m_reader.df[t]);
+        blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
+        max = m_reader.term_max_score[t];
+      } else {
+        keep.push_back(term_bounds(*prepared, m_reader, m_collection, t));
+        blocks = keep.back()->blocks.data();
+        max = keep.back()->max;
+      }
+      plan.cursors.back().set_bounds(static_cast<Score>(std::ceil(max * factor)), blocks, factor);
+    }
+    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, m_collection.n_docs)));
+    run_algorithm(algorithm, plan, topk);
+    for (auto& [s, d] : topk.finish()) {
+      result.docids.push_back(d);
+      result.scores.push_back(static_cast<double>(s) / scale);
+    }
+    for (const auto& c : plan.cursors) result.postings_decoded += c.postings_decoded();
+    result.postings_scored = plan.postings_scored;
+    result.docs_scored = plan.docs_scored;
+  });
+  return result;
+}
+
+std::vector<QueryResult> QueryEngine::search_batch(const std::vector<std::vector<QueryTerm>>& queries,
+                                                   uint32_t k, Algorithm algorithm,
+                                                   const ScorerSpec& spec, unsigned threads) const {
+  std::vector<QueryResult> results(queries.size());
+  core::parallel_for(queries.size(), threads,
+                     [&](size_t i) { results[i] = search(queries[i], k, algorithm, spec); });
+  return results;
+}
+
+void QueryEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {
+  std::shared_ptr<Prepared> prepared = prepare(spec);
+  if (prepared->stored) return;
+  const uint64_t n_terms = m_reader.n_terms();
+  const uint64_t chunk = 4096;
+  core::parallel_for((n_terms + chunk - 1) / chunk, threads, [&](size_t task) {
+    const uint64_t end = std::min(n_terms, (task + 1) * chunk);
+    for (uint64_t t = task * chunk; t < end; ++t) {
+      term_bounds(*prepared, m_reader, m_collection, static_cast<uint32_t>(t));
+    }
+  });
+}
+
+}  // namespace mirkit::query

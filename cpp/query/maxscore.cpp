@@ -1,0 +1,69 @@
+// MaxScore (Turtle & Flood 1995, as in PISA). Lists sorted by upper bound, the smallest first;
+// the longest prefix whose bounds sum to <= threshold holds the "non-essential" lists: a document
+// found only in them cannot enter the top k. Candidates come from the essential lists only; the
+// non-essential ones are probed with next_geq, the heaviest first, while the partial score plus
+// the bounds of the lists still unprobed can beat the threshold.
+#include <algorithm>
+
+#include "query/cursor.hpp"
+
+namespace mirkit::query {
+
+template <class S>
+void maxscore(Plan<S>& plan, TopKQueue& topk) {
+  std::vector<ScoredCursor<S>*> order;
+  for (auto& c : plan.cursors) order.push_back(&c);
+  std::sort(order.begin(), order.end(),
+            [](auto* a, auto* b) { return a->max_score() < b->max_score(); });
+  const size_t n = order.size();
+  std::vector<Score> prefix(n);  // prefix[i]: sum of the bounds of order[0..i]
+  Score sum = 0;
+  for (size_t i = 0; i < n; ++i) prefix[i] = sum += order[i]->max_score();
+
+  size_t essential = 0;  // order[0..essential) are non-essential
+  auto update_essential = [&] {
+    while (essential < n && !topk.would_enter(prefix[essential])) ++essential;
+  };
+  update_essential();
+  uint32_t cur = kEndDocid;
+  for (size_t i = essential; i < n; ++i) cur = std::min(cur, order[i]->docid());
+  while (essential < n && cur != kEndDocid) {
+    Score s = 0;
+    uint32_t next = kEndDocid;
+    for (size_t i = essential; i < n; ++i) {
+      if (order[i]->docid() == cur) {
+        s += order[i]->score(plan.scorer);
+        ++plan.postings_scored;
+        order[i]->next();
+      }
+      next = std::min(next, order[i]->docid());
+    }
+    bool complete = true;
+    for (size_t i = essential; i-- > 0;) {
+      if (!topk.would_enter(s + prefix[i])) {
+        complete = false;
+        break;
+      }
+      order[i]->next_geq(cur);
+      if (order[i]->docid() == cur) {
+        s += order[i]->score(plan.scorer);
+        ++plan.postings_scored;
+      }
+    }
+    ++plan.docs_scored;
+    if (complete && topk.insert(s + plan.doc_part(cur), cur)) {
+      const size_t before = essential;
+      update_essential();
+      // Lists that became non-essential no longer propose candidates.
+      if (essential != before) {
+        next = kEndDocid;
+        for (size_t i = essential; i < n; ++i) next = std::min(next, order[i]->docid());
+      }
+    }
+    cur = next;
+  }
+}
+
+MIRKIT_QUERY_INSTANTIATE(maxscore)
+
+}  // namespace mirkit::query

@@ -1,0 +1,62 @@
+// The k best (score, docid) pairs seen so far, and the threshold a document must beat to enter.
+//
+// Scores are fixed-point integers (see cursor.hpp), so sums are exact and independent of the
+// order terms are added in: every algorithm computes bit-identical scores. Ties rank the smaller
+// docid first. Documents arrive in increasing docid order in every algorithm (TAAT scans its
+// accumulators in order too), so a newcomer enters only with a score strictly above the
+// threshold, and a document whose upper bound is <= threshold() can be skipped safely.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace mirkit::query {
+
+using Score = int64_t;
+constexpr Score kNoThreshold = std::numeric_limits<Score>::min();
+
+class TopKQueue {
+ public:
+  explicit TopKQueue(uint32_t k) : m_k(k) { m_heap.reserve(k + 1); }
+
+  Score threshold() const { return m_threshold; }
+  bool would_enter(Score s) const { return s > m_threshold; }
+
+  // Returns whether the threshold rose (pruning algorithms then re-plan).
+  bool insert(Score s, uint32_t doc) {
+    if (!would_enter(s)) return false;
+    m_heap.emplace_back(s, doc);
+    std::push_heap(m_heap.begin(), m_heap.end(), better);
+    if (m_heap.size() > m_k) {
+      std::pop_heap(m_heap.begin(), m_heap.end(), better);
+      m_heap.pop_back();
+    }
+    if (m_heap.size() == m_k) {
+      m_threshold = m_heap.front().first;
+      return true;
+    }
+    return false;
+  }
+
+  // The results, best first; empties the queue.
+  std::vector<std::pair<Score, uint32_t>> finish() {
+    std::sort(m_heap.begin(), m_heap.end(), better);
+    return std::move(m_heap);
+  }
+
+ private:
+  // Ranking order (higher score, then smaller docid). As the heap's "less", it keeps the entry
+  // that would be dropped first at the front; sorting with it puts the best first.
+  static bool better(const std::pair<Score, uint32_t>& a, const std::pair<Score, uint32_t>& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  }
+
+  uint32_t m_k;
+  Score m_threshold = kNoThreshold;
+  std::vector<std::pair<Score, uint32_t>> m_heap;
+};
+
+}  // namespace mirkit::query

@@ -1,0 +1,54 @@
+// WAND (Broder, Carmel, Herscovici, Soffer & Zien, CIKM 2003). The cursors are kept sorted by
+// docid; the pivot is the first cursor at which the sum of the list upper bounds of it and all
+// cursors before it beats the threshold. No document before the pivot's docid can enter the top
+// k, so the cursors before it jump there; when all of them sit on it, it is scored in full.
+#include <algorithm>
+
+#include "query/cursor.hpp"
+
+namespace mirkit::query {
+
+template <class S>
+void wand(Plan<S>& plan, TopKQueue& topk) {
+  std::vector<ScoredCursor<S>*> order;
+  for (auto& c : plan.cursors) order.push_back(&c);
+  auto by_docid = [](auto* a, auto* b) { return a->docid() < b->docid(); };
+  std::sort(order.begin(), order.end(), by_docid);
+  const size_t n = order.size();
+  while (true) {
+    // Find the pivot.
+    Score bound = 0;
+    size_t pivot = n;
+    for (size_t i = 0; i < n && order[i]->docid() != kEndDocid; ++i) {
+      bound += order[i]->max_score();
+      if (topk.would_enter(bound)) {
+        pivot = i;
+        break;
+      }
+    }
+    if (pivot == n) return;
+    const uint32_t pivot_id = order[pivot]->docid();
+    if (order[0]->docid() == pivot_id) {
+      // Every cursor up to the pivot is on it: score it (and any later cursor on it too).
+      Score s = 0;
+      for (size_t i = 0; i < n && order[i]->docid() == pivot_id; ++i) {
+        s += order[i]->score(plan.scorer);
+        ++plan.postings_scored;
+        order[i]->next();
+      }
+      ++plan.docs_scored;
+      topk.insert(s + plan.doc_part(pivot_id), pivot_id);
+      std::sort(order.begin(), order.end(), by_docid);
+    } else {
+      // Move the last cursor before the pivot's docid up to it.
+      size_t i = pivot;
+      while (order[i]->docid() == pivot_id) --i;
+      order[i]->next_geq(pivot_id);
+      bubble_down(order, i);
+    }
+  }
+}
+
+MIRKIT_QUERY_INSTANTIATE(wand)
+
+}  // namespace mirkit::query

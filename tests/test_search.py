@@ -1,0 +1,283 @@
+"""Ranked retrieval: every algorithm against exhaustive scoring and a numpy reference."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mirkit.benchmarks.data import data_dir
+from mirkit.index import build_index
+from mirkit.scoring import BM25, TFIDF, QueryLikelihood, get_scorer
+from mirkit.search import ALGORITHMS, Searcher
+from reference import scoring as ref
+
+PRUNED = ("wand", "bmw", "maxscore")
+OR_ALGORITHMS = ("taat", "exhaustive") + PRUNED
+SCORERS = [BM25(), BM25(idf="rsj"), BM25(idf="log"), BM25(k1=1.2, b=0.75), BM25(b=1.0),
+           BM25(b=0.0), TFIDF(), QueryLikelihood(), QueryLikelihood(mu=50)]
+KS = (1, 10, 100, 1000)
+
+
+def _cranfield():
+    base = data_dir()
+    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
+        pytest.skip("../shared/data/cranfield is absent")
+    with open(base / "cranfield" / "docs.jsonl", encoding="utf-8") as f:
+        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
+    with open(base / "cranfield" / "queries.tsv", encoding="utf-8") as f:
+        queries = [line.rstrip("\n").split("\t", 1)[1] for line in f]
+    return docs, queries
+
+
+class Corpus:
+    def __init__(self, tmp_path_factory, name, docs, queries):
+        self.docs = docs
+        self.index = build_index(docs, tmp_path_factory.mktemp(name) / "idx", threads=1)
+        self.searcher = Searcher(self.index)
+        self.postings, self.lengths = ref.invert([t for _, t in docs], self.index.analyzer)
+        self.queries = queries
+
+
+@pytest.fixture(scope="module")
+def cranfield(tmp_path_factory):
+    docs, queries = _cranfield()
+    return Corpus(tmp_path_factory, "cranfield", docs, queries)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    from mirkit.datasets import synthetic_corpus
+
+    docs = list(synthetic_corpus(8000, seed=3))
+    index_terms = build_index(docs[:1], tmp_path_factory.mktemp("probe") / "i").analyzer
+    # Queries of 1 to 6 terms drawn from the corpus text itself (frequent and rare terms alike).
+    rng = np.random.default_rng(5)
+    words = [w for _, t in docs[:400] for w in index_terms(t)]
+    queries = [" ".join(rng.choice(words, size=rng.integers(1, 7))) for _ in range(120)]
+    return Corpus(tmp_path_factory, "synthetic", docs, queries)
+
+
+@pytest.fixture(params=["cranfield", "synthetic"])
+def corpus(request):
+    return request.getfixturevalue(request.param)
+
+
+def _spec(scorer, index):
+    s = scorer._spec(index)
+    return s.pop("scorer"), s
+
+
+def check_against_reference(corpus, result, query, scorer, k, conjunctive=False):
+    name, params = _spec(scorer, corpus.index)
+    terms = corpus.searcher.analyze(query)
+    expected = ref.scores(terms, corpus.postings, corpus.lengths, name, conjunctive=conjunctive,
+                          **params)
+    docids, scores = ref.top_k(expected, k)
+    _, next_scores = ref.top_k(expected, k + 1)
+    assert len(result) == docids.size
+    if not docids.size:
+        return
+    # Every returned document has its reference score, and the scores are the reference top k
+    # (documents may differ only among scores tied to rounding).
+    ours = np.array([expected[int(d)] for d in result.docids])
+    np.testing.assert_allclose(result.scores, ours, rtol=2e-6, atol=1e-9)
+    np.testing.assert_allclose(result.scores, scores, rtol=2e-6, atol=1e-9)
+    # Ranks whose reference score is apart from its neighbours' (and from the first one left
+    # out) hold the same document.
+    tol = 1e-6 * (1 + np.abs(next_scores))
+    gaps = np.abs(np.diff(next_scores)) > tol[1:]
+    after = np.append(gaps, True)[:scores.size]
+    before = np.insert(gaps, 0, True)[:scores.size]
+    separated = before & after
+    np.testing.assert_array_equal(result.docids[separated], docids[separated])
+
+
+@pytest.mark.parametrize("scorer", SCORERS, ids=repr)
+def test_algorithms_equal_exhaustive(corpus, scorer):
+    """Same documents, bit-identical scores, for every k and query."""
+    for query in corpus.queries:
+        for k in KS:
+            oracle = corpus.searcher.search(query, k, algorithm="exhaustive", scorer=scorer)
+            for algorithm in ("taat",) + PRUNED:
+                r = corpus.searcher.search(query, k, algorithm=algorithm, scorer=scorer)
+                np.testing.assert_array_equal(r.docids, oracle.docids, err_msg=f"{algorithm} {query!r}")
+                np.testing.assert_array_equal(r.scores, oracle.scores, err_msg=f"{algorithm} {query!r}")
+                assert r.postings_decoded <= oracle.postings_decoded
+                assert r.postings_scored <= oracle.postings_scored
+
+
+@pytest.mark.parametrize("scorer", SCORERS, ids=repr)
+def test_exhaustive_and_conjunction_match_numpy(corpus, scorer):
+    for query in corpus.queries[::3]:
+        for k in (10, 1000):
+            r = corpus.searcher.search(query, k, algorithm="exhaustive", scorer=scorer)
+            check_against_reference(corpus, r, query, scorer, k)
+            r = corpus.searcher.search(query, k, algorithm="and", scorer=scorer)
+            check_against_reference(corpus, r, query, scorer, k, conjunctive=True)
+
+
+def test_pruning_skips_work(synthetic):
+    """Pruned algorithms decode and score fewer postings than exhaustive DAAT at k = 10."""
+    totals = {a: np.zeros(3, np.int64) for a in OR_ALGORITHMS}
+    for query in synthetic.queries:
+        for a in OR_ALGORITHMS:
+            r = synthetic.searcher.search(query, 10, algorithm=a)
+            totals[a] += (r.postings_decoded, r.postings_scored, r.docs_scored)
+    ex = totals["exhaustive"]
+    assert totals["taat"][1] == ex[1]
+    for a in PRUNED:
+        assert (totals[a][1:] < ex[1:]).all(), (a, totals[a], ex)
+    assert totals["bmw"][0] < ex[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_random_weighted_queries(cranfield, data):
+    vocab = cranfield.index.terms()
+    n = data.draw(st.integers(1, 8))
+    idx = data.draw(st.lists(st.integers(0, len(vocab) - 1), min_size=n, max_size=n))
+    weights = data.draw(st.lists(st.floats(0.01, 5.0), min_size=n, max_size=n))
+    query = {vocab[i]: w for i, w in zip(idx, weights)}
+    scorer = data.draw(st.sampled_from(SCORERS))
+    k = data.draw(st.sampled_from((1, 3, 10, 100)))
+    oracle = cranfield.searcher.search(query, k, algorithm="exhaustive", scorer=scorer)
+    check_against_reference(cranfield, oracle, query, scorer, k)
+    for a in ("taat",) + PRUNED:
+        r = cranfield.searcher.search(query, k, algorithm=a, scorer=scorer)
+        np.testing.assert_array_equal(r.docids, oracle.docids)
+        np.testing.assert_array_equal(r.scores, oracle.scores)
+
+
+def test_query_handling(cranfield):
+    s = cranfield.searcher
+    a = s.search("boundary layer boundary", 20, algorithm="exhaustive")
+    b = s.search({"boundari": 2, "layer": 1}, 20, algorithm="exhaustive")
+    np.testing.assert_array_equal(a.docids, b.docids)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert s.analyze("boundary layer boundary") == {"boundari": 2, "layer": 1}
+    for algorithm in ALGORITHMS:
+        for empty in ("", "the of and", "zzzqqqxx", {}):
+            r = s.search(empty, 10, algorithm=algorithm)
+            assert len(r) == 0 and r.ids == [] and r.scores.dtype == np.float64
+    # Unknown terms are ignored.
+    c = s.search("boundary zzzqqqxx layer boundary", 20, algorithm="exhaustive")
+    np.testing.assert_array_equal(c.docids, a.docids)
+    r = s.search("boundary layer", 5)
+    assert r.ids == [cranfield.index.doc_id(int(d)) for d in r.docids]
+    assert r.algorithm == "bmw" and r.docids.dtype == np.uint32
+    # k beyond the number of matching documents.
+    every = s.search("boundary", 10**6, algorithm="bmw")
+    assert len(every) == cranfield.index.df("boundari")
+
+
+def test_bad_arguments(cranfield):
+    s = cranfield.searcher
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        s.search("flow", 0)
+    with pytest.raises(ValueError, match="k must be >= 0"):
+        s.search("flow", -1)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        s.search("flow", 2.5)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        s.search("flow", algorithm="fast")
+    with pytest.raises(ValueError, match="unknown scorer"):
+        s.search("flow", scorer="bm26")
+    with pytest.raises(TypeError, match="scorer must be"):
+        s.search("flow", scorer=3)
+    with pytest.raises(TypeError, match="query must be"):
+        s.search(["flow"])
+    with pytest.raises(ValueError, match="must be finite and > 0"):
+        s.search({"flow": 0})
+    with pytest.raises(ValueError, match="must be finite and > 0"):
+        s.search({"flow": float("nan")})
+    with pytest.raises(TypeError, match="query terms must be str"):
+        s.search({1: 1.0})
+    with pytest.raises(ValueError, match="k1 must be >= 0"):
+        BM25(k1=-1)
+    with pytest.raises(ValueError, match="b must be in"):
+        BM25(b=1.5)
+    with pytest.raises(ValueError, match="idf must be one of"):
+        BM25(idf="bm25")
+    with pytest.raises(ValueError, match="mu must be > 0"):
+        QueryLikelihood(mu=0)
+    with pytest.raises(TypeError, match="k1 must be a number"):
+        BM25(k1="1")
+    with pytest.raises(ValueError, match="threads must be >= 0"):
+        s.search_batch(["flow"], threads=-1)
+    assert get_scorer("tfidf") == TFIDF() and get_scorer(None) == BM25()
+
+
+def test_searcher_from_path_and_default_scorer(cranfield):
+    s = Searcher(cranfield.index.path, scorer="ql")
+    a = s.search("heat transfer", 10, algorithm="exhaustive")
+    b = cranfield.searcher.search("heat transfer", 10, algorithm="exhaustive",
+                                  scorer=QueryLikelihood())
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert "Searcher(" in repr(s)
+
+
+def test_stored_bounds_used_only_for_index_parameters(cranfield):
+    engine = cranfield.searcher._engine
+    assert engine.uses_stored_bounds(**BM25()._spec(cranfield.index))
+    assert engine.uses_stored_bounds(**BM25(idf="log")._spec(cranfield.index))
+    assert not engine.uses_stored_bounds(**BM25(k1=1.2)._spec(cranfield.index))
+    assert not engine.uses_stored_bounds(**TFIDF()._spec(cranfield.index))
+
+
+def test_precomputed_bounds_give_same_results(tmp_path, cranfield):
+    fresh = Searcher(cranfield.index)
+    fresh.precompute_bounds(TFIDF(), threads=2)
+    fresh.precompute_bounds()  # BM25 with the index's parameters: nothing to compute
+    for q in cranfield.queries[:40]:
+        a = fresh.search(q, 10, algorithm="maxscore", scorer=TFIDF())
+        b = cranfield.searcher.search(q, 10, algorithm="exhaustive", scorer=TFIDF())
+        np.testing.assert_array_equal(a.docids, b.docids)
+        np.testing.assert_array_equal(a.scores, b.scores)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_batch_matches_single(cranfield, algorithm):
+    qs = cranfield.queries[:60]
+    batch = cranfield.searcher.search_batch(qs, 10, algorithm=algorithm, threads=2)
+    for q, r in zip(qs, batch):
+        one = cranfield.searcher.search(q, 10, algorithm=algorithm)
+        np.testing.assert_array_equal(r.docids, one.docids)
+        np.testing.assert_array_equal(r.scores, one.scores)
+
+
+def test_shared_searcher_from_many_threads(tmp_path, cranfield):
+    """One Searcher, 8 threads, mixed scorers (bounds computed concurrently) and batches."""
+    s = Searcher(cranfield.index)
+    qs = cranfield.queries[:50]
+    scorers = [BM25(), TFIDF(), QueryLikelihood(), BM25(k1=2.0, b=0.3)]
+    expected = {(i, j): cranfield.searcher.search(q, 10, algorithm="exhaustive", scorer=sc)
+                for i, q in enumerate(qs) for j, sc in enumerate(scorers)}
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(60):
+                i, j = int(rng.integers(len(qs))), int(rng.integers(len(scorers)))
+                algorithm = PRUNED[int(rng.integers(3))]
+                if rng.random() < 0.2:
+                    r = s.search_batch([qs[i]] * 3, 10, algorithm=algorithm,
+                                       scorer=scorers[j], threads=2)[1]
+                else:
+                    r = s.search(qs[i], 10, algorithm=algorithm, scorer=scorers[j])
+                e = expected[i, j]
+                if not (np.array_equal(r.docids, e.docids) and np.array_equal(r.scores, e.scores)):
+                    errors.append((seed, i, j, algorithm))
+        except Exception as ex:  # pragma: no cover - reported below
+            errors.append(ex)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
