@@ -434,3 +434,12 @@ def test_doctests():
 
     failed, attempted = doctest.testmod(mirkit._boolean, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
+
+
+def test_searcher_boolean_method(nato):
+    from mirkit.search import Searcher
+
+    expression = "(alpha OR quebec) -bravo"
+    result = Searcher(nato).boolean(expression)
+    assert isinstance(result, BooleanResult)
+    assert result.docids.tolist() == boolean_search(nato, expression).docids.tolist()

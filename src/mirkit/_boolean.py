@@ -88,7 +88,7 @@ class BooleanResult:
     @property
     def ids(self) -> list[str]:
         """External document ids, in docid order."""
-        return [self.index.doc_id(int(d)) for d in self.docids]
+        return self.index.reader.doc_ids(self.docids)
 
     def __len__(self) -> int:
         return int(self.docids.size)

@@ -178,6 +178,13 @@ class Searcher:
                                         algorithm, threads, **spec)
         return [self._result(r, algorithm) for r in raw]
 
+    def boolean(self, expression: str):
+        """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
+        unranked: a :class:`mirkit._boolean.BooleanResult` (see :func:`~mirkit._boolean.boolean_search`)."""
+        from mirkit._boolean import boolean_search
+
+        return boolean_search(self.index, expression)
+
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: int = 0) -> None:
         """Compute the pruning bounds of every term for `scorer` now rather than on first use
