@@ -28,3 +28,26 @@ def real_lists(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def cranfield_dir():
+    """../shared/data/cranfield (docs.jsonl, queries.tsv, qrels.txt); skips when absent."""
+    from mirkit.benchmarks.data import data_dir
+
+    base = data_dir()
+    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
+        pytest.skip("../shared/data/cranfield is absent")
+    return base / "cranfield"
+
+
+@pytest.fixture(scope="session")
+def cranfield_index(cranfield_dir, tmp_path_factory):
+    """An index of the Cranfield documents (title and text), built once per session."""
+    import json
+
+    from mirkit.index import build_index
+
+    with open(cranfield_dir / "docs.jsonl", encoding="utf-8") as f:
+        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
+    return build_index(docs, tmp_path_factory.mktemp("cranfield") / "idx", threads=1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import threading
@@ -14,7 +13,6 @@ from hypothesis import strategies as st
 
 from mirkit import _core
 from mirkit._boolean import BooleanResult, BooleanSyntaxError, boolean_search, compile_boolean
-from mirkit.benchmarks.data import data_dir
 from mirkit.index import build_index
 
 # Words of very different document frequencies, so posting lists span 1 to ~15 blocks.
@@ -39,16 +37,6 @@ def nato(request, tmp_path_factory):
     docs = nato_docs() + [("empty", "of the"), ("full", " ".join(NATO))]
     path = tmp_path_factory.mktemp("nato") / "idx"
     return build_index(docs, path, threads=1, codec=request.param)
-
-
-@pytest.fixture(scope="module")
-def cranfield(tmp_path_factory):
-    base = data_dir()
-    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
-        pytest.skip("../shared/data/cranfield is absent")
-    with open(base / "cranfield" / "docs.jsonl", encoding="utf-8") as f:
-        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
-    return build_index(docs, tmp_path_factory.mktemp("cran") / "idx", threads=1)
 
 
 # --- plain references -------------------------------------------------------------------------
@@ -159,11 +147,11 @@ def test_random_programs_match_set_algebra(nato, tree):
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_random_programs_on_cranfield(cranfield, data):
-    tree = data.draw(program_trees(cranfield.stats.n_terms))
+def test_random_programs_on_cranfield(cranfield_index, data):
+    tree = data.draw(program_trees(cranfield_index.stats.n_terms))
     program = to_program(tree)
-    np.testing.assert_array_equal(run_program(cranfield, program),
-                                  sorted(eval_program(cranfield, program)))
+    np.testing.assert_array_equal(run_program(cranfield_index, program),
+                                  sorted(eval_program(cranfield_index, program)))
 
 
 def test_every_pair_of_terms(nato):
@@ -287,12 +275,12 @@ def test_random_expressions_match_set_algebra(nato, tree, rnd):
         assert result.docids.tolist() == expected, text
 
 
-def test_cranfield_expressions(cranfield):
+def test_cranfield_expressions(cranfield_index):
     def s(word):
-        (term,) = cranfield.analyzer(word)
-        return term_set(cranfield, term)
+        (term,) = cranfield_index.analyzer(word)
+        return term_set(cranfield_index, term)
 
-    everything = set(range(cranfield.stats.n_docs))
+    everything = set(range(cranfield_index.stats.n_docs))
     cases = {
         "wing AND (supersonic OR hypersonic) AND NOT boundary":
             s("wing") & (s("supersonic") | s("hypersonic")) - s("boundary"),
@@ -305,9 +293,9 @@ def test_cranfield_expressions(cranfield):
         "slipstream OR qwertyuiop": s("slipstream"),
     }
     for expression, expected in cases.items():
-        result = boolean_search(cranfield, expression)
+        result = boolean_search(cranfield_index, expression)
         assert result.docids.tolist() == sorted(expected), expression
-        assert result.ids == [cranfield.doc_id(d) for d in sorted(expected)]
+        assert result.ids == [cranfield_index.doc_id(d) for d in sorted(expected)]
 
 
 @pytest.mark.parametrize("expression, equivalent", [

@@ -3,8 +3,6 @@ TREC run files parsed back and compared with :class:`mirkit.search.Searcher`."""
 
 from __future__ import annotations
 
-import json
-import math
 import os
 
 import numpy as np
@@ -12,7 +10,6 @@ import pytest
 
 from mirkit import cli
 from mirkit._boolean import boolean_search
-from mirkit.benchmarks.data import data_dir
 from mirkit.index import build_index
 from mirkit.scoring import BM25, TFIDF, QueryLikelihood
 from mirkit.search import Searcher
@@ -45,16 +42,6 @@ def index(tmp_path_factory):
     return build_index(generated_docs(), tmp_path_factory.mktemp("cli") / "idx", threads=1)
 
 
-@pytest.fixture(scope="module")
-def cranfield(tmp_path_factory):
-    base = data_dir()
-    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
-        pytest.skip("../shared/data/cranfield is absent")
-    with open(base / "cranfield" / "docs.jsonl", encoding="utf-8") as f:
-        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
-    return build_index(docs, tmp_path_factory.mktemp("cran") / "idx", threads=1)
-
-
 def run_cli(capsys, *argv):
     code = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -85,9 +72,9 @@ def read_run(path):
 
 
 def trec_eval_order(rows):
-    """trec_eval's order of one query's lines: score descending, ties by docid descending (it
-    ignores the rank column)."""
-    return sorted(rows, key=lambda r: (-r[3], tuple(-b for b in r[1].encode())))
+    """trec_eval's order of one query's lines: score as a C float, descending, ties by docid
+    descending (it ignores the rank column)."""
+    return sorted(rows, key=lambda r: (-np.float32(r[3]), tuple(-b for b in r[1].encode())))
 
 
 # --- one ranked query --------------------------------------------------------------------------
@@ -132,12 +119,12 @@ def test_query_without_matches(capsys, index):
     assert ids == [] and summary.startswith("0 results")
 
 
-def test_ranked_query_on_cranfield(capsys, cranfield):
+def test_ranked_query_on_cranfield(capsys, cranfield_index):
     query = "what similarity laws must be obeyed when constructing aeroelastic models"
-    code, out, _ = run_cli(capsys, "search", cranfield.path, query, "-k", 5)
+    code, out, _ = run_cli(capsys, "search", cranfield_index.path, query, "-k", 5)
     assert code == 0
     ids, _, _ = parse_table(out)
-    assert ids == Searcher(cranfield).search(query, 5).ids
+    assert ids == Searcher(cranfield_index).search(query, 5).ids
 
 
 # --- Boolean mode ------------------------------------------------------------------------------
@@ -177,7 +164,8 @@ def test_run_file_matches_searcher(capsys, tmp_path, index, algorithm):
         assert [r[1] for r in mine] == expected.ids
         assert [r[2] for r in mine] == list(range(1, len(expected) + 1))
         assert all(r[4] == "myrun" for r in mine)
-        np.testing.assert_allclose([r[3] for r in mine], expected.scores, rtol=1e-12)
+        assert [r[3] for r in mine] == cli._trec_scores(expected.scores)
+        np.testing.assert_allclose([r[3] for r in mine], expected.scores, rtol=1e-5)
         assert trec_eval_order(mine) == mine
     assert f"wrote {len(rows):,} lines for {len(QUERIES)} queries" in out
 
@@ -194,21 +182,91 @@ def test_run_file_keeps_tied_documents_in_our_order(capsys, tmp_path, index):
                          "-k", 5)
     assert code == 0
     rows = read_run(run)
-    scores = [r[3] for r in rows]
-    assert all(a > b for a, b in zip(scores, scores[1:]))  # strictly decreasing
-    np.testing.assert_allclose(scores, expected.scores, rtol=1e-14)
+    scores = np.array([r[3] for r in rows], np.float32)
+    assert np.all(np.diff(scores) < 0)  # strictly decreasing, as trec_eval's floats
+    np.testing.assert_allclose(scores, expected.scores, rtol=1e-6)
     assert [r[1] for r in trec_eval_order(rows)] == expected.ids
 
 
-def test_run_lines_round_trip_exactly():
-    scores = [3.0, 3.0, 2.9999999999999996, 1.0 / 3.0, 1.0 / 3.0, 1e-300, 0.0, 0.0, -2.5, -2.5]
-    lines = list(cli._run_lines("7", [f"d{i}" for i in range(len(scores))], scores, "t"))
-    printed = [float(line.split()[4]) for line in lines]
-    assert all(a > b for a, b in zip(printed, printed[1:]))
-    assert printed[0] == 3.0 and printed[3] == 1.0 / 3.0 and printed[8] == -2.5
-    for got, want in zip(printed, scores):
-        assert got <= want and math.isclose(got, want, rel_tol=1e-15, abs_tol=1e-320)
-    assert lines[0] == "7 Q0 d0 1 3.0 t\n"
+def test_trec_eval_keeps_our_tie_order(capsys, tmp_path, index):
+    """The real trec_eval code (pytrec_eval): with the printed scores the first of the tied
+    documents ranks first; with the raw, equal scores trec_eval would rank it last."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = tmp_path / "ties.run"
+    code, _, _ = run_cli(capsys, "search", index.path, "--queries",
+                         write_queries(tmp_path / "q.tsv", {"t": "india juliet"}), "--run", run,
+                         "-k", 5)
+    assert code == 0
+    evaluator = pytrec_eval.RelevanceEvaluator({"t": {"tiea": 1}}, {"recip_rank"})
+    printed = {"t": {r[1]: r[3] for r in read_run(run)}}
+    raw = {"t": {d: 1.0 for d in printed["t"]}}
+    assert evaluator.evaluate(printed)["t"]["recip_rank"] == 1.0
+    assert evaluator.evaluate(raw)["t"]["recip_rank"] == pytest.approx(0.2)
+
+
+def test_cranfield_run_file(capsys, tmp_path, cranfield_dir, cranfield_index):
+    run = tmp_path / "cran.run"
+    code, _, _ = run_cli(capsys, "search", cranfield_index.path, "--queries",
+                         cranfield_dir / "queries.tsv", "--run", run, "-k", 100, "--threads", 2)
+    assert code == 0
+    rows = read_run(run)
+    queries = [line.split("\t", 1) for line in
+               (cranfield_dir / "queries.tsv").read_text(encoding="utf-8").splitlines()]
+    expected = Searcher(cranfield_index).search_batch([t for _, t in queries], 100)
+    assert len(rows) == sum(len(r) for r in expected)
+    at = 0
+    for (qid, _), result in zip(queries, expected):
+        mine, at = rows[at:at + len(result)], at + len(result)
+        assert [r[0] for r in mine] == [qid] * len(result)
+        assert [r[1] for r in mine] == result.ids
+        assert [r[3] for r in mine] == cli._trec_scores(result.scores)
+        assert trec_eval_order(mine) == mine
+
+
+def test_cranfield_run_evaluates_in_our_order(capsys, tmp_path, cranfield_dir, cranfield_index):
+    """trec_eval's measures of the run file equal those of our ranking given as ranks."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = tmp_path / "cran.run"
+    code, _, _ = run_cli(capsys, "search", cranfield_index.path, "--queries",
+                         cranfield_dir / "queries.tsv", "--run", run, "-k", 1000, "--threads", 2)
+    assert code == 0
+    printed, by_rank = {}, {}
+    for qid, docid, rank, score, _ in read_run(run):
+        printed.setdefault(qid, {})[docid] = score
+        by_rank.setdefault(qid, {})[docid] = -float(rank)
+    qrels = {}
+    for line in (cranfield_dir / "qrels.txt").read_text().splitlines():
+        qid, _, docid, rel = line.split()
+        qrels.setdefault(qid, {})[docid] = int(rel)
+    measures = {"map", "ndcg", "recip_rank", "P"}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
+    assert evaluator.evaluate(printed) == evaluator.evaluate(by_rank)
+
+
+@pytest.mark.parametrize("scores", [
+    [3.0, 3.0, 3.0 - 1e-12, 2.9999999, 1 / 3, 1 / 3, 1e-300, 0.0, -0.0, 0.0, -1e-45, -2.5, -2.5],
+    [7.25] * 50,
+    [12.0, 11.0, 10.5, 1e-3],
+    [],
+])
+def test_trec_scores(scores):
+    scores = np.array(scores)
+    printed = cli._trec_scores(scores)
+    as_float32 = np.array(printed, np.float32)
+    assert as_float32.tolist() == printed  # exactly float32 values: they read back unchanged
+    assert np.all(np.diff(as_float32) < 0)  # strictly decreasing for trec_eval
+    # Each is the score rounded to float32, lowered by at most one step per line above it.
+    for i, (p, s) in enumerate(zip(printed, scores)):
+        lower = np.float32(s)
+        for _ in range(i):
+            lower = np.nextafter(lower, np.float32(-np.inf))
+        assert lower <= p <= np.float32(s) + 0.0
+    if np.all(np.diff(scores.astype(np.float32)) < 0):
+        assert printed == scores.astype(np.float32).tolist()  # no ties: only the rounding
+    lines = list(cli._run_lines("7", [f"d{i}" for i in range(scores.size)], scores, "t"))
+    assert [float(line.split()[4]) for line in lines] == printed
+    if lines:
+        assert lines[0] == f"7 Q0 d0 1 {printed[0]!r} t\n"
 
 
 def test_queries_file_format_details(capsys, tmp_path, index):

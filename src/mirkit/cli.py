@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -276,19 +275,30 @@ def _read_queries(path: str) -> list:
     return queries
 
 
-def _run_lines(qid: str, ids: list, scores: list, tag: str):
-    """TREC run lines ``qid Q0 docid rank score tag`` of one ranked list.
+def _trec_scores(scores: np.ndarray) -> list:
+    """The scores to print in a run file so that trec_eval keeps our order.
 
-    trec_eval ignores the rank column: it sorts by score (descending) and breaks ties by docid
-    string, descending, which is not our order (ties by ascending internal docid). So each score
-    is lowered, where needed, to the largest double strictly below the previous line's score (a
-    few units in the last place), and printed with repr, which round-trips exactly: the scores of
-    a query strictly decrease and trec_eval reads the documents in exactly our order.
+    trec_eval reads a score into a C ``float`` (32 bits), sorts by it (descending), breaks ties
+    by docid string (descending) and ignores the rank column; our ties go by ascending internal
+    docid, and doubles that differ by less than float precision tie for trec_eval. So each score
+    is rounded to float32 and, where it does not fall below the line above, lowered to one
+    float32 step below it: the scores of a query strictly decrease as float32. Each value is
+    exactly a float32 and printed exactly (repr of the double), so it reads back unchanged.
     """
-    previous = math.inf
-    for rank, (doc_id, score) in enumerate(zip(ids, scores), 1):
-        score = min(score, math.nextafter(previous, -math.inf))
-        previous = score
+    f = np.asarray(scores, np.float64).astype(np.float32) + np.float32(0)  # -0.0 -> 0.0
+    # Order-preserving integer keys of the floats: one key step is one float32 step.
+    bits = f.view(np.int32).astype(np.int64)
+    key = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
+    # key'[j] = min(key[j], key'[j-1] - 1), as a running minimum of key + j.
+    steps = np.arange(key.size)
+    key = np.minimum.accumulate(key + steps) - steps
+    bits = np.where(key >= 0, key, -key | 0x80000000).astype(np.uint32)
+    return bits.view(np.float32).tolist()
+
+
+def _run_lines(qid: str, ids: list, scores: np.ndarray, tag: str):
+    """TREC run lines ``qid Q0 docid rank score tag`` of one ranked list (see _trec_scores)."""
+    for rank, (doc_id, score) in enumerate(zip(ids, _trec_scores(scores)), 1):
         yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
 
 
@@ -305,7 +315,7 @@ def _run_queries(searcher, args) -> int:
                 results = searcher.search_batch([text for _, text in chunk], args.k,
                                                 algorithm=args.algorithm, threads=args.threads)
                 for (qid, _), result in zip(chunk, results):
-                    out.writelines(_run_lines(qid, result.ids, result.scores.tolist(), args.tag))
+                    out.writelines(_run_lines(qid, result.ids, result.scores, args.tag))
                     lines += len(result)
             out.flush()
             os.fsync(out.fileno())
@@ -385,11 +395,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        description="Prints the top k of QUERY, or writes a TREC run file of every "
                        "line 'qid<TAB>query text' of --queries.",
                        epilog="Run files: 'qid Q0 docid rank score tag', ranks from 1, written "
-                       "atomically. trec_eval ignores the rank column and orders equal scores by "
-                       "docid descending; to keep mirkit's order (equal scores by ascending "
-                       "internal docid), a score equal to the one above it is printed a few units "
-                       "in the last place lower, in full precision, so every query's scores "
-                       "strictly decrease. An expression starting with '-' needs '--' before it.")
+                       "atomically. trec_eval reads scores as 32-bit floats, ignores the rank "
+                       "column and orders equal scores by docid descending; to keep mirkit's order "
+                       "(equal scores by ascending internal docid), scores are printed rounded to "
+                       "float32 and, where one does not fall below the line above, one float32 "
+                       "step below it, so every query's scores strictly decrease. An expression "
+                       "starting with '-' needs '--' before it.")
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("query", nargs="?", metavar="QUERY", help="query text (or, with --boolean, "
                    "an expression with AND, OR, NOT, parentheses, -x)")
