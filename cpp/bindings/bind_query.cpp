@@ -66,13 +66,13 @@ py::tuple to_python(QueryResult&& r) {
                         r.postings_decoded, r.postings_scored, r.docs_scored);
 }
 
-#define SCORER_ARGS                                                                   \
-  py::arg("scorer") = "bm25", py::arg("k1") = 0.9, py::arg("b") = 0.4, py::arg("idf") = "lucene", \
-      py::arg("mu") = 1000.0
-
 }  // namespace
 
 void bind_query(py::module_& m) {
+  py::class_<ScorerSpec>(m, "ScorerSpec", "A scorer and its parameters (mirkit.scoring makes them).")
+      .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = 0.9,
+           py::arg("b") = 0.4, py::arg("idf") = "lucene", py::arg("mu") = 1000.0);
+
   py::class_<QueryEngine>(m, "QueryEngine",
                           "Ranked retrieval over an IndexReader (thread safe; GIL released).")
       .def(py::init([](const index::IndexReader& reader, double k1, double b, uint64_t total_tokens) {
@@ -82,9 +82,7 @@ void bind_query(py::module_& m) {
            py::keep_alive<1, 2>())
       .def("search",
            [](const QueryEngine& e, const py::list& terms, const std::vector<double>& weights,
-              uint32_t k, const std::string& algorithm, const std::string& scorer, double k1,
-              double b, const std::string& idf, double mu) {
-             const ScorerSpec spec = parse_scorer(scorer, k1, b, idf, mu);
+              uint32_t k, const std::string& algorithm, const ScorerSpec& spec) {
              const Algorithm a = parse_algorithm(algorithm);
              std::vector<QueryTerm> q = query_terms(e.reader(), terms, weights);
              QueryResult r;
@@ -94,13 +92,11 @@ void bind_query(py::module_& m) {
              }
              return to_python(std::move(r));
            },
-           py::arg("terms"), py::arg("weights"), py::arg("k"), py::arg("algorithm"), SCORER_ARGS,
+           py::arg("terms"), py::arg("weights"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
            "(docids, scores, postings_decoded, postings_scored, docs_scored) of one query.")
       .def("search_batch",
            [](const QueryEngine& e, const py::list& queries, uint32_t k, const std::string& algorithm,
-              unsigned threads, const std::string& scorer, double k1, double b,
-              const std::string& idf, double mu) {
-             const ScorerSpec spec = parse_scorer(scorer, k1, b, idf, mu);
+              unsigned threads, const ScorerSpec& spec) {
              const Algorithm a = parse_algorithm(algorithm);
              std::vector<std::vector<QueryTerm>> qs;
              qs.reserve(queries.size());
@@ -119,22 +115,15 @@ void bind_query(py::module_& m) {
              for (auto& r : rs) out.append(to_python(std::move(r)));
              return out;
            },
-           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"), SCORER_ARGS,
+           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"), py::arg("spec"),
            "search() of many (terms, weights) queries on `threads` threads (0 = all cores).")
       .def("precompute_bounds",
-           [](const QueryEngine& e, unsigned threads, const std::string& scorer, double k1, double b,
-              const std::string& idf, double mu) {
-             const ScorerSpec spec = parse_scorer(scorer, k1, b, idf, mu);
+           [](const QueryEngine& e, const ScorerSpec& spec, unsigned threads) {
              py::gil_scoped_release release;
              e.precompute_bounds(spec, threads);
            },
-           py::arg("threads"), SCORER_ARGS)
-      .def("uses_stored_bounds",
-           [](const QueryEngine& e, const std::string& scorer, double k1, double b,
-              const std::string& idf, double mu) {
-             return e.uses_stored_bounds(parse_scorer(scorer, k1, b, idf, mu));
-           },
-           SCORER_ARGS);
+           py::arg("spec"), py::arg("threads"))
+      .def("uses_stored_bounds", &QueryEngine::uses_stored_bounds, py::arg("spec"));
 }
 
 }  // namespace mirkit::bindings

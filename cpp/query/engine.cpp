@@ -26,18 +26,6 @@ struct TermBounds {
 
 }  // namespace
 
-std::string ScorerSpec::key() const {
-  switch (kind) {
-    case ScorerKind::kBm25:
-      return core::message("bm25:", k1, ":", b, ":", static_cast<int>(idf));
-    case ScorerKind::kTfIdf:
-      return "tfidf";
-    case ScorerKind::kQueryLikelihood:
-      return core::message("ql:", mu);
-  }
-  return "";
-}
-
 void ScorerSpec::validate() const {
   if (kind == ScorerKind::kBm25 && !(std::isfinite(k1) && k1 >= 0 && b >= 0 && b <= 1)) {
     core::fail_value("BM25 needs a finite k1 >= 0 and 0 <= b <= 1; got k1=", k1, ", b=", b);
@@ -194,10 +182,11 @@ bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
 
 std::shared_ptr<Prepared> QueryEngine::prepare(const ScorerSpec& spec) const {
   spec.validate();
-  const std::string key = spec.key();
   std::lock_guard<std::mutex> lock(m_mutex);
-  auto& p = m_prepared[key];
-  if (!p) {
+  for (const auto& p : m_prepared) {
+    if (p->spec.same_as(spec)) return p;
+  }
+  {
     auto fresh = std::make_shared<Prepared>();
     fresh->spec = spec;
     fresh->stored = uses_stored_bounds(spec);
@@ -209,9 +198,9 @@ std::shared_ptr<Prepared> QueryEngine::prepare(const ScorerSpec& spec) const {
             spec.k1 * (1.0 - spec.b + spec.b * lengths[d] / m_collection.avg_length));
       }
     }
-    p = std::move(fresh);
+    m_prepared.push_back(std::move(fresh));
   }
-  return p;
+  return m_prepared.back();
 }
 
 namespace {

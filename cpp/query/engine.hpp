@@ -5,10 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "index/bm25.hpp"
@@ -65,7 +63,7 @@ class QueryEngine {
   index::Bm25Params m_stored;
   Collection m_collection;
   mutable std::mutex m_mutex;
-  mutable std::map<std::string, std::shared_ptr<Prepared>> m_prepared;
+  mutable std::vector<std::shared_ptr<Prepared>> m_prepared;  // a few: one per scorer in use
 };
 
 }  // namespace mirkit::query

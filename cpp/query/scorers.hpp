@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "index/bm25.hpp"
@@ -32,8 +31,10 @@ struct ScorerSpec {
   Idf idf = Idf::kLucene;    // BM25
   double mu = 1000.0;        // query likelihood
 
-  // Parameters that change the scores (the cache key of prepared scorers).
-  std::string key() const;
+  // Same scores (the engine caches one prepared scorer per distinct spec).
+  bool same_as(const ScorerSpec& o) const {
+    return kind == o.kind && k1 == o.k1 && b == o.b && idf == o.idf && mu == o.mu;
+  }
   void validate() const;  // std::invalid_argument on bad parameters
 };
 
@@ -71,8 +72,8 @@ struct TermParams {
 struct Bm25Scorer {
   const float* norms;  // k1 (1 - b + b |d| / avgdl) per document
   double f(const TermParams&, uint32_t doc, uint32_t tf) const {
-    const double t = static_cast<double>(tf);
-    return t / (t + static_cast<double>(norms[doc]));
+    const float t = static_cast<float>(tf);  // float division: the bounds' slack covers it
+    return t / (t + norms[doc]);
   }
   double doc_part(uint32_t) const { return 0.0; }
   static constexpr bool kHasDocPart = false;

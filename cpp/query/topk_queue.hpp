@@ -28,17 +28,15 @@ class TopKQueue {
   // Returns whether the threshold rose (pruning algorithms then re-plan).
   bool insert(Score s, uint32_t doc) {
     if (!would_enter(s)) return false;
-    m_heap.emplace_back(s, doc);
-    std::push_heap(m_heap.begin(), m_heap.end(), better);
-    if (m_heap.size() > m_k) {
-      std::pop_heap(m_heap.begin(), m_heap.end(), better);
-      m_heap.pop_back();
+    if (m_heap.size() < m_k) {
+      m_heap.emplace_back(s, doc);
+      std::push_heap(m_heap.begin(), m_heap.end(), better);
+      if (m_heap.size() < m_k) return false;
+    } else {
+      replace_front({s, doc});
     }
-    if (m_heap.size() == m_k) {
-      m_threshold = m_heap.front().first;
-      return true;
-    }
-    return false;
+    m_threshold = m_heap.front().first;
+    return true;
   }
 
   // The results, best first; empties the queue.
@@ -48,11 +46,29 @@ class TopKQueue {
   }
 
  private:
+  // Drops the front (the worst entry) for a better one: one sift-down instead of pop + push.
+  void replace_front(std::pair<Score, uint32_t> e) {
+    const size_t n = m_heap.size();
+    size_t i = 0;
+    while (true) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && better(m_heap[child], m_heap[child + 1])) ++child;  // the worse child
+      if (!better(e, m_heap[child])) break;  // e is no better than the worse child: stop
+      m_heap[i] = m_heap[child];
+      i = child;
+    }
+    m_heap[i] = e;
+  }
+
   // Ranking order (higher score, then smaller docid). As the heap's "less", it keeps the entry
   // that would be dropped first at the front; sorting with it puts the best first.
-  static bool better(const std::pair<Score, uint32_t>& a, const std::pair<Score, uint32_t>& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  }
+  struct Better {  // a function object, so that heap and sort calls inline it
+    bool operator()(const std::pair<Score, uint32_t>& a, const std::pair<Score, uint32_t>& b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+  static constexpr Better better{};
 
   uint32_t m_k;
   Score m_threshold = kNoThreshold;

@@ -38,8 +38,6 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -56,9 +54,9 @@ ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
 Query = Union[str, Mapping[str, float]]
 
 
-@dataclass(frozen=True)
 class SearchResult:
-    """The top k of one query, best first.
+    """The top k of one query, best first (read-only by convention; a plain class so that
+    making one costs little next to a query of a few microseconds).
 
     Attributes
     ----------
@@ -74,21 +72,35 @@ class SearchResult:
     algorithm : str
     """
 
-    docids: np.ndarray
-    scores: np.ndarray
-    postings_decoded: int
-    postings_scored: int
-    docs_scored: int
-    algorithm: str
-    _index: Index = field(repr=False, compare=False)
+    __slots__ = ("docids", "scores", "postings_decoded", "postings_scored", "docs_scored",
+                 "algorithm", "_index", "_ids")
 
-    @cached_property
+    def __init__(self, docids, scores, postings_decoded, postings_scored, docs_scored,
+                 algorithm, index):
+        self.docids = docids
+        self.scores = scores
+        self.postings_decoded = postings_decoded
+        self.postings_scored = postings_scored
+        self.docs_scored = docs_scored
+        self.algorithm = algorithm
+        self._index = index
+        self._ids = None
+
+    @property
     def ids(self) -> list:
         """External document ids (computed on first access)."""
-        return self._index.reader.doc_ids(self.docids)
+        if self._ids is None:
+            self._ids = self._index.reader.doc_ids(self.docids)
+        return self._ids
 
     def __len__(self) -> int:
         return int(self.docids.size)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{i}:{s:.4g}" for i, s in zip(self.ids[:3], self.scores[:3]))
+        return (f"SearchResult({len(self)} hits [{shown}{', ...' if len(self) > 3 else ''}], "
+                f"algorithm={self.algorithm!r}, postings_decoded={self.postings_decoded}, "
+                f"postings_scored={self.postings_scored}, docs_scored={self.docs_scored})")
 
 
 class Searcher:
@@ -112,6 +124,7 @@ class Searcher:
         self._engine = _core.query.QueryEngine(index.reader, k1=index.bm25["k1"],
                                                b=index.bm25["b"],
                                                total_tokens=index.stats.total_tokens)
+        self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
 
     def __repr__(self) -> str:
         return f"Searcher({self.index!r}, scorer={self.scorer!r})"
@@ -140,12 +153,17 @@ class Searcher:
             raise ValueError("k must be >= 1, got 0")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r}; expected one of {ALGORITHMS}")
+        return min(k, 2**32 - 1), self._spec(scorer)
+
+    def _spec(self, scorer):
         scorer = self.scorer if scorer is None else get_scorer(scorer)
-        return min(k, 2**32 - 1), scorer._spec(self.index)
+        spec = self._specs.get(scorer)
+        if spec is None:
+            spec = self._specs[scorer] = _core.query.ScorerSpec(**scorer._spec(self.index))
+        return spec
 
     def _result(self, raw, algorithm) -> SearchResult:
-        docids, scores, decoded, scored, docs = raw
-        return SearchResult(docids, scores, decoded, scored, docs, algorithm, self.index)
+        return SearchResult(*raw, algorithm, self.index)
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
                scorer: Union[None, str, Scorer] = None) -> SearchResult:
@@ -164,7 +182,7 @@ class Searcher:
         """
         k, spec = self._options(k, algorithm, scorer)
         terms = self.analyze(query)
-        raw = self._engine.search(list(terms), list(terms.values()), k, algorithm, **spec)
+        raw = self._engine.search(list(terms), list(terms.values()), k, algorithm, spec)
         return self._result(raw, algorithm)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
@@ -175,7 +193,7 @@ class Searcher:
         threads = check_count(threads, "threads")
         analyzed = [self.analyze(q) for q in queries]
         raw = self._engine.search_batch([(list(t), list(t.values())) for t in analyzed], k,
-                                        algorithm, threads, **spec)
+                                        algorithm, threads, spec)
         return [self._result(r, algorithm) for r in raw]
 
     def boolean(self, expression: str):
@@ -189,5 +207,4 @@ class Searcher:
                           threads: int = 0) -> None:
         """Compute the pruning bounds of every term for `scorer` now rather than on first use
         (nothing to do for BM25 with the index's parameters: the index stores them)."""
-        spec = (self.scorer if scorer is None else get_scorer(scorer))._spec(self.index)
-        self._engine.precompute_bounds(check_count(threads, "threads"), **spec)
+        self._engine.precompute_bounds(self._spec(scorer), check_count(threads, "threads"))
