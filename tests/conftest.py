@@ -42,12 +42,24 @@ def cranfield_dir():
 
 
 @pytest.fixture(scope="session")
-def cranfield_index(cranfield_dir, tmp_path_factory):
-    """An index of the Cranfield documents (title and text), built once per session."""
+def cranfield_docs(cranfield_dir):
+    """The Cranfield documents as (id, title + newline + text) pairs."""
     import json
 
+    with open(cranfield_dir / "docs.jsonl", encoding="utf-8") as f:
+        return [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
+
+
+@pytest.fixture(scope="session")
+def cranfield_queries(cranfield_dir):
+    """The 225 Cranfield queries as (qid, text) pairs."""
+    with open(cranfield_dir / "queries.tsv", encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def cranfield_index(cranfield_docs, tmp_path_factory):
+    """An index of the Cranfield documents (title and text), built once per session."""
     from mirkit.index import build_index
 
-    with open(cranfield_dir / "docs.jsonl", encoding="utf-8") as f:
-        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
-    return build_index(docs, tmp_path_factory.mktemp("cranfield") / "idx", threads=1)
+    return build_index(cranfield_docs, tmp_path_factory.mktemp("cranfield") / "idx", threads=1)
