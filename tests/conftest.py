@@ -5,6 +5,7 @@ import mirkit
 from mirkit._simd import runnable_simd_levels
 from mirkit.benchmarks.data import real_posting_lists
 
+
 @pytest.fixture(params=runnable_simd_levels())
 def simd_level(request):
     """Run the test once per instruction-set level the CPU supports (scalar included)."""

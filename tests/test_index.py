@@ -12,14 +12,14 @@ import textwrap
 import threading
 import zlib
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mirkit import _core, codecs
 from mirkit.analysis import Analyzer
-from mirkit.index import (Index, IndexCorruptError, IndexVersionError, IndexWriter, build_index)
+from mirkit.index import Index, IndexCorruptError, IndexVersionError, IndexWriter, build_index
+
 
 def _synthetic(n_docs=3000, seed=1):
     from mirkit.datasets import synthetic_corpus

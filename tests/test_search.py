@@ -6,12 +6,13 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import scoring as ref
 
 from mirkit.index import build_index
 from mirkit.scoring import BM25, TFIDF, QueryLikelihood, get_scorer
 from mirkit.search import ALGORITHMS, Searcher
-from reference import scoring as ref
 
 PRUNED = ("wand", "bmw", "maxscore")
 OR_ALGORITHMS = ("taat", "exhaustive") + PRUNED

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Sequence, Union
 
 import numpy as np
 
