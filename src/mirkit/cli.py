@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing")
+BENCHMARKS = ("codecs", "indexing", "query")
 
 
 def _cmd_info(args) -> int:
@@ -103,9 +103,15 @@ def _cmd_bench(args) -> int:
           f"median of {args.repeat} repetitions; ratio = anchor time / mirkit time")
     for name in names:
         module = __import__(f"mirkit.benchmarks.{name}", fromlist=["rows"])
-        if hasattr(module, "report"):  # builds that need a process each (peak memory)
+        if name == "indexing":  # builds that need a process each (peak memory)
             print(f"\n### {name} (median of {min(args.repeat, 3)} builds, each in a fresh process)\n")
             module.report(quick=args.quick, repeat=min(args.repeat, 3))
+            continue
+        if name == "query":  # indexes built once per corpus, then many timed queries
+            print(f"\n### {name} (per-query median of {min(args.repeat, 3)} passes)")
+            module.report(quick=args.quick, repeat=min(args.repeat, 3),
+                          synthetic_docs=args.synthetic_docs, cache_dir=args.cache,
+                          max_queries=args.max_queries)
             continue
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
         if name == "codecs" and not args.quick:
@@ -367,6 +373,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--repeat", type=int, default=15, help="repetitions (median reported)")
     p.add_argument("--quick", action="store_true", help="small synthetic inputs only")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--cache", metavar="DIR", help="query: keep the indexes here between runs "
+                   "(default: a temporary directory)")
+    p.add_argument("--synthetic-docs", type=int, default=5_000_000,
+                   help="query: documents in the synthetic corpus")
+    p.add_argument("--max-queries", type=int, default=None,
+                   help="query: at most this many queries per corpus (default: all that hit)")
     p.set_defaults(func=_cmd_bench)
     p = sub.add_parser("index", help="build an index from JSON Lines, TREC, a folder (or .gz)")
     p.add_argument("input", help="documents: a file, a folder, or their .gz variants")
@@ -432,6 +444,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.codec = DEFAULT_CODEC
     if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
         parser.error("--docs and --repeat must be >= 1")
+    if getattr(args, "synthetic_docs", 1) < 1 or (getattr(args, "max_queries", None) or 1) < 1:
+        parser.error("--synthetic-docs and --max-queries must be >= 1")
     return args.func(args)
 
 
