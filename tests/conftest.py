@@ -5,6 +5,7 @@ import mirkit
 from mirkit._simd import runnable_simd_levels
 from mirkit.benchmarks.data import real_posting_lists
 
+
 @pytest.fixture(params=runnable_simd_levels())
 def simd_level(request):
     """Run the test once per instruction-set level the CPU supports (scalar included)."""
@@ -28,3 +29,38 @@ def real_lists(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def cranfield_dir():
+    """../shared/data/cranfield (docs.jsonl, queries.tsv, qrels.txt); skips when absent."""
+    from mirkit.benchmarks.data import data_dir
+
+    base = data_dir()
+    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
+        pytest.skip("../shared/data/cranfield is absent")
+    return base / "cranfield"
+
+
+@pytest.fixture(scope="session")
+def cranfield_docs(cranfield_dir):
+    """The Cranfield documents as (id, title + newline + text) pairs."""
+    import json
+
+    with open(cranfield_dir / "docs.jsonl", encoding="utf-8") as f:
+        return [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
+
+
+@pytest.fixture(scope="session")
+def cranfield_queries(cranfield_dir):
+    """The 225 Cranfield queries as (qid, text) pairs."""
+    with open(cranfield_dir / "queries.tsv", encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def cranfield_index(cranfield_docs, tmp_path_factory):
+    """An index of the Cranfield documents (title and text), built once per session."""
+    from mirkit.index import build_index
+
+    return build_index(cranfield_docs, tmp_path_factory.mktemp("cranfield") / "idx", threads=1)

@@ -12,22 +12,13 @@ import textwrap
 import threading
 import zlib
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mirkit import _core, codecs
 from mirkit.analysis import Analyzer
-from mirkit.benchmarks.data import data_dir
-from mirkit.index import (Index, IndexCorruptError, IndexVersionError, IndexWriter, build_index)
-
-def _cranfield():
-    base = data_dir()
-    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
-        pytest.skip("../shared/data/cranfield is absent")
-    with open(base / "cranfield" / "docs.jsonl", encoding="utf-8") as f:
-        return [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
+from mirkit.index import Index, IndexCorruptError, IndexVersionError, IndexWriter, build_index
 
 
 def _synthetic(n_docs=3000, seed=1):
@@ -37,8 +28,8 @@ def _synthetic(n_docs=3000, seed=1):
 
 
 @pytest.fixture(scope="module")
-def cranfield():
-    return _cranfield()
+def cranfield(cranfield_docs):
+    return cranfield_docs
 
 
 def reference_inversion(docs, analyzer):

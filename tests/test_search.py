@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import scoring as ref
 
-from mirkit.benchmarks.data import data_dir
 from mirkit.index import build_index
 from mirkit.scoring import BM25, TFIDF, QueryLikelihood, get_scorer
 from mirkit.search import ALGORITHMS, Searcher
-from reference import scoring as ref
 
 PRUNED = ("wand", "bmw", "maxscore")
 OR_ALGORITHMS = ("taat", "exhaustive") + PRUNED
 SCORERS = [BM25(), BM25(idf="rsj"), BM25(idf="log"), BM25(k1=1.2, b=0.75), BM25(b=1.0),
            BM25(b=0.0), TFIDF(), QueryLikelihood(), QueryLikelihood(mu=50)]
 KS = (1, 10, 100, 1000)
-
-
-def _cranfield():
-    base = data_dir()
-    if base is None or not (base / "cranfield" / "docs.jsonl").is_file():
-        pytest.skip("../shared/data/cranfield is absent")
-    with open(base / "cranfield" / "docs.jsonl", encoding="utf-8") as f:
-        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
-    with open(base / "cranfield" / "queries.tsv", encoding="utf-8") as f:
-        queries = [line.rstrip("\n").split("\t", 1)[1] for line in f]
-    return docs, queries
 
 
 class Corpus:
@@ -43,9 +31,8 @@ class Corpus:
 
 
 @pytest.fixture(scope="module")
-def cranfield(tmp_path_factory):
-    docs, queries = _cranfield()
-    return Corpus(tmp_path_factory, "cranfield", docs, queries)
+def cranfield(tmp_path_factory, cranfield_docs, cranfield_queries):
+    return Corpus(tmp_path_factory, "cranfield", cranfield_docs, [t for _, t in cranfield_queries])
 
 
 @pytest.fixture(scope="module")

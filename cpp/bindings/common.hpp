@@ -64,5 +64,6 @@ void bind_elias_fano(py::module_& m);
 void bind_analysis(py::module_& m);
 void bind_index(py::module_& m);
 void bind_query(py::module_& m);
+void bind_boolean(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -21,6 +21,7 @@ PYBIND11_MODULE(_core, m) {
   b::bind_analysis(analysis);
   auto index = m.def_submodule("index", "inverted index: writer, reader, postings cursors");
   b::bind_index(index);
-  auto query = m.def_submodule("query", "ranked retrieval: scorers, top-k algorithms");
+  auto query = m.def_submodule("query", "ranked retrieval (scorers, top-k algorithms) and Boolean retrieval");
   b::bind_query(query);
+  b::bind_boolean(query);
 }

@@ -11,21 +11,10 @@ namespace mirkit::query {
 
 template <class S>
 void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
-  std::vector<ScoredCursor<S>*> order;
-  for (auto& c : plan.cursors) order.push_back(&c);
-  auto by_docid = [](auto* a, auto* b) { return a->docid() < b->docid(); };
-  std::sort(order.begin(), order.end(), by_docid);
+  std::vector<ScoredCursor<S>*> order = by_docid(plan);
   const size_t n = order.size();
   while (true) {
-    Score bound = 0;
-    size_t pivot = n;
-    for (size_t i = 0; i < n && order[i]->docid() != kEndDocid; ++i) {
-      bound += order[i]->max_score();
-      if (topk.would_enter(bound)) {
-        pivot = i;
-        break;
-      }
-    }
+    size_t pivot = find_pivot(order, topk);
     if (pivot == n) return;
     const uint32_t pivot_id = order[pivot]->docid();
     // Later cursors on the pivot document belong to the pivot group too.
@@ -54,12 +43,9 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
         ++plan.docs_scored;
         if (complete) topk.insert(s + plan.doc_part(pivot_id), pivot_id);
         for (size_t i = 0; i <= pivot; ++i) order[i]->next();
-        std::sort(order.begin(), order.end(), by_docid);
+        sort_by_docid(order);
       } else {
-        size_t i = pivot;
-        while (order[i]->docid() == pivot_id) --i;
-        order[i]->next_geq(pivot_id);
-        bubble_down(order, i);
+        advance_to_pivot(order, pivot, pivot_id);
       }
     } else {
       // Nothing up to the end of the smallest block of the group can enter: skip past it, but

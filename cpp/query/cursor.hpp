@@ -8,6 +8,7 @@
 // contribution they cover.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -101,6 +102,32 @@ struct Plan {
   }
 };
 
+// WAND and BMW keep pointers to the cursors sorted by docid.
+template <class C>
+void sort_by_docid(std::vector<C*>& order) {
+  std::sort(order.begin(), order.end(), [](C* a, C* b) { return a->docid() < b->docid(); });
+}
+
+template <class S>
+std::vector<ScoredCursor<S>*> by_docid(Plan<S>& plan) {
+  std::vector<ScoredCursor<S>*> order;
+  for (auto& c : plan.cursors) order.push_back(&c);
+  sort_by_docid(order);
+  return order;
+}
+
+// WAND's pivot: the first cursor at which the list bounds of it and of every cursor before it
+// could beat the threshold (no document before its docid can enter); order.size() if none.
+template <class C>
+size_t find_pivot(const std::vector<C*>& order, const TopKQueue& topk) {
+  Score bound = 0;
+  for (size_t i = 0; i < order.size() && order[i]->docid() != kEndDocid; ++i) {
+    bound += order[i]->max_score();
+    if (topk.would_enter(bound)) return i;
+  }
+  return order.size();
+}
+
 // Restores docid order after order[i] moved forward (one insertion step; WAND and BMW keep their
 // cursors sorted by docid).
 template <class C>
@@ -108,6 +135,16 @@ void bubble_down(std::vector<C*>& order, size_t i) {
   for (; i + 1 < order.size() && order[i + 1]->docid() < order[i]->docid(); ++i) {
     std::swap(order[i], order[i + 1]);
   }
+}
+
+// Moves the last cursor before the pivot document up to it (WAND and BMW, when the cursors
+// before the pivot are not all on it yet).
+template <class C>
+void advance_to_pivot(std::vector<C*>& order, size_t pivot, uint32_t pivot_id) {
+  size_t i = pivot;
+  while (order[i]->docid() == pivot_id) --i;  // order[0] is before the pivot document
+  order[i]->next_geq(pivot_id);
+  bubble_down(order, i);
 }
 
 // The algorithms (one per file). Each fills `topk` with the documents and exact scores of its

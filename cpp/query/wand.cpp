@@ -10,22 +10,10 @@ namespace mirkit::query {
 
 template <class S>
 void wand(Plan<S>& plan, TopKQueue& topk) {
-  std::vector<ScoredCursor<S>*> order;
-  for (auto& c : plan.cursors) order.push_back(&c);
-  auto by_docid = [](auto* a, auto* b) { return a->docid() < b->docid(); };
-  std::sort(order.begin(), order.end(), by_docid);
+  std::vector<ScoredCursor<S>*> order = by_docid(plan);
   const size_t n = order.size();
   while (true) {
-    // Find the pivot.
-    Score bound = 0;
-    size_t pivot = n;
-    for (size_t i = 0; i < n && order[i]->docid() != kEndDocid; ++i) {
-      bound += order[i]->max_score();
-      if (topk.would_enter(bound)) {
-        pivot = i;
-        break;
-      }
-    }
+    size_t pivot = find_pivot(order, topk);
     if (pivot == n) return;
     const uint32_t pivot_id = order[pivot]->docid();
     if (order[0]->docid() == pivot_id) {
@@ -38,13 +26,9 @@ void wand(Plan<S>& plan, TopKQueue& topk) {
       }
       ++plan.docs_scored;
       topk.insert(s + plan.doc_part(pivot_id), pivot_id);
-      std::sort(order.begin(), order.end(), by_docid);
+      sort_by_docid(order);
     } else {
-      // Move the last cursor before the pivot's docid up to it.
-      size_t i = pivot;
-      while (order[i]->docid() == pivot_id) --i;
-      order[i]->next_geq(pivot_id);
-      bubble_down(order, i);
+      advance_to_pivot(order, pivot, pivot_id);
     }
   }
 }

@@ -1,11 +1,14 @@
-"""The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``."""
+"""The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
+``search``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+import uuid
 from typing import Optional, Sequence
 
 import numpy as np
@@ -193,6 +196,169 @@ def _cmd_stats(args) -> int:
     return 0
 
 
+def _cmd_search(args) -> int:
+    from mirkit.index import Index, IndexCorruptError
+
+    try:
+        index = Index.open(args.index, verify=False)
+        if args.boolean:
+            return _boolean_query(index, args.query)
+        from mirkit.search import Searcher
+
+        searcher = Searcher(index, scorer=_scorer(args))
+        if args.queries is None:
+            return _ranked_query(searcher, args)
+        return _run_queries(searcher, args)
+    except (IndexCorruptError, OSError, ValueError) as e:  # InputError is a ValueError
+        print(f"mirkit search: error: {e}", file=sys.stderr)
+        return 1
+
+
+def _scorer(args):
+    from mirkit.scoring import BM25, TFIDF, QueryLikelihood
+
+    if args.scorer == "bm25":
+        return BM25(k1=args.k1, b=args.b, idf=args.idf or "lucene")
+    if args.scorer == "tfidf":
+        return TFIDF()
+    return QueryLikelihood() if args.mu is None else QueryLikelihood(mu=args.mu)
+
+
+def _boolean_query(index, expression: str) -> int:
+    from mirkit._boolean import boolean_search
+
+    start = time.perf_counter()
+    result = boolean_search(index, expression)
+    elapsed = time.perf_counter() - start
+    for doc_id in result.ids:
+        print(doc_id)
+    print(f"{len(result):,} documents match ({elapsed * 1e3:.2f} ms)", file=sys.stderr)
+    return 0
+
+
+def _ranked_query(searcher, args) -> int:
+    start = time.perf_counter()
+    result = searcher.search(args.query, args.k, algorithm=args.algorithm)
+    elapsed = time.perf_counter() - start
+    ids = result.ids
+    width = max([len("id")] + [len(i) for i in ids])
+    print(f"{'rank':>4}  {'id':<{width}}  {'score':>10}")
+    for rank, (doc_id, score) in enumerate(zip(ids, result.scores.tolist()), 1):
+        print(f"{rank:>4}  {doc_id:<{width}}  {score:>10.4f}")
+    print(f"{len(result)} results in {elapsed * 1e3:.2f} ms ({args.algorithm}, "
+          f"{searcher.scorer!r}): {result.postings_decoded:,} postings decoded, "
+          f"{result.postings_scored:,} scored, {result.docs_scored:,} documents scored")
+    return 0
+
+
+def _read_queries(path: str) -> list:
+    """``(qid, text)`` pairs of a ``qid<TAB>query text`` file; blank lines are skipped.
+
+    Raises :class:`mirkit.documents.InputError` (file and line) for a line without a tab, an
+    empty or spaced qid, a query without text, a repeated qid or bytes that are not UTF-8.
+    """
+    from mirkit.documents import InputError
+
+    queries, seen = [], {}
+    with open(path, "rb") as f:
+        for line_no, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise InputError(path, line_no, f"not UTF-8 ({e.reason})") from None
+            if not line.strip():
+                continue
+            qid, tab, text = line.partition("\t")
+            if not tab or not qid or qid != qid.strip() or len(qid.split()) != 1:
+                raise InputError(path, line_no, f"expected 'qid<TAB>query text' with a "
+                                 f"qid without spaces, got {line[:60]!r}")
+            if not text.strip():
+                raise InputError(path, line_no, f"query {qid!r} has no text")
+            if qid in seen:
+                raise InputError(path, line_no, f"query id {qid!r} repeats line {seen[qid]}")
+            seen[qid] = line_no
+            queries.append((qid, text))
+    return queries
+
+
+def _trec_scores(scores: np.ndarray) -> list:
+    """The scores to print in a run file so that trec_eval keeps our order.
+
+    trec_eval reads a score into a C ``float`` (32 bits), sorts by it (descending), breaks ties
+    by docid string (descending) and ignores the rank column; our ties go by ascending internal
+    docid, and doubles that differ by less than float precision tie for trec_eval. So each score
+    is rounded to float32 and, where it does not fall below the line above, lowered to one
+    float32 step below it: the scores of a query strictly decrease as float32. Each value is
+    exactly a float32 and printed exactly (repr of the double), so it reads back unchanged.
+    """
+    f = np.asarray(scores, np.float64).astype(np.float32) + np.float32(0)  # -0.0 -> 0.0
+    # Order-preserving integer keys of the floats: one key step is one float32 step.
+    bits = f.view(np.int32).astype(np.int64)
+    key = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
+    # key'[j] = min(key[j], key'[j-1] - 1), as a running minimum of key + j.
+    steps = np.arange(key.size)
+    key = np.minimum.accumulate(key + steps) - steps
+    bits = np.where(key >= 0, key, -key | 0x80000000).astype(np.uint32)
+    return bits.view(np.float32).tolist()
+
+
+def _run_lines(qid: str, ids: list, scores: np.ndarray, tag: str):
+    """TREC run lines ``qid Q0 docid rank score tag`` of one ranked list (see _trec_scores)."""
+    for rank, (doc_id, score) in enumerate(zip(ids, _trec_scores(scores)), 1):
+        yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
+
+
+def _run_queries(searcher, args) -> int:
+    queries = _read_queries(args.queries)
+    directory, name = os.path.split(os.path.abspath(args.run))
+    tmp = os.path.join(directory, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+    start = time.perf_counter()
+    lines = 0
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for first in range(0, len(queries), _RUN_CHUNK):
+                chunk = queries[first:first + _RUN_CHUNK]
+                results = searcher.search_batch([text for _, text in chunk], args.k,
+                                                algorithm=args.algorithm, threads=args.threads)
+                for (qid, _), result in zip(chunk, results):
+                    out.writelines(_run_lines(qid, result.ids, result.scores, args.tag))
+                    lines += len(result)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, args.run)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    elapsed = time.perf_counter() - start
+    print(f"wrote {lines:,} lines for {len(queries):,} queries to {args.run} in {elapsed:.2f} s "
+          f"({len(queries) / elapsed if elapsed else 0:,.0f} queries/s, {args.algorithm}, "
+          f"{searcher.scorer!r})")
+    return 0
+
+
+_RUN_CHUNK = 1024  # queries searched at once: bounds the results held in memory
+
+
+def _check_search_args(parser, args) -> None:
+    if args.boolean:
+        if args.query is None or args.queries is not None or args.run is not None:
+            parser.error("--boolean takes one expression (QUERY), not --queries/--run")
+    elif (args.query is None) == (args.queries is None):
+        parser.error("give either a QUERY or --queries FILE")
+    elif (args.queries is None) != (args.run is None):
+        parser.error("--queries and --run go together")
+    if args.k < 1:
+        parser.error(f"-k must be >= 1, got {args.k}")
+    if args.threads < 0:
+        parser.error(f"--threads must be >= 0, got {args.threads}")
+    if not args.tag or len(args.tag.split()) != 1 or args.tag != args.tag.strip():
+        parser.error(f"--tag must be one word without spaces, got {args.tag!r}")
+    for option, scorer in (("k1", "bm25"), ("b", "bm25"), ("idf", "bm25"), ("mu", "ql")):
+        if getattr(args, option) is not None and args.scorer != scorer:
+            parser.error(f"--{option} applies to --scorer {scorer} only")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="mirkit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -234,7 +400,44 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--no-verify", action="store_true", help="skip the checksum pass")
     p.set_defaults(func=_cmd_stats)
-    args = parser.parse_args(argv)
+    from mirkit.scoring import IDF_FORMS
+    from mirkit.search import ALGORITHMS
+
+    p = sub.add_parser("search", help="ranked (or Boolean) search; a TREC run of a query file",
+                       description="Prints the top k of QUERY, or writes a TREC run file of every "
+                       "line 'qid<TAB>query text' of --queries.",
+                       epilog="Run files: 'qid Q0 docid rank score tag', ranks from 1, written "
+                       "atomically. trec_eval reads scores as 32-bit floats, ignores the rank "
+                       "column and orders equal scores by docid descending; to keep mirkit's order "
+                       "(equal scores by ascending internal docid), scores are printed rounded to "
+                       "float32 and, where one does not fall below the line above, one float32 "
+                       "step below it, so every query's scores strictly decrease. An expression "
+                       "starting with '-' needs '--' before it.")
+    p.add_argument("index", metavar="INDEX_DIR")
+    p.add_argument("query", nargs="?", metavar="QUERY", help="query text (or, with --boolean, "
+                   "an expression with AND, OR, NOT, parentheses, -x)")
+    p.add_argument("-k", type=int, default=10, help="results per query (default 10)")
+    p.add_argument("--algorithm", default="bmw", choices=ALGORITHMS)
+    p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf", "ql"])
+    p.add_argument("--k1", type=float, help="BM25 k1 (default: the index's)")
+    p.add_argument("--b", type=float, help="BM25 b (default: the index's)")
+    p.add_argument("--idf", choices=IDF_FORMS, help="BM25 idf form (default lucene)")
+    p.add_argument("--mu", type=float, help="query likelihood Dirichlet mu (default 1000)")
+    p.add_argument("--boolean", action="store_true", help="QUERY is a Boolean expression: "
+                   "print the ids of every matching document, unranked")
+    p.add_argument("--queries", metavar="FILE", help="queries, one 'qid<TAB>text' a line")
+    p.add_argument("--run", metavar="FILE", help="TREC run file to write (with --queries)")
+    p.add_argument("--tag", default="mirkit", help="run tag, the last column (default mirkit)")
+    p.add_argument("--threads", type=int, default=0, help="threads for --queries (0 = all)")
+    p.set_defaults(func=_cmd_search, command="search")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["search"]:
+        # Intermixed, so that options may come between INDEX_DIR and the optional QUERY
+        # (plain parsing binds QUERY, empty, right after INDEX_DIR).
+        args = p.parse_intermixed_args(argv[1:])
+        _check_search_args(p, args)
+    else:
+        args = parser.parse_args(argv)
     if getattr(args, "codec", "") is None:
         from mirkit.index import DEFAULT_CODEC
 

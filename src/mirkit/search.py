@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Sequence, Union
 
 import numpy as np
 
@@ -195,6 +195,13 @@ class Searcher:
         raw = self._engine.search_batch([(list(t), list(t.values())) for t in analyzed], k,
                                         algorithm, threads, spec)
         return [self._result(r, algorithm) for r in raw]
+
+    def boolean(self, expression: str):
+        """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
+        unranked: a :class:`mirkit._boolean.BooleanResult` (see :func:`~mirkit._boolean.boolean_search`)."""
+        from mirkit._boolean import boolean_search
+
+        return boolean_search(self.index, expression)
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: int = 0) -> None:

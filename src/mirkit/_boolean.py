@@ -1,0 +1,294 @@
+"""Boolean retrieval: the documents that an AND / OR / NOT expression matches, unranked.
+
+Syntax
+------
+- Operators are the upper-case words ``AND``, ``OR`` and ``NOT``. Lower-case ``and``, ``or``
+  and ``not`` are ordinary words (stopwords with the default analyzer), so plain text pasted
+  into an expression does not turn into operators by accident.
+- Precedence is ``NOT`` > ``AND`` > ``OR``; ``AND`` and ``OR`` group left to right;
+  parentheses override. ``a OR b AND NOT c`` is ``a OR (b AND (NOT c))``.
+- Adjacent operands are joined by an implicit ``AND``: ``apple banana`` is
+  ``apple AND banana``, ``apple NOT durian`` is ``apple AND NOT durian``.
+- ``-x`` means ``NOT x`` and ``+x`` means ``x`` (a required word, as in web search). The sign
+  must touch its operand (``-durian``, ``-(a OR b)``, ``-"cherry pie"``); a lone sign is a
+  syntax error. A sign inside a word is part of it (``e-mail``).
+- A bare word is a run of characters other than whitespace, parentheses and ``"``. It goes
+  through the index analyzer; when that yields several terms (``state-of-the-art``), they are
+  ANDed.
+- ``"quoted text"`` is analyzed into terms that are ANDed. Phrase (adjacency) matching is out
+  of scope: ``"cherry pie"`` also matches a document with *pie* and *cherry* far apart. There
+  are no escapes inside quotes.
+
+Semantics
+---------
+- An operand that the analyzer turns into no term (a stopword, punctuation, ``""``) is removed
+  together with the operator that binds it: ``a AND the`` is ``a``, ``a OR (the)`` is ``a``,
+  ``NOT the`` is nothing. The index holds no postings for such words, so "every document" and
+  "no document" would both be guesses; dropping the clause is what Lucene does too. An
+  expression whose operands are all removed matches no document.
+- A term that the index does not contain matches no document: ``a AND zzz`` is empty,
+  ``a OR zzz`` is ``a``, ``NOT zzz`` is the whole collection.
+- ``NOT x`` alone is the complement of ``x`` in the collection.
+
+Errors
+------
+An expression with no operand at all (empty or whitespace only), empty parentheses, unbalanced
+parentheses, an operator missing an operand, a lone ``+``/``-`` and an unterminated quote raise
+:class:`BooleanSyntaxError` (a ``ValueError``) naming the 0-based character position.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mirkit import _core
+from mirkit.index import Index
+
+__all__ = ["BooleanResult", "BooleanSyntaxError", "boolean_search", "compile_boolean"]
+
+_PRECEDENCE = {"OR": 1, "AND": 2, "NOT": 3}
+_OPERATORS = ("AND", "OR", "NOT")
+_TOKEN = re.compile(r"""\s*(?:
+      (?P<paren>[()])
+    | "(?P<quote>[^"]*)"
+    | (?P<unterminated>")
+    | (?P<sign>[-+])(?=[^\s)])
+    | (?P<lone>[-+])
+    | (?P<word>[^\s()"]+)
+    )""", re.VERBOSE)
+
+
+class BooleanSyntaxError(ValueError):
+    """A malformed Boolean expression; ``position`` is the 0-based offset of the fault."""
+
+    def __init__(self, message: str, expression: str, position: int):
+        super().__init__(f"{message} at position {position}: {expression!r}")
+        self.expression = expression
+        self.position = position
+
+
+@dataclass(frozen=True, eq=False)
+class BooleanResult:
+    """The documents a Boolean expression matches.
+
+    Attributes
+    ----------
+    docids : numpy.ndarray
+        Internal docids (uint32, ascending, read-only).
+    index : Index
+        The index searched (to map docids to external ids).
+    """
+
+    docids: np.ndarray
+    index: Index = field(repr=False)
+
+    @property
+    def ids(self) -> list[str]:
+        """External document ids, in docid order."""
+        return self.index.reader.doc_ids(self.docids)
+
+    def __len__(self) -> int:
+        return int(self.docids.size)
+
+    def __repr__(self) -> str:
+        return f"BooleanResult(n_docs={len(self)})"
+
+
+def _tokens(expression: str):
+    """Yields (kind, text, position); kind is '(', ')', 'AND', 'OR', 'NOT', 'word' or 'quote'.
+
+    ``-`` is yielded as NOT, ``+`` not at all (it only asks for what AND already does).
+    """
+    pos = 0
+    while True:
+        m = _TOKEN.match(expression, pos)
+        if m is None:  # only whitespace is left: every character starts some token
+            return
+        kind = m.lastgroup
+        start = m.start(kind)
+        text = m.group(kind)
+        pos = m.end()
+        if kind == "paren":
+            yield text, text, start
+        elif kind == "quote":
+            yield "quote", text, start - 1
+        elif kind == "unterminated":
+            raise BooleanSyntaxError("unterminated quote", expression, start)
+        elif kind == "lone":
+            raise BooleanSyntaxError(f"'{text}' must be followed directly by a word, a quote "
+                                     "or '('", expression, start)
+        elif kind == "sign":
+            if text == "-":
+                yield "NOT", text, start
+        elif text in _OPERATORS:
+            yield text, text, start
+        else:
+            yield "word", text, start
+
+
+def _to_postfix(expression: str) -> list:
+    """Shunting-yard: the expression as postfix operands (str) and operators ('AND', 'OR', 'NOT').
+
+    Iterative, so nesting depth is bounded by memory, not by Python's recursion limit.
+    """
+    out: list = []
+    stack: list[tuple[str, int]] = []  # operators and '(' with their positions
+    expect_operand = True
+    previous: tuple[str, int] | None = None
+
+    def binary(op: str, pos: int) -> None:
+        while stack and stack[-1][0] != "(" and _PRECEDENCE[stack[-1][0]] >= _PRECEDENCE[op]:
+            out.append(stack.pop()[0])
+        stack.append((op, pos))
+
+    for kind, text, pos in _tokens(expression):
+        if kind in ("word", "quote", "(", "NOT") and not expect_operand:
+            binary("AND", pos)  # implicit AND between adjacent operands
+            expect_operand = True
+        if kind in ("word", "quote"):
+            out.append(text)
+            expect_operand = False
+        elif kind in ("(", "NOT"):
+            stack.append((kind, pos))
+        elif kind == ")":
+            if expect_operand and previous is not None:
+                if previous[0] == "(":
+                    raise BooleanSyntaxError("empty parentheses", expression, previous[1])
+                raise BooleanSyntaxError(f"{previous[0]} has no operand after it", expression,
+                                         previous[1])
+            while stack and stack[-1][0] != "(":
+                out.append(stack.pop()[0])
+            if not stack:
+                raise BooleanSyntaxError("unbalanced ')'", expression, pos)
+            stack.pop()
+            expect_operand = False
+        else:  # AND, OR
+            if expect_operand:
+                raise BooleanSyntaxError(f"{kind} has no operand before it", expression, pos)
+            binary(kind, pos)
+            expect_operand = True
+        previous = (kind, pos)
+    if previous is None:
+        raise BooleanSyntaxError("empty expression", expression, 0)
+    if expect_operand:
+        if previous[0] == "(":
+            raise BooleanSyntaxError("unbalanced '('", expression, previous[1])
+        raise BooleanSyntaxError(f"{previous[0]} has no operand after it", expression,
+                                 previous[1])
+    while stack:
+        op, pos = stack.pop()
+        if op == "(":
+            raise BooleanSyntaxError("unbalanced '('", expression, pos)
+        out.append(op)
+    return out
+
+
+def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
+    """Compile an expression into the postfix program of ``_core.query.boolean``.
+
+    Operands are analyzed with the index analyzer and looked up: ``("term", id)`` for an index
+    term, ``("empty", 0)`` for a term the index lacks; operands without terms are removed (see
+    the module notes). Operators become ``("and", 2)``, ``("or", 2)`` and ``("not", 0)``.
+
+    Raises
+    ------
+    BooleanSyntaxError
+        If the expression is malformed.
+    """
+    _check_arguments(index, expression)
+    # Fold the postfix into a tree, dropping removed (None) operands with their operators.
+    tree: list = []
+    for item in _to_postfix(expression):
+        if item == "NOT":
+            a = tree.pop()
+            tree.append(None if a is None else ("not", a))
+        elif item in ("AND", "OR"):
+            b, a = tree.pop(), tree.pop()
+            tree.append(a if b is None else b if a is None else (item.lower(), a, b))
+        else:
+            node = None
+            for term in index.analyzer(item):
+                t = index.term_id(term)
+                leaf = ("empty", 0) if t is None else ("term", t)
+                node = leaf if node is None else ("and", node, leaf)
+            tree.append(node)
+    (root,) = tree
+    if root is None:
+        return []
+    # Post-order walk with an explicit stack (trees can be deeper than the recursion limit).
+    program: list[tuple[str, int]] = []
+    todo = [(root, False)]
+    while todo:
+        node, expanded = todo.pop()
+        if node[0] in ("term", "empty"):
+            program.append(node)
+        elif expanded:
+            program.append((node[0], 0 if node[0] == "not" else 2))
+        else:
+            todo.append((node, True))
+            todo.extend((child, False) for child in reversed(node[1:]))
+    return program
+
+
+def boolean_search(index: Index, expression: str) -> BooleanResult:
+    """The documents of `index` that a Boolean `expression` matches (unranked).
+
+    See the module notes for the syntax (``AND``, ``OR``, ``NOT``, parentheses, ``-x``, ``+x``,
+    quotes, implicit AND) and the handling of stopwords and unknown terms.
+
+    Parameters
+    ----------
+    index : Index
+        The index to search.
+    expression : str
+        The Boolean expression.
+
+    Returns
+    -------
+    BooleanResult
+        Matching internal docids in ascending order, with their external ``ids``.
+
+    Raises
+    ------
+    BooleanSyntaxError
+        If the expression is malformed (a ``ValueError``, naming the position).
+    ValueError
+        If the expression nests deeper than 1000 levels.
+    TypeError
+        If `index` is not an :class:`Index` or `expression` not a str.
+
+    Notes
+    -----
+    Thread-safe: evaluation runs in C++ with the GIL released and only reads the index.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from mirkit.index import build_index
+    >>> index = build_index([("a", "apple banana"), ("b", "banana cherry pie"),
+    ...                      ("c", "cherry durian"), ("d", "apple pie")],
+    ...                     os.path.join(tempfile.mkdtemp(), "idx"), threads=1)
+    >>> boolean_search(index, 'apple OR "cherry pie"').ids
+    ['a', 'b', 'd']
+    >>> boolean_search(index, "(banana OR durian) AND NOT apple").ids
+    ['b', 'c']
+    >>> boolean_search(index, "-banana").ids
+    ['c', 'd']
+    """
+    program = compile_boolean(index, expression)
+    if not program:
+        docids = np.zeros(0, np.uint32)
+    else:
+        docids = _core.query.boolean(index.reader, program)
+    docids.setflags(write=False)
+    return BooleanResult(docids, index)
+
+
+def _check_arguments(index, expression) -> None:
+    if not isinstance(index, Index):
+        raise TypeError(f"index must be a mirkit.index.Index, not {type(index).__name__}")
+    if not isinstance(expression, str):
+        raise TypeError(f"expression must be str, not {type(expression).__name__}")
