@@ -8,31 +8,21 @@ document lengths in one byte. MAP and nDCG@10 (pytrec_eval, grades 1-4 relevant,
 without a result count 0) must agree within 0.01.
 """
 
-import json
-
 import pytest
-
-from mirkit.benchmarks.data import data_dir
 
 TANTIVY_K1, TANTIVY_B = 1.2, 0.75
 MEASURES = ("map", "ndcg_cut_10")
 
 
-def _cranfield():
-    base = data_dir()
-    path = base / "cranfield" if base else None
-    if path is None or not (path / "docs.jsonl").is_file():
-        pytest.skip("../shared/data/cranfield is absent")
-    with open(path / "docs.jsonl", encoding="utf-8") as f:
-        docs = [(d["id"], d["title"] + "\n" + d["text"]) for d in map(json.loads, f)]
-    with open(path / "queries.tsv", encoding="utf-8") as f:
-        queries = dict(line.rstrip("\n").split("\t", 1) for line in f)
+@pytest.fixture(scope="module")
+def cranfield_qrels(cranfield_dir) -> dict:
+    """{qid: {docid: grade}} (grade 0 for judged non-relevant)."""
     qrels: dict = {}
-    with open(path / "qrels.txt", encoding="utf-8") as f:
+    with open(cranfield_dir / "qrels.txt", encoding="utf-8") as f:
         for line in f:
             qid, _, docid, rel = line.split()
             qrels.setdefault(qid, {})[docid] = int(rel)
-    return docs, queries, qrels
+    return qrels
 
 
 def _evaluate(pytrec_eval, qrels: dict, run: dict) -> dict:
@@ -41,19 +31,13 @@ def _evaluate(pytrec_eval, qrels: dict, run: dict) -> dict:
             for m in MEASURES}
 
 
-@pytest.fixture(scope="module")
-def cranfield():
-    return _cranfield()
-
-
-def _mirkit_run(docs, queries, path) -> dict:
-    from mirkit.index import build_index
+def _mirkit_run(index, queries) -> dict:
+    from mirkit.scoring import BM25
     from mirkit.search import Searcher
 
-    index = build_index(docs, path, threads=2, bm25_k1=TANTIVY_K1, bm25_b=TANTIVY_B)
-    qids = sorted(queries, key=int)
-    results = Searcher(index).search_batch([queries[q] for q in qids], k=1000, threads=2)
-    return {q: dict(zip(r.ids, r.scores.tolist())) for q, r in zip(qids, results)}
+    searcher = Searcher(index, scorer=BM25(k1=TANTIVY_K1, b=TANTIVY_B))
+    results = searcher.search_batch([text for _, text in queries], k=1000, threads=2)
+    return {qid: dict(zip(r.ids, r.scores.tolist())) for (qid, _), r in zip(queries, results)}
 
 
 def _tantivy_run(docs, queries, path) -> dict:
@@ -62,19 +46,21 @@ def _tantivy_run(docs, queries, path) -> dict:
     index = tantivy_index(lambda: docs, path)
     searcher = index.searcher()
     run = {}
-    for qid, text in queries.items():
+    for qid, text in queries:
         hits = searcher.search(tantivy_query(index, text), 1000, count=False).hits
         ns = searcher.fast_field_values("n", [a for _, a in hits])
         run[qid] = {docs[n][0]: float(score) for n, (score, _) in zip(ns, hits)}
     return run
 
 
-def test_bm25_matches_tantivy_on_cranfield(cranfield, tmp_path, record_property):
+def test_bm25_matches_tantivy_on_cranfield(cranfield_index, cranfield_docs, cranfield_queries,
+                                           cranfield_qrels, tmp_path, record_property):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     pytest.importorskip("tantivy")
-    docs, queries, qrels = cranfield
-    ours = _evaluate(pytrec_eval, qrels, _mirkit_run(docs, queries, tmp_path / "mirkit"))
-    theirs = _evaluate(pytrec_eval, qrels, _tantivy_run(docs, queries, tmp_path / "tantivy"))
+    qrels = cranfield_qrels
+    ours = _evaluate(pytrec_eval, qrels, _mirkit_run(cranfield_index, cranfield_queries))
+    theirs = _evaluate(pytrec_eval, qrels,
+                       _tantivy_run(cranfield_docs, cranfield_queries, tmp_path / "tantivy"))
     for m in MEASURES:
         record_property(f"mirkit_{m}", round(ours[m], 4))
         record_property(f"tantivy_{m}", round(theirs[m], 4))
