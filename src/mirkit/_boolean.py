@@ -220,16 +220,16 @@ def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
         return []
     # Post-order walk with an explicit stack (trees can be deeper than the recursion limit).
     program: list[tuple[str, int]] = []
-    todo = [(root, False)]
-    while todo:
-        node, expanded = todo.pop()
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
         if node[0] in ("term", "empty"):
             program.append(node)
         elif expanded:
             program.append((node[0], 0 if node[0] == "not" else 2))
         else:
-            todo.append((node, True))
-            todo.extend((child, False) for child in reversed(node[1:]))
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node[1:]))
     return program
 
 
