@@ -1,0 +1,198 @@
+// Binding of trec_eval-style evaluation (cpp/eval/) as the _core.eval submodule.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bindings/common.hpp"
+#include "eval/measures.hpp"
+#include "eval/trec.hpp"
+
+namespace mirkit::bindings {
+
+namespace {
+
+using eval::Qrels;
+using eval::Run;
+
+std::string type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
+
+// Walks {qid: {docno: value}}, calling add(qid, docno, value_object) for every entry.
+template <class Add>
+void walk(const py::dict& outer, const char* what, Add&& add) {
+  PyObject *qid, *inner, *docno, *value;
+  Py_ssize_t i = 0;
+  while (PyDict_Next(outer.ptr(), &i, &qid, &inner)) {
+    if (!PyUnicode_Check(qid)) {
+      throw py::type_error(std::string(what) + " query ids must be str, got " + type_name(qid));
+    }
+    if (!PyDict_Check(inner)) {
+      throw py::type_error(std::string(what) + "[" + std::string(utf8_view(qid)) +
+                           "] must be a dict of document ids, got " + type_name(inner));
+    }
+    const std::string_view q = utf8_view(qid);
+    Py_ssize_t j = 0;
+    while (PyDict_Next(inner, &j, &docno, &value)) {
+      if (!PyUnicode_Check(docno)) {
+        throw py::type_error(std::string(what) + "[" + std::string(q) +
+                             "] document ids must be str, got " + type_name(docno));
+      }
+      add(q, utf8_view(docno), value);
+    }
+  }
+}
+
+std::string where(std::string_view qid, std::string_view docno) {
+  return "[" + std::string(qid) + "][" + std::string(docno) + "]";
+}
+
+Qrels qrels_from_dict(const py::dict& d) {
+  Qrels qrels;
+  walk(d, "qrels", [&](std::string_view q, std::string_view doc, PyObject* value) {
+    if (!PyLong_Check(value) || PyBool_Check(value)) {
+      throw py::type_error("qrels" + where(q, doc) + " must be an int, got " + type_name(value));
+    }
+    int overflow = 0;
+    long long rel = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || rel < INT32_MIN || rel > INT32_MAX) {
+      throw py::value_error("qrels" + where(q, doc) + " is out of range");
+    }
+    qrels.add(q, doc, static_cast<int32_t>(rel));
+  });
+  qrels.finish();
+  return qrels;
+}
+
+Run run_from_dict(const py::dict& d) {
+  Run run;
+  walk(d, "run", [&](std::string_view q, std::string_view doc, PyObject* value) {
+    double score;
+    if (PyFloat_Check(value)) {
+      score = PyFloat_AS_DOUBLE(value);
+    } else if ((PyLong_Check(value) && !PyBool_Check(value)) || PyNumber_Check(value)) {
+      score = PyFloat_AsDouble(value);
+      if (score == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    } else {
+      throw py::type_error("run" + where(q, doc) + " must be a number, got " + type_name(value));
+    }
+    if (std::isnan(score)) throw py::value_error("run" + where(q, doc) + " is NaN");
+    run.add(q, doc, score);
+  });
+  return run;
+}
+
+// Parses text with `parse`, turning a ParseError into mirkit.documents.InputError(path, line).
+template <class T, class Parse>
+T parse_text(const py::bytes& text, const std::string& path, Parse&& parse) {
+  std::string_view view(PyBytes_AS_STRING(text.ptr()),
+                        static_cast<size_t>(PyBytes_GET_SIZE(text.ptr())));
+  try {
+    py::gil_scoped_release release;
+    return parse(view);
+  } catch (const eval::ParseError& e) {
+    py::object error = py::module_::import("mirkit.documents")
+                           .attr("InputError")(path, e.line(), std::string(e.what()));
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+    throw py::error_already_set();
+  }
+}
+
+}  // namespace
+
+void bind_eval(py::module_& m) {
+  py::enum_<eval::Measure>(m, "Measure")
+      .value("num_ret", eval::Measure::kNumRet)
+      .value("num_rel", eval::Measure::kNumRel)
+      .value("num_rel_ret", eval::Measure::kNumRelRet)
+      .value("map", eval::Measure::kMap)
+      .value("gm_map", eval::Measure::kGmMap)
+      .value("Rprec", eval::Measure::kRprec)
+      .value("bpref", eval::Measure::kBpref)
+      .value("recip_rank", eval::Measure::kRecipRank)
+      .value("iprec_at_recall", eval::Measure::kIprecAtRecall)
+      .value("P", eval::Measure::kP)
+      .value("recall", eval::Measure::kRecall)
+      .value("ndcg", eval::Measure::kNdcg)
+      .value("ndcg_cut", eval::Measure::kNdcgCut)
+      .value("map_cut", eval::Measure::kMapCut)
+      .value("success", eval::Measure::kSuccess)
+      .value("rbp", eval::Measure::kRbp)
+      .value("rbp_resid", eval::Measure::kRbpResid);
+
+  py::class_<Qrels>(m, "Qrels")
+      .def_static("from_dict", &qrels_from_dict, py::arg("qrels"))
+      .def_static(
+          "parse",
+          [](const py::bytes& text, const std::string& path) {
+            return parse_text<Qrels>(text, path, &Qrels::parse);
+          },
+          py::arg("text"), py::arg("path"))
+      .def("__len__", &Qrels::size)
+      .def_property_readonly("n_queries", &Qrels::n_queries)
+      .def("qids", [](const Qrels& q) {
+        std::vector<std::string_view> out;
+        for (uint32_t i = 0; i < q.n_queries(); ++i) out.push_back(q.qid(i));
+        return out;
+      })
+      .def("judgments", [](const Qrels& q) {
+        py::list qids, docnos, rels;
+        for (const auto& j : q.judgments()) {
+          qids.append(py::str(std::string(q.qid(j.query))));
+          docnos.append(py::str(std::string(q.docno(j))));
+          rels.append(j.rel);
+        }
+        return py::make_tuple(qids, docnos, rels);
+      }, "(qids, docnos, relevance values) of every judgment, in input order");
+
+  py::class_<Run>(m, "Run")
+      .def_static("from_dict", &run_from_dict, py::arg("run"))
+      .def_static(
+          "parse",
+          [](const py::bytes& text, const std::string& path) {
+            return parse_text<Run>(text, path, &Run::parse);
+          },
+          py::arg("text"), py::arg("path"))
+      .def("__len__", &Run::size)
+      .def_property_readonly("n_queries", &Run::n_queries)
+      .def_property("tag", &Run::tag, &Run::set_tag)
+      .def("ranked", [](const Run& run) {
+        // {qid: ([docno, ...], float32 scores)} in trec_eval's ranked order
+        py::dict out;
+        for (uint32_t q = 0; q < run.n_queries(); ++q) {
+          std::vector<uint32_t> order = run.ranked(q);
+          py::list docnos;
+          std::vector<float> scores;
+          for (uint32_t d : order) {
+            docnos.append(py::str(std::string(run.docno(d))));
+            scores.push_back(run.score(d));
+          }
+          out[py::str(std::string(run.qid(q)))] = py::make_tuple(docnos, to_numpy(std::move(scores)));
+        }
+        return out;
+      });
+
+  m.def(
+      "evaluate",
+      [](const Qrels& qrels, const Run& run, const std::vector<std::pair<eval::Measure,
+         std::vector<double>>>& measures, int32_t relevance_level, bool judged_only,
+         bool complete, uint64_t max_docs, unsigned threads) {
+        std::vector<eval::MeasureSpec> specs;
+        for (const auto& [measure, params] : measures) specs.push_back({measure, params});
+        eval::EvalOptions options{relevance_level, judged_only, complete, max_docs, threads};
+        eval::Evaluation ev;
+        {
+          py::gil_scoped_release release;
+          ev = eval::evaluate(qrels, run, specs, options);
+        }
+        std::vector<std::string_view> qids;
+        for (uint32_t q : ev.queries) qids.push_back(qrels.qid(q));
+        const auto rows = static_cast<py::ssize_t>(ev.queries.size());
+        py::array_t<double> values({rows, static_cast<py::ssize_t>(ev.width)});
+        std::copy(ev.values.begin(), ev.values.end(), values.mutable_data());
+        return py::make_tuple(qids, to_numpy(std::move(ev.missing)), values);
+      },
+      py::arg("qrels"), py::arg("run"), py::arg("measures"), py::arg("relevance_level"),
+      py::arg("judged_only"), py::arg("complete"), py::arg("max_docs"), py::arg("threads"),
+      "Rows (qids in order, missing flags, values[n_queries, width]) for [(Measure, params)].");
+}
+
+}  // namespace mirkit::bindings

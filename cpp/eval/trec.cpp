@@ -1,0 +1,227 @@
+#include "eval/trec.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "core/errors.hpp"
+
+namespace mirkit::eval {
+namespace {
+
+constexpr int32_t kMaxRelevance = 1 << 20;  // levels are counted in an array of this size
+
+[[noreturn]] void fail_line(size_t line, const std::string& reason) {
+  if (line == 0) throw std::invalid_argument(reason);
+  throw ParseError(line, reason);
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// The first `max_fields` whitespace-separated fields of one line; returns how many there are.
+size_t split(std::string_view line, std::string_view* fields, size_t max_fields) {
+  size_t n = 0, i = 0;
+  while (n < max_fields) {
+    while (i < line.size() && is_blank(line[i])) ++i;
+    if (i == line.size()) break;
+    size_t start = i;
+    while (i < line.size() && !is_blank(line[i])) ++i;
+    fields[n++] = line.substr(start, i - start);
+  }
+  return n;
+}
+
+// Calls fn(line_number, line) for each line that is neither blank nor a '#' comment.
+template <class Fn>
+void for_each_line(std::string_view text, Fn&& fn) {
+  size_t line_no = 0;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    ++line_no;
+    if (line.find('\0') != std::string_view::npos) fail_line(line_no, "contains a NUL byte");
+    size_t first = 0;
+    while (first < line.size() && is_blank(line[first])) ++first;
+    if (first == line.size() || line[first] == '#') continue;
+    fn(line_no, line);
+  }
+}
+
+std::string quoted(std::string_view s) {
+  constexpr size_t kShown = 40;
+  std::string out = "'";
+  out.append(s.substr(0, kShown));
+  if (s.size() > kShown) out += "...";
+  return out + "'";
+}
+
+void make_key(std::string& key, uint32_t query, std::string_view docno) {
+  key.resize(4 + docno.size());
+  std::memcpy(key.data(), &query, 4);
+  std::memcpy(key.data() + 4, docno.data(), docno.size());
+}
+
+}  // namespace
+
+void Qrels::add(std::string_view qid, std::string_view docno, int32_t rel, size_t line) {
+  if (qid.empty() || docno.empty()) fail_line(line, "empty query id or document id");
+  if (rel >= kMaxRelevance) {
+    fail_line(line, core::message("relevance ", rel, " is too large (at most ",
+                                  kMaxRelevance - 1, ")"));
+  }
+  bool inserted = false;
+  uint32_t query = m_qids.insert(qid, 0, inserted);
+  if (inserted) m_levels.emplace_back();
+  make_key(m_key, query, docno);
+  uint32_t key = m_judgments.insert(m_key, static_cast<uint32_t>(rel), inserted);
+  if (!inserted) {
+    std::string where = line ? core::message(" (line ", m_lines[key], ")") : std::string();
+    fail_line(line, core::message("document ", quoted(docno), " is judged twice for query ",
+                                  quoted(qid), where));
+  }
+  m_lines.push_back(line);
+  m_list.push_back(Judgment{query, key, rel});
+  if (rel >= 0) {
+    auto& levels = m_levels[query];
+    if (levels.size() <= static_cast<size_t>(rel)) levels.resize(rel + 1, 0);
+    ++levels[rel];
+  }
+}
+
+void Qrels::finish() {
+  std::vector<std::vector<uint32_t>> members(n_queries());
+  for (size_t j = 0; j < m_list.size(); ++j) members[m_list[j].query].push_back(j);
+  m_tables.clear();
+  m_slots.clear();
+  for (const auto& ids : members) {
+    uint64_t size = 4;
+    while (size < 2 * ids.size()) size *= 2;
+    Table table{m_slots.size(), size - 1};
+    m_slots.resize(m_slots.size() + size, 0);
+    for (uint32_t j : ids) {
+      uint64_t h = index::StringMap::hash(docno(m_list[j]));
+      size_t i = h & table.mask;
+      while (m_slots[table.first + i]) i = (i + 1) & table.mask;
+      m_slots[table.first + i] = (h >> 32 << 32) | (j + 1);
+    }
+    m_tables.push_back(table);
+  }
+}
+
+int32_t Qrels::relevance(uint32_t query, std::string_view docno) const {
+  const Table& table = m_tables[query];
+  const uint64_t h = index::StringMap::hash(docno);
+  for (size_t i = h & table.mask;; i = (i + 1) & table.mask) {
+    const uint64_t slot = m_slots[table.first + i];
+    if (slot == 0) return kNotInPool;
+    if ((slot >> 32) == (h >> 32)) {
+      const Judgment& j = m_list[(slot & 0xFFFFFFFFu) - 1];
+      if (this->docno(j) == docno) return j.rel < 0 ? kUnjudged : j.rel;
+    }
+  }
+}
+
+Qrels Qrels::parse(std::string_view text) {
+  Qrels qrels;
+  for_each_line(text, [&](size_t line_no, std::string_view line) {
+    std::string_view f[5];
+    size_t n = split(line, f, 5);
+    if (n != 4) {
+      fail_line(line_no, core::message("expected 4 fields 'qid iter docno relevance', got ", n,
+                                       n == 5 ? " or more" : ""));
+    }
+    int32_t rel = 0;
+    const char* end = f[3].data() + f[3].size();
+    const char* first = f[3].data() + (f[3][0] == '+' && f[3].size() > 1 ? 1 : 0);
+    auto [ptr, ec] = std::from_chars(first, end, rel);
+    if (ec != std::errc() || ptr != end) {
+      fail_line(line_no, core::message("relevance ", quoted(f[3]), " is not an integer"));
+    }
+    qrels.add(f[0], f[2], rel, line_no);
+  });
+  qrels.finish();
+  return qrels;
+}
+
+void Run::add(std::string_view qid, std::string_view docno, double score, size_t line) {
+  if (qid.empty() || docno.empty()) fail_line(line, "empty query id or document id");
+  if (std::isnan(score)) {
+    fail_line(line, core::message("score of document ", quoted(docno), " for query ",
+                                  quoted(qid), " is NaN"));
+  }
+  if (m_scores.size() >= UINT32_MAX - 1) fail_line(line, "more than 2^32 - 2 retrieved documents");
+  bool inserted = false;
+  uint32_t query = m_qids.insert(qid, 0, inserted);
+  if (inserted) m_docs.emplace_back();
+  if (m_check) {
+    make_key(m_key, query, docno);
+    uint32_t id = m_seen.insert(m_key, 0, inserted);
+    if (!inserted) {
+      std::string where = line ? core::message(" (line ", m_lines[id], ")") : std::string();
+      fail_line(line, core::message("document ", quoted(docno), " is retrieved twice for query ",
+                                    quoted(qid), where));
+    }
+    m_lines.push_back(line);
+  }
+  auto doc = static_cast<uint32_t>(m_scores.size());
+  m_docs[query].push_back(doc);
+  m_arena.insert(m_arena.end(), docno.begin(), docno.end());
+  m_offsets.push_back(m_arena.size());
+  m_scores.push_back(static_cast<float>(score));  // trec_eval keeps a float
+}
+
+Run Run::parse(std::string_view text) {
+  Run run;
+  run.set_check_duplicates(true);
+  for_each_line(text, [&](size_t line_no, std::string_view line) {
+    std::string_view f[6];
+    size_t n = split(line, f, 6);
+    if (n != 6) {
+      fail_line(line_no,
+                core::message("expected 6 fields 'qid iter docno rank score tag', got ", n));
+    }
+    double score = 0;
+    const char* end = f[4].data() + f[4].size();
+    const char* first = f[4].data() + (f[4][0] == '+' && f[4].size() > 1 ? 1 : 0);
+    auto [ptr, ec] = std::from_chars(first, end, score);
+    if (ec == std::errc::result_out_of_range) {
+      score = std::strtod(std::string(f[4]).c_str(), nullptr);  // +-inf or a denormal, as atof
+    } else if (ec != std::errc() || ptr != end) {
+      fail_line(line_no, core::message("score ", quoted(f[4]), " is not a number"));
+    }
+    run.add(f[0], f[2], score, line_no);
+    run.m_tag.assign(f[5]);  // trec_eval keeps the tag of the last line
+  });
+  return run;
+}
+
+std::vector<uint32_t> Run::ranked(uint32_t query) const {
+  const std::vector<uint32_t>& docs = m_docs[query];
+  // Sort (order-preserving key of the score, doc) descending; then put each run of equal
+  // scores in descending docno order.
+  std::vector<uint64_t> keys(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    uint32_t bits;
+    float s = m_scores[docs[i]] + 0.0f;  // -0 ties +0
+    std::memcpy(&bits, &s, 4);
+    bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
+    keys[i] = (uint64_t{bits} << 32) | docs[i];
+  }
+  std::sort(keys.begin(), keys.end(), std::greater<uint64_t>());
+  std::vector<uint32_t> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) out[i] = static_cast<uint32_t>(keys[i]);
+  for (size_t i = 0; i < keys.size();) {
+    size_t j = i + 1;
+    while (j < keys.size() && (keys[j] >> 32) == (keys[i] >> 32)) ++j;
+    if (j - i > 1) {
+      std::sort(out.begin() + i, out.begin() + j,
+                [this](uint32_t a, uint32_t b) { return docno(a) > docno(b); });
+    }
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace mirkit::eval
