@@ -10,6 +10,7 @@ import pytest
 
 from mirkit import cli
 from mirkit._boolean import boolean_search
+from mirkit.evaluation import run_lines, trec_scores
 from mirkit.index import build_index
 from mirkit.scoring import BM25, TFIDF, QueryLikelihood
 from mirkit.search import Searcher
@@ -164,7 +165,7 @@ def test_run_file_matches_searcher(capsys, tmp_path, index, algorithm):
         assert [r[1] for r in mine] == expected.ids
         assert [r[2] for r in mine] == list(range(1, len(expected) + 1))
         assert all(r[4] == "myrun" for r in mine)
-        assert [r[3] for r in mine] == cli._trec_scores(expected.scores)
+        assert [r[3] for r in mine] == trec_scores(expected.scores)
         np.testing.assert_allclose([r[3] for r in mine], expected.scores, rtol=1e-5)
         assert trec_eval_order(mine) == mine
     assert f"wrote {len(rows):,} lines for {len(QUERIES)} queries" in out
@@ -219,7 +220,7 @@ def test_cranfield_run_file(capsys, tmp_path, cranfield_dir, cranfield_index):
         mine, at = rows[at:at + len(result)], at + len(result)
         assert [r[0] for r in mine] == [qid] * len(result)
         assert [r[1] for r in mine] == result.ids
-        assert [r[3] for r in mine] == cli._trec_scores(result.scores)
+        assert [r[3] for r in mine] == trec_scores(result.scores)
         assert trec_eval_order(mine) == mine
 
 
@@ -251,7 +252,7 @@ def test_cranfield_run_evaluates_in_our_order(capsys, tmp_path, cranfield_dir, c
 ])
 def test_trec_scores(scores):
     scores = np.array(scores)
-    printed = cli._trec_scores(scores)
+    printed = trec_scores(scores)
     as_float32 = np.array(printed, np.float32)
     assert as_float32.tolist() == printed  # exactly float32 values: they read back unchanged
     assert np.all(np.diff(as_float32) < 0)  # strictly decreasing for trec_eval
@@ -263,7 +264,7 @@ def test_trec_scores(scores):
         assert lower <= p <= np.float32(s) + 0.0
     if np.all(np.diff(scores.astype(np.float32)) < 0):
         assert printed == scores.astype(np.float32).tolist()  # no ties: only the rounding
-    lines = list(cli._run_lines("7", [f"d{i}" for i in range(scores.size)], scores, "t"))
+    lines = list(run_lines("7", [f"d{i}" for i in range(scores.size)], scores, "t"))
     assert [float(line.split()[4]) for line in lines] == printed
     if lines:
         assert lines[0] == f"7 Q0 d0 1 {printed[0]!r} t\n"

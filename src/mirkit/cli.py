@@ -1,5 +1,5 @@
 """The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
-``search``."""
+``search``, ``eval``, ``compare``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import os
 import sys
 import time
-import uuid
 from typing import Optional, Sequence
 
 import numpy as np
@@ -251,90 +250,92 @@ def _ranked_query(searcher, args) -> int:
     return 0
 
 
-def _read_queries(path: str) -> list:
-    """``(qid, text)`` pairs of a ``qid<TAB>query text`` file; blank lines are skipped.
-
-    Raises :class:`mirkit.documents.InputError` (file and line) for a line without a tab, an
-    empty or spaced qid, a query without text, a repeated qid or bytes that are not UTF-8.
-    """
-    from mirkit.documents import InputError
-
-    queries, seen = [], {}
-    with open(path, "rb") as f:
-        for line_no, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as e:
-                raise InputError(path, line_no, f"not UTF-8 ({e.reason})") from None
-            if not line.strip():
-                continue
-            qid, tab, text = line.partition("\t")
-            if not tab or not qid or qid != qid.strip() or len(qid.split()) != 1:
-                raise InputError(path, line_no, f"expected 'qid<TAB>query text' with a "
-                                 f"qid without spaces, got {line[:60]!r}")
-            if not text.strip():
-                raise InputError(path, line_no, f"query {qid!r} has no text")
-            if qid in seen:
-                raise InputError(path, line_no, f"query id {qid!r} repeats line {seen[qid]}")
-            seen[qid] = line_no
-            queries.append((qid, text))
-    return queries
-
-
-def _trec_scores(scores: np.ndarray) -> list:
-    """The scores to print in a run file so that trec_eval keeps our order.
-
-    trec_eval reads a score into a C ``float`` (32 bits), sorts by it (descending), breaks ties
-    by docid string (descending) and ignores the rank column; our ties go by ascending internal
-    docid, and doubles that differ by less than float precision tie for trec_eval. So each score
-    is rounded to float32 and, where it does not fall below the line above, lowered to one
-    float32 step below it: the scores of a query strictly decrease as float32. Each value is
-    exactly a float32 and printed exactly (repr of the double), so it reads back unchanged.
-    """
-    f = np.asarray(scores, np.float64).astype(np.float32) + np.float32(0)  # -0.0 -> 0.0
-    # Order-preserving integer keys of the floats: one key step is one float32 step.
-    bits = f.view(np.int32).astype(np.int64)
-    key = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
-    # key'[j] = min(key[j], key'[j-1] - 1), as a running minimum of key + j.
-    steps = np.arange(key.size)
-    key = np.minimum.accumulate(key + steps) - steps
-    bits = np.where(key >= 0, key, -key | 0x80000000).astype(np.uint32)
-    return bits.view(np.float32).tolist()
-
-
-def _run_lines(qid: str, ids: list, scores: np.ndarray, tag: str):
-    """TREC run lines ``qid Q0 docid rank score tag`` of one ranked list (see _trec_scores)."""
-    for rank, (doc_id, score) in enumerate(zip(ids, _trec_scores(scores)), 1):
-        yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
-
-
 def _run_queries(searcher, args) -> int:
-    queries = _read_queries(args.queries)
-    directory, name = os.path.split(os.path.abspath(args.run))
-    tmp = os.path.join(directory, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+    from mirkit.evaluation import _atomic_output, read_queries, run_lines
+
+    queries = read_queries(args.queries)
     start = time.perf_counter()
     lines = 0
-    try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            for first in range(0, len(queries), _RUN_CHUNK):
-                chunk = queries[first:first + _RUN_CHUNK]
-                results = searcher.search_batch([text for _, text in chunk], args.k,
-                                                algorithm=args.algorithm, threads=args.threads)
-                for (qid, _), result in zip(chunk, results):
-                    out.writelines(_run_lines(qid, result.ids, result.scores, args.tag))
-                    lines += len(result)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, args.run)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with _atomic_output(args.run) as out:
+        for first in range(0, len(queries), _RUN_CHUNK):
+            chunk = queries[first:first + _RUN_CHUNK]
+            results = searcher.search_batch([text for _, text in chunk], args.k,
+                                            algorithm=args.algorithm, threads=args.threads)
+            for (qid, _), result in zip(chunk, results):
+                out.writelines(run_lines(qid, result.ids, result.scores, args.tag))
+                lines += len(result)
     elapsed = time.perf_counter() - start
     print(f"wrote {lines:,} lines for {len(queries):,} queries to {args.run} in {elapsed:.2f} s "
           f"({len(queries) / elapsed if elapsed else 0:,.0f} queries/s, {args.algorithm}, "
           f"{searcher.scorer!r})")
     return 0
+
+
+def _eval_options(args) -> dict:
+    return {"relevance_level": args.level, "judged_only": args.judged_only,
+            "complete": args.complete, "max_docs": args.max_docs, "threads": 0}
+
+
+def _cmd_eval(args) -> int:
+    from mirkit.evaluation import Evaluator, read_qrels, read_run
+
+    qrels, run = read_qrels(args.qrels), read_run(args.run)
+    table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
+    if not len(table):
+        print(f"mirkit eval: no query of {args.run} has judgments in {args.qrels}",
+              file=sys.stderr)
+        return 1
+    print("\n".join(table.trec_eval_lines(per_query=args.per_query)))
+    if args.plot:
+        _plot_curves(args.plot, qrels, [(os.path.basename(args.run), run)], args)
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    from mirkit.evaluation import compare, read_qrels, read_run
+
+    qrels = read_qrels(args.qrels)
+    named = [(os.path.basename(p), read_run(p)) for p in (args.run_a, args.run_b)]
+    rows = compare(qrels, named[0][1], named[1][1], args.measure or ("map", "ndcg_cut.10", "P.10"),
+                   alpha=args.alpha, **_eval_options(args))
+    (a, _), (b, _) = named
+    print(f"{'measure':<22} {a[:12]:>12} {b[:12]:>12} {'b - a':>9} {'t-test p':>10} "
+          f"{'wilcoxon p':>10}")
+    for r in rows:
+        print(f"{r.measure:<22} {r.mean_a:>12.4f} {r.mean_b:>12.4f} {r.difference:>+9.4f} "
+              f"{r.ttest.pvalue:>10.4g} {r.wilcoxon.pvalue:>10.4g}{' *' if r.significant else ''}")
+    print(f"* both p-values below alpha={args.alpha} (paired over the queries both runs are "
+          f"evaluated on)")
+    if args.plot:
+        _plot_curves(args.plot, qrels, named, args)
+    return 0
+
+
+def _plot_curves(path: str, qrels, named_runs: list, args) -> None:
+    """Mean interpolated precision at the 11 standard recall levels, one curve per run."""
+    from mirkit.evaluation import Evaluator
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SystemExit("mirkit: --plot needs matplotlib (pip install 'mirkit[plots]')") from None
+    evaluator = Evaluator(qrels, "iprec_at_recall", **_eval_options(args))
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for name, run in named_runs:
+        table = evaluator.table(run)
+        levels = [float(n.rsplit("_", 1)[1]) for n in table.names]
+        ax.plot(levels, table.values.mean(axis=0), marker="o", label=name)
+    ax.set(xlabel="recall", ylabel="interpolated precision", xlim=(0, 1), ylim=(0, 1.02),
+           title="Interpolated precision-recall")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"wrote {path}")
 
 
 _RUN_CHUNK = 1024  # queries searched at once: bounds the results held in memory
@@ -430,12 +431,48 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--tag", default="mirkit", help="run tag, the last column (default mirkit)")
     p.add_argument("--threads", type=int, default=0, help="threads for --queries (0 = all)")
     p.set_defaults(func=_cmd_search, command="search")
+    search_parser = p
+    trec_eval_options = argparse.ArgumentParser(add_help=False)
+    o = trec_eval_options
+    o.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                   help="trec_eval measure, e.g. map, P.5,10, ndcg_cut_10, recall.1000, "
+                   "iprec_at_recall, bpref, rbp.p=0.8, official, all (repeatable; default "
+                   "official)")
+    o.add_argument("-c", "--complete", action="store_true",
+                   help="average over every qrels query; one the run lacks scores 0")
+    o.add_argument("-l", "--level", type=int, default=1, metavar="N",
+                   help="relevance value a relevant document needs (default 1)")
+    o.add_argument("-J", "--judged-only", action="store_true",
+                   help="drop retrieved documents that are not judged")
+    o.add_argument("-M", "--max-docs", type=int, default=None, metavar="N",
+                   help="documents per query evaluated (default all)")
+    o.add_argument("--plot", metavar="FILE.png",
+                   help="draw the interpolated precision-recall curves (needs matplotlib)")
+    p = sub.add_parser("eval", parents=[trec_eval_options],
+                       help="evaluate a TREC run against qrels, printed as trec_eval prints",
+                       description="Evaluates RUN (qid Q0 docno rank score tag) against QRELS "
+                       "(qid iter docno relevance) exactly as trec_eval does, and prints "
+                       "'measure<TAB>qid|all<TAB>value' lines.")
+    p.add_argument("qrels", metavar="QRELS")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("-q", "--per-query", action="store_true", help="also print every query")
+    p.set_defaults(func=_cmd_eval)
+    p = sub.add_parser("compare", parents=[trec_eval_options],
+                       help="two runs side by side: means, difference, t-test and Wilcoxon",
+                       description="Per-measure means of RUN_A and RUN_B over the queries both "
+                       "are evaluated on, the difference, and the paired t-test and Wilcoxon "
+                       "signed-rank p-values (default measures: map, ndcg_cut.10, P.10).")
+    p.add_argument("qrels", metavar="QRELS")
+    p.add_argument("run_a", metavar="RUN_A")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.set_defaults(func=_cmd_compare)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["search"]:
         # Intermixed, so that options may come between INDEX_DIR and the optional QUERY
         # (plain parsing binds QUERY, empty, right after INDEX_DIR).
-        args = p.parse_intermixed_args(argv[1:])
-        _check_search_args(p, args)
+        args = search_parser.parse_intermixed_args(argv[1:])
+        _check_search_args(search_parser, args)
     else:
         args = parser.parse_args(argv)
     if getattr(args, "codec", "") is None:

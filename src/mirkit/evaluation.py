@@ -1,0 +1,592 @@
+"""Evaluation exactly as trec_eval computes it, from Python, in milliseconds.
+
+Qrels (``qid iter docno rel``, graded) and runs (``qid Q0 docno rank score tag``) are read,
+held and ranked the way trec_eval 9 does:
+
+* a query's documents are ordered by score, descending, with the score read as a C ``float``
+  (32 bits), ties broken by docno in descending ``strcmp`` order; the rank column is ignored;
+* a document is relevant when its qrels value is >= ``relevance_level`` (trec_eval ``-l``, 1);
+  qrels values < 0 mark pooled but unjudged documents;
+* only queries present in both the qrels and the run are evaluated, unless ``complete``
+  (trec_eval ``-c``): then every qrels query counts, and one the run lacks scores as an empty
+  ranking (trec_eval ranks one unjudged document for it, so every measure is 0 and num_ret 0);
+* ``max_docs`` (``-M``) keeps the top documents of each query (all of them by default, as
+  trec_eval; ``max_docs=1000`` gives the usual TREC depth), ``judged_only`` (``-J``) drops
+  unjudged ones (a query left with no document gets trec_eval's NaN for iprec_at_recall).
+
+Measures use trec_eval's names and parameter syntax, both ``P.5,10`` (its ``-m`` form) and
+``P_10`` (the names it prints, which pytrec_eval also accepts)::
+
+    num_ret num_rel num_rel_ret          counts (summed, not averaged, in the summary)
+    map gm_map Rprec bpref recip_rank    gm_map: per query log(max(AP, 1e-5)) as pytrec_eval
+                                         reports it; its summary is the geometric mean of AP
+    P recall ndcg_cut map_cut            cutoffs, default 5,10,15,20,30,100,200,500,1000
+    success                              cutoffs, default 1,5,10
+    iprec_at_recall                      recall levels, default 0,.1,...,1 (11 points)
+    ndcg                                 optional gains ``ndcg.1=0.5,2=3``: the gain of a level
+                                         is the level itself unless given
+    rbp rbp_resid                        persistence ``rbp.p=0.8`` (default 0.9)
+
+``"official"`` names trec_eval's default set and ``"all"`` every measure above with its
+default parameters. nDCG uses the relevance value as gain and log2(rank + 1) as discount.
+RBP (Moffat & Zobel 2008) uses the relevance levels scaled into [0, 1] (divided by the top
+level when it exceeds 1) as gains; its residual, as in trec_eval, is p**n plus the weight of the
+unjudged retrieved documents, and 0 when every retrieved document is judged.
+
+Known differences from trec_eval: it sorts ndcg gains with an integer comparison, so gains
+closer than 1 may be ordered arbitrarily in its ideal ranking (we sort exactly), and its rbp
+reads two uninitialized variables (we scale as its comment intends).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import math
+import os
+import uuid
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple, Optional, Union
+
+import numpy as np
+
+from mirkit import _core
+from mirkit._significance import TestResult, paired_ttest, wilcoxon
+from mirkit._validate import check_count
+
+__all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
+           "compare", "evaluate", "paired_ttest", "parse_measures", "read_qrels",
+           "read_queries", "read_run", "run_lines", "trec_scores", "wilcoxon", "write_qrels",
+           "write_run"]
+
+_E = _core.eval
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_LEVELS = tuple(i / 10 for i in range(11))
+# family -> default parameters; in trec_eval's order, which is the order of its output
+_FAMILIES = {
+    "num_ret": (), "num_rel": (), "num_rel_ret": (), "map": (), "gm_map": (), "Rprec": (),
+    "bpref": (), "recip_rank": (), "iprec_at_recall": _RECALL_LEVELS, "P": _CUTS,
+    "recall": _CUTS, "ndcg": (), "ndcg_cut": _CUTS, "map_cut": _CUTS, "success": (1, 5, 10),
+    "rbp": (0.9,), "rbp_resid": (0.9,),
+}
+_CUTOFF_FAMILIES = ("P", "recall", "ndcg_cut", "map_cut", "success")
+_OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+             "recip_rank", "iprec_at_recall", "P")
+_SUMMED = ("num_ret", "num_rel", "num_rel_ret")
+#: Every measure family mirkit computes, in trec_eval's output order.
+MEASURES = tuple(_FAMILIES)
+
+Measures = Union[str, Iterable[str], None]
+
+
+# --------------------------------------------------------------------------------------------
+# measure names
+
+class _Plan(NamedTuple):
+    """What to compute: C++ specs and the name of each value they produce."""
+
+    specs: list   # [(family, params tuple, label suffix or None)]
+    names: list   # value names, in output order
+    num_q: bool   # whether the summary reports num_q
+
+
+def _parse_params(family: str, text: str, spec: str) -> tuple:
+    expected = {"iprec_at_recall": "recall levels in [0, 1] like 0,0.5,1",
+                "rbp": "p=persistence in (0, 1)", "rbp_resid": "p=persistence in (0, 1)",
+                "ndcg": "level=gain pairs like 1=1,2=3"}.get(
+        family, "positive integer cutoffs" if family in _CUTOFF_FAMILIES else "no parameters")
+    try:
+        if family in _CUTOFF_FAMILIES:
+            cuts = tuple(int(c) for c in text.split(","))
+            if min(cuts) >= 1:
+                return tuple(sorted(set(cuts)))
+        elif family == "iprec_at_recall":
+            levels = tuple(float(c) for c in text.split(","))
+            if all(0.0 <= x <= 1.0 for x in levels):
+                return tuple(sorted(set(levels)))
+        elif family in ("rbp", "rbp_resid"):
+            key, eq, value = text.partition("=")
+            if key == "p" and eq and 0.0 < float(value) < 1.0:
+                return (float(value),)
+        elif family == "ndcg":
+            pairs = []
+            for item in text.split(","):
+                level, eq, gain = item.partition("=")
+                if not eq or int(level) < 0 or not math.isfinite(float(gain)):
+                    raise ValueError
+                pairs += [float(int(level)), float(gain)]
+            if len(set(pairs[::2])) == len(pairs) // 2:
+                return tuple(pairs)
+    except ValueError:
+        pass
+    raise ValueError(f"bad parameters in measure {spec!r}: expected {expected}")
+
+
+def _split(spec: str) -> tuple:
+    """(family, parameter text or None) of one measure name."""
+    if spec in _FAMILIES:
+        return spec, None
+    family, dot, rest = spec.partition(".")
+    if dot and family in _FAMILIES:
+        return family, rest   # trec_eval's -m form: P.5,10
+    family, underscore, rest = spec.rpartition("_")
+    if underscore and family in _FAMILIES and rest:
+        return family, rest   # printed form: P_10, iprec_at_recall_0.50, rbp_p=0.8
+    raise ValueError(f"unknown measure {spec!r}; expected one of {list(_FAMILIES)} (with "
+                     f"parameters like P.5,10 or P_10), 'official' or 'all'")
+
+
+def parse_measures(measures: Measures = None) -> _Plan:
+    """The plan of a measure list (see the module docstring); None means ``"official"``."""
+    if measures is None:
+        measures = ["official"]
+    elif isinstance(measures, str):
+        measures = [measures]
+    wanted: dict = {}  # family -> set of params (cutoff families) or {text: params}
+    num_q = False
+    for spec in measures:
+        if not isinstance(spec, str):
+            raise TypeError(f"measure names must be str, got {type(spec).__name__}")
+        spec = spec.strip()
+        if spec in ("official", "all"):
+            expand = _OFFICIAL if spec == "official" else ("num_q",) + MEASURES
+            num_q = True
+            items = [(f, None) for f in expand if f != "num_q"]
+        elif spec == "num_q":
+            num_q = True
+            continue
+        else:
+            items = [_split(spec)]
+        for family, text in items:
+            params = _FAMILIES[family] if text is None else _parse_params(family, text, spec)
+            if family in _CUTOFF_FAMILIES or family == "iprec_at_recall":
+                wanted.setdefault(family, set()).update(params)
+            elif params or family in ("ndcg",):
+                label = None if text is None else text
+                wanted.setdefault(family, {})[label] = params
+            else:
+                wanted[family] = None
+    specs, names = [], []
+    for family in _FAMILIES:
+        if family not in wanted:
+            continue
+        got = wanted[family]
+        if isinstance(got, set):
+            params = tuple(sorted(got))
+            specs.append((family, params, None))
+            fmt = "{:.2f}" if family == "iprec_at_recall" else "{}"
+            names += [f"{family}_{fmt.format(c)}" for c in params]
+        elif isinstance(got, dict):
+            for label, params in got.items():
+                specs.append((family, params, label))
+                names.append(family if label is None else f"{family}_{label}")
+        else:
+            specs.append((family, (), None))
+            names.append(family)
+    if not specs and not num_q:
+        raise ValueError("no measures given")
+    return _Plan(specs, names, num_q)
+
+
+# --------------------------------------------------------------------------------------------
+# qrels and runs
+
+def _read_bytes(path) -> bytes:
+    """The bytes of a file, gunzipped when they start with the gzip magic."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        from mirkit.documents import InputError
+
+        raise InputError(os.fspath(path), None, f"damaged gzip data ({e})") from None
+
+
+class Qrels:
+    """Relevance judgments ``{qid: {docno: relevance}}`` held in C++ (see :func:`read_qrels`).
+
+    Build from a dict with ``Qrels(d)``; a ``Qrels`` can be given wherever qrels are expected,
+    which saves converting the dict again.
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, qrels: Mapping):
+        if isinstance(qrels, Qrels):
+            self._impl = qrels._impl
+        else:
+            self._impl = _E.Qrels.from_dict(_as_dict(qrels, "qrels"))
+
+    @classmethod
+    def _wrap(cls, impl) -> "Qrels":
+        obj = cls.__new__(cls)
+        obj._impl = impl
+        return obj
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    @property
+    def qids(self) -> list:
+        """Query ids, in order of first appearance."""
+        return self._impl.qids()
+
+    def to_dict(self) -> dict:
+        out: dict = {}
+        for qid, docno, rel in zip(*self._impl.judgments()):
+            out.setdefault(qid, {})[docno] = rel
+        return out
+
+    def __repr__(self) -> str:
+        return f"Qrels({self._impl.n_queries} queries, {len(self)} judgments)"
+
+
+class Run:
+    """Ranked results ``{qid: {docno: score}}`` held in C++ (see :func:`read_run`).
+
+    Scores are kept as 32-bit floats, as trec_eval keeps them. ``tag`` is the run name.
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, run: Mapping, tag: str = "mirkit"):
+        if isinstance(run, Run):
+            self._impl = run._impl
+        else:
+            self._impl = _E.Run.from_dict(_as_dict(run, "run"))
+            self._impl.tag = tag
+
+    @classmethod
+    def _wrap(cls, impl) -> "Run":
+        obj = cls.__new__(cls)
+        obj._impl = impl
+        return obj
+
+    @classmethod
+    def from_results(cls, results: Mapping, tag: str = "mirkit") -> "Run":
+        """A run of :class:`mirkit.search.SearchResult` per qid, ranked as the results are
+        (scores adjusted by :func:`trec_scores` so that trec_eval keeps our order)."""
+        return cls({qid: dict(zip(r.ids, trec_scores(r.scores))) for qid, r in results.items()},
+                   tag)
+
+    @property
+    def tag(self) -> str:
+        return self._impl.tag
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def ranked(self) -> dict:
+        """``{qid: (docnos, float32 scores)}`` in trec_eval's order (score, then docno,
+        descending)."""
+        return self._impl.ranked()
+
+    def to_dict(self) -> dict:
+        return {qid: dict(zip(docnos, scores.tolist()))
+                for qid, (docnos, scores) in self.ranked().items()}
+
+    def __repr__(self) -> str:
+        return f"Run({self._impl.n_queries} queries, {len(self)} documents, tag={self.tag!r})"
+
+
+def _as_dict(value, what: str) -> dict:
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a mapping {{qid: {{docno: value}}}}, got "
+                        f"{type(value).__name__}")
+    return {q: dict(docs) if isinstance(docs, Mapping) else docs for q, docs in value.items()}
+
+
+def read_qrels(path: Union[str, os.PathLike]) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno relevance``; ``.gz`` too).
+
+    Raises :class:`mirkit.documents.InputError` naming the file and line for a malformed
+    line, a non-integer relevance or a document judged twice for a query.
+    """
+    return Qrels._wrap(_E.Qrels.parse(_read_bytes(path), os.fspath(path)))
+
+
+def read_run(path: Union[str, os.PathLike]) -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``; ``.gz`` too).
+
+    Raises :class:`mirkit.documents.InputError` naming the file and line for fewer than six
+    fields, a score that is not a number (or NaN) or a document retrieved twice for a query.
+    """
+    return Run._wrap(_E.Run.parse(_read_bytes(path), os.fspath(path)))
+
+
+@contextlib.contextmanager
+def _atomic_output(path):
+    """A text file written under a temporary name, synced and renamed onto `path` when the
+    block succeeds, removed when it fails: readers never see half a file."""
+    directory, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def write_qrels(path: Union[str, os.PathLike], qrels: Union[Qrels, Mapping]) -> None:
+    """Write qrels as ``qid 0 docno relevance`` lines (atomically)."""
+    with _atomic_output(path) as out:
+        for qid, docno, rel in zip(*Qrels(qrels)._impl.judgments()):
+            out.write(f"{qid} 0 {docno} {rel}\n")
+
+
+def write_run(path: Union[str, os.PathLike], run: Union[Run, Mapping], tag: Optional[str] = None
+              ) -> None:
+    """Write a run as ``qid Q0 docno rank score tag`` lines in trec_eval's order (atomically).
+
+    `run` is a :class:`Run`, a ``{qid: {docno: score}}`` dict or ``{qid: SearchResult}``
+    (see :meth:`Run.from_results`). Scores are printed exactly as the float32 values
+    trec_eval will read.
+    """
+    if isinstance(run, Mapping) and run and not isinstance(next(iter(run.values())), Mapping):
+        run = Run.from_results(run)
+    run = Run(run)
+    tag = run.tag if tag is None else tag
+    with _atomic_output(path) as out:
+        for qid, (docnos, scores) in run.ranked().items():
+            for rank, (docno, score) in enumerate(zip(docnos, scores.tolist()), 1):
+                out.write(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+
+
+def trec_scores(scores) -> list:
+    """The scores to print in a run file so that trec_eval keeps a ranking's order.
+
+    trec_eval reads a score into a C ``float`` (32 bits), sorts by it (descending), breaks ties
+    by docid string (descending) and ignores the rank column, while a mirkit ranking breaks
+    ties by ascending internal docid, and doubles closer than float precision tie for
+    trec_eval. So each score is rounded to float32 and, where it does not fall below the one
+    above, lowered to one float32 step below it: the scores strictly decrease as float32. Each
+    value is exactly a float32, so its repr reads back unchanged.
+    """
+    f = np.asarray(scores, np.float64).astype(np.float32) + np.float32(0)  # -0.0 -> 0.0
+    # Order-preserving integer keys of the floats: one key step is one float32 step.
+    bits = f.view(np.int32).astype(np.int64)
+    key = np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF))
+    # key'[j] = min(key[j], key'[j-1] - 1), as a running minimum of key + j.
+    steps = np.arange(key.size)
+    key = np.minimum.accumulate(key + steps) - steps
+    bits = np.where(key >= 0, key, -key | 0x80000000).astype(np.uint32)
+    return bits.view(np.float32).tolist()
+
+
+def run_lines(qid: str, ids: list, scores, tag: str):
+    """TREC run lines ``qid Q0 docid rank score tag`` of one ranking (see :func:`trec_scores`)."""
+    for rank, (doc_id, score) in enumerate(zip(ids, trec_scores(scores)), 1):
+        yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
+
+
+def read_queries(path: Union[str, os.PathLike]) -> list:
+    """``(qid, text)`` pairs of a ``qid<TAB>query text`` file; blank lines are skipped.
+
+    Raises :class:`mirkit.documents.InputError` (file and line) for a line without a tab, an
+    empty or spaced qid, a query without text, a repeated qid or bytes that are not UTF-8.
+    """
+    from mirkit.documents import InputError
+
+    path = os.fspath(path)
+    queries, seen = [], {}
+    with open(path, "rb") as f:
+        for line_no, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise InputError(path, line_no, f"not UTF-8 ({e.reason})") from None
+            if not line.strip():
+                continue
+            qid, tab, text = line.partition("\t")
+            if not tab or not qid or qid != qid.strip() or len(qid.split()) != 1:
+                raise InputError(path, line_no, f"expected 'qid<TAB>query text' with a "
+                                 f"qid without spaces, got {line[:60]!r}")
+            if not text.strip():
+                raise InputError(path, line_no, f"query {qid!r} has no text")
+            if qid in seen:
+                raise InputError(path, line_no, f"query id {qid!r} repeats line {seen[qid]}")
+            seen[qid] = line_no
+            queries.append((qid, text))
+    return queries
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation
+
+class Evaluation:
+    """Per-query values of a run: ``values[i, j]`` is measure ``names[j]`` of query
+    ``qids[i]`` (qids in trec_eval's order); ``missing[i]`` marks a query the run lacks
+    (only with ``complete``)."""
+
+    __slots__ = ("_num_q", "missing", "names", "qids", "run_tag", "values")
+
+    def __init__(self, qids: list, names: list, values: np.ndarray, missing: np.ndarray,
+                 run_tag: str, num_q: bool):
+        self.qids = qids
+        self.names = names
+        self.values = values
+        self.missing = missing
+        self.run_tag = run_tag
+        self._num_q = num_q
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The per-query values of one measure."""
+        try:
+            return self.values[:, self.names.index(name)]
+        except ValueError:
+            raise KeyError(f"measure {name!r} was not computed; have {self.names}") from None
+
+    def per_query(self) -> dict:
+        """``{qid: {measure: value}}``, as pytrec_eval's ``evaluate`` returns."""
+        return {q: dict(zip(self.names, row)) for q, row in zip(self.qids, self.values.tolist())}
+
+    def summary(self) -> dict:
+        """The values trec_eval prints for ``all``: the mean over queries, except num_ret,
+        num_rel and num_rel_ret (sums), gm_map (geometric mean of AP) and num_q."""
+        out = {"num_q": len(self.qids)} if self._num_q else {}
+        n = max(len(self.qids), 1)
+        for j, name in enumerate(self.names):
+            column = self.values[:, j]
+            if name in _SUMMED:
+                out[name] = int(column.sum())
+            elif name == "gm_map":
+                out[name] = math.exp(math.fsum(column) / n) if len(self.qids) else 0.0
+            else:
+                out[name] = math.fsum(column) / n
+        return out
+
+    def trec_eval_lines(self, per_query: bool = False) -> list:
+        """The lines trec_eval prints (``measure<TAB>qid<TAB>value``), per query first when
+        asked (``-q``), then the summary (with ``runid``)."""
+        def line(name, qid, value):
+            text = str(int(value)) if name in _SUMMED or name == "num_q" else f"{value:6.4f}"
+            return f"{name:<22}\t{qid}\t{text}"
+
+        lines = []
+        if per_query:
+            for qid, row in zip(self.qids, self.values.tolist()):
+                lines += [line(n, qid, v) for n, v in zip(self.names, row) if n != "gm_map"]
+        lines.append(f"{'runid':<22}\tall\t{self.run_tag}")
+        lines += [line(n, "all", v) for n, v in self.summary().items()]
+        return lines
+
+    def __repr__(self) -> str:
+        return f"Evaluation({len(self.qids)} queries x {len(self.names)} measures)"
+
+
+class Evaluator:
+    """Evaluates runs against one set of qrels (the qrels are converted once).
+
+    Parameters
+    ----------
+    qrels : Qrels or mapping
+        ``{qid: {docno: relevance}}`` or a :class:`Qrels`.
+    measures : str or iterable of str, optional
+        Measure names (module docstring); default ``"official"``.
+    relevance_level : int
+        Minimum relevance value of a relevant document (trec_eval ``-l``), default 1.
+    judged_only : bool
+        Drop retrieved documents that are not judged first (``-J``).
+    complete : bool
+        Evaluate every qrels query, a missing one as an empty ranking (``-c``).
+    max_docs : int, optional
+        Documents per query looked at (``-M``); all by default, as trec_eval.
+    threads : int
+        Threads evaluating queries (0: all cores), GIL released.
+    """
+
+    def __init__(self, qrels, measures: Measures = None, *, relevance_level: int = 1,
+                 judged_only: bool = False, complete: bool = False,
+                 max_docs: Optional[int] = None, threads: int = 1):
+        self.qrels = Qrels(qrels)
+        self.plan = parse_measures(measures)
+        if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
+            raise TypeError(f"relevance_level must be an int, got {type(relevance_level).__name__}")
+        self.relevance_level = int(relevance_level)
+        self.judged_only = bool(judged_only)
+        self.complete = bool(complete)
+        self.max_docs = None if max_docs is None else check_count(max_docs, "max_docs")
+        if self.max_docs == 0:
+            raise ValueError("max_docs must be >= 1")
+        self.threads = check_count(threads, "threads")
+        measure = _E.Measure
+        self._specs = [(getattr(measure, family), [float(p) for p in params])
+                       for family, params, _ in self.plan.specs]
+
+    def table(self, run) -> Evaluation:
+        """The :class:`Evaluation` of `run` (a :class:`Run` or ``{qid: {docno: score}}``)."""
+        run = Run(run)
+        qids, missing, values = _E.evaluate(
+            self.qrels._impl, run._impl, self._specs, self.relevance_level, self.judged_only,
+            self.complete, 2**64 - 1 if self.max_docs is None else self.max_docs, self.threads)
+        return Evaluation(qids, self.plan.names, values, missing.astype(bool), run.tag,
+                          self.plan.num_q)
+
+    def evaluate(self, run) -> dict:
+        """``{qid: {measure: value}}`` of `run`, like pytrec_eval's ``evaluate``."""
+        return self.table(run).per_query()
+
+
+def evaluate(qrels, run, measures: Measures = None, **options) -> dict:
+    """``{qid: {measure: value}}`` of `run` against `qrels` (see :class:`Evaluator` for the
+    options), equal to pytrec_eval's and trec_eval's values."""
+    return Evaluator(qrels, measures, **options).evaluate(run)
+
+
+class Comparison(NamedTuple):
+    """One measure of two systems over the same queries (see :func:`compare`)."""
+
+    measure: str
+    mean_a: float
+    mean_b: float
+    difference: float   # mean_b - mean_a
+    ttest: TestResult
+    wilcoxon: TestResult
+    significant: bool   # both p-values below alpha
+
+    def __str__(self) -> str:
+        return (f"{self.measure}: {self.mean_a:.4f} -> {self.mean_b:.4f} "
+                f"({self.difference:+.4f}; t-test p={self.ttest.pvalue:.4g}, "
+                f"Wilcoxon p={self.wilcoxon.pvalue:.4g})")
+
+
+def compare(qrels, run_a, run_b, measures: Measures = ("map", "ndcg_cut.10", "P.10"), *,
+            alpha: float = 0.05, **options) -> list:
+    """Per-measure means of two runs over the queries both are evaluated on, the difference
+    (b - a), the paired t-test and Wilcoxon signed-rank test, and whether both p-values are
+    below `alpha`. Summed and geometric measures (num_*, gm_map) are left out."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    evaluator = Evaluator(qrels, measures, **options)
+    a, b = evaluator.table(run_a), evaluator.table(run_b)
+    common = sorted(set(a.qids) & set(b.qids))
+    if not common:
+        raise ValueError("the runs share no evaluated query")
+    row_a = {q: i for i, q in enumerate(a.qids)}
+    row_b = {q: i for i, q in enumerate(b.qids)}
+    rows_a = [row_a[q] for q in common]
+    rows_b = [row_b[q] for q in common]
+    out = []
+    for j, name in enumerate(a.names):
+        if name in _SUMMED or name == "gm_map":
+            continue
+        x, y = a.values[rows_a, j], b.values[rows_b, j]
+        t, w = paired_ttest(y, x), wilcoxon(y, x)
+        significant = bool(t.pvalue < alpha and w.pvalue < alpha)
+        out.append(Comparison(name, float(x.mean()), float(y.mean()), float(y.mean() - x.mean()),
+                              t, w, significant))
+    return out

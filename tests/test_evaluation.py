@@ -1,0 +1,476 @@
+"""mirkit.evaluation against trec_eval (through pytrec_eval) and scipy.stats.
+
+Every measure pytrec_eval computes is compared value for value (1e-9) on the runs of our own
+engine on Cranfield and on random runs with ties, unjudged and negatively judged documents,
+queries missing on either side and graded relevance. RBP (not in pytrec_eval) and the
+trec_eval -c averaging are checked against plain Python written from their definitions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from mirkit import cli
+from mirkit.documents import InputError
+from mirkit.evaluation import (
+    MEASURES,
+    Evaluator,
+    Run,
+    compare,
+    evaluate,
+    paired_ttest,
+    parse_measures,
+    read_qrels,
+    read_run,
+    wilcoxon,
+    write_qrels,
+    write_run,
+)
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+# every family pytrec_eval shares with us, with its default parameters
+SHARED = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+          "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"]
+
+
+def random_case(rng, n_queries=40, pool=120, max_ret=80, levels=3, decimals=2):
+    """Qrels and a run with score ties (rounded scores), judged values -1 .. levels-1,
+    unjudged retrieved documents, and queries present on only one side."""
+    qrels, run = {}, {}
+    for q in range(n_queries):
+        qid = f"q{q}"
+        if q % 7 != 3:   # some queries only in the run
+            judged = rng.choice(pool, size=int(rng.integers(1, pool // 2)), replace=False)
+            qrels[qid] = {f"d{d}": int(r) for d, r in zip(judged, rng.integers(-1, levels,
+                                                                                judged.size))}
+        if q % 11 != 5:  # some only in the qrels
+            docs = rng.choice(pool, size=int(rng.integers(1, max_ret)), replace=False)
+            scores = rng.normal(size=docs.size).round(decimals)
+            run[qid] = {f"d{d}": float(s) for d, s in zip(docs, scores)}
+    return qrels, run
+
+
+def assert_same(ours: dict, theirs: dict, tol: float = 1e-9) -> None:
+    assert ours.keys() == theirs.keys()
+    for qid, values in theirs.items():
+        for name, value in values.items():
+            assert ours[qid][name] == pytest.approx(value, abs=tol, rel=tol, nan_ok=True), \
+                (qid, name)
+        assert set(values) <= set(ours[qid]), qid  # we also union cutoffs pytrec_eval drops
+
+
+def pytrec(qrels, run, measures, **options) -> dict:
+    return pytrec_eval.RelevanceEvaluator(qrels, set(measures), **options).evaluate(run)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_random_runs_equal_pytrec_eval(seed, level, judged_only):
+    qrels, run = random_case(np.random.default_rng(seed), decimals=1 + seed % 3)
+    ours = evaluate(qrels, run, SHARED, relevance_level=level, judged_only=judged_only)
+    assert_same(ours, pytrec(qrels, run, SHARED, relevance_level=level,
+                             judged_docs_only_flag=judged_only))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_hypothesis_runs_equal_pytrec_eval(data):
+    n_docs = data.draw(st.integers(1, 12))
+    docs = [f"d{i}" for i in range(n_docs)]
+    judged = data.draw(st.dictionaries(st.sampled_from(docs), st.integers(-1, 3), min_size=1))
+    ranked = data.draw(st.dictionaries(st.sampled_from(docs),
+                                       st.sampled_from([0.0, 0.5, 1.0, 1.0 + 1e-12, -2.0, 3.25]),
+                                       min_size=1))
+    # trec_eval loops forever in ndcg_cut when a query has only negative judgments (its ideal
+    # ranking walks below level 0); mirkit gives 0 there, tested in test_only_negative_judgments
+    assume(any(rel >= 0 for rel in judged.values()))
+    qrels, run = {"1": judged}, {"1": ranked}
+    measures = SHARED + ["P.1,2,3", "ndcg_cut.1,2,3", "recall.1,3", "success.1,2"]
+    assert_same(evaluate(qrels, run, measures), pytrec(qrels, run, measures))
+
+
+def ndcg_reference(ranked: list, judged: dict, gains: dict) -> float:
+    """nDCG (Jarvelin & Kekalainen) with a gain per relevance level (the level itself unless
+    given) and discount log2(rank + 1), the ideal ranking being every judged document by
+    decreasing gain, positive gains only."""
+    def gain(rel):
+        return gains.get(rel, float(rel)) if rel >= 0 else 0.0
+
+    dcg = sum(gain(judged.get(d, -1)) / math.log2(i + 2) for i, d in enumerate(ranked))
+    best = sorted((g for g in map(gain, judged.values()) if g > 0), reverse=True)
+    ideal = sum(g / math.log2(i + 2) for i, g in enumerate(best))
+    return dcg / ideal if ideal > 0 else 0.0
+
+
+def test_only_negative_judgments():
+    values = evaluate({"q": {"a": -1, "b": -2}}, {"q": {"a": 1.0, "c": 0.5}}, "all")["q"]
+    assert values["num_rel"] == 0 and values["map"] == 0 and values["ndcg_cut_10"] == 0
+    assert values["rbp_resid"] == pytest.approx(0.9 ** 2 + 0.1 * (1 + 0.9))
+
+
+def test_ndcg_custom_gains_match_definition():
+    # pytrec_eval aborts on ndcg parameters, so this is checked against the definition
+    qrels, run = random_case(np.random.default_rng(7), levels=4)
+    ranked = Run(run).ranked()
+    for text, gains in [("1=3,2=9", {1: 3.0, 2: 9.0}), ("0=1,3=2.5", {0: 1.0, 3: 2.5}),
+                        ("2=0", {2: 0.0}), ("1=-1", {1: -1.0})]:
+        ours = evaluate(qrels, run, [f"ndcg.{text}"])
+        for qid, values in ours.items():
+            expected = ndcg_reference(ranked[qid][0], qrels[qid], gains)
+            assert values[f"ndcg_{text}"] == pytest.approx(expected, abs=1e-12), (text, qid)
+
+
+def test_cranfield_engine_run_equals_pytrec_eval(cranfield_index, cranfield_dir,
+                                                  cranfield_queries):
+    from mirkit.search import Searcher
+
+    qrels = read_qrels(cranfield_dir / "qrels.txt")
+    searcher = Searcher(cranfield_index)
+    results = searcher.search_batch([t for _, t in cranfield_queries], 1000)
+    run = Run.from_results({qid: r for (qid, _), r in zip(cranfield_queries, results)})
+    ours = evaluate(qrels, run, SHARED)
+    theirs = pytrec(qrels.to_dict(), run.to_dict(), SHARED)
+    assert len(theirs) == 225
+    assert_same(ours, theirs)
+    # ... and the ranking trec_eval sees is ours, ties included
+    ranked = run.ranked()
+    for (qid, _), r in zip(cranfield_queries, results):
+        assert ranked[qid][0] == r.ids
+
+
+def test_scores_are_float32_and_ties_go_to_the_larger_docno():
+    qrels = {"q": {"a": 1}}
+    # equal as float32: trec_eval ranks "b" (larger string) first
+    run = {"q": {"a": 1.0000000001, "b": 1.0}}
+    assert evaluate(qrels, run, ["recip_rank"])["q"]["recip_rank"] == 0.5
+    assert Run(run).ranked()["q"][0] == ["b", "a"]
+    # -0.0 and 0.0 tie as well
+    assert Run({"q": {"a": -0.0, "b": 0.0}}).ranked()["q"][0] == ["b", "a"]
+
+
+def rbp_reference(rels: list, top_level: int, p: float) -> tuple:
+    """RBP and its residual from Moffat & Zobel's definition (gains scaled into [0, 1])."""
+    scale = 1 / top_level if top_level > 1 else 1.0
+    rbp = (1 - p) * sum(max(rel, 0) * scale * p ** i for i, rel in enumerate(rels))
+    unjudged = [i for i, rel in enumerate(rels) if rel < 0]
+    residual = (p ** len(rels) + (1 - p) * sum(p ** i for i in unjudged)) if unjudged else 0.0
+    return rbp, residual
+
+
+@pytest.mark.parametrize("p", [0.5, 0.8, 0.9, 0.95])
+def test_rbp_matches_definition(p):
+    qrels, run = random_case(np.random.default_rng(3), levels=4)
+    measures = ["rbp", "rbp_resid"] if p == 0.9 else [f"rbp.p={p}", f"rbp_resid.p={p}"]
+    ours = evaluate(qrels, run, measures)
+    ranked = Run(run).ranked()
+    for qid, values in ours.items():
+        judged = qrels[qid]
+        rels = [judged.get(d, -1) for d in ranked[qid][0]]
+        rels = [-2 if r < 0 and d in judged else r for r, d in zip(rels, ranked[qid][0])]
+        top = max([r for r in judged.values() if r >= 0], default=0)
+        rbp, residual = rbp_reference(rels, top, p)
+        names = list(values)
+        assert values[names[0]] == pytest.approx(rbp, abs=1e-12)
+        assert values[names[1]] == pytest.approx(residual, abs=1e-12)
+
+
+def test_complete_averages_over_every_qrels_query():
+    qrels, run = random_case(np.random.default_rng(4))
+    measures = ["num_q", "map", "P.10", "num_ret", "num_rel", "num_rel_ret", "gm_map", "ndcg",
+                "iprec_at_recall", "rbp_resid"]
+    plain = Evaluator(qrels, measures).table(run)
+    complete = Evaluator(qrels, measures, complete=True).table(run)
+    assert sorted(complete.qids) == sorted(qrels) and len(plain) < len(complete)
+    missing = [q for q in qrels if q not in run]
+    assert sorted(np.array(complete.qids)[complete.missing]) == sorted(missing)
+    per_query = complete.per_query()
+    for qid in missing:   # an empty ranking: 0 everywhere, num_rel still counted
+        values = per_query[qid]
+        assert values["num_rel"] == sum(r >= 1 for r in qrels[qid].values())
+        assert values["gm_map"] == pytest.approx(math.log(1e-5))
+        assert all(v == 0 for k, v in values.items() if k not in ("num_rel", "gm_map"))
+    for qid in plain.qids:
+        assert per_query[qid] == plain.per_query()[qid]
+    s, n = complete.summary(), len(qrels)
+    assert s["num_q"] == n
+    assert s["map"] == pytest.approx(sum(v["map"] for v in per_query.values()) / n)
+    assert s["num_ret"] == sum(len(run[q]) for q in plain.qids)
+    aps = [max(v["map"], 1e-5) for v in per_query.values()]
+    assert s["gm_map"] == pytest.approx(math.exp(np.mean(np.log(aps))))
+
+
+def test_summary_matches_trec_eval_conventions():
+    qrels, run = random_case(np.random.default_rng(5))
+    table = Evaluator(qrels, "official").table(run)
+    theirs = pytrec(qrels, run, SHARED)
+    s = table.summary()
+    assert s["num_q"] == len(theirs)
+    assert s["num_ret"] == sum(v["num_ret"] for v in theirs.values())
+    assert s["map"] == pytest.approx(np.mean([v["map"] for v in theirs.values()]), abs=1e-12)
+    assert s["gm_map"] == pytest.approx(np.exp(np.mean([v["gm_map"] for v in theirs.values()])))
+    lines = table.trec_eval_lines(per_query=True)
+    assert lines[-len(s) - 1].split("\t") == ["runid".ljust(22), "all", "mirkit"]
+    map_line = next(line for line in lines if line.startswith("map ") and "\tall\t" in line)
+    assert map_line == f"{'map':<22}\tall\t{s['map']:6.4f}"
+    assert f"{'num_ret':<22}\tall\t{s['num_ret']}" in lines
+    assert not any(line.startswith("gm_map") and "\tall\t" not in line for line in lines)
+
+
+def test_measure_names_and_parameters():
+    assert parse_measures(["P.5,10"]).names == parse_measures(["P_10", "P_5"]).names == \
+        ["P_5", "P_10"]
+    assert parse_measures("iprec_at_recall_0.50").names == ["iprec_at_recall_0.50"]
+    assert parse_measures("iprec_at_recall.0,.5").names == ["iprec_at_recall_0.00",
+                                                             "iprec_at_recall_0.50"]
+    assert parse_measures(["ndcg_cut.10", "ndcg_cut_5"]).names == ["ndcg_cut_5", "ndcg_cut_10"]
+    assert parse_measures(["rbp", "rbp.p=0.8", "rbp_p=0.5"]).names == \
+        ["rbp", "rbp_p=0.8", "rbp_p=0.5"]
+    assert parse_measures("num_rel_ret").names == ["num_rel_ret"]
+    official = parse_measures("official")
+    assert official.num_q and official.names[:5] == ["num_ret", "num_rel", "num_rel_ret", "map",
+                                                      "gm_map"]
+    assert {n.split("_")[0] for n in parse_measures("all").names} >= {"P", "rbp", "success"}
+    assert len(MEASURES) == 17
+    for bad in ["mapp", "P.0", "P.x", "P_-1", "map.5", "rbp.q=0.5", "rbp.p=1.5",
+                "ndcg.1=2,1=3", "ndcg.-1=2", "iprec_at_recall.1.5", ""]:
+        with pytest.raises(ValueError):
+            parse_measures(bad)
+    with pytest.raises(TypeError):
+        parse_measures([5])
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="int"):
+        evaluate({"q": {"d": 1.5}}, {"q": {"d": 1.0}}, "map")
+    with pytest.raises(TypeError, match="number"):
+        evaluate({"q": {"d": 1}}, {"q": {"d": "high"}}, "map")
+    with pytest.raises(ValueError, match="NaN"):
+        evaluate({"q": {"d": 1}}, {"q": {"d": float("nan")}}, "map")
+    with pytest.raises(TypeError, match="str"):
+        evaluate({1: {"d": 1}}, {"q": {"d": 1.0}}, "map")
+    with pytest.raises(TypeError, match="dict"):
+        evaluate({"q": [("d", 1)]}, {"q": {"d": 1.0}}, "map")
+    with pytest.raises(TypeError):
+        evaluate([1], {"q": {"d": 1.0}}, "map")
+    with pytest.raises(ValueError):
+        Evaluator({"q": {"d": 1}}, "map", max_docs=0)
+    with pytest.raises(TypeError):
+        Evaluator({"q": {"d": 1}}, "map", relevance_level=1.5)
+    assert evaluate({"q": {"d": 1}}, {"other": {"d": 1.0}}, "map") == {}
+
+
+def test_max_docs_keeps_the_top_documents():
+    qrels, run = random_case(np.random.default_rng(8), max_ret=100)
+    ours = evaluate(qrels, run, ["map", "num_ret", "P.10"], max_docs=20)
+    cut = {q: dict(sorted(d.items(), key=lambda kv: (-np.float32(kv[1]), [-ord(c) for c in kv[0]])
+                          )[:20]) for q, d in run.items()}
+    assert_same(ours, pytrec(qrels, cut, ["map", "num_ret", "P.10"]))
+
+
+def test_threads_give_identical_values_and_evaluators_are_shareable():
+    qrels, run = random_case(np.random.default_rng(9), n_queries=200)
+    one = Evaluator(qrels, "all", threads=1).table(run)
+    four = Evaluator(qrels, "all", threads=4).table(run)
+    assert one.qids == four.qids and np.array_equal(one.values, four.values)
+    evaluator = Evaluator(qrels, "all", threads=1)
+    frozen = Run(run)
+    outputs, errors = [], []
+
+    def work():
+        try:
+            outputs.append(evaluator.table(frozen).values)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(np.array_equal(v, one.values) for v in outputs)
+
+
+# ---------------------------------------------------------------------------- files
+
+def test_files_round_trip(tmp_path):
+    qrels, run = random_case(np.random.default_rng(10))
+    write_qrels(tmp_path / "q.txt", qrels)
+    write_run(tmp_path / "r.run", run, tag="sys1")
+    q2, r2 = read_qrels(tmp_path / "q.txt"), read_run(tmp_path / "r.run")
+    assert q2.to_dict() == qrels and r2.tag == "sys1"
+    as_float32 = {q: {d: float(np.float32(s)) for d, s in docs.items()} for q, docs in run.items()}
+    assert r2.to_dict() == as_float32
+    assert evaluate(q2, r2, SHARED) == evaluate(qrels, run, SHARED)
+    # gzip is read too
+    (tmp_path / "r.run.gz").write_bytes(gzip.compress((tmp_path / "r.run").read_bytes()))
+    assert read_run(tmp_path / "r.run.gz").to_dict() == as_float32
+    assert repr(q2).startswith("Qrels(") and repr(r2).startswith("Run(")
+
+
+def test_rank_column_is_ignored_and_comments_skipped(tmp_path):
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n\n# comment\n")
+    (tmp_path / "r").write_text("# run\n1 Q0 a 1 0.5 t\n\n1 Q0 b 2 0.9 t extra fields\n")
+    assert evaluate(read_qrels(tmp_path / "q"), read_run(tmp_path / "r"), "recip_rank") == \
+        {"1": {"recip_rank": 0.5}}
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("1 0 a\n", 1, "expected 4 fields"),
+    ("1 0 a 1\n1 0 b 1 x\n", 2, "expected 4 fields"),
+    ("1 0 a high\n", 1, "not an integer"),
+    ("1 0 a 1\n\n1 0 a 0\n", 3, "judged twice"),
+    ("1 0 a 2000000\n", 1, "too large"),
+    ("1 0 a\x00 1\n", 1, "NUL"),
+])
+def test_malformed_qrels_name_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "bad.qrels"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as e:
+        read_qrels(path)
+    assert e.value.path == str(path) and e.value.line == line
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("1 Q0 a 1 0.5\n", 1, "expected 6 fields"),
+    ("1 Q0 a 1 0.5 t\n1 Q0 b 2 x t\n", 2, "not a number"),
+    ("1 Q0 a 1 nan t\n", 1, "NaN"),
+    ("1 Q0 a 1 0.5 t\n1 Q0 a 2 0.4 t\n", 2, "retrieved twice"),
+])
+def test_malformed_runs_name_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "bad.run"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as e:
+        read_run(path)
+    assert e.value.path == str(path) and e.value.line == line
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_parsers_never_crash_on_random_bytes(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("fuzz") / "f"
+    path.write_bytes(data)
+    for read in (read_qrels, read_run):
+        try:
+            read(path)
+        except InputError:
+            pass
+
+
+def test_run_scores_inf_and_exponents(tmp_path):
+    path = tmp_path / "r"
+    path.write_text("1 Q0 a 1 1e400 t\n1 Q0 b 2 -inf t\n1 Q0 c 3 +2.5E-3 t\n")
+    assert read_run(path).ranked()["1"][0] == ["a", "c", "b"]
+
+
+# ---------------------------------------------------------------------------- significance
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # scipy's 0/0 when all tie
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_significance_equals_scipy(data):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    n = data.draw(st.integers(2, 70))
+    values = st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]) if data.draw(st.booleans()) else \
+        st.floats(0, 1)
+    a = np.array(data.draw(st.lists(values, min_size=n, max_size=n)))
+    b = np.array(data.draw(st.lists(values, min_size=n, max_size=n)))
+    ours_t, theirs_t = paired_ttest(a, b), scipy_stats.ttest_rel(a, b)
+    for x, y in [(ours_t.statistic, theirs_t.statistic), (ours_t.pvalue, theirs_t.pvalue)]:
+        assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=1e-9, abs=1e-12)
+    try:
+        theirs_w = scipy_stats.wilcoxon(a, b)
+    except ValueError:   # scipy refuses samples that are all ties with fewer than 2 pairs
+        return
+    ours_w = wilcoxon(a, b)
+    for x, y in [(ours_w.statistic, theirs_w.statistic), (ours_w.pvalue, theirs_w.pvalue)]:
+        assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=1e-9, abs=1e-12)
+
+
+def test_significance_bad_input():
+    with pytest.raises(ValueError):
+        paired_ttest([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError):
+        wilcoxon([1, float("nan")], [1, 2])
+
+
+def test_compare_two_engine_runs(cranfield_index, cranfield_dir, cranfield_queries):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from mirkit.search import Searcher
+
+    qrels = read_qrels(cranfield_dir / "qrels.txt")
+    searcher = Searcher(cranfield_index)
+    texts = [t for _, t in cranfield_queries]
+    runs = [Run.from_results({q: r for (q, _), r in zip(cranfield_queries,
+                                                           searcher.search_batch(texts, 100,
+                                                                                 scorer=s))})
+            for s in ("bm25", "tfidf")]
+    rows = compare(qrels, *runs, ["map", "P.10"])
+    per_query = [evaluate(qrels, r, ["map", "P.10"]) for r in runs]
+    for row in rows:
+        a = np.array([per_query[0][q][row.measure] for q in sorted(per_query[0])])
+        b = np.array([per_query[1][q][row.measure] for q in sorted(per_query[0])])
+        assert row.mean_a == pytest.approx(a.mean()) and row.mean_b == pytest.approx(b.mean())
+        assert row.ttest.pvalue == pytest.approx(scipy_stats.ttest_rel(b, a).pvalue)
+        assert row.wilcoxon.pvalue == pytest.approx(scipy_stats.wilcoxon(b, a).pvalue)
+        assert row.significant == (row.ttest.pvalue < 0.05 and row.wilcoxon.pvalue < 0.05)
+        assert row.measure in str(row)
+    with pytest.raises(ValueError):
+        compare(qrels, *runs, alpha=1.5)
+
+
+# ---------------------------------------------------------------------------- command line
+
+def test_cli_eval_and_compare(tmp_path, capsys):
+    qrels, run = random_case(np.random.default_rng(11))
+    write_qrels(tmp_path / "q", qrels)
+    write_run(tmp_path / "a", run, tag="A")
+    shifted = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
+    write_run(tmp_path / "b", shifted, tag="B")
+    assert cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "a"), "-m", "map",
+                     "-m", "P.5,10", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    theirs = pytrec(qrels, {q: {d: float(np.float32(s)) for d, s in docs.items()}
+                            for q, docs in run.items()}, ["map", "P.5,10"])
+    per_query = [line.split("\t") for line in lines if "\tall\t" not in line]
+    assert len(per_query) == 3 * len(theirs)
+    for name, qid, value in per_query:
+        assert float(value) == pytest.approx(theirs[qid][name.strip()], abs=5e-5)
+    assert lines[-4:-3] == [f"{'runid':<22}\tall\tA"]
+    assert cli.main(["compare", str(tmp_path / "q"), str(tmp_path / "a"), str(tmp_path / "b"),
+                     "-m", "map", "--alpha", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("map ") and "alpha=0.01" in out
+
+
+def test_cli_eval_complete_level_and_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    qrels, run = random_case(np.random.default_rng(12))
+    write_qrels(tmp_path / "q", qrels)
+    write_run(tmp_path / "a", run)
+    assert cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "a"), "-c", "-l", "2",
+                     "-m", "num_q", "-m", "map", "--plot", str(tmp_path / "pr.png")]) == 0
+    out = capsys.readouterr().out
+    assert f"{'num_q':<22}\tall\t{len(qrels)}" in out
+    expected = Evaluator(qrels, "map", complete=True, relevance_level=2).table(
+        read_run(tmp_path / "a")).summary()["map"]
+    assert f"{'map':<22}\tall\t{expected:6.4f}" in out
+    assert (tmp_path / "pr.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_eval_errors(tmp_path, capsys):
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    (tmp_path / "r").write_text("2 Q0 a 1 1.0 t\n")
+    assert cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "r")]) == 1
+    assert "no query" in capsys.readouterr().err
+    (tmp_path / "bad").write_text("1 Q0 a\n")
+    with pytest.raises(InputError, match="bad:1:"):
+        cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "bad")])
