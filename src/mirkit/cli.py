@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation")
 
 
 def _cmd_info(args) -> int:
