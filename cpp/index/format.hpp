@@ -18,6 +18,18 @@
 //   doc_id_offsets.u64       n_docs + 1 offsets into doc_ids.bin
 //   positions.bin            optional: per block, for each posting, its tf positions as varint
 //   block_positions_end.u64  optional: end offset of each block in positions.bin
+//   doc_vectors.bin          optional (a "direct index", as Terrier calls it): per document, in
+//                            docid order, its distinct terms: varint n, then the n term ids
+//                            (ascending) with the vbyte codec's sorted variant (d-gaps), then
+//                            the n term frequencies as tf - 1 with plain vbyte
+//   doc_vectors_end.u64      optional: end offset of each document's record in doc_vectors.bin
+//
+// Document vectors use byte-aligned vbyte rather than the block codecs: a document has tens to
+// a few hundred distinct terms and is read alone (relevance feedback reads ten at a time), so
+// 128-integer blocks (bp128) would be mostly padding, stream-vbyte's control bytes would cost
+// about as much as they save on such short lists, and most gaps and tf - 1 values fit one byte.
+// The record is checked as it is decoded: term ids strictly increasing and below n_terms, every
+// byte used, and the frequencies summing to the document's length in doc_lengths.u32.
 //
 // Integers are little-endian. Each block holds kBlockSize postings (the last block of a term
 // fewer). Block docids are stored relative to base = previous block's last docid + 1 (0 for a
@@ -61,6 +73,8 @@ inline constexpr size_t kPositionFiles = 2;
 // Per-document files (written by IndexBuilder::finish).
 inline constexpr const char* kDocumentFiles[] = {"doc_lengths.u32", "doc_ids.bin",
                                                   "doc_id_offsets.u64"};
+// Optional document vectors (written by IndexBuilder::finish after the postings).
+inline constexpr const char* kVectorFiles[] = {"doc_vectors.bin", "doc_vectors_end.u64"};
 
 enum class FreqCoding { kMinusOne, kPlain, kPrefixSum };
 
