@@ -292,6 +292,12 @@ def test_lexicon_and_documents(tmp_path):
     d, f = index.postings("nope")
     assert d.size == 0 and f.size == 0 and d.dtype == np.uint32
     assert index.doc_id(2) == "x3" and len(index) == 3
+    assert index.docids_of(["x3", "x1", "x3"]).tolist() == [2, 0, 2]
+    assert index.docids_of([]).dtype == np.uint32
+    with pytest.raises(KeyError, match="'x4'"):
+        index.docids_of(["x1", "x4"])
+    with pytest.raises(TypeError):
+        index.docids_of("x1")
     with pytest.raises(IndexError):
         index.doc_id(3)
     assert "n_docs=3" in repr(index)

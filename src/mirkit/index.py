@@ -450,6 +450,7 @@ class Index:
                                 avg_doc_length=s["avg_doc_length"],
                                 max_doc_length=s["max_doc_length"])
         self._doc_ids: Optional[list] = None
+        self._docid_of: Optional[dict] = None
 
     @classmethod
     def open(cls, path, *, verify: bool = True) -> "Index":
@@ -611,6 +612,27 @@ class Index:
         if self._doc_ids is None:
             self._doc_ids = self._reader.doc_ids()
         return self._doc_ids
+
+    def docids_of(self, ids) -> np.ndarray:
+        """Internal docids (uint32) of external document ids, in order (the id map is built on
+        first use, then cached).
+
+        Raises
+        ------
+        KeyError
+            If an id is not in the index (names it).
+        """
+        if isinstance(ids, str):
+            raise TypeError("ids must be a sequence of str, not a str")
+        if self._docid_of is None:
+            self._docid_of = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+        out = np.empty(len(ids), np.uint32)
+        for i, doc_id in enumerate(ids):
+            d = self._docid_of.get(doc_id)
+            if d is None:
+                raise KeyError(f"document id {doc_id!r} is not in {self.path}")
+            out[i] = d
+        return out
 
     @property
     def doc_lengths(self) -> np.ndarray:
