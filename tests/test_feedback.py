@@ -31,12 +31,7 @@ def raw(index):
 
 @pytest.fixture(scope="module")
 def qrels(cranfield_dir) -> dict:
-    out: dict = {}
-    with open(cranfield_dir / "qrels.txt", encoding="utf-8") as f:
-        for line in f:
-            qid, _, docid, rel = line.split()
-            out.setdefault(qid, {})[docid] = int(rel)
-    return out
+    return _collection("cranfield")[2]
 
 
 def expected(fb: Rocchio, searcher, query, relevant, nonrelevant, raw) -> dict:
