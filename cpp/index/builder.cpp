@@ -7,7 +7,8 @@
 
 #include "core/errors.hpp"
 #include "core/files.hpp"
-#include "codecs/vbyte.hpp"
+#include "codecs/elias.hpp"
+#include "codecs/elias_fano.hpp"
 #include "core/parallel.hpp"
 #include "index/format.hpp"
 #include "index/reader.hpp"
@@ -665,11 +666,12 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
   const IndexLayout layout{doc_lengths.size(), n_terms, n_blocks, options.docid_codec,
                            options.freq_codec, options.positions, false};
   const IndexReader reader(dir, layout);
-  const codecs::Codec& vbyte = codecs::vbyte::kCodec;
+  const codecs::Codec& ids_codec = codecs::elias_fano::kCodec;
+  const codecs::Codec& tfs_codec = codecs::elias::kGammaCodec;
   FileWriter records(path(kVectorFiles[0]));
   FileWriter ends(path(kVectorFiles[1]));
   constexpr size_t kPairBytes = 2 * sizeof(uint32_t), kDocBytes = 2 * sizeof(uint64_t);
-  std::vector<uint32_t> terms, tf_minus_1;  // the range's pairs, document by document
+  std::vector<uint32_t> terms, tfs;  // the range's pairs, document by document
   std::vector<uint64_t> start, fill;
   std::vector<uint8_t> scratch;
   alignas(64) uint32_t docs[kBlockSize], freqs[kBlockSize];
@@ -685,7 +687,7 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
     for (uint32_t d = lo; d < hi; ++d) start.push_back(start.back() + doc_terms[d]);
     fill.assign(start.begin(), start.end() - 1);
     terms.resize(pairs);
-    tf_minus_1.resize(pairs);
+    tfs.resize(pairs);
     peak_memory = std::max<size_t>(peak_memory, pairs * kPairBytes + (hi - lo) * kDocBytes);
     for (uint32_t t = 0; t < n_terms; ++t) {
       const uint32_t* last = reader.block_last_docid.data;
@@ -699,7 +701,7 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
           if (docs[i] < lo || docs[i] >= hi) continue;
           const uint64_t k = fill[docs[i] - lo]++;
           terms[k] = t;
-          tf_minus_1[k] = freqs[i] - 1;
+          tfs[k] = freqs[i];
         }
         if (last[b] >= hi) break;
       }
@@ -711,11 +713,11 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
         throw std::runtime_error(core::message("document vectors: document ", d, " has ",
                                                fill[d - lo] - first, " postings, expected ", n));
       }
-      scratch.resize(5 + vbyte.max_encoded_bytes(terms.data() + first, n) +
-                     vbyte.max_encoded_bytes(tf_minus_1.data() + first, n));
+      scratch.resize(5 + ids_codec.max_encoded_bytes(terms.data() + first, n) +
+                     tfs_codec.max_encoded_bytes(tfs.data() + first, n));
       uint8_t* e = core::put_varint(scratch.data(), static_cast<uint32_t>(n));
-      e += vbyte.encode_sorted(terms.data() + first, n, e);
-      e += vbyte.encode(tf_minus_1.data() + first, n, e);
+      e += ids_codec.encode(terms.data() + first, n, e);
+      e += tfs_codec.encode(tfs.data() + first, n, e);
       records.write(scratch.data(), e - scratch.data());
       ends.put<uint64_t>(records.bytes());
     }

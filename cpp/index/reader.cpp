@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "codecs/vbyte.hpp"
+#include "codecs/elias.hpp"
+#include "codecs/elias_fano.hpp"
 #include "core/errors.hpp"
 
 namespace mirkit::index {
@@ -233,20 +234,21 @@ size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
   if (d >= m_layout.n_docs) core::fail_index("docid ", d, " out of range [0, ", m_layout.n_docs, ")");
   const uint8_t* p = m_vectors + (d == 0 ? 0 : doc_vectors_end[d - 1]);
   const uint8_t* end = m_vectors + doc_vectors_end[d];
+  const codecs::Codec& ids_codec = codecs::elias_fano::kCodec;
+  const codecs::Codec& tfs_codec = codecs::elias::kGammaCodec;
   uint32_t n = 0;
   p = core::get_varint(p, end, n);
-  // Every integer takes at least one byte: a hostile count is refused before anything grows.
-  if (!p || n > m_layout.n_terms || 2 * uint64_t{n} > static_cast<uint64_t>(end - p)) {
+  // A hostile count is refused before anything grows.
+  if (!p || n > m_layout.n_terms || n > tfs_codec.max_decoded_count(end - p)) {
     corrupt("doc_vectors.bin: document ", d, " has a bad term count");
   }
   const size_t at = terms.size();
   terms.resize(at + n);
   tfs.resize(at + n);
-  const codecs::Codec& vbyte = codecs::vbyte::kCodec;
   size_t used;
   try {
-    used = vbyte.decode_sorted(p, end - p, terms.data() + at, n);
-    used += vbyte.decode(p + used, end - p - used, tfs.data() + at, n);
+    used = ids_codec.decode(p, end - p, terms.data() + at, n);
+    used += tfs_codec.decode(p + used, end - p - used, tfs.data() + at, n);
   } catch (const std::invalid_argument& e) {
     corrupt("doc_vectors.bin: document ", d, ": ", e.what());
   }
@@ -254,8 +256,7 @@ size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
   uint64_t length = 0;
   for (size_t i = at; i < at + n; ++i) {
     bad |= i > at && terms[i] <= terms[i - 1];
-    length += uint64_t{tfs[i]} + 1;
-    tfs[i] += 1;
+    length += tfs[i];
   }
   if (bad || length != doc_lengths[d]) {
     corrupt("doc_vectors.bin: document ", d, " is inconsistent (term order, range or length)");
