@@ -15,6 +15,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mirkit import _core, codecs
 from mirkit.analysis import Analyzer
@@ -109,17 +111,125 @@ def _files_equal(a: Index, b: Index):
 
 
 def test_spilled_and_threaded_builds_are_byte_identical(tmp_path, cranfield):
-    plain = build(tmp_path, cranfield, "plain", positions=True)
-    spilled = build(tmp_path, cranfield, "spilled", positions=True, memory_budget=1 << 16,
-                    batch_size=97)
-    threaded = build(tmp_path, cranfield, "threaded", positions=True, threads=2, batch_size=50)
-    both = build(tmp_path, cranfield, "both", positions=True, threads=2, batch_size=33,
-                 memory_budget=1 << 16)
+    # with vectors: the 64 KiB budget also cuts their transposition into many docid ranges
+    plain = build(tmp_path, cranfield, "plain", positions=True, vectors=True)
+    spilled = build(tmp_path, cranfield, "spilled", positions=True, vectors=True,
+                    memory_budget=1 << 16, batch_size=97)
+    threaded = build(tmp_path, cranfield, "threaded", positions=True, vectors=True, threads=2,
+                     batch_size=50)
+    both = build(tmp_path, cranfield, "both", positions=True, vectors=True, threads=2,
+                 batch_size=33, memory_budget=1 << 16)
+    assert "doc_vectors.bin" in plain.manifest["files"]
     assert spilled.manifest["build"]["runs_spilled"] > 5
     assert both.manifest["build"]["runs_spilled"] > 5
     assert plain.manifest["build"]["runs_spilled"] == 0
     for other in (spilled, threaded, both):
         _files_equal(plain, other)
+
+
+def transposed_postings(index):
+    """(docids, term ids, tfs) of every posting, sorted by docid then term id (numpy)."""
+    docids, terms, tfs = [np.zeros(0, np.uint32)], [np.zeros(0, np.uint32)], \
+        [np.zeros(0, np.uint32)]
+    for t, term in enumerate(index.terms()):
+        d, f = index.postings(term)
+        docids.append(d)
+        terms.append(np.full(d.size, t, np.uint32))
+        tfs.append(f)
+    docids, terms, tfs = (np.concatenate(a) for a in (docids, terms, tfs))
+    order = np.lexsort((terms, docids))
+    return docids[order], terms[order], tfs[order]
+
+
+def check_vectors(index):
+    docids, terms, tfs = transposed_postings(index)
+    n = index.stats.n_docs
+    v = index.doc_vectors(np.arange(n))
+    np.testing.assert_array_equal(v.offsets, np.searchsorted(docids, np.arange(n + 1)))
+    np.testing.assert_array_equal(v.term_ids, terms)
+    np.testing.assert_array_equal(v.tfs, tfs)
+    assert v.offsets.dtype == np.uint64 and v.term_ids.dtype == v.tfs.dtype == np.uint32
+    for d in range(0, n, max(1, n // 25)):
+        t, f = index.doc_vector(d)
+        np.testing.assert_array_equal(t, terms[v.offsets[d]:v.offsets[d + 1]])
+        np.testing.assert_array_equal(f, tfs[v.offsets[d]:v.offsets[d + 1]])
+    # the frequencies add up to the document lengths
+    owner = np.repeat(np.arange(n), np.diff(v.offsets).astype(np.int64))
+    np.testing.assert_array_equal(np.bincount(owner, weights=v.tfs, minlength=n),
+                                  index.doc_lengths)
+
+
+def test_vectors_are_the_transposed_postings(tmp_path, cranfield):
+    index = build(tmp_path, cranfield, vectors=True)
+    assert index.has_vectors
+    check_vectors(index)
+    some = index.doc_vectors([7, 3, 7])  # any order, repeats allowed
+    np.testing.assert_array_equal(some.term_ids[:some.offsets[1]], index.doc_vector(7)[0])
+    np.testing.assert_array_equal(some.term_ids[some.offsets[2]:], index.doc_vector(7)[0])
+
+
+@pytest.mark.parametrize("codec", ["vbyte", "elias_gamma", "elias_fano"])
+def test_vectors_synthetic_corpus_spilled(tmp_path, codec):
+    docs = _synthetic(2500, seed=13)
+    index = build(tmp_path, docs, codec=codec, vectors=True, memory_budget=1 << 16)
+    check_vectors(index)
+
+
+WORDS = ["apple", "banana", "cherry", "date", "elder", "fig", "grape", "the", "of", "x"]
+
+
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join), max_size=30),
+       st.sampled_from([1 << 16, 1 << 30]))
+@settings(max_examples=40, deadline=None)
+def test_vectors_round_trip(texts, budget):
+    import tempfile
+
+    docs = [(f"d{i}", text) for i, text in enumerate(texts)]
+    with tempfile.TemporaryDirectory() as tmp:
+        index = build_index(docs, os.path.join(tmp, "idx"), threads=1, vectors=True,
+                            memory_budget=budget)
+        terms = index.terms()
+        for d, (_, text) in enumerate(docs):
+            expected = sorted(Counter(index.analyzer(text)).items())
+            t, f = index.doc_vector(d)
+            assert [(terms[i], int(c)) for i, c in zip(t, f)] == expected
+        v = index.doc_vectors(np.arange(len(docs), dtype=np.uint32))
+        assert v.offsets.size == len(docs) + 1 and v.offsets[-1] == index.stats.n_postings
+
+
+def test_vectors_errors(tmp_path):
+    docs = [("a", "red fish"), ("b", ""), ("c", "blue fish fish")]
+    plain = build(tmp_path, docs, "plain")
+    assert not plain.has_vectors and plain.sizes()["vectors"] == 0
+    with pytest.raises(ValueError, match="rebuilt with vectors=True"):
+        plain.doc_vector(0)
+    with pytest.raises(ValueError, match="rebuilt with vectors=True"):
+        plain.doc_vectors([0])
+    with pytest.raises(ValueError, match="rebuilt with vectors=True"):
+        plain.reader.doc_vector(0)  # the C++ reader says so too
+    index = build(tmp_path, docs, "vec", vectors=True)
+    t, f = index.doc_vector(1)  # a document with no terms
+    assert t.size == 0 and f.size == 0 and t.dtype == np.uint32
+    assert [index.term(i) for i in index.doc_vector(2)[0]] == ["blue", "fish"]
+    assert index.doc_vector(np.int64(2))[1].tolist() == [1, 2]
+    for bad in (3, -1, 2**40):
+        with pytest.raises(IndexError, match="out of range"):
+            index.doc_vector(bad)
+    with pytest.raises(IndexError, match="out of range"):
+        index.doc_vectors([0, 3])
+    for bad in (1.0, "0", True, None):
+        with pytest.raises(TypeError):
+            index.doc_vector(bad)
+    with pytest.raises(TypeError):
+        index.doc_vectors([0.5])
+    with pytest.raises(ValueError, match="uint32"):
+        index.doc_vectors([-1])
+    with pytest.raises(ValueError, match="1-dimensional"):
+        index.doc_vectors([[0]])
+    empty = index.doc_vectors([])
+    assert empty.offsets.tolist() == [0] and empty.term_ids.size == 0
+    nothing = build(tmp_path, [], "empty", vectors=True)
+    assert nothing.has_vectors and nothing.doc_vectors([]).term_ids.size == 0
 
 
 def test_cursor_against_numpy(tmp_path, rng):
@@ -182,6 +292,12 @@ def test_lexicon_and_documents(tmp_path):
     d, f = index.postings("nope")
     assert d.size == 0 and f.size == 0 and d.dtype == np.uint32
     assert index.doc_id(2) == "x3" and len(index) == 3
+    assert index.docids_of(["x3", "x1", "x3"]).tolist() == [2, 0, 2]
+    assert index.docids_of([]).dtype == np.uint32
+    with pytest.raises(KeyError, match="'x4'"):
+        index.docids_of(["x1", "x4"])
+    with pytest.raises(TypeError):
+        index.docids_of("x1")
     with pytest.raises(IndexError):
         index.doc_id(3)
     assert "n_docs=3" in repr(index)
@@ -278,7 +394,7 @@ def test_killed_build_leaves_nothing_that_opens(tmp_path):
 @pytest.fixture
 def small_index(tmp_path):
     docs = _synthetic(1200, seed=11)
-    build(tmp_path, docs, "idx", positions=True)
+    build(tmp_path, docs, "idx", positions=True, vectors=True)
     return tmp_path / "idx"
 
 
@@ -322,11 +438,13 @@ def _read_everything(path):
         while c.docid != 2**32 - 1:
             c.positions()
             c.next()
+    index.doc_vectors(np.arange(index.stats.n_docs))
 
 
 @pytest.mark.parametrize("name", ["docids.bin", "freqs.bin", "positions.bin", "term_offsets.u64",
                                   "term_blocks.u64", "block_last_docid.u32", "block_docs_end.u64",
-                                  "terms.bin", "term_df.u32", "doc_id_offsets.u64"])
+                                  "terms.bin", "term_df.u32", "doc_id_offsets.u64",
+                                  "doc_vectors.bin", "doc_vectors_end.u64"])
 def test_hostile_files_with_valid_checksums_raise_cleanly(small_index, name):
     """Crafted damage that passes the checksum is caught by structure or block validation."""
     original = (small_index / name).read_bytes()
@@ -361,6 +479,10 @@ def test_manifest_problems(small_index):
     broken = dict(m, stats=dict(m["stats"], n_terms=m["stats"]["n_terms"] + 1))
     (small_index / "manifest.json").write_text(json.dumps(broken))
     with pytest.raises(IndexCorruptError, match="term_"):
+        Index.open(small_index)
+    bad_vectors = dict(m, codecs=dict(m["codecs"], vectors="zstd"))
+    (small_index / "manifest.json").write_text(json.dumps(bad_vectors))
+    with pytest.raises(IndexCorruptError, match="malformed manifest"):
         Index.open(small_index)
     with pytest.raises(FileNotFoundError):
         Index.open(small_index / "nowhere")
@@ -454,6 +576,9 @@ def test_cli_index_and_stats(tmp_path, capsys):
     assert "n_docs         300" in text and "docids=vbyte" in text and "docids " in text
     assert main(["stats", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["manifest"]["stats"]["n_docs"] == 300
+    vectors = tmp_path / "vectors"
+    assert main(["index", str(src), "-o", str(vectors), "--skip-errors", "--vectors", "-q"]) == 0
+    assert Index.open(vectors).has_vectors and not Index.open(out).has_vectors
     (out / "docids.bin").write_bytes(b"\0")
     assert main(["stats", str(out)]) == 1
     assert "docids.bin" in capsys.readouterr().err

@@ -75,21 +75,22 @@ void bind_index(py::module_& m) {
 
   py::class_<IndexBuilder>(m, "IndexBuilder")
       .def(py::init([](std::string directory, const py::dict& analyzer, std::string docid_codec,
-                       std::string freq_codec, bool positions, unsigned threads,
+                       std::string freq_codec, bool positions, bool vectors, unsigned threads,
                        size_t memory_budget, double k1, double b) {
              index::BuildOptions o;
              o.analyzer = analyzer_config(analyzer);
              o.docid_codec = std::move(docid_codec);
              o.freq_codec = std::move(freq_codec);
              o.positions = positions;
+             o.vectors = vectors;
              o.threads = threads;
              o.memory_budget = memory_budget;
              o.bm25 = {k1, b};
              return std::make_unique<IndexBuilder>(std::move(directory), std::move(o));
            }),
            py::kw_only(), py::arg("directory"), py::arg("analyzer"), py::arg("docid_codec"),
-           py::arg("freq_codec"), py::arg("positions"), py::arg("threads"),
-           py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
+           py::arg("freq_codec"), py::arg("positions"), py::arg("vectors"),
+           py::arg("threads"), py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
       .def("add_batch",
            [](IndexBuilder& self, const py::list& ids, const py::list& texts) -> py::object {
              if (ids.size() != texts.size()) throw py::value_error("ids and texts differ in length");
@@ -150,15 +151,15 @@ void bind_index(py::module_& m) {
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,
                        uint64_t n_blocks, std::string docid_codec, std::string freq_codec,
-                       bool positions) {
-             index::IndexLayout l{n_docs, n_terms, n_blocks, std::move(docid_codec),
-                                  std::move(freq_codec), positions};
+                       bool positions, bool vectors) {
+             index::IndexLayout l{n_docs,    n_terms,   n_blocks, std::move(docid_codec),
+                                  std::move(freq_codec), positions, vectors};
              py::gil_scoped_release release;
              return std::make_unique<IndexReader>(directory, l);
            }),
            py::kw_only(), py::arg("directory"), py::arg("n_docs"), py::arg("n_terms"),
            py::arg("n_blocks"), py::arg("docid_codec"), py::arg("freq_codec"),
-           py::arg("positions"))
+           py::arg("positions"), py::arg("vectors"))
       .def("term", [](const IndexReader& r, uint32_t t) { return std::string(r.term(t)); })
       .def("find_term", &IndexReader::find_term)
       .def("prefix_range", &IndexReader::prefix_range)
@@ -191,6 +192,28 @@ void bind_index(py::module_& m) {
         }
         return py::make_tuple(to_numpy(std::move(docids)), to_numpy(std::move(freqs)));
       })
+      .def("doc_vector", [](const IndexReader& r, uint32_t d) {
+        std::vector<uint32_t> terms, tfs;
+        {
+          py::gil_scoped_release release;
+          r.doc_vector(d, terms, tfs);
+        }
+        return py::make_tuple(to_numpy(std::move(terms)), to_numpy(std::move(tfs)));
+      }, py::arg("docid"), "(term ids, tfs) of one document.")
+      .def("doc_vectors", [](const IndexReader& r, const U32Array& docids) {
+        // CSR: document i's terms are term_ids[offsets[i]:offsets[i + 1]].
+        const uint32_t* ds = docids.data();
+        const size_t n = static_cast<size_t>(docids.size());
+        std::vector<uint64_t> offsets{0};
+        std::vector<uint32_t> terms, tfs;
+        {
+          py::gil_scoped_release release;
+          offsets.reserve(n + 1);
+          for (size_t i = 0; i < n; ++i) offsets.push_back(offsets.back() + r.doc_vector(ds[i], terms, tfs));
+        }
+        return py::make_tuple(to_numpy(std::move(offsets)), to_numpy(std::move(terms)),
+                              to_numpy(std::move(tfs)));
+      }, py::arg("docids").noconvert(), "(offsets, term ids, tfs) of many documents (CSR).")
       .def("cursor", &IndexReader::cursor, py::keep_alive<0, 1>())
       .def_property_readonly("df", [](py::object self) { return view(self.cast<const IndexReader&>().df, self); })
       .def_property_readonly("cf", [](py::object self) { return view(self.cast<const IndexReader&>().cf, self); })

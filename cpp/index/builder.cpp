@@ -7,8 +7,11 @@
 
 #include "core/errors.hpp"
 #include "core/files.hpp"
+#include "codecs/elias.hpp"
+#include "codecs/elias_fano.hpp"
 #include "core/parallel.hpp"
 #include "index/format.hpp"
+#include "index/reader.hpp"
 #include "index/string_map.hpp"
 
 namespace mirkit::index {
@@ -182,6 +185,7 @@ struct IndexBuilder::State {
 
   // per document
   std::vector<uint32_t> doc_lengths;
+  std::vector<uint32_t> doc_terms;  // distinct terms (only for document vectors)
   std::vector<uint64_t> id_offsets{0};
   IdHashSet id_hashes;
   std::unique_ptr<FileWriter> ids_file;
@@ -307,6 +311,7 @@ struct IndexBuilder::State {
         buffer_bytes += b.bytes.capacity() - before;
       }
       doc_lengths.push_back(w.doc_lengths[d]);
+      if (options.vectors) doc_terms.push_back(w.doc_pairs_end[d] - (d ? w.doc_pairs_end[d - 1] : 0));
       total_tokens += w.doc_lengths[d];
       max_doc_length = std::max(max_doc_length, w.doc_lengths[d]);
     }
@@ -409,6 +414,7 @@ struct IndexBuilder::State {
   }
 
   BuildStats finish();
+  void write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats);
 };
 
 namespace {
@@ -478,6 +484,7 @@ class BlockWriter {
 
   uint64_t n_terms() const { return m_n_terms; }
   uint64_t n_postings() const { return m_n_postings; }
+  uint64_t n_blocks() const { return m_n_blocks; }
 
  private:
   FileWriter& m_terms() { return *m_files[0]; }
@@ -636,6 +643,10 @@ BuildStats IndexBuilder::State::finish() {
   for (FileInfo& f : out.close()) stats.files.push_back(std::move(f));
   sources.clear();
   if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
+  dict.clear();  // the last run's memory goes back before the vectors take theirs
+  std::vector<TermBuffer>().swap(buffers);
+  buffer_bytes = 0;
+  if (options.vectors) write_vectors(out.n_terms(), out.n_blocks(), stats);
 
   stats.n_docs = doc_lengths.size();
   stats.n_terms = out.n_terms();
@@ -643,6 +654,78 @@ BuildStats IndexBuilder::State::finish() {
   stats.total_tokens = total_tokens;
   stats.max_doc_length = max_doc_length;
   return stats;
+}
+
+// Document vectors: the postings just written, read back and transposed. Docids are taken in
+// ranges whose (term, tf) pairs fit the memory budget (doc_terms gives each document's count,
+// so the output slots are known before the pass); each range visits every term through its
+// skip list and decodes only the blocks that overlap the range. Terms are visited in id order,
+// so each document's term ids come out ascending. The output depends only on the postings, so
+// spilled and threaded builds stay byte-identical.
+void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats) {
+  const IndexLayout layout{doc_lengths.size(), n_terms, n_blocks, options.docid_codec,
+                           options.freq_codec, options.positions, false};
+  const IndexReader reader(dir, layout);
+  const codecs::Codec& ids_codec = codecs::elias_fano::kCodec;
+  const codecs::Codec& tfs_codec = codecs::elias::kGammaCodec;
+  FileWriter records(path(kVectorFiles[0]));
+  FileWriter ends(path(kVectorFiles[1]));
+  constexpr size_t kPairBytes = 2 * sizeof(uint32_t), kDocBytes = 2 * sizeof(uint64_t);
+  std::vector<uint32_t> terms, tfs;  // the range's pairs, document by document
+  std::vector<uint64_t> start, fill;
+  std::vector<uint8_t> scratch;
+  alignas(64) uint32_t docs[kBlockSize], freqs[kBlockSize];
+  const uint32_t n_docs = static_cast<uint32_t>(doc_lengths.size());
+  for (uint32_t lo = 0, hi = 0; lo < n_docs; lo = hi) {
+    // The range [lo, hi): at least one document, else as many as the budget holds.
+    uint64_t pairs = 0;
+    do {
+      pairs += doc_terms[hi++];
+    } while (hi < n_docs &&
+             (pairs + doc_terms[hi]) * kPairBytes + (hi + 1 - lo) * kDocBytes <= options.memory_budget);
+    start.assign(1, 0);
+    for (uint32_t d = lo; d < hi; ++d) start.push_back(start.back() + doc_terms[d]);
+    fill.assign(start.begin(), start.end() - 1);
+    terms.resize(pairs);
+    tfs.resize(pairs);
+    peak_memory = std::max<size_t>(peak_memory, pairs * kPairBytes + (hi - lo) * kDocBytes);
+    for (uint32_t t = 0; t < n_terms; ++t) {
+      const uint32_t* last = reader.block_last_docid.data;
+      const uint64_t end = reader.term_blocks[t + 1];
+      uint64_t b = std::lower_bound(last + reader.term_blocks[t], last + end, lo) - last;
+      for (; b < end; ++b) {
+        const uint32_t n = reader.decode_docids(t, b, docs);
+        if (docs[0] >= hi) break;
+        reader.decode_freqs(b, n, freqs);
+        for (uint32_t i = 0; i < n; ++i) {
+          if (docs[i] < lo || docs[i] >= hi) continue;
+          const uint64_t k = fill[docs[i] - lo]++;
+          terms[k] = t;
+          tfs[k] = freqs[i];
+        }
+        if (last[b] >= hi) break;
+      }
+    }
+    for (uint32_t d = lo; d < hi; ++d) {
+      const uint64_t first = start[d - lo];
+      const size_t n = doc_terms[d];
+      if (fill[d - lo] != first + n) {
+        throw std::runtime_error(core::message("document vectors: document ", d, " has ",
+                                               fill[d - lo] - first, " postings, expected ", n));
+      }
+      scratch.resize(5 + ids_codec.max_encoded_bytes(terms.data() + first, n) +
+                     tfs_codec.max_encoded_bytes(tfs.data() + first, n));
+      uint8_t* e = core::put_varint(scratch.data(), static_cast<uint32_t>(n));
+      e += ids_codec.encode(terms.data() + first, n, e);
+      e += tfs_codec.encode(tfs.data() + first, n, e);
+      records.write(scratch.data(), e - scratch.data());
+      ends.put<uint64_t>(records.bytes());
+    }
+  }
+  for (FileWriter* f : {&records, &ends}) {
+    f->close();
+    stats.files.push_back({fs::path(f->path()).filename().string(), f->bytes(), f->crc()});
+  }
 }
 
 IndexBuilder::IndexBuilder(std::string directory, BuildOptions options)

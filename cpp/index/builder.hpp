@@ -8,7 +8,8 @@
 // is written to disk sorted by term and memory starts over. finish() merges the runs term by
 // term (postings concatenate, because runs cover increasing docid ranges) and encodes blocks, so
 // the output depends only on the documents and options: spilled, single- and multi-threaded
-// builds are byte-identical.
+// builds are byte-identical. Document vectors, when asked for, are the written postings read
+// back and transposed, one docid range at a time within the budget (see format.hpp).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,7 @@ struct BuildOptions {
   std::string docid_codec = "bp128";
   std::string freq_codec = "bp128";
   bool positions = false;
+  bool vectors = false;  // also write document vectors (doc_vectors.bin)
   unsigned threads = 1;
   size_t memory_budget = size_t{1} << 30;  // bytes of postings buffers + dictionaries
   Bm25Params bm25;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "codecs/elias.hpp"
+#include "codecs/elias_fano.hpp"
 #include "core/errors.hpp"
 
 namespace mirkit::index {
@@ -44,6 +46,7 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   std::vector<const char*> names(std::begin(kPostingFiles), std::end(kPostingFiles));
   if (!layout.positions) names.resize(names.size() - kPositionFiles);
   names.insert(names.end(), std::begin(kDocumentFiles), std::end(kDocumentFiles));
+  if (layout.vectors) names.insert(names.end(), std::begin(kVectorFiles), std::end(kVectorFiles));
   for (const char* name : names) {
     m_files.emplace_back(name, core::MappedFile((fs::path(directory) / name).string()));
   }
@@ -65,6 +68,10 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   m_freqs = file("freqs.bin").data();
   m_doc_ids = reinterpret_cast<const char*>(file("doc_ids.bin").data());
   if (layout.positions) m_positions = file("positions.bin").data();
+  if (layout.vectors) {
+    doc_vectors_end = map_array<uint64_t>("doc_vectors_end.u64", nd);
+    m_vectors = file("doc_vectors.bin").data();
+  }
   validate();
 }
 
@@ -86,6 +93,11 @@ void IndexReader::validate() const {
   check_offsets(block_freqs_end, file("freqs.bin").size(), "block_freqs_end.u64", true);
   if (m_layout.positions) {
     check_offsets(block_positions_end, file("positions.bin").size(), "block_positions_end.u64", true);
+  }
+  if (m_layout.vectors) {
+    const uint64_t size = file("doc_vectors.bin").size();
+    check_offsets(doc_vectors_end, size, "doc_vectors_end.u64", true);
+    if (doc_vectors_end.size == 0 && size != 0) corrupt("doc_vectors.bin: ", size, " bytes for no documents");
   }
   check_offsets(term_blocks, m_layout.n_blocks, "term_blocks.u64", true);
   if (term_blocks[0] != 0) corrupt("term_blocks.u64: first entry is not 0");
@@ -212,6 +224,44 @@ void IndexReader::postings(uint32_t t, std::vector<uint32_t>& docids,
     decode_freqs(b, n, freqs.data() + at);
     at += n;
   }
+}
+
+size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
+                               std::vector<uint32_t>& tfs) const {
+  if (!m_layout.vectors) {
+    core::fail_value("the index has no document vectors; it must be rebuilt with vectors=True");
+  }
+  if (d >= m_layout.n_docs) core::fail_index("docid ", d, " out of range [0, ", m_layout.n_docs, ")");
+  const uint8_t* p = m_vectors + (d == 0 ? 0 : doc_vectors_end[d - 1]);
+  const uint8_t* end = m_vectors + doc_vectors_end[d];
+  const codecs::Codec& ids_codec = codecs::elias_fano::kCodec;
+  const codecs::Codec& tfs_codec = codecs::elias::kGammaCodec;
+  uint32_t n = 0;
+  p = core::get_varint(p, end, n);
+  // A hostile count is refused before anything grows.
+  if (!p || n > m_layout.n_terms || n > tfs_codec.max_decoded_count(end - p)) {
+    corrupt("doc_vectors.bin: document ", d, " has a bad term count");
+  }
+  const size_t at = terms.size();
+  terms.resize(at + n);
+  tfs.resize(at + n);
+  size_t used;
+  try {
+    used = ids_codec.decode(p, end - p, terms.data() + at, n);
+    used += tfs_codec.decode(p + used, end - p - used, tfs.data() + at, n);
+  } catch (const std::invalid_argument& e) {
+    corrupt("doc_vectors.bin: document ", d, ": ", e.what());
+  }
+  bool bad = used != static_cast<size_t>(end - p) || (n && terms[at + n - 1] >= m_layout.n_terms);
+  uint64_t length = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    bad |= i > at && terms[i] <= terms[i - 1];
+    length += tfs[i];
+  }
+  if (bad || length != doc_lengths[d]) {
+    corrupt("doc_vectors.bin: document ", d, " is inconsistent (term order, range or length)");
+  }
+  return n;
 }
 
 PostingCursor::PostingCursor(const IndexReader& index, uint32_t term) : m_index(&index), m_term(term) {

@@ -25,6 +25,7 @@ struct IndexLayout {
   std::string docid_codec;
   std::string freq_codec;
   bool positions = false;
+  bool vectors = false;
 };
 
 template <class T>
@@ -106,10 +107,14 @@ class IndexReader {
   PostingCursor cursor(uint32_t term) const { return PostingCursor(*this, term); }
   // All postings of a term, decoded (for inspection and tests).
   void postings(uint32_t term, std::vector<uint32_t>& docids, std::vector<uint32_t>& freqs) const;
+  // Appends document d's distinct term ids (ascending) and their frequencies to terms and tfs;
+  // returns how many. std::invalid_argument if the index has no vectors, std::out_of_range for
+  // a bad docid, CorruptIndexError for a damaged record.
+  size_t doc_vector(uint32_t d, std::vector<uint32_t>& terms, std::vector<uint32_t>& tfs) const;
 
   Array<uint32_t> df, block_last_docid, doc_lengths;
   Array<uint64_t> cf, term_blocks, block_docs_end, block_freqs_end, block_positions_end;
-  Array<uint64_t> term_offsets, doc_id_offsets;
+  Array<uint64_t> term_offsets, doc_id_offsets, doc_vectors_end;
   Array<float> term_max_score, block_max_score;
 
   // Block decoding (validates the block); out must hold kBlockSize values.
@@ -132,6 +137,7 @@ class IndexReader {
   const uint8_t* m_docids = nullptr;
   const uint8_t* m_freqs = nullptr;
   const uint8_t* m_positions = nullptr;
+  const uint8_t* m_vectors = nullptr;
   const char* m_doc_ids = nullptr;
 
   friend class PostingCursor;

@@ -150,7 +150,7 @@ def _cmd_index(args) -> int:
         total = read_documents(args.input).bytes_total
         progress = Progress(total, quiet=args.quiet)
         with IndexWriter(args.output, analyzer=analyzer, codec=args.codec,
-                         positions=args.positions, threads=args.threads,
+                         positions=args.positions, vectors=args.vectors, threads=args.threads,
                          memory_budget=args.memory, overwrite=args.overwrite) as writer:
             writer.add_documents(args.input, format=args.format, skip_errors=args.skip_errors,
                                  progress=progress)
@@ -388,6 +388,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--codec", default=None, help="posting codec (default: the fastest)")
     p.add_argument("--memory", default="1GB", help="memory budget before spilling, e.g. 512MB")
     p.add_argument("--positions", action="store_true", help="store token positions")
+    p.add_argument("--vectors", action="store_true",
+                   help="store document vectors (for relevance feedback)")
     p.add_argument("--format", default="auto", choices=["auto", "jsonl", "trec", "text"])
     p.add_argument("--skip-errors", action="store_true", help="skip and count malformed docs")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index")

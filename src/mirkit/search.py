@@ -17,7 +17,8 @@ an algorithm adds its terms in, and pruning compares exact bounds.
 Queries are analyzed with the index's own analyzer; a term repeated in the query weighs by its
 count; terms missing from the index are ignored; a query with no known term gives an empty
 result. A mapping ``{term: weight}`` of already-analyzed terms is accepted too (relevance
-feedback uses it).
+feedback uses it). ``feedback=Rocchio()`` (:mod:`mirkit.feedback`) adds pseudo-relevance
+feedback: a first retrieval, query expansion from its top documents, and a second retrieval.
 
 Examples
 --------
@@ -166,7 +167,7 @@ class Searcher:
         return SearchResult(*raw, algorithm, self.index)
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
-               scorer: Union[None, str, Scorer] = None) -> SearchResult:
+               scorer: Union[None, str, Scorer] = None, feedback=None) -> SearchResult:
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -179,18 +180,26 @@ class Searcher:
             One of :data:`ALGORITHMS`.
         scorer : Scorer or str, optional
             Overrides the searcher's scorer for this query.
+        feedback : mirkit.feedback.Rocchio, optional
+            Pseudo-relevance feedback (the index needs document vectors); the result is the
+            second retrieval's.
         """
         k, spec = self._options(k, algorithm, scorer)
+        if feedback is not None:
+            return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
         terms = self.analyze(query)
         raw = self._engine.search(list(terms), list(terms.values()), k, algorithm, spec)
         return self._result(raw, algorithm)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
-                     threads: int = 0) -> list:
+                     threads: int = 0, feedback=None) -> list:
         """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released."""
         k, spec = self._options(k, algorithm, scorer)
         threads = check_count(threads, "threads")
+        if feedback is not None:
+            return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
+                                                    scorer=scorer, threads=threads)
         analyzed = [self.analyze(q) for q in queries]
         raw = self._engine.search_batch([(list(t), list(t.values())) for t in analyzed], k,
                                         algorithm, threads, spec)
@@ -208,3 +217,12 @@ class Searcher:
         """Compute the pruning bounds of every term for `scorer` now rather than on first use
         (nothing to do for BM25 with the index's parameters: the index stores them)."""
         self._engine.precompute_bounds(self._spec(scorer), check_count(threads, "threads"))
+
+
+def _feedback(feedback):
+    from mirkit.feedback import Rocchio
+
+    if not isinstance(feedback, Rocchio):
+        raise TypeError(f"feedback must be a mirkit.feedback.Rocchio, got "
+                        f"{type(feedback).__name__}")
+    return feedback
