@@ -238,3 +238,22 @@ def test_prf_effectiveness(name, tmp_path, record_property):
     assert 0.1 < means["map"][0] < 1
     assert means["map"][1] > 0.75 * means["map"][0]
     assert means["recall_1000"][1] > 0.9 * means["recall_1000"][0]
+
+
+def test_cli_search_feedback(tmp_path, capsys):
+    from mirkit import cli
+    from mirkit.evaluation import read_run
+
+    docs = [(f"d{i}", text) for i, text in enumerate(
+        ["apple banana cherry", "apple banana", "banana cherry durian", "cherry durian egg",
+         "apple egg fig", "fig grape apple banana"] * 3)]
+    build_index(docs, tmp_path / "idx", threads=1, vectors=True)
+    (tmp_path / "q.tsv").write_text("1\tapple\n2\tdurian egg\n")
+    assert cli.main(["search", str(tmp_path / "idx"), "--queries", str(tmp_path / "q.tsv"),
+                     "--run", str(tmp_path / "r"), "--feedback", "--fb-docs", "3"]) == 0
+    searcher = Searcher(str(tmp_path / "idx"))
+    expected = searcher.search_batch(["apple", "durian egg"], 10, feedback=Rocchio(docs=3))
+    ranked = read_run(tmp_path / "r").ranked()
+    assert [ranked[q][0] for q in ("1", "2")] == [r.ids for r in expected]
+    assert cli.main(["search", str(tmp_path / "idx"), "apple", "--feedback"]) == 0
+    assert "results in" in capsys.readouterr().out

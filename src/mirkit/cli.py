@@ -235,9 +235,19 @@ def _boolean_query(index, expression: str) -> int:
     return 0
 
 
+def _feedback(args):
+    """Rocchio pseudo-relevance feedback with Anserini's defaults, when asked for."""
+    if not args.feedback:
+        return None
+    from mirkit.feedback import Rocchio
+
+    return Rocchio(docs=args.fb_docs, terms=args.fb_terms)
+
+
 def _ranked_query(searcher, args) -> int:
     start = time.perf_counter()
-    result = searcher.search(args.query, args.k, algorithm=args.algorithm)
+    result = searcher.search(args.query, args.k, algorithm=args.algorithm,
+                             feedback=_feedback(args))
     elapsed = time.perf_counter() - start
     ids = result.ids
     width = max([len("id")] + [len(i) for i in ids])
@@ -260,7 +270,8 @@ def _run_queries(searcher, args) -> int:
         for first in range(0, len(queries), _RUN_CHUNK):
             chunk = queries[first:first + _RUN_CHUNK]
             results = searcher.search_batch([text for _, text in chunk], args.k,
-                                            algorithm=args.algorithm, threads=args.threads)
+                                            algorithm=args.algorithm, threads=args.threads,
+                                            feedback=_feedback(args))
             for (qid, _), result in zip(chunk, results):
                 out.writelines(run_lines(qid, result.ids, result.scores, args.tag))
                 lines += len(result)
@@ -432,6 +443,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--run", metavar="FILE", help="TREC run file to write (with --queries)")
     p.add_argument("--tag", default="mirkit", help="run tag, the last column (default mirkit)")
     p.add_argument("--threads", type=int, default=0, help="threads for --queries (0 = all)")
+    p.add_argument("--feedback", action="store_true", help="Rocchio pseudo-relevance feedback "
+                   "(Anserini's defaults; the index needs document vectors: index --vectors)")
+    p.add_argument("--fb-docs", type=int, default=10, help="feedback documents (default 10)")
+    p.add_argument("--fb-terms", type=int, default=10, help="expansion terms (default 10)")
     p.set_defaults(func=_cmd_search, command="search")
     search_parser = p
     trec_eval_options = argparse.ArgumentParser(add_help=False)
