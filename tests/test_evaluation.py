@@ -323,33 +323,23 @@ def test_rank_column_is_ignored_and_comments_skipped(tmp_path):
         {"1": {"recip_rank": 0.5}}
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ("1 0 a\n", 1, "expected 4 fields"),
-    ("1 0 a 1\n1 0 b 1 x\n", 2, "expected 4 fields"),
-    ("1 0 a high\n", 1, "not an integer"),
-    ("1 0 a 1\n\n1 0 a 0\n", 3, "judged twice"),
-    ("1 0 a 2000000\n", 1, "too large"),
-    ("1 0 a\x00 1\n", 1, "NUL"),
+@pytest.mark.parametrize("reader, text, line, message", [
+    (read_qrels, "1 0 a\n", 1, "expected 4 fields"),
+    (read_qrels, "1 0 a 1\n1 0 b 1 x\n", 2, "expected 4 fields"),
+    (read_qrels, "1 0 a high\n", 1, "not an integer"),
+    (read_qrels, "1 0 a 1\n\n1 0 a 0\n", 3, "judged twice"),
+    (read_qrels, "1 0 a 2000000\n", 1, "too large"),
+    (read_qrels, "1 0 a\x00 1\n", 1, "NUL"),
+    (read_run, "1 Q0 a 1 0.5\n", 1, "expected 6 fields"),
+    (read_run, "1 Q0 a 1 0.5 t\n1 Q0 b 2 x t\n", 2, "not a number"),
+    (read_run, "1 Q0 a 1 nan t\n", 1, "NaN"),
+    (read_run, "1 Q0 a 1 0.5 t\n1 Q0 a 2 0.4 t\n", 2, "retrieved twice"),
 ])
-def test_malformed_qrels_name_file_and_line(tmp_path, text, line, message):
-    path = tmp_path / "bad.qrels"
+def test_malformed_lines_name_file_and_line(tmp_path, reader, text, line, message):
+    path = tmp_path / "bad"
     path.write_text(text)
     with pytest.raises(InputError, match=message) as e:
-        read_qrels(path)
-    assert e.value.path == str(path) and e.value.line == line
-
-
-@pytest.mark.parametrize("text, line, message", [
-    ("1 Q0 a 1 0.5\n", 1, "expected 6 fields"),
-    ("1 Q0 a 1 0.5 t\n1 Q0 b 2 x t\n", 2, "not a number"),
-    ("1 Q0 a 1 nan t\n", 1, "NaN"),
-    ("1 Q0 a 1 0.5 t\n1 Q0 a 2 0.4 t\n", 2, "retrieved twice"),
-])
-def test_malformed_runs_name_file_and_line(tmp_path, text, line, message):
-    path = tmp_path / "bad.run"
-    path.write_text(text)
-    with pytest.raises(InputError, match=message) as e:
-        read_run(path)
+        reader(path)
     assert e.value.path == str(path) and e.value.line == line
 
 
