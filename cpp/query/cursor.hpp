@@ -38,6 +38,8 @@ inline Score to_fixed(double x) {
 template <class S>
 class ScoredCursor {
  public:
+  // How far ahead in its block a scored cursor prefetches the scorer's per-document data.
+  static constexpr uint32_t kPrefetchAhead = 16;
   ScoredCursor(index::PostingCursor postings, TermParams params)
       : m_postings(std::move(postings)), m_params(params) {}
 
@@ -49,8 +51,12 @@ class ScoredCursor {
   uint32_t size() const { return m_postings.size(); }
   uint64_t postings_decoded() const { return m_postings.postings_decoded(); }
 
-  // Contribution of the current posting.
+  // Contribution of the current posting. The scorer's per-document data (BM25's norms: 20 MB
+  // for 5M documents) is read at random and was half the time of block-max WAND in stalls: a
+  // scored cursor usually goes on to score more of its block's documents, so it prefetches the
+  // data of the posting kPrefetchAhead further on.
   Score score(const S& scorer) {
+    scorer.prefetch(m_postings.docid_ahead(kPrefetchAhead));
     return to_fixed(m_params.weight * scorer.f(m_params, docid(), m_postings.freq()));
   }
 
