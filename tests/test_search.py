@@ -121,6 +121,29 @@ def test_pruning_skips_work(synthetic):
     assert totals["bmw"][0] < ex[0]
 
 
+def test_taat_across_accumulator_windows(tmp_path):
+    """TAAT works in windows of 65,536 documents: 140,000 documents span three, with terms in
+    every window, in one window only (the others skipped), and at the first and last docid."""
+    rng = np.random.default_rng(11)
+    n = 140_000
+    words = rng.integers(0, 40, size=(n, 4))
+    texts = [" ".join(f"w{w}" for w in row[: 1 + i % 4]) for i, row in enumerate(words)]
+    for i in (65_535, 65_536, 70_000, 70_001, 131_071):
+        texts[i] += " middle"
+    texts[0] += " edge"
+    texts[-1] += " edge"
+    s = Searcher(build_index(list(zip(map(str, range(n)), texts)), tmp_path / "idx", threads=2))
+    for query in ("w1 w2 w3", "w7", "middle", "edge", "edge middle w39", "w0 w1 w2 w3 w4 w5"):
+        for scorer in (BM25(), QueryLikelihood()):
+            for k in (1, 10, 1000):
+                oracle = s.search(query, k, algorithm="exhaustive", scorer=scorer)
+                r = s.search(query, k, algorithm="taat", scorer=scorer)
+                np.testing.assert_array_equal(r.docids, oracle.docids)
+                np.testing.assert_array_equal(r.scores, oracle.scores)
+                assert (r.postings_scored, r.docs_scored) == \
+                    (oracle.postings_scored, oracle.docs_scored)
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_random_weighted_queries(cranfield, data):

@@ -48,6 +48,7 @@ class ScoredCursor {
   void next_geq(uint32_t target) { m_postings.next_geq(target); }
   void shallow_next_geq(uint32_t target) { m_postings.shallow_next_geq(target); }
   uint32_t block_last_docid() const { return m_postings.block_last_docid(); }
+  uint32_t docid_ahead(uint32_t ahead) const { return m_postings.docid_ahead(ahead); }
   uint32_t size() const { return m_postings.size(); }
   uint64_t postings_decoded() const { return m_postings.postings_decoded(); }
 
