@@ -109,10 +109,17 @@ struct Plan {
   }
 };
 
-// WAND and BMW keep pointers to the cursors sorted by docid.
+// WAND and BMW keep pointers to the cursors sorted by docid. Insertion sort: a query has a few
+// terms, and after scoring a document only the cursors that moved off it are out of place.
 template <class C>
 void sort_by_docid(std::vector<C*>& order) {
-  std::sort(order.begin(), order.end(), [](C* a, C* b) { return a->docid() < b->docid(); });
+  for (size_t i = 1; i < order.size(); ++i) {
+    C* c = order[i];
+    const uint32_t d = c->docid();
+    size_t j = i;
+    for (; j > 0 && order[j - 1]->docid() > d; --j) order[j] = order[j - 1];
+    order[j] = c;
+  }
 }
 
 template <class S>
