@@ -73,6 +73,7 @@ def test_cli_bench_quick(tmp_path, capsys):
     assert cli.main(["bench", "codecs", "--quick", "--repeat", "2", "--json", str(path)]) == 0
     out = capsys.readouterr().out
     assert "| mirkit vbyte [scalar] |" in out
+    assert "### codecs (1 thread, median of 2 repetitions)" in out
     saved = json.loads(path.read_text())
     assert saved["meta"]["version"] == mirkit.__version__
     assert all(r["median_s"] > 0 for r in saved["results"])
@@ -87,7 +88,9 @@ def test_cli_bench_query_options(monkeypatch, tmp_path, capsys):
                      "--synthetic-docs", "7000", "--max-queries", "30"]) == 0
     assert seen == {"quick": True, "repeat": 2, "synthetic_docs": 7000,
                     "cache_dir": str(tmp_path), "max_queries": 30}
-    assert "### query" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "### query (per-query median of 2 passes on 1 thread; QPS on 2 threads)" in out
+    assert "repetitions" not in out  # regression: the header claimed "median of 2 repetitions"
 
 
 def test_cli_rejects_bad_arguments(capsys):

@@ -121,6 +121,29 @@ def test_pruning_skips_work(synthetic):
     assert totals["bmw"][0] < ex[0]
 
 
+def test_taat_across_accumulator_windows(tmp_path):
+    """TAAT works in windows of 65,536 documents: 140,000 documents span three, with terms in
+    every window, in one window only (the others skipped), and at the first and last docid."""
+    rng = np.random.default_rng(11)
+    n = 140_000
+    words = rng.integers(0, 40, size=(n, 4))
+    texts = [" ".join(f"w{w}" for w in row[: 1 + i % 4]) for i, row in enumerate(words)]
+    for i in (65_535, 65_536, 70_000, 70_001, 131_071):
+        texts[i] += " middle"
+    texts[0] += " edge"
+    texts[-1] += " edge"
+    s = Searcher(build_index(list(zip(map(str, range(n)), texts)), tmp_path / "idx", threads=2))
+    for query in ("w1 w2 w3", "w7", "middle", "edge", "edge middle w39", "w0 w1 w2 w3 w4 w5"):
+        for scorer in (BM25(), QueryLikelihood()):
+            for k in (1, 10, 1000):
+                oracle = s.search(query, k, algorithm="exhaustive", scorer=scorer)
+                r = s.search(query, k, algorithm="taat", scorer=scorer)
+                np.testing.assert_array_equal(r.docids, oracle.docids)
+                np.testing.assert_array_equal(r.scores, oracle.scores)
+                assert (r.postings_scored, r.docs_scored) == \
+                    (oracle.postings_scored, oracle.docs_scored)
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_random_weighted_queries(cranfield, data):
@@ -304,3 +327,135 @@ def test_damaged_postings_raise_cleanly(tmp_path, name):
                 np.testing.assert_array_equal(r.docids, e.docids)
                 np.testing.assert_array_equal(r.scores, e.scores)
     assert caught > 0
+
+
+# ---------------------------------------------------------------- text queries analyzed in C++
+
+
+def _python_analysis(searcher, text):
+    """Searcher.analyze's terms as (term id, weight) pairs, terms unknown to the index dropped."""
+    ids = [(searcher.index.term_id(t), w) for t, w in searcher.analyze(text).items()]
+    return sorted((t, float(w)) for t, w in ids if t is not None)
+
+
+def _engine_analysis(searcher, text):
+    """The engine's analysis of `text` with repeats added up, as search() merges them."""
+    merged = {}
+    for t, w in searcher._engine.analyze(text):
+        merged[t] = merged.get(t, 0.0) + w
+    return sorted(merged.items())
+
+
+TEXTS = ["boundary layer boundary", "", "the of and", "zzzqqqxx", "Flow, FLOW; flows!",
+         "Café Zürich ﬁre Ærø", "naïve 42 mach-number μ", "heat  transfer\tin\nslip flow"]
+
+
+def test_engine_analysis_equals_searcher_analyze(cranfield):
+    s = cranfield.searcher
+    for text in TEXTS + cranfield.queries[:100]:
+        assert _engine_analysis(s, text) == _python_analysis(s, text), text
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=40))
+def test_engine_analysis_equals_searcher_analyze_on_any_text(cranfield, text):
+    s = cranfield.searcher
+    try:
+        expected = _python_analysis(s, text)
+    except UnicodeEncodeError:  # a lone surrogate: both paths refuse it alike
+        with pytest.raises(UnicodeEncodeError):
+            s.search(text)
+        return
+    assert _engine_analysis(s, text) == expected
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.docids, b.docids)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert (a.postings_decoded, a.postings_scored, a.docs_scored) == \
+        (b.postings_decoded, b.postings_scored, b.docs_scored)
+    assert a.ids == b.ids and a.algorithm == b.algorithm
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_text_queries_equal_their_analyzed_mappings(cranfield, algorithm):
+    """A str query (analyzed by the engine) and its Searcher.analyze mapping give the same
+    result, alone and in a batch that mixes both kinds."""
+    s = cranfield.searcher
+    texts = TEXTS + cranfield.queries[:40]
+    mappings = [s.analyze(t) for t in texts]
+    for t, m in zip(texts, mappings):
+        _same(s.search(t, 10, algorithm=algorithm), s.search(m, 10, algorithm=algorithm))
+    mixed = [t if i % 2 else m for i, (t, m) in enumerate(zip(texts, mappings))]
+    for r, m in zip(s.search_batch(mixed, 10, algorithm=algorithm, threads=2), mappings):
+        _same(r, s.search(m, 10, algorithm=algorithm))
+
+
+def test_batch_bad_queries(cranfield):
+    s = cranfield.searcher
+    with pytest.raises(TypeError, match="query must be"):
+        s.search_batch(["flow", ["flow"]])
+    with pytest.raises(TypeError, match="query must be"):
+        s.search_batch(["flow", b"flow"])
+    with pytest.raises(ValueError, match="must be finite and > 0"):
+        s.search_batch(["flow", {"flow": -1.0}])
+    with pytest.raises(TypeError, match="query terms must be str"):
+        s.search_batch([{2: 1.0}])
+    with pytest.raises(UnicodeEncodeError):
+        s.search_batch(["flow", "bad \ud800 text"])
+    with pytest.raises(UnicodeEncodeError):
+        s.analyze("bad \ud800 text")
+    assert s.search_batch([]) == []
+
+
+class _Text(str):
+    pass
+
+
+def test_str_subclass_queries(cranfield):
+    s = cranfield.searcher
+    _same(s.search(_Text("heat transfer"), 10), s.search("heat transfer", 10))
+    _same(s.search_batch([_Text("heat transfer")])[0], s.search("heat transfer", 10))
+
+
+# ---------------------------------------------------------------- SearchResult
+
+
+def test_search_result_api(cranfield, tmp_path):
+    import gc
+    import pickle
+
+    from mirkit.index import Index
+    from mirkit.search import SearchResult
+
+    s = cranfield.searcher
+    r = s.search("boundary layer", 5, algorithm="maxscore")
+    assert isinstance(r, SearchResult) and len(r) == 5
+    assert r.docids is r.docids and r.scores is r.scores and r.ids is r.ids
+    assert r.docids.dtype == np.uint32 and r.scores.dtype == np.float64
+    assert r.ids == [cranfield.index.doc_id(int(d)) for d in r.docids]
+    assert repr(r) == (f"SearchResult(5 hits [{r.ids[0]}:{r.scores[0]:.4g}, "
+                       f"{r.ids[1]}:{r.scores[1]:.4g}, {r.ids[2]}:{r.scores[2]:.4g}, ...], "
+                       f"algorithm='maxscore', postings_decoded={r.postings_decoded}, "
+                       f"postings_scored={r.postings_scored}, docs_scored={r.docs_scored})")
+    assert repr(s.search("zzzqqqxx")).startswith("SearchResult(0 hits [], algorithm='bmw'")
+    # Not tracked by the cyclic GC, single or batched, whatever was read from it.
+    batch = s.search_batch(cranfield.queries[:5], 10)
+    for x in [r, *batch]:
+        assert x.ids is not None and x.docids is not None and x.scores is not None
+        assert not gc.is_tracked(x)
+    with pytest.raises(AttributeError):
+        r.docids = None
+    # Pickling keeps arrays, ids and counters.
+    back = pickle.loads(pickle.dumps(r))
+    _same(back, r)
+    assert repr(back) == repr(r)
+    with pytest.raises(ValueError, match="differ in length"):
+        SearchResult.__new__(SearchResult).__setstate__(
+            (r.docids, r.scores[:2], 1, 2, 3, "bmw", r.ids))
+    # Ids from the cached Index.doc_ids list equal those read from the index files.
+    fresh = Index.open(cranfield.index.path, verify=False)
+    uncached = Searcher(fresh).search_batch(cranfield.queries[:20], 10)
+    assert len(fresh.doc_ids) == len(fresh)  # now cached
+    cached = Searcher(fresh).search_batch(cranfield.queries[:20], 10)
+    assert [x.ids for x in cached] == [x.ids for x in uncached]

@@ -17,15 +17,9 @@ namespace {
 using index::Analyzer;
 using index::AnalyzerConfig;
 
-py::str to_py(std::string_view s) {
-  PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr);
-  if (str == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::str>(str);
-}
-
 py::list to_py(const std::vector<std::string>& terms) {
   py::list out(terms.size());
-  for (size_t i = 0; i < terms.size(); ++i) out[i] = to_py(terms[i]);
+  for (size_t i = 0; i < terms.size(); ++i) out[i] = to_str(terms[i]);
   return out;
 }
 
@@ -49,7 +43,7 @@ py::list tokenize(const Analyzer& a, const py::str& text) {
   }
   py::list out(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) {
-    out[i] = py::make_tuple(to_py(tokens[i].first), tokens[i].second);
+    out[i] = py::make_tuple(to_str(tokens[i].first), tokens[i].second);
   }
   return out;
 }
@@ -184,7 +178,7 @@ void bind_analysis(py::module_& m) {
           [](const Analyzer& a, const py::str& token) -> py::object {
             std::string term;
             if (!a.to_term(utf8_view(token), term)) return py::none();
-            return to_py(term);
+            return to_str(term);
           },
           py::arg("token"), "The term of a normalized token, or None for a stopword.")
       .def("count", &count, py::arg("text"), "(number of tokens, number of terms) of text.")
@@ -192,14 +186,14 @@ void bind_analysis(py::module_& m) {
            "analyze() of each str in a list, on `threads` threads (0 = all cores), GIL released.");
 
   m.def(
-      "porter_stem", [](const py::str& word) { return to_py(index::porter_stem(utf8_view(word))); },
+      "porter_stem", [](const py::str& word) { return to_str(index::porter_stem(utf8_view(word))); },
       py::arg("word"), "Porter stem (original algorithm) of a lowercase a-z word; others unchanged.");
   m.def(
       "is_stopword", [](const py::str& word) { return index::is_stopword(utf8_view(word)); },
       py::arg("word"));
   m.def("stopwords", [] {
     py::list out;
-    for (std::string_view w : index::stopword_list()) out.append(to_py(w));
+    for (std::string_view w : index::stopword_list()) out.append(to_str(w));
     return out;
   });
   m.def("_char_properties", &char_properties,

@@ -170,9 +170,7 @@ void bind_index(py::module_& m) {
         const size_t n = docids ? static_cast<size_t>(docids->size()) : r.n_docs();
         py::list out(n);
         for (size_t i = 0; i < n; ++i) {
-          std::string_view s = r.doc_id(ds ? ds[i] : static_cast<uint32_t>(i));  // checks the range
-          out[i] = py::reinterpret_steal<py::object>(
-              PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict"));
+          out[i] = to_str(r.doc_id(ds ? ds[i] : static_cast<uint32_t>(i)));  // checks the range
         }
         return out;
       }, py::arg("docids") = py::none())

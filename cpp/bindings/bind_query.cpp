@@ -1,4 +1,5 @@
 // Bindings of the query engine (mirkit.search wraps them).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace {
 
 using query::Algorithm;
 using query::QueryEngine;
+using query::QueryInput;
 using query::QueryResult;
 using query::QueryTerm;
 using query::ScorerSpec;
@@ -61,9 +63,130 @@ std::vector<QueryTerm> query_terms(const index::IndexReader& reader, const py::l
   return out;
 }
 
-py::tuple to_python(QueryResult&& r) {
-  return py::make_tuple(to_numpy(std::move(r.docids)), to_numpy(std::move(r.scores)),
-                        r.postings_decoded, r.postings_scored, r.docs_scored);
+// mirkit.search.SearchResult: the engine's result, made into Python objects only as they are
+// read (a benchmark loop reads the ids alone). A plain C++ object, so the cyclic garbage collector
+// does not track it: results hold no reference that could lead back to them (their arrays own
+// their memory through capsules), and thousands of them kept alive cost a collection nothing.
+class SearchResult {
+ public:
+  // `engine` keeps the reader alive for the ids; `doc_ids` is the cached list of every external
+  // id (Index.doc_ids) or None.
+  SearchResult(QueryResult&& r, py::object algorithm, py::object engine, py::object doc_ids)
+      : m_docids(std::move(r.docids)),
+        m_scores(std::move(r.scores)),
+        m_first(m_docids.data()),
+        m_size(m_docids.size()),
+        m_postings_decoded(r.postings_decoded),
+        m_postings_scored(r.postings_scored),
+        m_docs_scored(r.docs_scored),
+        m_algorithm(std::move(algorithm)),
+        m_engine(std::move(engine)),
+        m_doc_ids(std::move(doc_ids)) {}
+
+  // From a pickled state: the arrays and ids as they were.
+  SearchResult(U32Array docids, py::array_t<double> scores, uint64_t decoded,
+               uint64_t scored, uint64_t docs, py::object algorithm, py::list ids)
+      : m_first(docids.data()),
+        m_size(static_cast<size_t>(docids.size())),
+        m_postings_decoded(decoded),
+        m_postings_scored(scored),
+        m_docs_scored(docs),
+        m_algorithm(std::move(algorithm)),
+        m_docids_array(std::move(docids)),
+        m_scores_array(std::move(scores)),
+        m_ids(std::move(ids)) {
+    if (py::len(m_scores_array) != m_size || py::len(m_ids) != m_size) {
+      throw py::value_error("SearchResult state: docids, scores and ids differ in length");
+    }
+  }
+
+  size_t size() const { return m_size; }
+  uint64_t postings_decoded() const { return m_postings_decoded; }
+  uint64_t postings_scored() const { return m_postings_scored; }
+  uint64_t docs_scored() const { return m_docs_scored; }
+  const py::object& algorithm() const { return m_algorithm; }
+
+  // The vectors move into the arrays (m_first stays valid: a moved vector keeps its buffer).
+  py::object docids() {
+    if (!m_docids_array) m_docids_array = to_numpy(std::move(m_docids));
+    return m_docids_array;
+  }
+  py::object scores() {
+    if (!m_scores_array) m_scores_array = to_numpy(std::move(m_scores));
+    return m_scores_array;
+  }
+
+  py::list ids() {
+    if (m_ids) return py::reinterpret_borrow<py::list>(m_ids);
+    py::list out(m_size);
+    if (!m_doc_ids.is_none()) {
+      PyObject* all = m_doc_ids.ptr();
+      const size_t n = static_cast<size_t>(PyList_GET_SIZE(all));
+      for (size_t i = 0; i < m_size; ++i) {
+        if (m_first[i] >= n) throw py::index_error("docid out of range of Index.doc_ids");
+        PyObject* id = PyList_GET_ITEM(all, m_first[i]);
+        Py_INCREF(id);
+        PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), id);
+      }
+    } else {
+      const index::IndexReader& reader = m_engine.cast<const QueryEngine&>().reader();
+      for (size_t i = 0; i < m_size; ++i) {
+        PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
+                        to_str(reader.doc_id(m_first[i])).release().ptr());
+      }
+    }
+    m_ids = out;
+    return out;
+  }
+
+  std::string repr() {
+    const size_t shown = std::min<size_t>(m_size, 3);
+    py::list ids = this->ids();
+    const double* scores = m_scores_array ? m_scores_array.cast<py::array_t<double>>().data()
+                                          : m_scores.data();
+    std::string hits;
+    for (size_t i = 0; i < shown; ++i) {
+      if (i) hits += ", ";
+      hits += py::str("{}:{:.4g}").format(ids[i], scores[i]).cast<std::string>();
+    }
+    if (m_size > 3) hits += ", ...";
+    return "SearchResult(" + std::to_string(m_size) + " hits [" + hits + "], algorithm=" +
+           py::repr(m_algorithm).cast<std::string>() +
+           ", postings_decoded=" + std::to_string(m_postings_decoded) +
+           ", postings_scored=" + std::to_string(m_postings_scored) +
+           ", docs_scored=" + std::to_string(m_docs_scored) + ")";
+  }
+
+  py::tuple state() {
+    return py::make_tuple(docids(), scores(), m_postings_decoded, m_postings_scored,
+                          m_docs_scored, m_algorithm, ids());
+  }
+
+ private:
+  std::vector<uint32_t> m_docids;
+  std::vector<double> m_scores;
+  const uint32_t* m_first;  // the docids, wherever they live now
+  size_t m_size;
+  uint64_t m_postings_decoded, m_postings_scored, m_docs_scored;
+  py::object m_algorithm;
+  py::object m_engine;
+  py::object m_doc_ids = py::none();
+  py::object m_docids_array, m_scores_array, m_ids;
+};
+
+// A query from Python: a str (analyzed by the engine, on the worker threads of a batch) or a
+// (terms, weights) pair of analyzed terms. `owners` keeps the str alive while the GIL is released.
+QueryInput query_input(const QueryEngine& e, py::handle query, std::vector<py::object>& owners) {
+  QueryInput in;
+  if (PyUnicode_Check(query.ptr())) {
+    owners.push_back(py::reinterpret_borrow<py::object>(query));
+    in.text = utf8_view(query);
+    return in;
+  }
+  auto pair = query.cast<py::tuple>();
+  if (pair.size() != 2) throw py::value_error("queries must be str or (terms, weights) pairs");
+  in.terms = query_terms(e.reader(), pair[0].cast<py::list>(), pair[1].cast<std::vector<double>>());
+  return in;
 }
 
 }  // namespace
@@ -73,50 +196,104 @@ void bind_query(py::module_& m) {
       .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = 0.9,
            py::arg("b") = 0.4, py::arg("idf") = "lucene", py::arg("mu") = 1000.0);
 
+  py::class_<SearchResult>(m, "SearchResult", R"doc(The top k of one query, best first (read-only).
+
+Attributes
+----------
+docids : numpy.ndarray of uint32
+    Internal document numbers (ties in ascending order).
+scores : numpy.ndarray of float64
+ids : list of str
+    External document ids.
+postings_decoded : int
+    Postings whose docid block was decoded (whole 128-posting blocks).
+postings_scored : int
+    Term contributions computed.
+docs_scored : int
+    Documents evaluated, in full or until pruning stopped them.
+algorithm : str
+
+Notes
+-----
+The arrays and ids are made on first access and then kept (the same objects every time). A
+result is not tracked by the cyclic garbage collector, so keeping many costs collections
+nothing. Results pickle with their arrays and ids.
+)doc")
+      .def_property_readonly("docids", &SearchResult::docids)
+      .def_property_readonly("scores", &SearchResult::scores)
+      .def_property_readonly("ids", &SearchResult::ids)
+      .def_property_readonly("postings_decoded", &SearchResult::postings_decoded)
+      .def_property_readonly("postings_scored", &SearchResult::postings_scored)
+      .def_property_readonly("docs_scored", &SearchResult::docs_scored)
+      .def_property_readonly("algorithm", &SearchResult::algorithm)
+      .def("__len__", &SearchResult::size)
+      .def("__repr__", &SearchResult::repr)
+      .def(py::pickle([](SearchResult& r) { return r.state(); }, [](const py::tuple& t) {
+        if (t.size() != 7) throw py::value_error("SearchResult state must have 7 items");
+        return SearchResult(t[0].cast<U32Array>(), t[1].cast<py::array_t<double>>(),
+                            t[2].cast<uint64_t>(), t[3].cast<uint64_t>(), t[4].cast<uint64_t>(),
+                            t[5], t[6].cast<py::list>());
+      }));
+
   py::class_<QueryEngine>(m, "QueryEngine",
                           "Ranked retrieval over an IndexReader (thread safe; GIL released).")
-      .def(py::init([](const index::IndexReader& reader, double k1, double b, uint64_t total_tokens) {
-             return new QueryEngine(reader, index::Bm25Params{k1, b}, total_tokens);
+      .def(py::init([](const index::IndexReader& reader, const index::Analyzer& analyzer,
+                       double k1, double b, uint64_t total_tokens) {
+             return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens);
            }),
-           py::arg("reader"), py::arg("k1"), py::arg("b"), py::arg("total_tokens"),
-           py::keep_alive<1, 2>())
+           py::arg("reader"), py::arg("analyzer"), py::arg("k1"), py::arg("b"),
+           py::arg("total_tokens"), py::keep_alive<1, 2>())
       .def("search",
-           [](const QueryEngine& e, const py::list& terms, const std::vector<double>& weights,
-              uint32_t k, const std::string& algorithm, const ScorerSpec& spec) {
+           [](py::object self, py::handle query, uint32_t k, const std::string& algorithm,
+              const ScorerSpec& spec, py::object doc_ids) {
+             const QueryEngine& e = self.cast<const QueryEngine&>();
              const Algorithm a = parse_algorithm(algorithm);
-             std::vector<QueryTerm> q = query_terms(e.reader(), terms, weights);
+             std::vector<py::object> owners;
+             const QueryInput in = query_input(e, query, owners);
              QueryResult r;
              {
                py::gil_scoped_release release;
-               r = e.search(q, k, a, spec);
+               r = e.search(in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec);
              }
-             return to_python(std::move(r));
+             return SearchResult(std::move(r), py::str(algorithm), std::move(self),
+                                 std::move(doc_ids));
            },
-           py::arg("terms"), py::arg("weights"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
-           "(docids, scores, postings_decoded, postings_scored, docs_scored) of one query.")
+           py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
+           py::arg("doc_ids"),
+           "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
+           "doc_ids: the cached list of external ids, or None.")
       .def("search_batch",
-           [](const QueryEngine& e, const py::list& queries, uint32_t k, const std::string& algorithm,
-              unsigned threads, const ScorerSpec& spec) {
+           [](py::object self, const py::list& queries, uint32_t k, const std::string& algorithm,
+              unsigned threads, const ScorerSpec& spec, py::object doc_ids) {
+             const QueryEngine& e = self.cast<const QueryEngine&>();
              const Algorithm a = parse_algorithm(algorithm);
-             std::vector<std::vector<QueryTerm>> qs;
-             qs.reserve(queries.size());
-             for (const auto& q : queries) {
-               auto pair = q.cast<py::tuple>();
-               if (pair.size() != 2) throw py::value_error("queries must be (terms, weights) pairs");
-               qs.push_back(query_terms(e.reader(), pair[0].cast<py::list>(),
-                                        pair[1].cast<std::vector<double>>()));
-             }
+             std::vector<QueryInput> inputs;
+             std::vector<py::object> owners;
+             inputs.reserve(queries.size());
+             for (const auto& q : queries) inputs.push_back(query_input(e, q, owners));
              std::vector<QueryResult> rs;
              {
                py::gil_scoped_release release;
-               rs = e.search_batch(qs, k, a, spec, threads);
+               rs = e.search_batch(inputs, k, a, spec, threads);
              }
-             py::list out;
-             for (auto& r : rs) out.append(to_python(std::move(r)));
+             const py::str name(algorithm);
+             py::list out(rs.size());
+             for (size_t i = 0; i < rs.size(); ++i) {
+               out[i] = py::cast(SearchResult(std::move(rs[i]), name, self, doc_ids));
+             }
              return out;
            },
-           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"), py::arg("spec"),
-           "search() of many (terms, weights) queries on `threads` threads (0 = all cores).")
+           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
+           py::arg("spec"), py::arg("doc_ids"),
+           "search() of many queries on `threads` threads (0 = all cores), analysis included.")
+      .def("analyze",
+           [](const QueryEngine& e, const py::str& text) {
+             std::vector<QueryTerm> terms = e.analyze(utf8_view(text));
+             py::list out(terms.size());
+             for (size_t i = 0; i < terms.size(); ++i) out[i] = py::make_tuple(terms[i].term, terms[i].weight);
+             return out;
+           },
+           py::arg("text"), "[(term id, weight)] of a text query, as search() analyzes it.")
       .def("precompute_bounds",
            [](const QueryEngine& e, const ScorerSpec& spec, unsigned threads) {
              py::gil_scoped_release release;

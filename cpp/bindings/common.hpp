@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,23 @@ inline std::string_view utf8_view(const py::handle& text) {
   const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
   if (data == nullptr) throw py::error_already_set();
   return {data, static_cast<size_t>(size)};
+}
+
+// A str of UTF-8 bytes (std::invalid_argument-free: bad UTF-8 raises UnicodeDecodeError). ASCII
+// text, as most terms and document ids are, is copied straight into a new compact str, which
+// is about twice as fast as the decoder.
+inline py::str to_str(std::string_view s) {
+  unsigned char high = 0;
+  for (char c : s) high |= static_cast<unsigned char>(c);
+  PyObject* str;
+  if (high < 0x80) {
+    str = PyUnicode_New(static_cast<Py_ssize_t>(s.size()), 127);
+    if (str != nullptr) std::memcpy(PyUnicode_DATA(str), s.data(), s.size());
+  } else {
+    str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict");
+  }
+  if (str == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(str);
 }
 
 // Registers the C++ -> Python exception mapping of core/errors.hpp on a module.

@@ -166,16 +166,12 @@ uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const
   } catch (const std::invalid_argument& e) {
     corrupt("docids.bin: block ", b, " of term '", term(t), "': ", e.what());
   }
-  bool bad = used != len;
-  uint32_t prev = out[0] + base;
-  bad |= prev < base;
-  out[0] = prev;
-  for (uint32_t i = 1; i < n; ++i) {
-    uint32_t d = out[i] + base;
-    bad |= d <= prev;
-    out[i] = prev = d;
-  }
-  if (bad || prev != block_last_docid[b]) {
+  // Rebase and check that the docids increase strictly (a wrap past 2^32 shows as a decrease),
+  // in two loops the compiler vectorizes: every cursor runs this on each block it enters.
+  for (uint32_t i = 0; i < n; ++i) out[i] += base;
+  uint32_t bad = (used != len) | (out[0] < base);
+  for (uint32_t i = 1; i < n; ++i) bad |= out[i] <= out[i - 1];
+  if (bad || out[n - 1] != block_last_docid[b]) {
     corrupt("docids.bin: block ", b, " of term '", term(t), "' does not match the skip list");
   }
   return n;
@@ -269,39 +265,39 @@ PostingCursor::PostingCursor(const IndexReader& index, uint32_t term) : m_index(
   m_df = index.df[term];
   m_first_block = index.term_blocks[term];
   m_end_block = index.term_blocks[term + 1];
-  m_shallow = m_first_block;
+  set_shallow(m_first_block);
   load_block(m_first_block);
+}
+
+void PostingCursor::set_shallow(uint64_t block) {
+  m_shallow = block;
+  m_shallow_last = block < m_end_block ? m_index->block_last_docid[block] : kEndDocid;
 }
 
 void PostingCursor::load_block(uint64_t block) {
   m_block = block;
-  m_shallow = std::max(m_shallow, block);
+  if (block > m_shallow) set_shallow(block);
   m_pos = 0;
   m_freqs_ready = false;
   if (block >= m_end_block) {
     m_n = 0;
-    m_docid = kEndDocid;
-    m_block = m_shallow = m_end_block;
+    m_docid = m_block_last = kEndDocid;
+    m_block = m_end_block;
+    set_shallow(m_end_block);
     return;
   }
   m_n = m_index->decode_docids(m_term, block, m_docs);
   m_decoded += m_n;
   m_docid = m_docs[0];
+  m_block_last = m_docs[m_n - 1];
 }
 
-void PostingCursor::next_geq(uint32_t target) {
-  if (target <= m_docid) return;  // also covers an exhausted cursor (kEndDocid)
-  const auto& last = m_index->block_last_docid;
-  if (target > last[m_block]) {
-    shallow_next_geq(target);
-    load_block(m_shallow);
-    if (m_docid == kEndDocid) return;
-  }
-  while (m_docs[m_pos] < target) ++m_pos;  // stops: the block's last docid is >= target
-  m_docid = m_docs[m_pos];
+void PostingCursor::load_block_geq(uint32_t target) {
+  shallow_next_geq(target);
+  load_block(m_shallow);
 }
 
-void PostingCursor::shallow_next_geq(uint32_t target) {
+void PostingCursor::shallow_advance(uint32_t target) {
   const auto& last = m_index->block_last_docid;
   // Gallop then binary search over the block skip list.
   uint64_t lo = m_shallow, step = 1;
@@ -319,15 +315,11 @@ void PostingCursor::shallow_next_geq(uint32_t target) {
     lo = probe;
     step *= 2;
   }
-  m_shallow = lo;
+  set_shallow(lo);
 }
 
 float PostingCursor::block_max_score() const {
   return m_shallow < m_end_block ? m_index->block_max_score[m_shallow] : 0.0f;
-}
-
-uint32_t PostingCursor::block_last_docid() const {
-  return m_shallow < m_end_block ? m_index->block_last_docid[m_shallow] : kEndDocid;
 }
 
 float PostingCursor::max_score() const { return m_index->term_max_score[m_term]; }

@@ -4,6 +4,7 @@
 // construction and safe to share between threads; cursors are per thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,16 +53,31 @@ class PostingCursor {
       load_block(m_block + 1);
     }
   }
-  // Moves to the first posting with docid >= target (never backwards).
-  void next_geq(uint32_t target);
+  // Moves to the first posting with docid >= target (never backwards). Inline while the target
+  // is in the decoded block, which is most calls of the pruning algorithms.
+  void next_geq(uint32_t target) {
+    if (target <= m_docid) return;  // also covers an exhausted cursor (kEndDocid)
+    if (target > m_block_last) {
+      load_block_geq(target);
+      if (m_docid == kEndDocid) return;
+    }
+    while (m_docs[m_pos] < target) ++m_pos;  // stops: the block's last docid is >= target
+    m_docid = m_docs[m_pos];
+  }
+  // The docid `ahead` postings further on within the decoded block (the block's last if fewer
+  // are left); only on a posting (docid() != kEndDocid).
+  uint32_t docid_ahead(uint32_t ahead) const { return m_docs[std::min(m_pos + ahead, m_n - 1)]; }
   uint32_t freq() {
     if (!m_freqs_ready) decode_freqs();
     return m_freqs[m_pos];
   }
   // Skip list without decoding (block-max WAND's shallow move): the block that may hold target.
-  void shallow_next_geq(uint32_t target);
+  void shallow_next_geq(uint32_t target) {
+    if (target > m_shallow_last) shallow_advance(target);
+  }
   float block_max_score() const;  // of the shallow block (the current block after next_geq)
-  uint32_t block_last_docid() const;
+  // Last docid of the shallow block; kEndDocid past the end of the list.
+  uint32_t block_last_docid() const { return m_shallow_last; }
   float max_score() const;
   uint32_t size() const { return m_df; }
   uint32_t term() const { return m_term; }
@@ -74,6 +90,9 @@ class PostingCursor {
 
  private:
   void load_block(uint64_t block);
+  void load_block_geq(uint32_t target);  // loads the first block whose last docid >= target
+  void shallow_advance(uint32_t target);
+  void set_shallow(uint64_t block);
   void decode_freqs();
 
   const IndexReader* m_index;
@@ -84,6 +103,8 @@ class PostingCursor {
   uint64_t m_shallow;        // block of the skip-list position
   uint32_t m_pos = 0, m_n = 0;
   uint32_t m_docid = kEndDocid;
+  uint32_t m_block_last = kEndDocid;    // last docid of the decoded block
+  uint32_t m_shallow_last = kEndDocid;  // last docid of the shallow block (kEndDocid: past the end)
   bool m_freqs_ready = false;
   uint64_t m_decoded = 0;
   alignas(64) uint32_t m_docs[kBlockSize];

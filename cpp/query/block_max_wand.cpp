@@ -26,6 +26,7 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
       block_bound += order[i]->block_max_score();
     }
     if (topk.would_enter(block_bound)) {
+      plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
       if (order[0]->docid() == pivot_id) {
         // Score with early termination: block_bound keeps sum(done scores) + sum(bounds left).
         bool complete = true;

@@ -162,9 +162,9 @@ std::vector<QueryTerm> normalize(const std::vector<QueryTerm>& query, uint64_t n
 
 }  // namespace
 
-QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Bm25Params& stored,
-                         uint64_t total_tokens)
-    : m_reader(reader), m_stored(stored) {
+QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
+                         const index::Bm25Params& stored, uint64_t total_tokens)
+    : m_reader(reader), m_analyzer(analyzer), m_stored(stored) {
   m_collection.n_docs = reader.n_docs();
   m_collection.total_tokens = total_tokens;
   m_collection.avg_length = reader.n_docs() == 0 || total_tokens == 0
@@ -175,6 +175,17 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Bm25Para
 }
 
 QueryEngine::~QueryEngine() = default;
+
+std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
+  std::vector<QueryTerm> terms;
+  std::string term;
+  m_analyzer.tokenize(text, [&](std::string_view token, uint32_t) {
+    if (!m_analyzer.to_term(token, term)) return;
+    const int64_t t = m_reader.find_term(term);
+    if (t >= 0) terms.push_back({static_cast<uint32_t>(t), 1.0});
+  });
+  return terms;
+}
 
 bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
   return s.kind == ScorerKind::kBm25 && s.k1 == m_stored.k1 && s.b == m_stored.b;
@@ -280,12 +291,20 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
   return result;
 }
 
-std::vector<QueryResult> QueryEngine::search_batch(const std::vector<std::vector<QueryTerm>>& queries,
+std::vector<QueryResult> QueryEngine::search_batch(const std::vector<QueryInput>& queries,
                                                    uint32_t k, Algorithm algorithm,
                                                    const ScorerSpec& spec, unsigned threads) const {
   std::vector<QueryResult> results(queries.size());
-  core::parallel_for(queries.size(), threads,
-                     [&](size_t i) { results[i] = search(queries[i], k, algorithm, spec); });
+  core::parallel_for(queries.size(), threads, [&](size_t i) {
+    const QueryInput& q = queries[i];
+    if (q.text.empty()) {
+      results[i] = search(q.terms, k, algorithm, spec);
+      return;
+    }
+    std::vector<QueryTerm> terms = analyze(q.text);
+    terms.insert(terms.end(), q.terms.begin(), q.terms.end());
+    results[i] = search(terms, k, algorithm, spec);
+  });
   return results;
 }
 

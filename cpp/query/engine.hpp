@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
+#include "index/analyzer.hpp"
 #include "index/bm25.hpp"
 #include "index/reader.hpp"
 #include "query/scorers.hpp"
@@ -25,6 +27,13 @@ struct QueryTerm {
   double weight;  // > 0: query-term frequency, or any positive weight (relevance feedback)
 };
 
+// One query of a batch: weighted term ids, plus text that the batch analyzes on its worker
+// threads (each term occurrence weighs 1).
+struct QueryInput {
+  std::vector<QueryTerm> terms;
+  std::string_view text;  // must stay valid until the batch returns
+};
+
 struct QueryResult {
   std::vector<uint32_t> docids;  // best first; equal scores in ascending docid order
   std::vector<double> scores;
@@ -35,15 +44,19 @@ struct QueryResult {
 
 class QueryEngine {
  public:
-  // `stored` are the BM25 parameters of the index's precomputed block-max and term-max scores.
-  QueryEngine(const index::IndexReader& reader, const index::Bm25Params& stored,
-              uint64_t total_tokens);
+  // `stored` are the BM25 parameters of the index's precomputed block-max and term-max scores;
+  // `analyzer` is the index's (text queries).
+  QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
+              const index::Bm25Params& stored, uint64_t total_tokens);
   ~QueryEngine();
 
+  // The terms of a text query that the index holds, in text order, each occurrence with weight 1
+  // (search() adds up repeats). Throws std::invalid_argument on invalid UTF-8.
+  std::vector<QueryTerm> analyze(std::string_view text) const;
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer) const;
-  std::vector<QueryResult> search_batch(const std::vector<std::vector<QueryTerm>>& queries,
-                                        uint32_t k, Algorithm algorithm, const ScorerSpec& scorer,
+  std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
+                                        Algorithm algorithm, const ScorerSpec& scorer,
                                         unsigned threads) const;
   // Computes the upper bounds of every term for a scorer whose bounds are not in the index
   // (otherwise they are computed for each term on its first pruned query).
@@ -60,6 +73,7 @@ class QueryEngine {
   std::shared_ptr<Prepared> prepare(const ScorerSpec& scorer) const;
 
   const index::IndexReader& m_reader;
+  index::Analyzer m_analyzer;
   index::Bm25Params m_stored;
   Collection m_collection;
   mutable std::mutex m_mutex;

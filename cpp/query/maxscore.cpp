@@ -38,6 +38,7 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
       }
       next = std::min(next, order[i]->docid());
     }
+    if (next != kEndDocid) plan.scorer.prefetch(next);  // the next candidate, needed soon
     bool complete = true;
     for (size_t i = essential; i-- > 0;) {
       if (!topk.would_enter(s + prefix[i])) {

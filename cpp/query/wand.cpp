@@ -16,6 +16,7 @@ void wand(Plan<S>& plan, TopKQueue& topk) {
     size_t pivot = find_pivot(order, topk);
     if (pivot == n) return;
     const uint32_t pivot_id = order[pivot]->docid();
+    plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
     if (order[0]->docid() == pivot_id) {
       // Every cursor up to the pivot is on it: score it (and any later cursor on it too).
       Score s = 0;

@@ -48,60 +48,16 @@ from mirkit._validate import check_count
 from mirkit.index import Index
 from mirkit.scoring import Scorer, get_scorer
 
-__all__ = ["ALGORITHMS", "Searcher", "SearchResult"]
+__all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
 ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
 
 Query = Union[str, Mapping[str, float]]
 
 
-class SearchResult:
-    """The top k of one query, best first (read-only by convention; a plain class so that
-    making one costs little next to a query of a few microseconds).
-
-    Attributes
-    ----------
-    docids : numpy.ndarray of uint32
-        Internal document numbers (ties in ascending order).
-    scores : numpy.ndarray of float64
-    postings_decoded : int
-        Postings whose docid block was decoded (whole 128-posting blocks).
-    postings_scored : int
-        Term contributions computed.
-    docs_scored : int
-        Documents evaluated, in full or until pruning stopped them.
-    algorithm : str
-    """
-
-    __slots__ = ("docids", "scores", "postings_decoded", "postings_scored", "docs_scored",
-                 "algorithm", "_index", "_ids")
-
-    def __init__(self, docids, scores, postings_decoded, postings_scored, docs_scored,
-                 algorithm, index):
-        self.docids = docids
-        self.scores = scores
-        self.postings_decoded = postings_decoded
-        self.postings_scored = postings_scored
-        self.docs_scored = docs_scored
-        self.algorithm = algorithm
-        self._index = index
-        self._ids = None
-
-    @property
-    def ids(self) -> list:
-        """External document ids (computed on first access)."""
-        if self._ids is None:
-            self._ids = self._index.reader.doc_ids(self.docids)
-        return self._ids
-
-    def __len__(self) -> int:
-        return int(self.docids.size)
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{i}:{s:.4g}" for i, s in zip(self.ids[:3], self.scores[:3]))
-        return (f"SearchResult({len(self)} hits [{shown}{', ...' if len(self) > 3 else ''}], "
-                f"algorithm={self.algorithm!r}, postings_decoded={self.postings_decoded}, "
-                f"postings_scored={self.postings_scored}, docs_scored={self.docs_scored})")
+#: The top k of one query (a compiled class; see its docstring): ``docids``, ``scores``, ``ids``,
+#: ``postings_decoded``, ``postings_scored``, ``docs_scored``, ``algorithm``, ``len()``.
+SearchResult = _core.query.SearchResult
 
 
 class Searcher:
@@ -122,9 +78,11 @@ class Searcher:
             index = Index.open(index)
         self.index = index
         self.scorer = get_scorer(scorer)
-        self._engine = _core.query.QueryEngine(index.reader, k1=index.bm25["k1"],
-                                               b=index.bm25["b"],
-                                               total_tokens=index.stats.total_tokens)
+        # The engine analyzes text queries itself (a batch on its worker threads), with the
+        # index's analyzer settings.
+        self._engine = _core.query.QueryEngine(
+            index.reader, _core.analysis.Analyzer(**index.analyzer.to_dict()),
+            k1=index.bm25["k1"], b=index.bm25["b"], total_tokens=index.stats.total_tokens)
         self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
 
     def __repr__(self) -> str:
@@ -163,8 +121,13 @@ class Searcher:
             spec = self._specs[scorer] = _core.query.ScorerSpec(**scorer._spec(self.index))
         return spec
 
-    def _result(self, raw, algorithm) -> SearchResult:
-        return SearchResult(*raw, algorithm, self.index)
+    def _query(self, query: Query):
+        """A query as the engine takes it: text as it is (the engine analyzes it exactly as
+        :meth:`analyze` does), a mapping as checked ``(terms, weights)``."""
+        if isinstance(query, str):
+            return query
+        terms = self.analyze(query)
+        return list(terms), list(terms.values())
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
                scorer: Union[None, str, Scorer] = None, feedback=None) -> SearchResult:
@@ -187,9 +150,8 @@ class Searcher:
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
-        terms = self.analyze(query)
-        raw = self._engine.search(list(terms), list(terms.values()), k, algorithm, spec)
-        return self._result(raw, algorithm)
+        # Ids come from Index.doc_ids once it is cached (else from the index files).
+        return self._engine.search(self._query(query), k, algorithm, spec, self.index._doc_ids)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
@@ -200,10 +162,9 @@ class Searcher:
         if feedback is not None:
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
-        analyzed = [self.analyze(q) for q in queries]
-        raw = self._engine.search_batch([(list(t), list(t.values())) for t in analyzed], k,
-                                        algorithm, threads, spec)
-        return [self._result(r, algorithm) for r in raw]
+        prepared = [q if type(q) is str else self._query(q) for q in queries]
+        return self._engine.search_batch(prepared, k, algorithm, threads, spec,
+                                         self.index._doc_ids)
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
