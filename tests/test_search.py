@@ -122,8 +122,9 @@ def test_pruning_skips_work(synthetic):
 
 
 def test_taat_across_accumulator_windows(tmp_path):
-    """TAAT works in windows of 65,536 documents: 140,000 documents span three, with terms in
-    every window, in one window only (the others skipped), and at the first and last docid."""
+    """TAAT works in windows of 32,768 documents: 140,000 documents span five, with terms in
+    every window, in a few only (the others skipped; 65,535 and 65,536 straddle a boundary),
+    and at the first and last docid."""
     rng = np.random.default_rng(11)
     n = 140_000
     words = rng.integers(0, 40, size=(n, 4))
