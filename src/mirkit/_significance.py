@@ -123,7 +123,7 @@ def wilcoxon(a, b) -> TestResult:
         k_low, k_high = math.floor(r_plus), math.ceil(r_plus)
         p = 2.0 * min(pmf[k_low:].sum(), pmf[:k_high + 1].sum())
         return TestResult(statistic, min(1.0, p))
-    if n_all <= 50 and n_all <= 13:
+    if n_all <= 13:
         # every sign flip of the non-zero differences (zeros flip to themselves)
         signs = ((np.arange(2 ** count)[:, None] >> np.arange(count)) & 1).astype(bool)
         null = (signs * ranks).sum(axis=1)

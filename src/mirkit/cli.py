@@ -338,11 +338,10 @@ def _plot_curves(path: str, qrels, named_runs: list, args) -> None:
     except ImportError:
         raise SystemExit("mirkit: --plot needs matplotlib (pip install 'mirkit[plots]')") from None
     evaluator = Evaluator(qrels, "iprec_at_recall", **_eval_options(args))
+    _, levels, _ = evaluator.plan.specs[0]
     fig, ax = plt.subplots(figsize=(5, 4))
     for name, run in named_runs:
-        table = evaluator.table(run)
-        levels = [float(n.rsplit("_", 1)[1]) for n in table.names]
-        ax.plot(levels, table.values.mean(axis=0), marker="o", label=name)
+        ax.plot(levels, evaluator.table(run).values.mean(axis=0), marker="o", label=name)
     ax.set(xlabel="recall", ylabel="interpolated precision", xlim=(0, 1), ylim=(0, 1.02),
            title="Interpolated precision-recall")
     ax.grid(alpha=0.3)
@@ -455,6 +454,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     search_parser = p
     trec_eval_options = argparse.ArgumentParser(add_help=False)
     o = trec_eval_options
+    o.add_argument("qrels", metavar="QRELS")
     o.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                    help="trec_eval measure, e.g. map, P.5,10, ndcg_cut_10, recall.1000, "
                    "iprec_at_recall, bpref, rbp.p=0.8, official, all (repeatable; default "
@@ -474,7 +474,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        description="Evaluates RUN (qid Q0 docno rank score tag) against QRELS "
                        "(qid iter docno relevance) exactly as trec_eval does, and prints "
                        "'measure<TAB>qid|all<TAB>value' lines.")
-    p.add_argument("qrels", metavar="QRELS")
     p.add_argument("run", metavar="RUN")
     p.add_argument("-q", "--per-query", action="store_true", help="also print every query")
     p.set_defaults(func=_cmd_eval)
@@ -483,7 +482,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        description="Per-measure means of RUN_A and RUN_B over the queries both "
                        "are evaluated on, the difference, and the paired t-test and Wilcoxon "
                        "signed-rank p-values (default measures: map, ndcg_cut.10, P.10).")
-    p.add_argument("qrels", metavar="QRELS")
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")

@@ -162,9 +162,8 @@ def parse_measures(measures: Measures = None) -> _Plan:
             params = _FAMILIES[family] if text is None else _parse_params(family, text, spec)
             if family in _CUTOFF_FAMILIES or family == "iprec_at_recall":
                 wanted.setdefault(family, set()).update(params)
-            elif params or family in ("ndcg",):
-                label = None if text is None else text
-                wanted.setdefault(family, {})[label] = params
+            elif family in ("ndcg", "rbp", "rbp_resid"):  # one value per parameter text
+                wanted.setdefault(family, {})[text] = params
             else:
                 wanted[family] = None
     specs, names = [], []
@@ -359,8 +358,7 @@ def write_run(path: Union[str, os.PathLike], run: Union[Run, Mapping], tag: Opti
     tag = run.tag if tag is None else tag
     with _atomic_output(path) as out:
         for qid, (docnos, scores) in run.ranked().items():
-            for rank, (docno, score) in enumerate(zip(docnos, scores.tolist()), 1):
-                out.write(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+            out.writelines(_lines(qid, docnos, scores.tolist(), tag))
 
 
 def trec_scores(scores) -> list:
@@ -386,8 +384,13 @@ def trec_scores(scores) -> list:
 
 def run_lines(qid: str, ids: list, scores, tag: str):
     """TREC run lines ``qid Q0 docid rank score tag`` of one ranking (see :func:`trec_scores`)."""
-    for rank, (doc_id, score) in enumerate(zip(ids, trec_scores(scores)), 1):
-        yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
+    return _lines(qid, ids, trec_scores(scores), tag)
+
+
+def _lines(qid: str, docnos, scores: list, tag: str):
+    """Run lines of documents already in rank order, each score printed exactly."""
+    for rank, (docno, score) in enumerate(zip(docnos, scores), 1):
+        yield f"{qid} Q0 {docno} {rank} {score!r} {tag}\n"
 
 
 def read_queries(path: Union[str, os.PathLike]) -> list:
