@@ -60,12 +60,6 @@ def test_cli_info(capsys):
     assert "compiler" in capsys.readouterr().out
 
 
-def test_cli_demo(capsys):
-    assert cli.main(["demo", "--docs", "2000"]) == 0
-    out = capsys.readouterr().out
-    assert "FAILED" not in out
-    for name in mirkit.codecs.available():
-        assert name in out
 
 
 def test_cli_bench_quick(tmp_path, capsys):

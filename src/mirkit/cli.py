@@ -10,8 +10,6 @@ import sys
 import time
 from typing import Optional, Sequence
 
-import numpy as np
-
 __all__ = ["main"]
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation")
@@ -38,54 +36,9 @@ def _cmd_info(args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    from mirkit import codecs
-    from mirkit.benchmarks.data import synthetic_posting_lists
+    from mirkit import _demo
 
-    print(f"Building a synthetic corpus of {args.docs:,} documents (Zipfian terms)...")
-    start = time.perf_counter()
-    lists = synthetic_posting_lists(n_docs=args.docs, vocab_size=max(1000, args.docs))
-    print(f"  {lists.n_terms:,} terms, {lists.docids.size:,} postings "
-          f"in {time.perf_counter() - start:.1f} s\n")
-    gaps, freqs = lists.gaps(), lists.freqs
-    long_lists = [d for d, _ in lists.lists(min_length=64)]
-    print("Posting-list codecs (d-gaps and term frequencies of every list; round trips checked):")
-    print(f"{'codec':<14}{'kernel':<12}{'gaps bits/int':>14}{'freqs bits/int':>15}"
-          f"{'decode M ints/s':>17}")
-    for name in codecs.available():
-        codec = codecs.get(name)
-        if codec.requires_sorted:
-            data = [codec.encode(d) for d in long_lists]
-            total = sum(d.size for d in long_lists)
-            bits = 8.0 * sum(x.size for x in data) / total
-            start = time.perf_counter()
-            ok = all(np.array_equal(codec.decode(x, d.size), d) for x, d in zip(data, long_lists))
-            rate = total / (time.perf_counter() - start) / 1e6
-            print(f"{name:<14}{codec.kernel_level:<12}{bits:>14.2f}{'(docids)':>15}{rate:>17,.0f}"
-                  f"   lists >= 64 postings" + ("" if ok else "  ROUND TRIP FAILED"))
-            continue
-        enc_g, enc_f = codec.encode(gaps), codec.encode(freqs)
-        out = np.empty(gaps.size, np.uint32)
-        codec.decode(enc_g, gaps.size, out=out)
-        ok = np.array_equal(out, gaps) and np.array_equal(codec.decode(enc_f, freqs.size), freqs)
-        best = min(_seconds(lambda: codec.decode(enc_g, gaps.size, out=out)) for _ in range(5))
-        print(f"{name:<14}{codec.kernel_level:<12}{8 * enc_g.size / gaps.size:>14.2f}"
-              f"{8 * enc_f.size / freqs.size:>15.2f}{gaps.size / best / 1e6:>17,.0f}"
-              + ("" if ok else "  ROUND TRIP FAILED"))
-    if "elias_fano" in codecs.available() and long_lists:
-        docids = max(long_lists, key=len)
-        seq = codecs.EliasFanoSequence.from_values(docids)
-        targets = np.sort(np.random.default_rng(0).integers(0, int(docids[-1]), 100_000)).astype(np.uint32)
-        t = _seconds(lambda: seq.next_geq_many(targets, sorted_targets=True))
-        print(f"\nElias-Fano skipping on the longest list ({len(seq):,} docids): "
-              f"next_geq {t / targets.size * 1e9:.1f} ns per call")
-    print("\nRun `mirkit bench codecs` for the side-by-side comparison with FastPFor.")
-    return 0
-
-
-def _seconds(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    return _demo.run(args.docs)
 
 
 def _cmd_bench(args) -> int:
