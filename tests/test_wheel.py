@@ -20,7 +20,8 @@ WHEEL_TESTS = ["tests/test_foundation.py", "tests/test_codecs_vbyte.py", "tests/
 
 
 def _run(cmd, **kwargs):
-    proc = subprocess.run([str(c) for c in cmd], check=False, capture_output=True, text=True, **kwargs)
+    proc = subprocess.run([str(c) for c in cmd], check=False, capture_output=True, text=True,
+                          **kwargs)
     assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     return proc.stdout + proc.stderr
 
@@ -46,7 +47,8 @@ def test_manylinux_wheel_installs_and_passes_tests(tmp_path):
     if cache is not None:
         text = cache.read_text()
         assert "MIRKIT_NATIVE:BOOL=OFF" in text
-        assert "-march" not in re.search(r"^CMAKE_CXX_FLAGS:STRING=(.*)$", text, re.MULTILINE).group(1)
+        flags = re.search(r"^CMAKE_CXX_FLAGS:STRING=(.*)$", text, re.MULTILINE).group(1)
+        assert "-march" not in flags
 
     shown = _run([sys.executable, "-m", "auditwheel", "show", wheel])
     tag = re.search(r'platform tag:\s*"(manylinux_\d+_\d+_\w+)"', shown)
@@ -60,9 +62,10 @@ def test_manylinux_wheel_installs_and_passes_tests(tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--system-site-packages", venv])
     python = venv / "bin" / "python"
-    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", repaired])
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed",
+          repaired])
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MIRKIT_SIMD")}
     where = _run([python, "-c", "import mirkit; print(mirkit.__file__)"], cwd=tmp_path, env=env)
     assert Path(where.strip()).is_relative_to(venv), where
-    _run([python, "-m", "pytest", *[ROOT / t for t in WHEEL_TESTS], "-q", "-p", "no:cacheprovider",
-          "--rootdir", ROOT], cwd=tmp_path, env=env)
+    _run([python, "-m", "pytest", *[ROOT / t for t in WHEEL_TESTS], "-q",
+          "-p", "no:cacheprovider", "--rootdir", ROOT], cwd=tmp_path, env=env)

@@ -94,8 +94,9 @@ def _text(n_docs: int, workdir: Path) -> None:
     index = build_index(synthetic_corpus(n_docs, seed=0), workdir / "synthetic.idx", threads=0)
     took = time.perf_counter() - start
     size = sum(index.sizes().values())
-    print(f"  indexed in {took:.2f} s ({n_docs / took:,.0f} docs/s): {index.stats.n_terms:,} terms, "
-          f"{index.stats.n_postings:,} postings, {size / 2**20:.1f} MiB on disk")
+    print(f"  indexed in {took:.2f} s ({n_docs / took:,.0f} docs/s): "
+          f"{index.stats.n_terms:,} terms, {index.stats.n_postings:,} postings, "
+          f"{size / 2**20:.1f} MiB on disk")
 
     start = time.perf_counter()
     docs: dict = {}
@@ -144,7 +145,8 @@ def _text(n_docs: int, workdir: Path) -> None:
     t_np = _median_seconds(lambda: [_numpy_bm25_top10(index, postings, norm, q) for q in analyzed],
                            repeat=3)
     t_mk = _median_seconds(s.search_batch, queries[:100], k=10, threads=1, repeat=3)
-    print(f"\n  BM25 top 10, numpy over already-decoded postings: {t_np / 100 * 1e6:,.0f} µs/query; "
+    print("\n  BM25 top 10, numpy over already-decoded postings: "
+          f"{t_np / 100 * 1e6:,.0f} µs/query; "
           f"mirkit block-max WAND from the compressed index: {t_mk / 100 * 1e6:,.1f} µs/query "
           f"({t_np / t_mk:,.0f}x); same documents: {agree}")
     _codecs(index)
@@ -160,7 +162,8 @@ def _codecs(index) -> None:
     freqs = np.concatenate([f for _, f in lists]).astype(np.uint32)
     print(f"\nPosting-list codecs on the synthetic index's {len(lists):,} lists of >= 128 postings "
           f"({gaps.size:,} postings; round trips checked)")
-    print(f"    {'codec':<14}{'kernel':<12}{'gap bits':>9}{'freq bits':>10}{'decode M ints/s':>17}")
+    print(f"    {'codec':<14}{'kernel':<12}{'gap bits':>9}{'freq bits':>10}"
+          f"{'decode M ints/s':>17}")
     for name in codecs.available():
         codec = codecs.get(name)
         if codec.requires_sorted:  # Elias-Fano codes each list's docids themselves
