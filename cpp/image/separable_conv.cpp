@@ -62,13 +62,16 @@ Symmetry symmetry_of(const std::vector<Out>& taps) {
 // The scalar passes: the reference and fallback, and the only path for double sums. They apply
 // every tap in order (no folding), exactly as the contracts in separable_conv_kernels.hpp read.
 template <class In, class Out>
-void column_pass_scalar(const In* const* rows, int n, const Out* taps, Symmetry, Out bias,
-                        Out* dst, long width) {
-  std::fill(dst, dst + width, bias);
-  for (int i = 0; i < n; ++i) {
-    const In* row = rows[i];
-    const Out w = taps[i];
-    for (long x = 0; x < width; ++x) dst[x] += w * static_cast<Out>(row[x]);
+void column_pass_scalar(const In* const* rows, int n, const Out* taps, const Out* bias,
+                        Out* const* dst, int n_out, long width) {
+  for (int r = 0; r < n_out; ++r) {
+    Out* out = dst[r];
+    std::fill(out, out + width, bias[r]);
+    for (int i = 0; i < n; ++i) {
+      const In* row = rows[r + i];
+      const Out w = taps[i];
+      for (long x = 0; x < width; ++x) out[x] += w * static_cast<Out>(row[x]);
+    }
   }
 }
 
@@ -129,7 +132,7 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows
   check_kernel(kx, "kx");
   check_kernel(ky, "ky");
   const std::vector<Out> tx(kx.taps, kx.taps + kx.size), ty(ky.taps, ky.taps + ky.size);
-  const Symmetry sx = symmetry_of(tx), sy = symmetry_of(ty);
+  const Symmetry sx = symmetry_of(tx);
   const auto column_pass = Passes<In, Out>::column();
   const auto row_pass = Passes<In, Out>::row();
   const long width = static_cast<long>(cols) * channels;
@@ -153,25 +156,36 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows
                                         (n_threads * kTasksPerThread)));
   const size_t n_tasks = (static_cast<size_t>(rows) + rows_per_task - 1) / rows_per_task;
   core::parallel_for(n_tasks, n_threads, [&](size_t task) {
-    // One row at a time: the vertical pass writes the middle of a padded row buffer, the
-    // border columns are filled from it, then the horizontal pass reads it.
-    std::vector<Out> padded(static_cast<size_t>(padded_cols) * channels);
-    Out* middle = padded.data() + static_cast<long>(kx.anchor) * channels;
+    // kColumnRows rows at a time: the vertical pass writes the middle of padded row buffers,
+    // the border columns are filled from it, then the horizontal pass reads them.
+    constexpr int kR = detail::kColumnRows;
+    const size_t padded_size = static_cast<size_t>(padded_cols) * channels;
+    std::vector<Out> padded(padded_size * kR);
+    Out* middle[kR];
+    for (int r = 0; r < kR; ++r)
+      middle[r] = padded.data() + r * padded_size + static_cast<long>(kx.anchor) * channels;
+    Out bias[kR];
     const int y_begin = static_cast<int>(task) * rows_per_task;
     const int y_end = std::min(rows, y_begin + rows_per_task);
-    for (int y = y_begin; y < y_end; ++y) {
-      Out bias = 0;
-      for (int i = 0; i < ky.size; ++i)
-        if (row_at[y + i] == zeros.data()) bias += static_cast<Out>(cval) * ty[i];
-      column_pass(row_at.data() + y, ky.size, ty.data(), sy, bias, middle, width);
-      for (int p = 0; p < padded_cols; ++p) {
-        if (p >= kx.anchor && p < kx.anchor + cols) continue;
-        Out* to = padded.data() + static_cast<long>(p) * channels;
-        for (int c = 0; c < channels; ++c)
-          to[c] = col_of[p] < 0 ? outside : middle[static_cast<long>(col_of[p]) * channels + c];
+    for (int y = y_begin; y < y_end; y += kR) {
+      const int n_out = std::min(kR, y_end - y);
+      for (int r = 0; r < n_out; ++r) {
+        bias[r] = 0;
+        for (int i = 0; i < ky.size; ++i)
+          if (row_at[y + r + i] == zeros.data()) bias[r] += static_cast<Out>(cval) * ty[i];
       }
-      row_pass(padded.data(), channels, kx.size, tx.data(), sx,
-               dst + static_cast<long>(y) * width, width);
+      column_pass(row_at.data() + y, ky.size, ty.data(), bias, middle, n_out, width);
+      for (int r = 0; r < n_out; ++r) {
+        Out* row = padded.data() + r * padded_size;
+        for (int p = 0; p < padded_cols; ++p) {
+          if (p >= kx.anchor && p < kx.anchor + cols) continue;
+          Out* to = row + static_cast<long>(p) * channels;
+          for (int c = 0; c < channels; ++c)
+            to[c] = col_of[p] < 0 ? outside : middle[r][static_cast<long>(col_of[p]) * channels + c];
+        }
+        row_pass(row, channels, kx.size, tx.data(), sx, dst + static_cast<long>(y + r) * width,
+                 width);
+      }
     }
   });
 }

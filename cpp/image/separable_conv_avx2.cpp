@@ -15,6 +15,7 @@ namespace {
 struct Vec {
   using Reg = __m256;
   static constexpr long kLanes = 8;
+  static constexpr int kColumnUnroll = 2;  // x 4 rows: 8 accumulators of 16 registers
   static Reg set1(float v) { return _mm256_set1_ps(v); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
   static Reg load(const uint8_t* p) {

@@ -20,6 +20,7 @@ namespace {
 struct Vec {
   using Reg = __m512;
   static constexpr long kLanes = 16;
+  static constexpr int kColumnUnroll = 4;  // x 4 rows: 16 accumulators of 32 registers
   static Reg set1(float v) { return _mm512_set1_ps(v); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
   static Reg load(const uint8_t* p) {
