@@ -67,22 +67,22 @@ void check_arrays(const py::array& src, const py::array& out) {
 void sep_filter(const py::array& src, const Taps& kx, const Taps& ky, int anchor_x, int anchor_y,
                 Border border, double cval, unsigned threads, const py::array& out) {
   const Kernel1D kernel_x = kernel_of(kx, anchor_x, "kx"), kernel_y = kernel_of(ky, anchor_y, "ky");
-  const py::dtype dtype = src.dtype();
-  if (dtype.is(py::dtype::of<float>())) {
+  // isinstance compares dtypes by equivalence (a dtype object need not be numpy's canonical one)
+  if (py::isinstance<py::array_t<float>>(src)) {
     check_arrays<float>(src, out);
     run<float, float>(src, out, kernel_x, kernel_y, border, cval, threads);
-  } else if (dtype.is(py::dtype::of<double>())) {
+  } else if (py::isinstance<py::array_t<double>>(src)) {
     check_arrays<double>(src, out);
     run<double, double>(src, out, kernel_x, kernel_y, border, cval, threads);
-  } else if (dtype.is(py::dtype::of<uint8_t>())) {
+  } else if (py::isinstance<py::array_t<uint8_t>>(src)) {
     check_arrays<float>(src, out);
     run<uint8_t, float>(src, out, kernel_x, kernel_y, border, cval, threads);
-  } else if (dtype.is(py::dtype::of<uint16_t>())) {
+  } else if (py::isinstance<py::array_t<uint16_t>>(src)) {
     check_arrays<float>(src, out);
     run<uint16_t, float>(src, out, kernel_x, kernel_y, border, cval, threads);
   } else {
     throw py::type_error("image dtype must be float32, float64, uint8 or uint16, got " +
-                         std::string(py::str(dtype)));
+                         std::string(py::str(src.dtype())));
   }
 }
 
