@@ -75,8 +75,8 @@ def rows(quick: bool = False) -> Iterator[Row]:
                     "gaussian_blur": (
                         lambda t, im=img, s=sigma: image.gaussian_blur(im, s, border=BORDER,
                                                                        threads=t),
-                        lambda im=img, s=sigma: cv2.GaussianBlur(
-                            im, ksize, s, borderType=cv2.BORDER_REFLECT_101),
+                        lambda im=img, s=sigma, ks=ksize: cv2.GaussianBlur(
+                            im, ks, s, borderType=cv2.BORDER_REFLECT_101),
                         lambda im=img, s=sigma: ndi.gaussian_filter(
                             im, s, mode=BORDER, output=np.float32),
                     ),
