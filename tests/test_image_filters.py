@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mirkit
 from mirkit import _core, image
 from mirkit._simd import runnable_simd_levels
 from tests.reference import image as ref
@@ -217,17 +218,11 @@ def test_threads_give_identical_results(rng):
 def test_simd_levels_agree_with_scalar(rng):
     img = rng.standard_normal((70, 133, 3)).astype(np.float32)
     g = image.gaussian_kernel(2.0)
-    with image_simd("scalar"):
+    with mirkit.simd_limit("scalar"):
         expected = image.sep_filter(img, g, g[:-1], border="mirror")
     for level in runnable_simd_levels():
-        with image_simd(level):
+        with mirkit.simd_limit(level):
             assert_close(image.sep_filter(img, g, g[:-1], border="mirror"), expected, 1e-6)
-
-
-def image_simd(level):
-    import mirkit
-
-    return mirkit.simd_limit(level)
 
 
 def test_row_strides_are_read_in_place_other_layouts_copied(simd_level, rng):
@@ -238,7 +233,6 @@ def test_row_strides_are_read_in_place_other_layouts_copied(simd_level, rng):
     for view in views:
         expected = ref.sep_filter(np.ascontiguousarray(view), kx, ky)
         assert_close(image.sep_filter(view, kx, ky), expected)
-    assert image._check_image(base[::3]) is not None
     for view in views[:3]:  # row strides only: no copy
         assert np.shares_memory(image._check_image(view), base)
     for view in views[3:]:
