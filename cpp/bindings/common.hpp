@@ -85,5 +85,6 @@ void bind_query(py::module_& m);
 void bind_boolean(py::module_& m);
 void bind_eval(py::module_& m);
 void bind_geometry(py::module_& m);
+void bind_image(py::module_& m);
 
 }  // namespace mirkit::bindings

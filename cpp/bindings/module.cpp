@@ -28,4 +28,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_eval(eval);
   auto geometry = m.def_submodule("geometry", "homographies: normalized DLT, RANSAC, refinement");
   b::bind_geometry(geometry);
+  auto image = m.def_submodule("image", "image kernels: separable filters, scale space, SIFT");
+  b::bind_image(image);
 }

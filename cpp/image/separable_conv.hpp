@@ -36,6 +36,8 @@ struct Kernel1D {
 // to 1). src has `rows` rows of cols * channels values, row r at src + r * src_row_stride; dst is
 // contiguous. Sums are accumulated in Out (float or double). Rows are split over `threads`
 // (0 = all cores). Throws std::invalid_argument on empty images or bad kernels.
+// Float sums run the AVX-512 or AVX2/FMA passes picked at run time (separable_conv_simd.inl);
+// double sums, and CPUs without AVX2, the scalar reference passes.
 template <class In, class Out>
 void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows, int cols,
                 int channels, const Kernel1D& kx, const Kernel1D& ky, Border border, double cval,
