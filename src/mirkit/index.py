@@ -334,7 +334,7 @@ class IndexWriter:
             self._final_docs = stats["n_docs"]
             self._write_manifest(stats)
             _fsync_dir(self._tmp)
-            self._move_into_place()
+            _move_into_place(self._tmp, self.path, self.overwrite)
         except BaseException:
             self.abort()
             raise
@@ -382,17 +382,19 @@ class IndexWriter:
             os.fsync(f.fileno())
         os.replace(tmp, self._tmp / _MANIFEST)
 
-    def _move_into_place(self) -> None:
-        old = None
-        if self.path.exists():
-            if not self.overwrite:
-                raise FileExistsError(f"{self.path} exists; pass overwrite=True to replace it")
-            old = self._tmp.with_name(self._tmp.name + "-old")
-            os.replace(self.path, old)
-        os.replace(self._tmp, self.path)
-        _fsync_dir(self.path.absolute().parent)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+
+def _move_into_place(tmp: Path, path: Path, overwrite: bool) -> None:
+    """Renames the finished directory `tmp` to `path` (replacing it if `overwrite`)."""
+    old = None
+    if path.exists():
+        if not overwrite:
+            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+        old = tmp.with_name(tmp.name + "-old")
+        os.replace(path, old)
+    os.replace(tmp, path)
+    _fsync_dir(path.absolute().parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _fsync_dir(path: Path) -> None:
