@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "distributed")
 
 
 def _cmd_info(args) -> int:
@@ -114,6 +114,10 @@ def _cmd_bench(args) -> int:
             module.report(quick=args.quick, repeat=min(args.repeat, 3),
                           synthetic_docs=args.synthetic_docs, cache_dir=args.cache,
                           max_queries=args.max_queries)
+            continue
+        if name == "distributed":  # a LocalCluster, builds and searches per shard count
+            print(f"\n### {name} (best of {min(args.repeat, 2)} builds; latency over 1 pass)")
+            module.report(quick=args.quick, repeat=min(args.repeat, 2))
             continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
