@@ -61,7 +61,6 @@ True
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -80,10 +79,11 @@ from mirkit.index import (
     Index,
     IndexCorruptError,
     IndexStats,
-    IndexVersionError,
     IndexWriter,
     _fsync_dir,
+    _load_manifest,
     _move_into_place,
+    _write_manifest_file,
 )
 from mirkit.scoring import Scorer, get_scorer
 from mirkit.search import Query, Searcher, SearchResult, check_search_options
@@ -92,7 +92,6 @@ __all__ = ["FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index
 
 FORMAT_VERSION = 1
 _FORMAT_NAME = "mirkit-sharded-index"
-_MANIFEST = "manifest.json"
 _LEXICON = {"terms.bin": np.uint8, "term_offsets.u64": np.uint64, "term_df.u32": np.uint32,
             "term_cf.u64": np.uint64}
 
@@ -221,10 +220,8 @@ def _check_unique_ids(shards: list) -> None:
 
 def _write_sharded(directory: Path, infos: list, started: float) -> None:
     """Writes the global lexicon, term maps and manifest of the shards built in `directory`."""
+    merging = time.perf_counter()
     shards = [Index.open(directory / _shard_name(s), verify=False) for s in range(len(infos))]
-    settings = {(json.dumps(i.analyzer.to_dict(), sort_keys=True), json.dumps(i.bm25)) for i in shards}
-    if len(settings) != 1:
-        raise ValueError("the shards were built with different analyzer or BM25 settings")
     _check_unique_ids(shards)
     terms, df, cf, maps = _merge_lexicons(shards)
     encoded = [t.encode("utf-8") for t in terms]
@@ -258,16 +255,12 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
                   "max_doc_length": max(i.stats.max_doc_length for i in shards)},
         "shards": shard_entries,
         "build": {"seconds": round(time.perf_counter() - started, 3),
+                  "merge_seconds": round(time.perf_counter() - merging, 3),
                   "bytes_read": sum(i["bytes"] for i in infos),
                   "skipped": sum(i["skipped"] for i in infos)},
         "files": files,
     }
-    part = directory / (_MANIFEST + ".part")
-    with open(part, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(part, directory / _MANIFEST)
+    _write_manifest_file(directory, manifest)
     # What lost attempts may have left (IndexWriter's hidden temporary directories) goes.
     for entry in directory.iterdir():
         if entry.name.startswith("."):
@@ -404,23 +397,9 @@ class ShardedIndex:
             If the format version is newer than this mirkit reads.
         """
         path = Path(path)
-        if not path.is_dir():
-            raise FileNotFoundError(f"no index directory at {path}")
-        where = path / _MANIFEST
-        try:
-            manifest = json.loads(where.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise IndexCorruptError(f"{where}: missing (not a sharded index, or an unfinished "
-                                    "build)") from None
-        except (OSError, ValueError) as e:
-            raise IndexCorruptError(f"{where}: unreadable ({e})") from None
-        _check_manifest(manifest, where)
-        for name, info in manifest["files"].items():
-            file = path / name
-            if not file.is_file() or file.stat().st_size != info["bytes"]:
-                raise IndexCorruptError(f"{file}: missing or not {info['bytes']} bytes")
-            if verify and _core.index.file_crc32c(str(file)) != info["crc32c"]:
-                raise IndexCorruptError(f"{file}: checksum mismatch (the file is damaged)")
+        manifest = _load_manifest(path, _FORMAT_NAME, FORMAT_VERSION, "sharded index",
+                                  ("n_docs", "n_terms", "n_postings", "total_tokens",
+                                   "max_doc_length"), _check_manifest, verify)
         return cls(path, manifest)
 
     def __repr__(self) -> str:
@@ -479,34 +458,18 @@ class ShardedIndex:
         return Searcher(self.shard(shard), global_stats=self.global_stats(shard))
 
 
-def _check_manifest(m, where: Path) -> None:
-    if not isinstance(m, dict) or m.get("format") != _FORMAT_NAME:
-        raise IndexCorruptError(f"{where}: not a mirkit sharded index manifest")
-    version = m.get("format_version")
-    if not isinstance(version, int):
-        raise IndexCorruptError(f"{where}: no format_version")
-    if version > FORMAT_VERSION:
-        raise IndexVersionError(
-            f"{where.parent} has sharded index format version {version}, written by mirkit "
-            f"{m.get('mirkit_version', '?')}; this mirkit ({__version__}) reads up to version "
-            f"{FORMAT_VERSION}")
-    try:
-        stats, files, shards = m["stats"], m["files"], m["shards"]
-        for key in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
-            if not isinstance(stats[key], int) or stats[key] < 0:
-                raise KeyError(key)
-        offset = 0
-        for e in shards:
-            if e["doc_offset"] != offset or not isinstance(e["n_docs"], int) \
-                    or e["term_ids"] not in files or "/" in e["path"]:
-                raise KeyError("shards")
-            offset += e["n_docs"]
-        if offset != stats["n_docs"] or not shards or not set(_LEXICON) <= set(files):
+def _check_manifest(m: dict, where: Path) -> None:
+    """The parts of a sharded index's manifest that an index's has not (KeyError if malformed)."""
+    offset = 0
+    for e in m["shards"]:
+        if e["doc_offset"] != offset or not isinstance(e["n_docs"], int) \
+                or e["term_ids"] not in m["files"] or "/" in e["path"]:
             raise KeyError("shards")
-        if not isinstance(m["build_id"], str):
-            raise KeyError("build_id")
-    except (KeyError, TypeError) as e:
-        raise IndexCorruptError(f"{where}: malformed manifest ({e})") from None
+        offset += e["n_docs"]
+    if offset != m["stats"]["n_docs"] or not m["shards"] or not set(_LEXICON) <= set(m["files"]):
+        raise KeyError("shards")
+    if not isinstance(m["build_id"], str):
+        raise KeyError("build_id")
 
 
 # --- searching -----------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ class Row:
     setup: str
     shards: int
     build_s: float
+    merge_s: float  # of build_s: the client's lexicon merge and manifest
     docs_per_s: float
     mb_per_s: float
     mean_ms: float
@@ -100,12 +101,12 @@ def _best_build(build, repeat: int) -> float:
     return best
 
 
-def _row(setup: str, shards: int, seconds: float, n_docs: int, nbytes: int, searcher,
-         latency: Sequence[str], queries: Sequence[str], **batch_options) -> Row:
+def _row(setup: str, shards: int, seconds: float, merge: float, n_docs: int, nbytes: int,
+         searcher, latency: Sequence[str], queries: Sequence[str], **batch_options) -> Row:
     mean, median = _latency(lambda q: searcher.search(q, K), latency)
     qps = _qps(lambda qs: searcher.search_batch(qs, K, **batch_options), queries)
-    return Row(setup, shards, seconds, n_docs / seconds, nbytes / seconds / 1e6, mean, median,
-               qps)
+    return Row(setup, shards, seconds, merge, n_docs / seconds, nbytes / seconds / 1e6, mean,
+               median, qps)
 
 
 def _sharded_row(client, parts: list, path: Path, n: int, repeat: int, nbytes: int,
@@ -120,7 +121,9 @@ def _sharded_row(client, parts: list, path: Path, n: int, repeat: int, nbytes: i
     for a, b in zip(searcher.search_batch(queries, K), expected):
         if a.ids != b.ids or not np.array_equal(a.scores, b.scores):
             raise AssertionError(f"{n} shards differ from the single index")
-    return _row(f"{workers} workers", n, seconds, n_docs, nbytes, searcher, latency, queries)
+    merge = searcher.index.manifest["build"]["merge_seconds"]
+    return _row(f"{workers} workers", n, seconds, merge, n_docs, nbytes, searcher, latency,
+                queries)
 
 
 def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS,
@@ -144,7 +147,7 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
         queries = _queries(single.index, docs, 4 * n_latency)
         latency = queries[:n_latency]
         expected = single.search_batch(queries, K, threads=1)  # also warms the page cache
-        rows = [_row("single index, this process", 1, seconds, len(docs), nbytes, single,
+        rows = [_row("single index, this process", 1, seconds, 0.0, len(docs), nbytes, single,
                      latency, queries, threads=1)]
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
@@ -157,10 +160,11 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    lines = [("| setup | shards | build s | docs/s | MB/s | mean ms/query | median ms/query "
-              "| batch QPS |"), "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [("| setup | shards | build s | of it merge s | docs/s | MB/s | mean ms/query "
+              "| median ms/query | batch QPS |"), "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r.setup} | {r.shards} | {r.build_s:.2f} | {r.docs_per_s:,.0f} | "
+        lines.append(f"| {r.setup} | {r.shards} | {r.build_s:.2f} | {r.merge_s:.2f} | "
+                     f"{r.docs_per_s:,.0f} | "
                      f"{r.mb_per_s:.1f} | {r.mean_ms:.2f} | {r.median_ms:.2f} | "
                      f"{r.batch_qps:,.0f} |")
     return "\n".join(lines)
