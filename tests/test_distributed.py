@@ -259,6 +259,17 @@ def test_open_checks(synthetic, tmp_path):
     with pytest.raises(IndexCorruptError, match="checksum"):
         ShardedIndex.open(path)
     manifest = json.loads((path / "manifest.json").read_text())
+    for key, value in (("path", ".."), ("doc_offset", 1), ("term_ids", "term_df.u32")):
+        bad = json.loads(json.dumps(manifest))
+        bad["shards"][1][key] = value
+        (path / "manifest.json").write_text(json.dumps(bad))
+        with pytest.raises(IndexCorruptError, match="malformed manifest"):
+            ShardedIndex.open(path, verify=False)
+    bad = json.loads(json.dumps(manifest))
+    bad["shards"][1]["n_terms"] += 1
+    (path / "manifest.json").write_text(json.dumps(bad))
+    with pytest.raises(IndexCorruptError, match="not the shard the manifest describes"):
+        ShardedIndex.open(path, verify=False).shard(1)
     manifest["format_version"] = 99
     (path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ValueError, match="format version 99"):

@@ -233,7 +233,7 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
              "term_cf.u64": _write_file(directory, "term_cf.u64", cf)}
     shard_entries, offset = [], 0
     for s, (index, ids) in enumerate(zip(shards, maps)):
-        name = f"{_shard_name(s)}.term_ids.u32"
+        name = f"{_shard_name(s)}.term_ids.u32"  # _check_manifest expects these names
         files[name] = _write_file(directory, name, ids)
         shard_entries.append({"path": _shard_name(s), "term_ids": name, "doc_offset": offset,
                               "n_docs": index.stats.n_docs, "n_terms": index.stats.n_terms})
@@ -461,9 +461,11 @@ class ShardedIndex:
 def _check_manifest(m: dict, where: Path) -> None:
     """The parts of a sharded index's manifest that an index's has not (KeyError if malformed)."""
     offset = 0
-    for e in m["shards"]:
-        if e["doc_offset"] != offset or not isinstance(e["n_docs"], int) \
-                or e["term_ids"] not in m["files"] or "/" in e["path"]:
+    for s, e in enumerate(m["shards"]):
+        name = _shard_name(s)
+        if e["doc_offset"] != offset or not isinstance(e["n_docs"], int) or e["n_docs"] < 0 \
+                or e["path"] != name or e["term_ids"] != f"{name}.term_ids.u32" \
+                or e["term_ids"] not in m["files"]:
             raise KeyError("shards")
         offset += e["n_docs"]
     if offset != m["stats"]["n_docs"] or not m["shards"] or not set(_LEXICON) <= set(m["files"]):
