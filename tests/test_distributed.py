@@ -34,7 +34,7 @@ def client():
     # The worker processes unpickle this module's helpers (_DieOnce) by value.
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         yield c
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
@@ -384,6 +384,44 @@ def test_cli_bench_distributed(monkeypatch, capsys):
     assert cli.main(["bench", "distributed", "--quick", "--repeat", "5"]) == 0
     assert seen == {"quick": True, "repeat": 2}
     assert "### distributed" in capsys.readouterr().out
+
+
+def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
+    from mirkit import cli
+
+    docs = synthetic.docs[:600]
+    parts = []
+    for i, (a, b) in enumerate([(0, 100), (100, 350), (350, 600)]):
+        parts.append(str(tmp_path / f"part{i}.jsonl"))
+        with open(parts[-1], "w") as f:
+            f.writelines(json.dumps({"id": d, "text": t}) + "\n" for d, t in docs[a:b])
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("".join(f"q{i}\t{q}\n" for i, q in enumerate(synthetic.queries[:20])))
+    single, sharded = str(tmp_path / "single"), str(tmp_path / "sharded")
+    assert cli.main(["index", *parts, "-o", single, "-q"]) == 0  # several inputs, in order
+    assert cli.main(["index", *parts, "-o", sharded, "-q", "--shards", "2"]) == 0  # LocalCluster
+    assert Index.open(single).doc_ids == [d for d, _ in docs]
+    assert ShardedIndex.open(sharded).n_shards == 2
+    capsys.readouterr()
+
+    def search(*args):
+        assert cli.main(["search", *args]) == 0
+        return capsys.readouterr().out.splitlines()[:-1]  # the last line has the time
+
+    query = synthetic.queries[3]
+    assert search(single, query, "--scorer", "ql") == search(sharded, query, "--scorer", "ql")
+    runs = {}
+    for name, extra in (("single", []), ("sharded", ["--scheduler", client.scheduler.address])):
+        runs[name] = tmp_path / f"{name}.run"
+        search(str(tmp_path / name), "--queries", str(queries), "--run", str(runs[name]), *extra)
+    assert runs["single"].read_text() == runs["sharded"].read_text()
+    assert cli.main(["search", sharded, "--boolean", "a AND b"]) == 1
+    assert "not supported on a sharded index" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["index", *parts, "-o", str(tmp_path / "x"), "--shards", "0"])
+    assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
+                     "--scheduler", client.scheduler.address]) == 1
+    assert "exceeds the 1 input parts" in capsys.readouterr().err
 
 
 def test_single_shard_opens_as_plain_index(synthetic):

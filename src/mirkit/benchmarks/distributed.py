@@ -150,7 +150,7 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
         rows = [_row("single index, this process", 1, seconds, 0.0, len(docs), nbytes, single,
                      latency, queries, threads=1)]
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             rows += [_sharded_row(client, parts, work / f"sharded-{n}", n, repeat, nbytes,
                                   len(docs), latency, queries, expected, workers)
                      for n in shards]
