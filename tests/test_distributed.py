@@ -175,6 +175,52 @@ def test_mapping_queries(synthetic):
                          synthetic.single.search(query, 5, algorithm=algorithm, scorer="ql"))
 
 
+def test_non_ascii_lexicon_order(tmp_path):
+    """The global lexicon sorts like every index's (UTF-8 bytes = code points), accents kept."""
+    from mirkit.analysis import Analyzer
+
+    words = ["zebra", "éclair", "eclair", "ßtraße", "日本語", "émoji😀", "Ωmega", "ωmega", "a\u0301"]
+    rng = np.random.default_rng(1)
+    docs = [(f"d{i}", " ".join(rng.choice(words, size=rng.integers(1, 6)))) for i in range(60)]
+    analyzer = Analyzer(ascii_fold=False, stem=False)
+    one = Searcher(build_single(docs, tmp_path / "single", analyzer=analyzer, threads=1))
+    corpus = type("C", (), {"single": one})()
+    searcher = DistributedSearcher(build_index(docs, tmp_path / "sharded", None, 3,
+                                               analyzer=analyzer).path)
+    assert searcher.index.stats.n_terms == one.index.stats.n_terms
+    check_all(corpus, searcher, words + [" ".join(words)], ks=(10,))
+
+
+def test_merge_lexicons_matches_python(synthetic, tmp_path):
+    """The C++ k-way merge against a sorted union with summed statistics (empty shards too)."""
+    docs = synthetic.docs
+    parts = [docs[:300], [("x", "the of and")], docs[300:310], docs[310:900]]  # 1: no terms
+    shards = [build_single(part, tmp_path / f"s{i}", threads=1) for i, part in enumerate(parts)]
+    assert shards[1].stats.n_terms == 0
+    terms, offsets, df, cf, maps = _core.index.merge_lexicons([s.reader for s in shards])
+    expected = sorted(set().union(*(s.terms() for s in shards)))
+    got = [bytes(terms[a:b]).decode() for a, b in zip(offsets[:-1], offsets[1:])]
+    assert got == expected
+    ref_df, ref_cf = np.zeros(len(expected), np.uint64), np.zeros(len(expected), np.uint64)
+    for s, ids in zip(shards, maps):
+        assert [expected[i] for i in ids] == s.terms()
+        ref_df[ids] += s.reader.df
+        ref_cf[ids] += s.reader.cf
+    np.testing.assert_array_equal(df, ref_df)
+    np.testing.assert_array_equal(cf, ref_cf)
+    assert (df.dtype, cf.dtype, maps[0].dtype) == (np.uint32, np.uint64, np.uint32)
+    assert [len(x) for x in _core.index.merge_lexicons([])[:4]] == [0, 1, 0, 0]
+
+
+def test_empty_shard(tmp_path, synthetic):
+    docs = synthetic.docs[:200]
+    index = build_index([[], docs, []], tmp_path / "sharded", None, 3)
+    assert list(np.diff(index.doc_offsets)) == [0, 200, 0]
+    corpus = Corpus.__new__(Corpus)
+    corpus.single = Searcher(build_single(docs, tmp_path / "single", threads=1))
+    check_all(corpus, DistributedSearcher(index.path), synthetic.queries[:10], ks=(10,))
+
+
 class _DieOnce:
     """Documents that kill the worker process reading them halfway, the first time only (a
     marker file remembers): a worker lost mid-build."""

@@ -181,35 +181,19 @@ def _build_shard(directory: str, shard: int, parts: list, options: dict, format:
     return {"n_docs": index.stats.n_docs, "bytes": writer.bytes_read, "skipped": writer.skipped}
 
 
-def _write_file(directory: Path, name: str, data: Union[np.ndarray, bytes]) -> dict:
+def _write_file(directory: Path, name: str, data: np.ndarray) -> dict:
     path = directory / name
     with open(path, "wb") as f:
-        f.write(data.tobytes() if isinstance(data, np.ndarray) else data)
+        f.write(data.tobytes())
         f.flush()
         os.fsync(f.fileno())
     return {"bytes": path.stat().st_size, "crc32c": _core.index.file_crc32c(str(path))}
 
 
-def _merge_lexicons(shards: list) -> tuple:
-    """The global lexicon of the shards' indexes: (sorted terms, df, cf, local-to-global maps).
-
-    Python's str order is code point order, which is the byte order of UTF-8, the order of
-    every index's lexicon."""
-    local_terms = [index.terms() for index in shards]
-    terms = sorted(set().union(*local_terms))
-    global_id = {t: i for i, t in enumerate(terms)}
-    df = np.zeros(len(terms), np.uint64)
-    cf = np.zeros(len(terms), np.uint64)
-    maps = []
-    for index, names in zip(shards, local_terms):
-        ids = np.fromiter((global_id[t] for t in names), np.uint32, len(names))
-        df[ids] += index.reader.df  # a shard's ids are distinct: plain fancy-index adds are exact
-        cf[ids] += index.reader.cf
-        maps.append(ids)
-    return terms, df.astype(np.uint32), cf, maps
-
-
 def _check_unique_ids(shards: list) -> None:
+    # Ids are unique within a shard (its writer checks them); one set shows any repeat across.
+    if len(set().union(*(index.doc_ids for index in shards))) == sum(map(len, shards)):
+        return
     seen: dict = {}
     for s, index in enumerate(shards):
         for doc_id in index.doc_ids:
@@ -222,12 +206,12 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
     """Writes the global lexicon, term maps and manifest of the shards built in `directory`."""
     merging = time.perf_counter()
     shards = [Index.open(directory / _shard_name(s), verify=False) for s in range(len(infos))]
+    n_docs = sum(index.stats.n_docs for index in shards)
+    if n_docs > 2**32 - 2:
+        raise ValueError(f"{n_docs} documents exceed the 2**32 - 2 a collection may hold")
     _check_unique_ids(shards)
-    terms, df, cf, maps = _merge_lexicons(shards)
-    encoded = [t.encode("utf-8") for t in terms]
-    offsets = np.zeros(len(terms) + 1, np.uint64)
-    np.cumsum([len(t) for t in encoded], out=offsets[1:])
-    files = {"terms.bin": _write_file(directory, "terms.bin", b"".join(encoded)),
+    terms, offsets, df, cf, maps = _core.index.merge_lexicons([i.reader for i in shards])
+    files = {"terms.bin": _write_file(directory, "terms.bin", terms),
              "term_offsets.u64": _write_file(directory, "term_offsets.u64", offsets),
              "term_df.u32": _write_file(directory, "term_df.u32", df),
              "term_cf.u64": _write_file(directory, "term_cf.u64", cf)}
@@ -238,8 +222,6 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         shard_entries.append({"path": _shard_name(s), "term_ids": name, "doc_offset": offset,
                               "n_docs": index.stats.n_docs, "n_terms": index.stats.n_terms})
         offset += index.stats.n_docs
-    if offset > 2**32 - 2:
-        raise ValueError(f"{offset} documents exceed the 2**32 - 2 a collection may hold")
     total = sum(i.stats.total_tokens for i in shards)
     manifest = {
         "format": _FORMAT_NAME,
@@ -249,9 +231,9 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         "build_id": uuid.uuid4().hex,
         "analyzer": shards[0].analyzer.to_dict(),
         "bm25": shards[0].bm25,
-        "stats": {"n_docs": offset, "n_terms": len(terms),
+        "stats": {"n_docs": n_docs, "n_terms": len(df),
                   "n_postings": sum(i.stats.n_postings for i in shards), "total_tokens": total,
-                  "avg_doc_length": total / offset if offset else 0.0,
+                  "avg_doc_length": total / n_docs if n_docs else 0.0,
                   "max_doc_length": max(i.stats.max_doc_length for i in shards)},
         "shards": shard_entries,
         "build": {"seconds": round(time.perf_counter() - started, 3),
