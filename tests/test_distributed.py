@@ -255,6 +255,28 @@ def test_worker_lost_mid_build_is_retried(client, synthetic, tmp_path):
     assert ids == [d for d, _ in docs]  # nothing lost, nothing twice, in order
 
 
+class _FailsOnce(_DieOnce):
+    """Documents whose first reading raises halfway (a transient error: Dask's `retries`)."""
+
+    def __iter__(self):
+        for i, doc in enumerate(self.docs):
+            if i == len(self.docs) // 2 and not os.path.exists(self.marker):
+                open(self.marker, "w").close()
+                raise OSError("transient")
+            yield doc
+
+
+def test_failed_task_is_retried(client, synthetic, tmp_path):
+    docs = synthetic.docs[:600]
+    parts = [docs[:300], _FailsOnce(docs[300:], tmp_path / "failed")]
+    index = build_index(parts, tmp_path / "sharded", client, 2, batch_size=50)
+    assert (tmp_path / "failed").exists()
+    assert [i for s in range(2) for i in index.shard(s).doc_ids] == [d for d, _ in docs]
+    (tmp_path / "failed").unlink()
+    with pytest.raises(OSError, match="transient"):
+        build_index(parts, tmp_path / "other", client, 2, retries=0)
+
+
 class _Explodes:
     def __init__(self, docs):
         self.docs = docs
