@@ -348,6 +348,18 @@ def test_open_checks(synthetic, tmp_path):
         ShardedIndex.open(tmp_path / "nothing")
 
 
+def test_rebuilt_index_is_reopened(synthetic, tmp_path):
+    docs, path = synthetic.docs[:300], tmp_path / "idx"
+    build_index(docs, path, None, 2)
+    old = DistributedSearcher(path)
+    old.search("x")
+    build_index(docs[:100], path, None, 2, overwrite=True)
+    new = DistributedSearcher(path)
+    assert len(new.index) == 100 and new.search(synthetic.queries[0], 300).docids.max() < 100
+    with pytest.raises(IndexCorruptError, match="rebuilt since it was opened"):
+        old.search("x")  # the new searcher's shards replaced the old ones in this process
+
+
 def test_global_stats_are_checked(synthetic):
     index = ShardedIndex.open(synthetic.sharded(2))
     shard = index.shard(1)

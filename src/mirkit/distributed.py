@@ -537,7 +537,10 @@ class DistributedSearcher:
     -----
     A query costs one task per shard; :meth:`search_batch` cuts a batch into chunks, one task
     per shard and chunk. Results are :class:`mirkit.search.SearchResult` with global docids and
-    the counters summed over the shards. Safe to share between threads.
+    the counters summed over the shards. Safe to share between threads. Shards open without
+    checksums (``Index.open(verify=False)``); the global files are verified here. A searcher
+    serves the build it opened: after a rebuild at the same path, open a new one (the old one
+    raises :class:`~mirkit.index.IndexCorruptError` once a process reopens its shards).
     """
 
     def __init__(self, path, client=None, *, scorer: Union[None, str, Scorer] = None):
