@@ -4,8 +4,8 @@ For 1, 2 and 4 shards on a LocalCluster of 2 worker processes (1 thread each): b
 (documents and input megabytes per second, the whole :func:`mirkit.distributed.build_index`
 including the lexicon merge on the client) and query latency (mean and median per query of
 :meth:`DistributedSearcher.search`, one query at a time, and QPS of one
-:meth:`DistributedSearcher.search_batch`), BM25 block-max WAND, k = 10. A single index built
-and searched in this process on 1 thread is the baseline row. The corpus is GCIDE (126k
+:meth:`DistributedSearcher.search_batch`), BM25 block-max WAND, k = 10. A single index of the
+same files built and searched in this process on 1 thread is the baseline row. The corpus is GCIDE (126k
 dictionary entries, ``../shared/data/gcide``; the first 5,000 with ``quick``), else a synthetic
 corpus; queries are the TREC 2005 efficiency log's that hit the index, else words of the corpus.
 The inputs are JSON Lines part files on the local disk (the cluster's shared storage), untimed
@@ -109,6 +109,15 @@ def _row(setup: str, shards: int, seconds: float, merge: float, n_docs: int, nby
                median, qps)
 
 
+def _build_single(parts: list, path: Path) -> None:
+    """The baseline: one index of the same part files, in this process on 1 thread."""
+    from mirkit.index import IndexWriter
+
+    with IndexWriter(path, threads=1, overwrite=True) as writer:
+        for part in parts:
+            writer.add_documents(part)
+
+
 def _sharded_row(client, parts: list, path: Path, n: int, repeat: int, nbytes: int,
                  n_docs: int, latency: Sequence[str], queries: Sequence[str],
                  expected: list, workers: int) -> Row:
@@ -132,7 +141,6 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
     times are the best of `repeat` builds."""
     from dask.distributed import Client, LocalCluster
 
-    from mirkit.index import build_index
     from mirkit.search import Searcher
 
     name, docs = _corpus(quick)
@@ -141,8 +149,7 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
     try:
         parts, nbytes = _write_parts(docs, work)
         single_path = work / "single"
-        seconds = _best_build(lambda: build_index(docs, single_path, threads=1, overwrite=True),
-                              repeat)
+        seconds = _best_build(lambda: _build_single(parts, single_path), repeat)
         single = Searcher(single_path)
         queries = _queries(single.index, docs, 4 * n_latency)
         latency = queries[:n_latency]
