@@ -7,6 +7,7 @@
 #include "core/crc32c.hpp"
 #include "core/files.hpp"
 #include "index/builder.hpp"
+#include "index/lexicon_merge.hpp"
 #include "index/reader.hpp"
 
 namespace mirkit::bindings {
@@ -147,6 +148,24 @@ void bind_index(py::module_& m) {
         c.positions(out);
         return to_numpy(std::move(out));
       });
+
+  m.def("merge_lexicons",
+        [](const std::vector<const IndexReader*>& shards) {
+          index::MergedLexicon merged;
+          {
+            py::gil_scoped_release release;
+            merged = index::merge_lexicons(shards);
+          }
+          py::list maps;
+          for (auto& map : merged.local_to_global) maps.append(to_numpy(std::move(map)));
+          return py::make_tuple(to_numpy(std::move(merged.terms)),
+                                to_numpy(std::move(merged.term_offsets)),
+                                to_numpy(std::move(merged.df)), to_numpy(std::move(merged.cf)),
+                                maps);
+        },
+        py::arg("shards"),
+        "(terms uint8, term_offsets, df, cf, [local_to_global per shard]): the union of the "
+        "readers' lexicons, sorted, with summed df and cf (GIL released).");
 
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,

@@ -47,8 +47,9 @@ ScorerSpec parse_scorer(const std::string& kind, double k1, double b, const std:
   return s;
 }
 
-// (terms, weights) -> query terms; terms missing from the index are dropped.
-std::vector<QueryTerm> query_terms(const index::IndexReader& reader, const py::list& terms,
+// (terms, weights) -> query terms; terms missing from the index (or the global lexicon of a
+// shard's engine) are dropped.
+std::vector<QueryTerm> query_terms(const QueryEngine& engine, const py::list& terms,
                                    const std::vector<double>& weights) {
   if (terms.size() != weights.size()) {
     throw py::value_error("terms and weights differ in length: " + std::to_string(terms.size()) +
@@ -57,7 +58,7 @@ std::vector<QueryTerm> query_terms(const index::IndexReader& reader, const py::l
   std::vector<QueryTerm> out;
   for (size_t i = 0; i < terms.size(); ++i) {
     if (!PyUnicode_Check(terms[i].ptr())) throw py::type_error("query terms must be str");
-    int64_t t = reader.find_term(utf8_view(terms[i]));
+    int64_t t = engine.find_term(utf8_view(terms[i]));
     if (t >= 0) out.push_back({static_cast<uint32_t>(t), weights[i]});
   }
   return out;
@@ -95,6 +96,10 @@ class SearchResult {
         m_docids_array(std::move(docids)),
         m_scores_array(std::move(scores)),
         m_ids(std::move(ids)) {
+    if (m_docids_array.attr("ndim").cast<int>() != 1 ||
+        m_scores_array.attr("ndim").cast<int>() != 1) {
+      throw py::value_error("SearchResult: docids and scores must be 1-dimensional");
+    }
     if (py::len(m_scores_array) != m_size || py::len(m_ids) != m_size) {
       throw py::value_error("SearchResult state: docids, scores and ids differ in length");
     }
@@ -185,13 +190,59 @@ QueryInput query_input(const QueryEngine& e, py::handle query, std::vector<py::o
   }
   auto pair = query.cast<py::tuple>();
   if (pair.size() != 2) throw py::value_error("queries must be str or (terms, weights) pairs");
-  in.terms = query_terms(e.reader(), pair[0].cast<py::list>(), pair[1].cast<std::vector<double>>());
+  in.terms = query_terms(e, pair[0].cast<py::list>(), pair[1].cast<std::vector<double>>());
   return in;
+}
+
+// query::GlobalStats over numpy arrays that it keeps alive (memory-mapped files, typically).
+struct PyGlobalStats {
+  query::GlobalStats stats;
+  py::tuple arrays;
+};
+
+template <class T>
+index::Array<T> span(const py::array_t<T, py::array::c_style>& a, const char* name) {
+  if (a.ndim() != 1) throw py::value_error(std::string(name) + " must be 1-dimensional");
+  return {a.data(), static_cast<size_t>(a.size())};
 }
 
 }  // namespace
 
 void bind_query(py::module_& m) {
+  using U8Arr = py::array_t<uint8_t, py::array::c_style>;
+  using U64Arr = py::array_t<uint64_t, py::array::c_style>;
+  py::class_<PyGlobalStats>(m, "GlobalStats", R"doc(Statistics of a whole document-partitioned collection, for the engine of one shard.
+
+Scores then use the collection's N, token count, longest document and per-term df and cf, and
+query term ids are ids of the global lexicon (mirkit.distributed writes these arrays). The
+arrays are kept alive, not copied; they are checked against the shard when an engine opens.
+)doc")
+      .def(py::init([](uint64_t n_docs, uint64_t total_tokens, uint32_t max_length,
+                       const U8Arr& terms, const U64Arr& term_offsets, const U32Array& df,
+                       const U64Arr& cf, const U32Array& local_to_global) {
+             auto* g = new PyGlobalStats;
+             g->stats.n_docs = n_docs;
+             g->stats.total_tokens = total_tokens;
+             g->stats.max_length = max_length;
+             const auto bytes = span(terms, "terms");
+             g->stats.terms = {reinterpret_cast<const char*>(bytes.data), bytes.size};
+             g->stats.term_offsets = span(term_offsets, "term_offsets");
+             g->stats.df = span(df, "df");
+             g->stats.cf = span(cf, "cf");
+             g->stats.local_to_global = span(local_to_global, "local_to_global");
+             g->arrays = py::make_tuple(terms, term_offsets, df, cf, local_to_global);
+             return g;
+           }),
+           py::arg("n_docs"), py::arg("total_tokens"), py::arg("max_length"),
+           py::arg("terms").noconvert(), py::arg("term_offsets").noconvert(),
+           py::arg("df").noconvert(), py::arg("cf").noconvert(),
+           py::arg("local_to_global").noconvert())
+      .def_property_readonly("n_docs", [](const PyGlobalStats& g) { return g.stats.n_docs; })
+      .def_property_readonly("n_terms", [](const PyGlobalStats& g) { return g.stats.n_terms(); })
+      .def_property_readonly("total_tokens",
+                             [](const PyGlobalStats& g) { return g.stats.total_tokens; })
+      .def_property_readonly("max_length", [](const PyGlobalStats& g) { return g.stats.max_length; });
+
   py::class_<ScorerSpec>(m, "ScorerSpec", "A scorer and its parameters (mirkit.scoring makes them).")
       .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = 0.9,
            py::arg("b") = 0.4, py::arg("idf") = "lucene", py::arg("mu") = 1000.0);
@@ -219,6 +270,12 @@ The arrays and ids are made on first access and then kept (the same objects ever
 result is not tracked by the cyclic garbage collector, so keeping many costs collections
 nothing. Results pickle with their arrays and ids.
 )doc")
+      .def(py::init<U32Array, py::array_t<double>, uint64_t, uint64_t, uint64_t, py::object,
+                    py::list>(),
+           py::arg("docids"), py::arg("scores"), py::arg("postings_decoded"),
+           py::arg("postings_scored"), py::arg("docs_scored"), py::arg("algorithm"),
+           py::arg("ids"),
+           "A result from its parts (mirkit.distributed merges the shards' results into one).")
       .def_property_readonly("docids", &SearchResult::docids)
       .def_property_readonly("scores", &SearchResult::scores)
       .def_property_readonly("ids", &SearchResult::ids)
@@ -238,11 +295,13 @@ nothing. Results pickle with their arrays and ids.
   py::class_<QueryEngine>(m, "QueryEngine",
                           "Ranked retrieval over an IndexReader (thread safe; GIL released).")
       .def(py::init([](const index::IndexReader& reader, const index::Analyzer& analyzer,
-                       double k1, double b, uint64_t total_tokens) {
-             return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens);
+                       double k1, double b, uint64_t total_tokens, const PyGlobalStats* global) {
+             return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens,
+                                    global ? &global->stats : nullptr);
            }),
            py::arg("reader"), py::arg("analyzer"), py::arg("k1"), py::arg("b"),
-           py::arg("total_tokens"), py::keep_alive<1, 2>())
+           py::arg("total_tokens"), py::arg("global_stats") = py::none(), py::keep_alive<1, 2>(),
+           py::keep_alive<1, 7>())
       .def("search",
            [](py::object self, py::handle query, uint32_t k, const std::string& algorithm,
               const ScorerSpec& spec, py::object doc_ids) {

@@ -60,18 +60,17 @@ namespace {
 
 using Prepared = QueryEngine::Prepared;
 
-// W1 and a of a term at query weight 1 (scorers.hpp).
-TermParams unit_params(const ScorerSpec& spec, const Collection& c, const index::IndexReader& r,
-                       uint32_t t) {
-  const double n = static_cast<double>(c.n_docs), df = static_cast<double>(r.df[t]);
+// W1 and a of a term with document frequency df and collection frequency cf at query weight 1
+// (scorers.hpp).
+TermParams unit_params(const ScorerSpec& spec, const Collection& c, uint64_t df, uint64_t cf) {
+  const double n = static_cast<double>(c.n_docs);
   switch (spec.kind) {
     case ScorerKind::kBm25:
-      return {bm25_idf(spec.idf, c.n_docs, r.df[t]) * (spec.k1 + 1.0), 0.0};
+      return {bm25_idf(spec.idf, c.n_docs, df) * (spec.k1 + 1.0), 0.0};
     case ScorerKind::kTfIdf:
-      return {std::log(n / df), 0.0};
+      return {std::log(n / static_cast<double>(df)), 0.0};
     case ScorerKind::kQueryLikelihood:
-      return {1.0, static_cast<double>(c.total_tokens) /
-                       (spec.mu * static_cast<double>(r.cf[t]))};
+      return {1.0, static_cast<double>(c.total_tokens) / (spec.mu * static_cast<double>(cf))};
   }
   return {};
 }
@@ -121,8 +120,9 @@ std::shared_ptr<const TermBounds> compute_bounds(const index::IndexReader& r, co
   return tb;
 }
 
+// Bounds of the index's term t (a local id), whose unit parameters are `unit`.
 std::shared_ptr<const TermBounds> term_bounds(Prepared& p, const index::IndexReader& r,
-                                              const Collection& c, uint32_t t) {
+                                              const TermParams& unit, uint32_t t) {
   {
     std::lock_guard<std::mutex> lock(p.mutex);
     auto it = p.bounds.find(t);
@@ -130,7 +130,7 @@ std::shared_ptr<const TermBounds> term_bounds(Prepared& p, const index::IndexRea
   }
   // Computed outside the lock (a racing thread may compute the same bounds; both are equal).
   auto tb = with_scorer(p, r, 0.0, [&](const auto& scorer) {
-    return compute_bounds(r, scorer, unit_params(p.spec, c, r, t), t);
+    return compute_bounds(r, scorer, unit, t);
   });
   std::lock_guard<std::mutex> lock(p.mutex);
   return p.bounds.emplace(t, std::move(tb)).first->second;
@@ -162,33 +162,116 @@ std::vector<QueryTerm> normalize(const std::vector<QueryTerm>& query, uint64_t n
 
 }  // namespace
 
+int64_t GlobalStats::find_term(std::string_view t) const {
+  uint64_t lo = 0, hi = n_terms();
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (term(mid) < t) lo = mid + 1; else hi = mid;
+  }
+  return lo < n_terms() && term(lo) == t ? static_cast<int64_t>(lo) : -1;
+}
+
+void GlobalStats::validate(const index::IndexReader& shard) const {
+  const uint64_t n = n_terms();
+  if (cf.size != n || term_offsets.size != n + 1) {
+    core::fail_value("global statistics: ", n, " df values, ", cf.size, " cf values and ",
+                     term_offsets.size, " term offsets (expected n + 1)");
+  }
+  if (term_offsets[0] != 0 || term_offsets[n] != terms.size) {
+    core::fail_value("global statistics: term offsets do not span the ", terms.size,
+                     " bytes of terms");
+  }
+  for (uint64_t g = 0; g < n; ++g) {
+    if (term_offsets[g + 1] < term_offsets[g] || (g > 0 && !(term(g - 1) < term(g)))) {
+      core::fail_value("global statistics: terms not strictly sorted at term ", g);
+    }
+    if (df[g] == 0 || df[g] > n_docs || cf[g] < df[g]) {
+      core::fail_value("global statistics: term ", g, " has df ", df[g], " and cf ", cf[g],
+                       " in ", n_docs, " documents");
+    }
+  }
+  if (local_to_global.size != shard.n_terms()) {
+    core::fail_value("global statistics: local_to_global has ", local_to_global.size,
+                     " entries for a shard of ", shard.n_terms(), " terms");
+  }
+  for (uint32_t t = 0; t < local_to_global.size; ++t) {
+    const uint32_t g = local_to_global[t];
+    if (g >= n || (t > 0 && g <= local_to_global[t - 1]) || term(g) != shard.term(t) ||
+        df[g] < shard.df[t] || cf[g] < shard.cf[t]) {
+      core::fail_value("global statistics: local term ", t, " maps to global term ", g,
+                       ", which is out of order or not the same term, or has smaller statistics");
+    }
+  }
+  if (n_docs < shard.n_docs() || n_docs > index::kMaxDocs) {
+    core::fail_value("global statistics: n_docs=", n_docs, " for a shard of ", shard.n_docs());
+  }
+}
+
 QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
-                         const index::Bm25Params& stored, uint64_t total_tokens)
+                         const index::Bm25Params& stored, uint64_t total_tokens,
+                         const GlobalStats* global)
     : m_reader(reader), m_analyzer(analyzer), m_stored(stored) {
-  m_collection.n_docs = reader.n_docs();
-  m_collection.total_tokens = total_tokens;
-  m_collection.avg_length = reader.n_docs() == 0 || total_tokens == 0
-                                ? 1.0
-                                : static_cast<double>(total_tokens) / reader.n_docs();
   const auto& lengths = reader.doc_lengths;
-  m_collection.max_length = lengths.size ? *std::max_element(lengths.data, lengths.data + lengths.size) : 0;
+  uint64_t n_docs = reader.n_docs();
+  uint32_t max_length =
+      lengths.size ? *std::max_element(lengths.data, lengths.data + lengths.size) : 0;
+  if (global != nullptr) {
+    global->validate(reader);
+    if (global->max_length < max_length || global->total_tokens < total_tokens) {
+      core::fail_value("global statistics: max_length=", global->max_length, " total_tokens=",
+                       global->total_tokens, " below the shard's ", max_length, " and ",
+                       total_tokens);
+    }
+    m_global = *global;
+    n_docs = global->n_docs;
+    total_tokens = global->total_tokens;
+    max_length = global->max_length;
+  }
+  m_collection.n_docs = n_docs;
+  m_collection.total_tokens = total_tokens;
+  m_collection.avg_length =
+      n_docs == 0 || total_tokens == 0 ? 1.0 : static_cast<double>(total_tokens) / n_docs;
+  m_collection.max_length = max_length;
 }
 
 QueryEngine::~QueryEngine() = default;
+
+int64_t QueryEngine::find_term(std::string_view term) const {
+  return m_global ? m_global->find_term(term) : m_reader.find_term(term);
+}
+
+uint64_t QueryEngine::n_query_terms() const {
+  return m_global ? m_global->n_terms() : m_reader.n_terms();
+}
+
+int64_t QueryEngine::local_term(uint32_t term) const {
+  if (!m_global) return term;
+  const auto& map = m_global->local_to_global;
+  const uint32_t* it = std::lower_bound(map.data, map.data + map.size, term);
+  return it != map.data + map.size && *it == term ? it - map.data : -1;
+}
+
+uint64_t QueryEngine::term_df(uint32_t term) const {
+  return m_global ? m_global->df[term] : m_reader.df[term];
+}
+
+uint64_t QueryEngine::term_cf(uint32_t term) const {
+  return m_global ? m_global->cf[term] : m_reader.cf[term];
+}
 
 std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
   std::vector<QueryTerm> terms;
   std::string term;
   m_analyzer.tokenize(text, [&](std::string_view token, uint32_t) {
     if (!m_analyzer.to_term(token, term)) return;
-    const int64_t t = m_reader.find_term(term);
+    const int64_t t = find_term(term);
     if (t >= 0) terms.push_back({static_cast<uint32_t>(t), 1.0});
   });
   return terms;
 }
 
 bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
-  return s.kind == ScorerKind::kBm25 && s.k1 == m_stored.k1 && s.b == m_stored.b;
+  return !m_global && s.kind == ScorerKind::kBm25 && s.k1 == m_stored.k1 && s.b == m_stored.b;
 }
 
 std::shared_ptr<Prepared> QueryEngine::prepare(const ScorerSpec& spec) const {
@@ -234,15 +317,26 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
                                 Algorithm algorithm, const ScorerSpec& spec) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
   std::shared_ptr<Prepared> prepared = prepare(spec);
-  const std::vector<QueryTerm> terms = normalize(query, m_reader.n_terms());
+  const std::vector<QueryTerm> terms = normalize(query, n_query_terms());
   QueryResult result;
-  if (terms.empty() || m_collection.n_docs == 0) return result;
+  const uint64_t n_docs = m_reader.n_docs();  // of this index (a shard: fewer than N)
+  if (terms.empty() || n_docs == 0) return result;
 
-  // Fixed-point scale: a power of two that keeps every sum of contributions below 2^61.
+  // Fixed-point scale: a power of two that keeps every sum of contributions below 2^52 (below
+  // 2^53 after rounding each contribution), so every integer score converts to its double
+  // exactly: the returned doubles rank and tie exactly as the integers do, and shards' results
+  // merge by their doubles (with 2^61, distinct sums could round to one double and show a tie
+  // out of docid order). A shard computes the scale, and the document part's weight, from every
+  // query term the whole collection holds, including those it lacks, so that its scores are the
+  // single index's.
   std::vector<TermParams> unit(terms.size());
+  std::vector<int64_t> local(terms.size());
   double magnitude = 0.0, weight_sum = 0.0;
   for (size_t i = 0; i < terms.size(); ++i) {
-    unit[i] = unit_params(spec, m_collection, m_reader, terms[i].term);
+    local[i] = local_term(terms[i].term);
+    // A conjunction with a term no document of the shard holds matches nothing here.
+    if (local[i] < 0 && algorithm == Algorithm::kAnd) return result;
+    unit[i] = unit_params(spec, m_collection, term_df(terms[i].term), term_cf(terms[i].term));
     magnitude += terms[i].weight * unit[i].weight * f_limit(spec, m_collection, unit[i]);
     weight_sum += terms[i].weight;
   }
@@ -251,15 +345,16 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
   }
   int exponent = 0;
   std::frexp(magnitude, &exponent);
-  const double scale = std::ldexp(1.0, std::clamp(61 - exponent, -1000, 1000));
+  const double scale = std::ldexp(1.0, std::clamp(52 - exponent, -1000, 1000));
 
   with_scorer(*prepared, m_reader, weight_sum * scale, [&](const auto& scorer) {
     using S = std::decay_t<decltype(scorer)>;
-    Plan<S> plan{scorer, {}, static_cast<uint32_t>(m_collection.n_docs)};
+    Plan<S> plan{scorer, {}, static_cast<uint32_t>(n_docs)};
     plan.cursors.reserve(terms.size());
     std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
     for (size_t i = 0; i < terms.size(); ++i) {
-      const uint32_t t = terms[i].term;
+      if (local[i] < 0) continue;  // a shard without the term: no postings here
+      const uint32_t t = static_cast<uint32_t>(local[i]);
       const double w = terms[i].weight;
       plan.cursors.emplace_back(m_reader.cursor(t), TermParams{w * unit[i].weight * scale, unit[i].a});
       if (!uses_bounds(algorithm)) continue;
@@ -267,18 +362,17 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
       const float* blocks;
       float max;
       if (prepared->stored) {
-        factor *= bm25_idf(spec.idf, m_collection.n_docs, m_reader.df[t]) /
-                  index::bm25_idf(m_collection.n_docs, m_reader.df[t]);
+        factor *= bm25_idf(spec.idf, n_docs, m_reader.df[t]) / index::bm25_idf(n_docs, m_reader.df[t]);
         blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
         max = m_reader.term_max_score[t];
       } else {
-        keep.push_back(term_bounds(*prepared, m_reader, m_collection, t));
+        keep.push_back(term_bounds(*prepared, m_reader, unit[i], t));
         blocks = keep.back()->blocks.data();
         max = keep.back()->max;
       }
       plan.cursors.back().set_bounds(static_cast<Score>(std::ceil(max * factor)), blocks, factor);
     }
-    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, m_collection.n_docs)));
+    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)));
     run_algorithm(algorithm, plan, topk);
     for (auto& [s, d] : topk.finish()) {
       result.docids.push_back(d);
@@ -316,7 +410,10 @@ void QueryEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) co
   core::parallel_for((n_terms + chunk - 1) / chunk, threads, [&](size_t task) {
     const uint64_t end = std::min(n_terms, (task + 1) * chunk);
     for (uint64_t t = task * chunk; t < end; ++t) {
-      term_bounds(*prepared, m_reader, m_collection, static_cast<uint32_t>(t));
+      const uint64_t q = m_global ? m_global->local_to_global[t] : t;  // its query term id
+      term_bounds(*prepared, m_reader,
+                  unit_params(prepared->spec, m_collection, term_df(q), term_cf(q)),
+                  static_cast<uint32_t>(t));
     }
   });
 }

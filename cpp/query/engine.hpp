@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -42,17 +43,52 @@ struct QueryResult {
   uint64_t docs_scored = 0;       // documents evaluated, fully or until pruned
 };
 
+// Statistics of the whole collection when the engine's index is one shard of a
+// document-partitioned collection (mirkit.distributed). Every scorer then reads the global N,
+// token count, longest document length and per-term df and cf, so a shard scores each of its
+// documents exactly as one index over the whole collection would (same fixed-point scale, same
+// doubles). Query term ids are ids of the global lexicon `terms` (the union of the shards'
+// terms, sorted bytewise like every index's), so that a query term the shard lacks still counts
+// in the scale and in query likelihood's document part; `local_to_global` maps the shard's own
+// term ids into it and is strictly increasing, as both lexicons are sorted. The arrays are views
+// (memory-mapped files); their owner outlives the engine.
+struct GlobalStats {
+  uint64_t n_docs = 0;
+  uint64_t total_tokens = 0;
+  uint32_t max_length = 0;
+  index::Array<char> terms;             // the global terms, concatenated
+  index::Array<uint64_t> term_offsets;  // n_terms + 1 offsets into terms
+  index::Array<uint32_t> df;            // per global term
+  index::Array<uint64_t> cf;            // per global term
+  index::Array<uint32_t> local_to_global;  // per term of the shard
+
+  uint64_t n_terms() const { return df.size; }
+  std::string_view term(uint64_t g) const {
+    return {terms.data + term_offsets[g], term_offsets[g + 1] - term_offsets[g]};
+  }
+  int64_t find_term(std::string_view term) const;  // global id, -1 when absent
+  // std::invalid_argument unless the arrays are consistent with each other and with `shard`
+  // (sizes, order, the shard's terms and statistics contained in the global ones).
+  void validate(const index::IndexReader& shard) const;
+};
+
 class QueryEngine {
  public:
   // `stored` are the BM25 parameters of the index's precomputed block-max and term-max scores;
-  // `analyzer` is the index's (text queries).
+  // `analyzer` is the index's (text queries). With `global` (copied; may be null) the index is
+  // a shard and scores use the collection's statistics; term ids are then global ids, and the
+  // stored bounds, computed with the shard's own statistics, are not used.
   QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
-              const index::Bm25Params& stored, uint64_t total_tokens);
+              const index::Bm25Params& stored, uint64_t total_tokens,
+              const GlobalStats* global = nullptr);
   ~QueryEngine();
 
-  // The terms of a text query that the index holds, in text order, each occurrence with weight 1
-  // (search() adds up repeats). Throws std::invalid_argument on invalid UTF-8.
+  // The terms of a text query that the index (or the global lexicon) holds, in text order, each
+  // occurrence with weight 1 (search() adds up repeats). Throws std::invalid_argument on
+  // invalid UTF-8.
   std::vector<QueryTerm> analyze(std::string_view text) const;
+  // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent.
+  int64_t find_term(std::string_view term) const;
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
@@ -65,17 +101,23 @@ class QueryEngine {
   bool uses_stored_bounds(const ScorerSpec& scorer) const;
 
   const Collection& collection() const { return m_collection; }
+  const GlobalStats* global() const { return m_global ? &*m_global : nullptr; }
   const index::IndexReader& reader() const { return m_reader; }
 
   struct Prepared;  // per scorer: document norms, bounds (engine.cpp)
 
  private:
   std::shared_ptr<Prepared> prepare(const ScorerSpec& scorer) const;
+  uint64_t n_query_terms() const;
+  int64_t local_term(uint32_t term) const;  // the shard's id of a query term id, -1 if absent
+  uint64_t term_df(uint32_t term) const;    // statistics of a query term id
+  uint64_t term_cf(uint32_t term) const;
 
   const index::IndexReader& m_reader;
   index::Analyzer m_analyzer;
   index::Bm25Params m_stored;
   Collection m_collection;
+  std::optional<GlobalStats> m_global;
   mutable std::mutex m_mutex;
   mutable std::vector<std::shared_ptr<Prepared>> m_prepared;  // a few: one per scorer in use
 };

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "distributed")
 
 
 def _cmd_info(args) -> int:
@@ -73,6 +73,10 @@ def _cmd_bench(args) -> int:
                   "ratio = other's time / mirkit's)\n")
             results += module.report(quick=args.quick, repeat=min(args.repeat, 5))
             continue
+        if name == "distributed":  # a LocalCluster, builds and searches per shard count
+            print(f"\n### {name} (best of {min(args.repeat, 2)} builds; latency over 1 pass)")
+            module.report(quick=args.quick, repeat=min(args.repeat, 2))
+            continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
         if name == "codecs" and not args.quick:
@@ -108,14 +112,18 @@ def _cmd_index(args) -> int:
 
     analyzer = Analyzer(stem=not args.no_stem, stopwords=not args.no_stopwords,
                         ascii_fold=not args.no_fold)
+    options = {"analyzer": analyzer, "codec": args.codec, "positions": args.positions,
+               "vectors": args.vectors, "threads": args.threads, "memory_budget": args.memory,
+               "overwrite": args.overwrite}
     try:
-        total = read_documents(args.input).bytes_total
+        if args.shards:
+            return _index_sharded(args, options)
+        total = sum(read_documents(source).bytes_total for source in args.input)
         progress = Progress(total, quiet=args.quiet)
-        with IndexWriter(args.output, analyzer=analyzer, codec=args.codec,
-                         positions=args.positions, vectors=args.vectors, threads=args.threads,
-                         memory_budget=args.memory, overwrite=args.overwrite) as writer:
-            writer.add_documents(args.input, format=args.format, skip_errors=args.skip_errors,
-                                 progress=progress)
+        with IndexWriter(args.output, **options) as writer:
+            for source in args.input:
+                writer.add_documents(source, format=args.format, skip_errors=args.skip_errors,
+                                     progress=progress)
         progress.close()
     except (InputError, FileNotFoundError, FileExistsError, ValueError) as e:
         print(f"mirkit index: error: {e}", file=sys.stderr)
@@ -125,6 +133,33 @@ def _cmd_index(args) -> int:
               + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
         for e in writer.errors[:10]:
             print(f"  skipped: {e}")
+    return 0
+
+
+def _index_sharded(args, options: dict) -> int:
+    """``mirkit index --shards N``: a sharded index built on a Dask cluster (the scheduler at
+    --scheduler, else a LocalCluster of one single-threaded worker process per core)."""
+    import contextlib
+
+    from mirkit import distributed
+
+    Client, LocalCluster = _dask("Client", "LocalCluster")
+    options["threads"] = args.threads or 1  # per shard task: the workers are the parallelism
+    start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if args.scheduler:
+            client = stack.enter_context(Client(args.scheduler))
+        else:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=min(args.shards, os.cpu_count() or 1), threads_per_worker=1,
+                dashboard_address=":0"))
+            client = stack.enter_context(Client(cluster))
+        index = distributed.build_index(args.input, args.output, client, args.shards,
+                                        format=args.format, skip_errors=args.skip_errors,
+                                        **options)
+    if not args.quiet:
+        print(f"indexed {len(index):,} documents into {args.output} ({index.n_shards} shards, "
+              f"{time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -161,6 +196,8 @@ def _cmd_search(args) -> int:
     from mirkit.index import Index, IndexCorruptError
 
     try:
+        if _is_sharded(args.index):
+            return _search_sharded(args)
         index = Index.open(args.index, verify=False)
         if args.boolean:
             return _boolean_query(index, args.query)
@@ -173,6 +210,38 @@ def _cmd_search(args) -> int:
     except (IndexCorruptError, OSError, ValueError) as e:  # InputError is a ValueError
         print(f"mirkit search: error: {e}", file=sys.stderr)
         return 1
+
+
+def _dask(*names) -> list:
+    try:
+        import dask.distributed
+    except ImportError:
+        raise ValueError("sharded indexes need dask.distributed: pip install "
+                         "'mirkit[distributed]'") from None
+    return [getattr(dask.distributed, name) for name in names]
+
+
+def _is_sharded(path) -> bool:
+    try:
+        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
+            return json.load(f).get("format") == "mirkit-sharded-index"
+    except (OSError, ValueError, AttributeError):
+        return False  # Index.open reports what is wrong
+
+
+def _search_sharded(args) -> int:
+    """``mirkit search`` over a sharded index: in this process, or on --scheduler's cluster."""
+    from mirkit.distributed import DistributedSearcher
+
+    if args.boolean:
+        raise ValueError("--boolean is not supported on a sharded index")
+    client = _dask("Client")[0](args.scheduler) if args.scheduler else None
+    try:
+        searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))
+        return (_ranked_query if args.queries is None else _run_queries)(searcher, args)
+    finally:
+        if client is not None:
+            client.close()
 
 
 def _scorer(args):
@@ -354,7 +423,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="query: at most this many queries per corpus (default: all that hit)")
     p.set_defaults(func=_cmd_bench)
     p = sub.add_parser("index", help="build an index from JSON Lines, TREC, a folder (or .gz)")
-    p.add_argument("input", help="documents: a file, a folder, or their .gz variants")
+    p.add_argument("input", nargs="+",
+                   help="documents: files, folders, or their .gz variants, indexed in order")
     p.add_argument("-o", "--output", required=True, metavar="INDEX_DIR")
     p.add_argument("--threads", type=int, default=0, help="threads (0 = all cores)")
     p.add_argument("--codec", default=None, help="posting codec (default: the fastest)")
@@ -369,6 +439,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--no-stopwords", action="store_true", help="keep stopwords")
     p.add_argument("--no-fold", action="store_true", help="no ASCII folding of accents")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--shards", type=int, default=None, metavar="N",
+                   help="build N shards on a Dask cluster (mirkit.distributed), each with "
+                   "--threads threads (0: 1); the inputs go to shards in contiguous groups, so "
+                   "give at least N files")
+    p.add_argument("--scheduler", metavar="ADDR", help="with --shards: the Dask scheduler "
+                   "(default: a LocalCluster); the output must be on storage its workers share")
     p.set_defaults(func=_cmd_index)
     p = sub.add_parser("stats", help="statistics and the size of each part of an index")
     p.add_argument("index", metavar="INDEX_DIR")
@@ -408,6 +484,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "(Anserini's defaults; the index needs document vectors: index --vectors)")
     p.add_argument("--fb-docs", type=int, default=10, help="feedback documents (default 10)")
     p.add_argument("--fb-terms", type=int, default=10, help="expansion terms (default 10)")
+    p.add_argument("--scheduler", metavar="ADDR", help="a sharded index (index --shards): "
+                   "search on this Dask scheduler's workers (default: in this process)")
     p.set_defaults(func=_cmd_search, command="search")
     search_parser = p
     trec_eval_options = argparse.ArgumentParser(add_help=False)
@@ -461,6 +539,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     max_queries = getattr(args, "max_queries", None)
     if getattr(args, "synthetic_docs", 1) < 1 or (max_queries is not None and max_queries < 1):
         parser.error("--synthetic-docs and --max-queries must be >= 1")
+    if getattr(args, "shards", None) is not None and args.shards < 1:
+        parser.error("--shards must be >= 1")
     return args.func(args)
 
 

@@ -334,7 +334,7 @@ class IndexWriter:
             self._final_docs = stats["n_docs"]
             self._write_manifest(stats)
             _fsync_dir(self._tmp)
-            self._move_into_place()
+            _move_into_place(self._tmp, self.path, self.overwrite)
         except BaseException:
             self.abort()
             raise
@@ -375,24 +375,31 @@ class IndexWriter:
             },
             "files": files,
         }
-        tmp = self._tmp / (_MANIFEST + ".part")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._tmp / _MANIFEST)
+        _write_manifest_file(self._tmp, manifest)
 
-    def _move_into_place(self) -> None:
-        old = None
-        if self.path.exists():
-            if not self.overwrite:
-                raise FileExistsError(f"{self.path} exists; pass overwrite=True to replace it")
-            old = self._tmp.with_name(self._tmp.name + "-old")
-            os.replace(self.path, old)
-        os.replace(self._tmp, self.path)
-        _fsync_dir(self.path.absolute().parent)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+
+def _write_manifest_file(directory: Path, manifest: dict) -> None:
+    """Writes `directory`/manifest.json durably, in one atomic step."""
+    tmp = directory / (_MANIFEST + ".part")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, directory / _MANIFEST)
+
+
+def _move_into_place(tmp: Path, path: Path, overwrite: bool) -> None:
+    """Renames the finished directory `tmp` to `path` (replacing it if `overwrite`)."""
+    old = None
+    if path.exists():
+        if not overwrite:
+            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+        old = tmp.with_name(tmp.name + "-old")
+        os.replace(path, old)
+    os.replace(tmp, path)
+    _fsync_dir(path.absolute().parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -468,26 +475,9 @@ class Index:
             If the index has a newer format version than this mirkit reads.
         """
         path = Path(path)
-        if not path.is_dir():
-            raise FileNotFoundError(f"no index directory at {path}")
-        manifest_path = path / _MANIFEST
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise IndexCorruptError(f"{manifest_path}: missing (not an index, or an unfinished "
-                                    "build)") from None
-        except (OSError, ValueError) as e:
-            raise IndexCorruptError(f"{manifest_path}: unreadable ({e})") from None
-        _check_manifest(manifest, manifest_path)
-        for name, info in manifest["files"].items():
-            file = path / name
-            if not file.is_file():
-                raise IndexCorruptError(f"{file}: missing")
-            size = file.stat().st_size
-            if size != info["bytes"]:
-                raise IndexCorruptError(f"{file}: {size} bytes, the manifest says {info['bytes']}")
-            if verify and _core.index.file_crc32c(str(file)) != info["crc32c"]:
-                raise IndexCorruptError(f"{file}: checksum mismatch (the file is damaged)")
+        manifest = _load_manifest(path, _FORMAT_NAME, FORMAT_VERSION, "index",
+                                  ("n_docs", "n_terms", "n_blocks", "n_postings", "total_tokens"),
+                                  _check_manifest, verify)
         s, c = manifest["stats"], manifest["codecs"]
         try:
             reader = _core.index.IndexReader(
@@ -666,31 +656,62 @@ def _reopen(path: str) -> Index:
     return Index.open(path, verify=False)
 
 
-def _check_manifest(m, where: Path) -> None:
-    if not isinstance(m, dict) or m.get("format") != _FORMAT_NAME:
-        raise IndexCorruptError(f"{where}: not a mirkit index manifest")
-    version = m.get("format_version")
-    if not isinstance(version, int):
-        raise IndexCorruptError(f"{where}: no format_version")
-    if version > FORMAT_VERSION:
-        raise IndexVersionError(
-            f"{where.parent} has index format version {version}, written by mirkit "
-            f"{m.get('mirkit_version', '?')}; this mirkit ({__version__}) reads up to version "
-            f"{FORMAT_VERSION}. Upgrade mirkit or rebuild the index.")
+def _load_manifest(path: Path, format_name: str, version: int, what: str, stat_keys: tuple,
+                   check, verify: bool) -> dict:
+    """The manifest of the `what` directory `path`: its format, `version`, statistics
+    (`stat_keys`: ints >= 0) and file entries checked, then ``check(manifest, where)`` (raising
+    KeyError, TypeError or AttributeError if malformed), then every file's size and, with
+    `verify`, its CRC-32C. Shared by indexes and sharded indexes (mirkit.distributed)."""
+    if not path.is_dir():
+        raise FileNotFoundError(f"no index directory at {path}")
+    where = path / _MANIFEST
     try:
-        stats, files, c = m["stats"], m["files"], m["codecs"]
-        for key in ("n_docs", "n_terms", "n_blocks", "n_postings", "total_tokens"):
+        m = json.loads(where.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise IndexCorruptError(f"{where}: missing (not an index, or an unfinished build)") \
+            from None
+    except (OSError, ValueError) as e:
+        raise IndexCorruptError(f"{where}: unreadable ({e})") from None
+    if not isinstance(m, dict) or m.get("format") != format_name:
+        raise IndexCorruptError(f"{where}: not a mirkit {what} manifest")
+    found = m.get("format_version")
+    if not isinstance(found, int):
+        raise IndexCorruptError(f"{where}: no format_version")
+    if found > version:
+        raise IndexVersionError(
+            f"{path} has {what} format version {found}, written by mirkit "
+            f"{m.get('mirkit_version', '?')}; this mirkit ({__version__}) reads up to version "
+            f"{version}. Upgrade mirkit or rebuild the index.")
+    try:
+        stats, files = m["stats"], m["files"]
+        for key in stat_keys:
             if not isinstance(stats[key], int) or stats[key] < 0:
                 raise KeyError(key)
         for name, info in files.items():
             if "/" in name or name.startswith(".") or not isinstance(info["bytes"], int) \
                     or not isinstance(info["crc32c"], int):
                 raise KeyError(name)
-        if not isinstance(c["docids"], str) or not isinstance(c["freqs"], str) \
-                or c.get("vectors") not in (None, _VECTOR_CODECS):
-            raise KeyError("codecs")
-        Analyzer.from_dict(m["analyzer"])
+        check(m, where)
     except (KeyError, TypeError, AttributeError) as e:
         raise IndexCorruptError(f"{where}: malformed manifest ({e})") from None
+    for name, info in files.items():
+        file = path / name
+        if not file.is_file():
+            raise IndexCorruptError(f"{file}: missing")
+        size = file.stat().st_size
+        if size != info["bytes"]:
+            raise IndexCorruptError(f"{file}: {size} bytes, the manifest says {info['bytes']}")
+        if verify and _core.index.file_crc32c(str(file)) != info["crc32c"]:
+            raise IndexCorruptError(f"{file}: checksum mismatch (the file is damaged)")
+    return m
+
+
+def _check_manifest(m: dict, where: Path) -> None:
+    c = m["codecs"]
+    if not isinstance(c["docids"], str) or not isinstance(c["freqs"], str) \
+            or c.get("vectors") not in (None, _VECTOR_CODECS):
+        raise KeyError("codecs")
+    try:
+        Analyzer.from_dict(m["analyzer"])
     except ValueError as e:
         raise IndexCorruptError(f"{where}: malformed analyzer settings ({e})") from None

@@ -70,19 +70,33 @@ class Searcher:
     scorer : Scorer or str, optional
         Default scorer of the searches (:func:`mirkit.scoring.get_scorer`); BM25 with the
         index's parameters if None.
+    global_stats : _core.query.GlobalStats, optional
+        When `index` is one shard of a larger collection (:mod:`mirkit.distributed` makes
+        them): the collection's statistics, which every scorer then uses, so the shard scores
+        its documents exactly as one index of the whole collection would. Pruning bounds are
+        then computed from the postings (the stored ones hold the shard's own statistics).
+
+    Raises
+    ------
+    ValueError
+        If `global_stats` does not fit the index (another lexicon, smaller statistics).
     """
 
     def __init__(self, index: Union[Index, str, os.PathLike], *,
-                 scorer: Union[None, str, Scorer] = None):
+                 scorer: Union[None, str, Scorer] = None, global_stats=None):
         if not isinstance(index, Index):
             index = Index.open(index)
+        if global_stats is not None and not isinstance(global_stats, _core.query.GlobalStats):
+            raise TypeError(f"global_stats must be a mirkit._core.query.GlobalStats, got "
+                            f"{type(global_stats).__name__}")
         self.index = index
         self.scorer = get_scorer(scorer)
         # The engine analyzes text queries itself (a batch on its worker threads), with the
         # index's analyzer settings.
         self._engine = _core.query.QueryEngine(
             index.reader, _core.analysis.Analyzer(**index.analyzer.to_dict()),
-            k1=index.bm25["k1"], b=index.bm25["b"], total_tokens=index.stats.total_tokens)
+            k1=index.bm25["k1"], b=index.bm25["b"], total_tokens=index.stats.total_tokens,
+            global_stats=global_stats)
         self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
 
     def __repr__(self) -> str:
@@ -107,12 +121,7 @@ class Searcher:
         return out
 
     def _options(self, k, algorithm, scorer) -> tuple:
-        k = check_count(k, "k")
-        if k == 0:
-            raise ValueError("k must be >= 1, got 0")
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"unknown algorithm {algorithm!r}; expected one of {ALGORITHMS}")
-        return min(k, 2**32 - 1), self._spec(scorer)
+        return check_search_options(k, algorithm), self._spec(scorer)
 
     def _spec(self, scorer):
         scorer = self.scorer if scorer is None else get_scorer(scorer)
@@ -176,8 +185,19 @@ class Searcher:
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: int = 0) -> None:
         """Compute the pruning bounds of every term for `scorer` now rather than on first use
-        (nothing to do for BM25 with the index's parameters: the index stores them)."""
+        (nothing to do for BM25 with the index's parameters, unless the searcher has
+        `global_stats`: the index stores them)."""
         self._engine.precompute_bounds(self._spec(scorer), check_count(threads, "threads"))
+
+
+def check_search_options(k, algorithm: str) -> int:
+    """`k` checked (an int >= 1, capped at 2**32 - 1) after checking `algorithm`'s name."""
+    k = check_count(k, "k")
+    if k == 0:
+        raise ValueError("k must be >= 1, got 0")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; expected one of {ALGORITHMS}")
+    return min(k, 2**32 - 1)
 
 
 def _feedback(feedback):

@@ -1,0 +1,510 @@
+"""Sharded indexing and scatter-gather search (mirkit.distributed) against one index.
+
+The oracle is a single index over the same documents in the same order: sharded results must be
+identical to its results, ids and docids equal and scores equal as float64 values, for every
+algorithm, scorer and k. One LocalCluster of worker processes serves the module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from mirkit import _core
+from mirkit.distributed import DistributedSearcher, ShardedIndex, build_index
+from mirkit.index import Index, IndexCorruptError
+from mirkit.index import build_index as build_single
+from mirkit.scoring import BM25, TFIDF, QueryLikelihood
+from mirkit.search import ALGORITHMS, Searcher
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+SCORERS = [BM25(), BM25(idf="rsj"), BM25(idf="log"), BM25(k1=1.2, b=0.75), TFIDF(),
+           QueryLikelihood(), QueryLikelihood(mu=50)]
+KS = (1, 10, 100)
+
+
+@pytest.fixture(scope="module")
+def client():
+    # The worker processes unpickle this module's helpers (_DieOnce) by value.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+class Corpus:
+    def __init__(self, tmp_path_factory, name, docs, queries):
+        self.docs = docs
+        self.dir = tmp_path_factory.mktemp(name)
+        self.single = Searcher(build_single(docs, self.dir / "single", threads=1))
+        self.queries = queries
+
+    def sharded(self, n_shards, client=None, **options):
+        path = self.dir / f"sharded-{n_shards}-{client is not None}"
+        if not path.exists():
+            build_index(self.docs, path, client, n_shards, **options)
+        return path
+
+
+def _word_queries(docs, analyzer, n, seed):
+    """Queries of 1 to 6 terms drawn from the documents themselves, plus a term no document has
+    and a term that only one document holds (a shard then lacks it)."""
+    rng = np.random.default_rng(seed)
+    words = [w for _, t in docs[::7] for w in analyzer(t)]
+    queries = [" ".join(rng.choice(words, size=rng.integers(1, 7))) for _ in range(n)]
+    return queries + ["zzzunknownzzz", "", f"{words[0]} zzzunknownzzz"]
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    from mirkit.datasets import synthetic_corpus
+
+    docs = list(synthetic_corpus(2500, seed=11))
+    docs[-1] = (docs[-1][0], docs[-1][1] + " onlyinthelastdocument")
+    c = Corpus(tmp_path_factory, "synthetic", docs, [])
+    c.queries = _word_queries(docs, c.single.index.analyzer, 40, 3) + [
+        "onlyinthelastdocument " + docs[0][1].split()[0], "onlyinthelastdocument"]
+    return c
+
+
+@pytest.fixture(scope="module")
+def cranfield(tmp_path_factory, cranfield_docs, cranfield_queries):
+    return Corpus(tmp_path_factory, "cranfield", cranfield_docs, [t for _, t in cranfield_queries])
+
+
+def assert_identical(got, expected, what=""):
+    assert len(got) == len(expected), what
+    np.testing.assert_array_equal(got.docids, expected.docids, err_msg=what)
+    assert got.docids.dtype == np.uint32
+    # Bit-identical float64 scores, not just close ones.
+    np.testing.assert_array_equal(got.scores.view(np.uint64), expected.scores.view(np.uint64),
+                                  err_msg=what)
+    assert got.ids == expected.ids, what
+    assert got.algorithm == expected.algorithm
+
+
+def check_all(corpus, searcher, queries, ks=KS, scorers=SCORERS, algorithms=ALGORITHMS):
+    for scorer in scorers:
+        for algorithm in algorithms:
+            for k in ks:
+                expected = corpus.single.search_batch(queries, k, algorithm=algorithm,
+                                                      scorer=scorer, threads=1)
+                got = searcher.search_batch(queries, k, algorithm=algorithm, scorer=scorer)
+                for q, g, e in zip(queries, got, expected):
+                    assert_identical(g, e, f"{scorer} {algorithm} k={k} {q!r}")
+
+
+@pytest.mark.parametrize("n_shards", [1, 2, 3])
+def test_in_process_shards_equal_single_index(synthetic, n_shards):
+    """Every algorithm and scorer, k in {1, 10, 100}: ids and scores bit-identical."""
+    searcher = DistributedSearcher(synthetic.sharded(n_shards))
+    assert searcher.index.n_shards == n_shards
+    check_all(synthetic, searcher, synthetic.queries)
+
+
+def test_uneven_shards_from_parts_equal_single_index(tmp_path, cranfield):
+    """Files of very different sizes make uneven shards; results are still the single index's."""
+    docs, parts = cranfield.docs, []
+    for i, (a, b) in enumerate([(0, 50), (50, 60), (60, 900), (900, 1000), (1000, len(docs))]):
+        path = tmp_path / f"part{i}.jsonl"
+        path.write_text("".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in docs[a:b]))
+        parts.append(path)
+    index = build_index(parts, tmp_path / "sharded", None, 3, threads=1)
+    sizes = np.diff(index.doc_offsets)
+    assert sizes.sum() == len(docs) and len(set(sizes)) == 3  # uneven
+    check_all(cranfield, DistributedSearcher(index.path), cranfield.queries, ks=(100,))
+
+
+def test_cluster_shards_equal_single_index(client, synthetic, cranfield_or_none):
+    for corpus in [synthetic] + ([cranfield_or_none] if cranfield_or_none else []):
+        path = corpus.sharded(3, client)
+        searcher = DistributedSearcher(path, client)
+        # The cluster build is the in-process build, file for file.
+        for s in range(3):
+            ours = ShardedIndex.open(path).shard(s)
+            theirs = ShardedIndex.open(corpus.sharded(3)).shard(s)
+            assert ours.manifest["files"] == theirs.manifest["files"]
+        check_all(corpus, searcher, corpus.queries, ks=(10,),
+                  scorers=[BM25(), TFIDF(), QueryLikelihood()],
+                  algorithms=("exhaustive", "and", "bmw", "maxscore"))
+        for q in corpus.queries[:5]:
+            assert_identical(searcher.search(q, 10), corpus.single.search(q, 10))
+
+
+@pytest.fixture(scope="module")
+def cranfield_or_none(request):
+    try:
+        return request.getfixturevalue("cranfield")
+    except pytest.skip.Exception:
+        return None
+
+
+def test_batch_chunks_and_counters(client, synthetic):
+    path = synthetic.sharded(2, client)
+    searcher = DistributedSearcher(path, client)
+    queries = synthetic.queries[:10]
+    one = searcher.search_batch(queries, 10, chunks=1)
+    many = searcher.search_batch(queries, 10, chunks=7)
+    shards = [ShardedIndex.open(path).searcher(s) for s in range(2)]
+    for q, a, b in zip(queries, one, many):
+        assert_identical(a, b)
+        parts = [s.search(q, 10) for s in shards]
+        assert a.postings_decoded == sum(p.postings_decoded for p in parts)
+        assert a.postings_scored == sum(p.postings_scored for p in parts)
+        assert a.docs_scored == sum(p.docs_scored for p in parts)
+    assert searcher.search_batch([], 10) == []
+    searcher.precompute_bounds(TFIDF())
+    r = searcher.search_batch(queries, 10, scorer=TFIDF(), algorithm="wand")
+    for q, g in zip(queries, r):
+        assert_identical(g, synthetic.single.search(q, 10, scorer=TFIDF(), algorithm="wand"))
+
+
+def test_mapping_queries(synthetic):
+    searcher = DistributedSearcher(synthetic.sharded(3))
+    query = {"onlyinthelastdocument": 2.5, synthetic.single.index.terms()[5]: 0.5, "zzz": 1.0}
+    for algorithm in ALGORITHMS:
+        assert_identical(searcher.search(query, 5, algorithm=algorithm, scorer="ql"),
+                         synthetic.single.search(query, 5, algorithm=algorithm, scorer="ql"))
+
+
+def test_non_ascii_lexicon_order(tmp_path):
+    """The global lexicon sorts like every index's (UTF-8 bytes = code points), accents kept."""
+    from mirkit.analysis import Analyzer
+
+    words = ["zebra", "éclair", "eclair", "ßtraße", "日本語", "émoji😀", "Ωmega", "ωmega", "a\u0301"]
+    rng = np.random.default_rng(1)
+    docs = [(f"d{i}", " ".join(rng.choice(words, size=rng.integers(1, 6)))) for i in range(60)]
+    analyzer = Analyzer(ascii_fold=False, stem=False)
+    one = Searcher(build_single(docs, tmp_path / "single", analyzer=analyzer, threads=1))
+    corpus = type("C", (), {"single": one})()
+    searcher = DistributedSearcher(build_index(docs, tmp_path / "sharded", None, 3,
+                                               analyzer=analyzer).path)
+    assert searcher.index.stats.n_terms == one.index.stats.n_terms
+    check_all(corpus, searcher, words + [" ".join(words)], ks=(10,))
+
+
+def test_merge_lexicons_matches_python(synthetic, tmp_path):
+    """The C++ k-way merge against a sorted union with summed statistics (empty shards too)."""
+    docs = synthetic.docs
+    parts = [docs[:300], [("x", "the of and")], docs[300:310], docs[310:900]]  # 1: no terms
+    shards = [build_single(part, tmp_path / f"s{i}", threads=1) for i, part in enumerate(parts)]
+    assert shards[1].stats.n_terms == 0
+    terms, offsets, df, cf, maps = _core.index.merge_lexicons([s.reader for s in shards])
+    expected = sorted(set().union(*(s.terms() for s in shards)))
+    got = [bytes(terms[a:b]).decode() for a, b in zip(offsets[:-1], offsets[1:])]
+    assert got == expected
+    ref_df, ref_cf = np.zeros(len(expected), np.uint64), np.zeros(len(expected), np.uint64)
+    for s, ids in zip(shards, maps):
+        assert [expected[i] for i in ids] == s.terms()
+        ref_df[ids] += s.reader.df
+        ref_cf[ids] += s.reader.cf
+    np.testing.assert_array_equal(df, ref_df)
+    np.testing.assert_array_equal(cf, ref_cf)
+    assert (df.dtype, cf.dtype, maps[0].dtype) == (np.uint32, np.uint64, np.uint32)
+    assert [len(x) for x in _core.index.merge_lexicons([])[:4]] == [0, 1, 0, 0]
+
+
+def test_empty_shard(tmp_path, synthetic):
+    docs = synthetic.docs[:200]
+    index = build_index([[], docs, []], tmp_path / "sharded", None, 3)
+    assert list(np.diff(index.doc_offsets)) == [0, 200, 0]
+    corpus = Corpus.__new__(Corpus)
+    corpus.single = Searcher(build_single(docs, tmp_path / "single", threads=1))
+    check_all(corpus, DistributedSearcher(index.path), synthetic.queries[:10], ks=(10,))
+
+
+class _DieOnce:
+    """Documents that kill the worker process reading them halfway, the first time only (a
+    marker file remembers): a worker lost mid-build."""
+
+    def __init__(self, docs, marker):
+        self.docs, self.marker = docs, str(marker)
+
+    def __len__(self):
+        return len(self.docs)
+
+    def __iter__(self):
+        for i, doc in enumerate(self.docs):
+            if i == len(self.docs) // 2 and not os.path.exists(self.marker):
+                open(self.marker, "w").close()
+                os._exit(1)
+            yield doc
+
+
+def test_worker_lost_mid_build_is_retried(client, synthetic, tmp_path):
+    docs = synthetic.docs
+    parts = [docs[:800], _DieOnce(docs[800:1600], tmp_path / "died"), docs[1600:]]
+    # Small batches: the dying worker has handed documents to its shard's builder already.
+    index = build_index(parts, tmp_path / "sharded", client, 3, batch_size=100)
+    assert (tmp_path / "died").exists()
+    assert len(index) == len(docs)
+    assert [p.name for p in sorted(index.path.iterdir()) if p.name.startswith(".")] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    searcher = DistributedSearcher(index.path, client)
+    for q, r in zip(synthetic.queries, searcher.search_batch(synthetic.queries, 100)):
+        assert_identical(r, synthetic.single.search(q, 100))
+    ids = [i for s in range(3) for i in index.shard(s).doc_ids]
+    assert ids == [d for d, _ in docs]  # nothing lost, nothing twice, in order
+
+
+class _FailsOnce(_DieOnce):
+    """Documents whose first reading raises halfway (a transient error: Dask's `retries`)."""
+
+    def __iter__(self):
+        for i, doc in enumerate(self.docs):
+            if i == len(self.docs) // 2 and not os.path.exists(self.marker):
+                open(self.marker, "w").close()
+                raise OSError("transient")
+            yield doc
+
+
+def test_failed_task_is_retried(client, synthetic, tmp_path):
+    docs = synthetic.docs[:600]
+    parts = [docs[:300], _FailsOnce(docs[300:], tmp_path / "failed")]
+    index = build_index(parts, tmp_path / "sharded", client, 2, batch_size=50)
+    assert (tmp_path / "failed").exists()
+    assert [i for s in range(2) for i in index.shard(s).doc_ids] == [d for d, _ in docs]
+    (tmp_path / "failed").unlink()
+    with pytest.raises(OSError, match="transient"):
+        build_index(parts, tmp_path / "other", client, 2, retries=0)
+
+
+class _Explodes:
+    def __init__(self, docs):
+        self.docs = docs
+
+    def __iter__(self):
+        yield from self.docs[:10]
+        raise RuntimeError("disk on fire")
+
+
+def test_failed_build_leaves_no_index(client, synthetic, tmp_path):
+    docs = synthetic.docs[:300]
+    path = tmp_path / "idx"
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        build_index([docs[:100], _Explodes(docs[100:])], path, client, 2, retries=1)
+    assert list(tmp_path.iterdir()) == []
+    # Duplicate ids in two shards: nothing is left either.
+    with pytest.raises(ValueError, match="duplicate document id 'dup' in shards 0 and 1"):
+        build_index([("dup", "a b")] + docs[:10] + [("dup", "c d")], path, None, 2)
+    assert list(tmp_path.iterdir()) == []
+    # A failed rebuild keeps the old index intact.
+    build_index(docs, path, None, 2)
+    before = json.loads((path / "manifest.json").read_text())
+    with pytest.raises(RuntimeError):
+        build_index([docs[:100], _Explodes(docs[100:])], path, None, 2, overwrite=True)
+    assert json.loads((path / "manifest.json").read_text()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    # An unfinished build (no manifest) does not open.
+    (path / "manifest.json").unlink()
+    with pytest.raises(IndexCorruptError, match="missing"):
+        DistributedSearcher(path)
+
+
+def test_open_checks(synthetic, tmp_path):
+    import shutil
+
+    path = tmp_path / "copy"
+    shutil.copytree(synthetic.sharded(2), path)
+    index = ShardedIndex.open(path)
+    assert repr(index).startswith("ShardedIndex(n_shards=2")
+    assert len(index) == len(synthetic.docs) and index.stats.n_terms == synthetic.single.index.stats.n_terms
+    with pytest.raises(IndexError):
+        index.shard(2)
+    with pytest.raises(TypeError):
+        index.shard("0")
+    data = bytearray((path / "term_df.u32").read_bytes())
+    data[0] ^= 1
+    (path / "term_df.u32").write_bytes(bytes(data))
+    with pytest.raises(IndexCorruptError, match="checksum"):
+        ShardedIndex.open(path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    for key, value in (("path", ".."), ("doc_offset", 1), ("term_ids", "term_df.u32")):
+        bad = json.loads(json.dumps(manifest))
+        bad["shards"][1][key] = value
+        (path / "manifest.json").write_text(json.dumps(bad))
+        with pytest.raises(IndexCorruptError, match="malformed manifest"):
+            ShardedIndex.open(path, verify=False)
+    bad = json.loads(json.dumps(manifest))
+    bad["shards"][1]["n_terms"] += 1
+    (path / "manifest.json").write_text(json.dumps(bad))
+    with pytest.raises(IndexCorruptError, match="not the shard the manifest describes"):
+        ShardedIndex.open(path, verify=False).shard(1)
+    manifest["format_version"] = 99
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="format version 99"):
+        ShardedIndex.open(path)
+    with pytest.raises(IndexCorruptError, match="not a mirkit sharded"):
+        ShardedIndex.open(synthetic.dir / "single")
+    with pytest.raises(FileNotFoundError):
+        ShardedIndex.open(tmp_path / "nothing")
+
+
+def test_rebuilt_index_is_reopened(synthetic, tmp_path):
+    docs, path = synthetic.docs[:300], tmp_path / "idx"
+    build_index(docs, path, None, 2)
+    old = DistributedSearcher(path)
+    old.search("x")
+    build_index(docs[:100], path, None, 2, overwrite=True)
+    new = DistributedSearcher(path)
+    assert len(new.index) == 100 and new.search(synthetic.queries[0], 300).docids.max() < 100
+    with pytest.raises(IndexCorruptError, match="rebuilt since it was opened"):
+        old.search("x")  # the new searcher's shards replaced the old ones in this process
+
+
+def test_global_stats_are_checked(synthetic):
+    index = ShardedIndex.open(synthetic.sharded(2))
+    shard = index.shard(1)
+    good = index.global_stats(1)
+    assert (good.n_docs, good.n_terms) == (len(synthetic.docs), synthetic.single.index.stats.n_terms)
+    lex = {n: index._array(n, d) for n, d in
+           (("terms.bin", np.uint8), ("term_offsets.u64", np.uint64), ("term_df.u32", np.uint32),
+            ("term_cf.u64", np.uint64))}
+    ids = np.array(index._array("shard-00001.term_ids.u32", np.uint32))
+
+    def stats(local_to_global=ids, n_docs=None, df=lex["term_df.u32"]):
+        return _core.query.GlobalStats(n_docs or len(synthetic.docs), index.stats.total_tokens, index.stats.max_doc_length,
+                                       lex["terms.bin"], lex["term_offsets.u64"], df,
+                                       lex["term_cf.u64"], local_to_global)
+
+    with pytest.raises(ValueError, match="local_to_global has"):
+        Searcher(shard, global_stats=stats(ids[:-1]))
+    with pytest.raises(ValueError, match="maps to global term"):
+        Searcher(shard, global_stats=stats(ids[::-1].copy()))
+    with pytest.raises(ValueError, match="has df"):
+        Searcher(shard, global_stats=stats(n_docs=10))
+    with pytest.raises(ValueError, match="smaller statistics"):
+        Searcher(shard, global_stats=stats(df=np.ones_like(lex["term_df.u32"])))
+    with pytest.raises(TypeError):
+        Searcher(shard, global_stats=stats(ids.astype(np.int64)))
+    with pytest.raises(TypeError, match="GlobalStats"):
+        Searcher(shard, global_stats={"n_docs": 3})
+    # Without global statistics the shard scores with its own (different scores).
+    q = synthetic.queries[0]
+    assert not np.array_equal(Searcher(shard).search(q, 5).scores,
+                              Searcher(shard, global_stats=good).search(q, 5).scores)
+
+
+def test_bad_arguments(client, synthetic, tmp_path):
+    docs = synthetic.docs[:20]
+    with pytest.raises(ValueError, match="n_shards must be >= 1"):
+        build_index(docs, tmp_path / "a", client, 0)
+    with pytest.raises(ValueError, match="exceeds the 20 documents"):
+        build_index(docs, tmp_path / "a", client, 21)
+    with pytest.raises(ValueError, match="exceeds the 2 input parts"):
+        build_index([docs[:10], docs[10:]], tmp_path / "a", client, 3)
+    with pytest.raises(ValueError, match="inputs is empty"):
+        build_index([], tmp_path / "a", client, 1)
+    with pytest.raises(TypeError, match="client"):
+        build_index(docs, tmp_path / "a", "tcp://nowhere", 1)
+    with pytest.raises(TypeError, match="inputs"):
+        build_index(42, tmp_path / "a", None, 1)
+    with pytest.raises(TypeError, match="inputs\\[1\\]"):
+        build_index([docs, 42], tmp_path / "a", None, 1)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        build_index(docs, tmp_path / "a", None, 1, nonsense=1)
+    with pytest.raises(ValueError, match="unknown codec"):
+        build_index(docs, tmp_path / "a", client, 2, codec="nope")
+    with pytest.raises(FileNotFoundError):
+        build_index([tmp_path / "missing.jsonl", tmp_path / "other.jsonl"], tmp_path / "a", None, 2)
+    with pytest.raises(FileNotFoundError):
+        build_index(docs, tmp_path / "no" / "parent", None, 1)
+    assert list(tmp_path.iterdir()) == []
+    build_index(docs, tmp_path / "a", None, 2)
+    with pytest.raises(FileExistsError):
+        build_index(docs, tmp_path / "a", None, 2)
+
+    searcher = DistributedSearcher(tmp_path / "a")
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        searcher.search("x", 0)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        searcher.search("x", 10, algorithm="nope")
+    with pytest.raises(ValueError, match="unknown scorer"):
+        searcher.search("x", 10, scorer="nope")
+    with pytest.raises(TypeError, match="query must be str"):
+        searcher.search(42)
+    with pytest.raises(TypeError, match="queries\\[1\\]"):
+        searcher.search_batch(["x", 42])
+    with pytest.raises(TypeError, match="not one query"):
+        searcher.search_batch("x y")
+    with pytest.raises(ValueError, match="chunks must be >= 1"):
+        searcher.search_batch(["x"], chunks=0)
+    with pytest.raises(ValueError, match="feedback"):
+        searcher.search("x", feedback=object())
+    with pytest.raises(ValueError, match="weight"):
+        searcher.search({"x": -1.0})
+    with pytest.raises(TypeError, match="client"):
+        DistributedSearcher(tmp_path / "a", client=3)
+    assert "in-process" in repr(searcher)
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.distributed
+
+    failed, attempted = doctest.testmod(mirkit.distributed, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failed == 0
+
+
+def test_cli_bench_distributed(monkeypatch, capsys):
+    from mirkit import cli
+    from mirkit.benchmarks import distributed as bench
+
+    seen = {}
+    monkeypatch.setattr(bench, "report", lambda **kw: seen.update(kw))
+    assert cli.main(["bench", "distributed", "--quick", "--repeat", "5"]) == 0
+    assert seen == {"quick": True, "repeat": 2}
+    assert "### distributed" in capsys.readouterr().out
+
+
+def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
+    from mirkit import cli
+
+    docs = synthetic.docs[:600]
+    parts = []
+    for i, (a, b) in enumerate([(0, 100), (100, 350), (350, 600)]):
+        parts.append(str(tmp_path / f"part{i}.jsonl"))
+        with open(parts[-1], "w") as f:
+            f.writelines(json.dumps({"id": d, "text": t}) + "\n" for d, t in docs[a:b])
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("".join(f"q{i}\t{q}\n" for i, q in enumerate(synthetic.queries[:20])))
+    single, sharded = str(tmp_path / "single"), str(tmp_path / "sharded")
+    assert cli.main(["index", *parts, "-o", single, "-q"]) == 0  # several inputs, in order
+    assert cli.main(["index", *parts, "-o", sharded, "-q", "--shards", "2"]) == 0  # LocalCluster
+    assert Index.open(single).doc_ids == [d for d, _ in docs]
+    assert ShardedIndex.open(sharded).n_shards == 2
+    capsys.readouterr()
+
+    def search(*args):
+        assert cli.main(["search", *args]) == 0
+        return capsys.readouterr().out.splitlines()[:-1]  # the last line has the time
+
+    query = synthetic.queries[3]
+    assert search(single, query, "--scorer", "ql") == search(sharded, query, "--scorer", "ql")
+    runs = {}
+    for name, extra in (("single", []), ("sharded", ["--scheduler", client.scheduler.address])):
+        runs[name] = tmp_path / f"{name}.run"
+        search(str(tmp_path / name), "--queries", str(queries), "--run", str(runs[name]), *extra)
+    assert runs["single"].read_text() == runs["sharded"].read_text()
+    assert cli.main(["search", sharded, "--boolean", "a AND b"]) == 1
+    assert "not supported on a sharded index" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["index", *parts, "-o", str(tmp_path / "x"), "--shards", "0"])
+    assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
+                     "--scheduler", client.scheduler.address]) == 1
+    assert "exceeds the 1 input parts" in capsys.readouterr().err
+
+
+def test_single_shard_opens_as_plain_index(synthetic):
+    index = ShardedIndex.open(synthetic.sharded(1))
+    shard = Index.open(index.path / "shard-00000")
+    assert shard.doc_ids == synthetic.single.index.doc_ids
