@@ -26,4 +26,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_boolean(query);
   auto eval = m.def_submodule("eval", "trec_eval-compatible evaluation: qrels, runs, measures");
   b::bind_eval(eval);
+  auto attention = m.def_submodule("attention", "scaled dot-product attention (tiled, online softmax)");
+  b::bind_attention(attention);
 }

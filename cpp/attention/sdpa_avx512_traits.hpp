@@ -1,0 +1,61 @@
+// 16-lane float32 vector operations for the tiled kernel (included by the AVX-512 files only,
+// which are compiled with the AVX-512 flags).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* self-initialisation).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace mirkit::attention::detail {
+namespace {  // compiled per file with that file's flags: never shared by the linker
+
+// Keys per block: st is kBlockK x 64 floats (16 KiB), next to qt, ot and the K/V rows in L1/L2.
+constexpr size_t kAvx512BlockK = 64;
+
+struct Avx512 {
+  using V = __m512;
+  static constexpr size_t kW = 16;
+  static constexpr int kCols = 4;  // BQ = 64 queries per block
+  static constexpr int kRows = 6;  // 6 x 4 accumulators + 4 lane vectors + 1 broadcast <= 32
+  static V load(const float* p) { return _mm512_load_ps(p); }
+  static void store(float* p, V x) { _mm512_store_ps(p, x); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V neg_inf_to_zero(V x) {
+    const __mmask16 inf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
+    return _mm512_mask_blend_ps(inf, x, _mm512_setzero_ps());
+  }
+  // e^x for x <= 0 (NaN stays NaN), relative error ~1e-7: x = n ln2 + r with |r| <= ln2/2
+  // (Cody-Waite split of ln2), e^r by Cephes' degree-6 polynomial, 2^n by vscalefps, which
+  // flushes to exactly 0 below the denormal range (so exp(-inf) = 0).
+  static V exp(V x) {
+    x = _mm512_max_ps(_mm512_set1_ps(-150.0f), x);  // x second: NaN passes through
+    const V n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    V y = _mm512_set1_ps(1.9875691500e-4f);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r);
+    y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(y, n);
+  }
+};
+
+}  // namespace
+}  // namespace mirkit::attention::detail

@@ -1,0 +1,42 @@
+// Pieces shared by every sdpa path: the task split and the per-level entry points.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+#include "attention/sdpa.hpp"
+#include "core/parallel.hpp"
+
+namespace mirkit::attention::detail {
+
+// Runs fn(b, i0, i1) for every batch entry b and query block [i0, i1) of `block_q` rows, on
+// p.threads threads. Causal work grows with the block's position, so the last blocks of every
+// batch entry are handed out first: the small ones then fill the gaps at the end.
+template <class Fn>
+void for_each_query_block(const Problem& p, size_t block_q, Fn&& fn) {
+  const size_t blocks = (p.n + block_q - 1) / block_q;
+  core::parallel_for(p.batch * blocks, p.threads, [&](size_t task) {
+    const size_t b = task % p.batch;
+    const size_t i0 = (blocks - 1 - task / p.batch) * block_q;
+    fn(b, i0, std::min(p.n, i0 + block_q));
+  });
+}
+
+// Keys [0, key_end) can take part for queries [i0, i1): with causal masking (top-left aligned,
+// key j for query i iff j <= i) the keys past the block's last query are skipped entirely.
+inline size_t key_end(const Problem& p, size_t i1) {
+  return p.causal ? std::min(p.m, i1) : p.m;
+}
+
+// Whether key block [j0, j1) has keys after some query in [i0, i1) (the diagonal block).
+inline bool needs_causal_mask(const Problem& p, size_t i0, size_t j1) {
+  return p.causal && j1 > i0 + 1;
+}
+
+void sdpa_scalar(const Problem& p, const Tensors<float>& t);
+void sdpa_scalar(const Problem& p, const Tensors<double>& t);
+void sdpa_avx2(const Problem& p, const Tensors<float>& t);
+void sdpa_avx512(const Problem& p, const Tensors<float>& t);
+void sdpa_avx512bf16(const Problem& p, const Bf16Tensors& t);
+
+}  // namespace mirkit::attention::detail
