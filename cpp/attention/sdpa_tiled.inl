@@ -51,15 +51,15 @@ struct BlockState {
 // acc[r][c] += bcast(rows[r * row_stride + step]) * lanes[step * kBQ + c * kW] over `steps`:
 // the shared shape of both products (rows = keys for Q K^T, value channels for P V).
 // With R rows and kCols vectors, R * kCols accumulators stay in registers.
-template <class A, int R>
+template <class A, int R, bool kAccumulate>
 inline void fma_tile(const float* rows, size_t row_stride, size_t col_stride, const float* lanes,
-                     size_t steps, float* out, bool accumulate) {
+                     size_t steps, float* out) {
   constexpr int C = A::kCols;
   constexpr size_t kBQ = A::kW * A::kCols;
   typename A::V acc[R][C];
   for (int r = 0; r < R; ++r) {
     for (int c = 0; c < C; ++c) {
-      acc[r][c] = accumulate ? A::load(out + r * kBQ + c * A::kW) : A::zero();
+      acc[r][c] = kAccumulate ? A::load(out + r * kBQ + c * A::kW) : A::zero();
     }
   }
   for (size_t s = 0; s < steps; ++s) {
@@ -76,27 +76,32 @@ inline void fma_tile(const float* rows, size_t row_stride, size_t col_stride, co
 }
 
 // fma_tile over `count` rows: full tiles of A::kRows, then one smaller tile for the rest.
-template <class A, int R>
+template <class A, int R, bool kAccumulate>
 inline void fma_tail(size_t count, const float* rows, size_t row_stride, size_t col_stride,
-                     const float* lanes, size_t steps, float* out, bool accumulate) {
-  if (count == R) return fma_tile<A, R>(rows, row_stride, col_stride, lanes, steps, out, accumulate);
+                     const float* lanes, size_t steps, float* out) {
+  if (count == R) {
+    return fma_tile<A, R, kAccumulate>(rows, row_stride, col_stride, lanes, steps, out);
+  }
   if constexpr (R > 1) {
-    fma_tail<A, R - 1>(count, rows, row_stride, col_stride, lanes, steps, out, accumulate);
+    fma_tail<A, R - 1, kAccumulate>(count, rows, row_stride, col_stride, lanes, steps, out);
   }
 }
 
-template <class A>
+// kAccumulate: add to out (P V into the accumulator) rather than overwrite it (the logits).
+template <class A, bool kAccumulate>
 inline void fma_rows(size_t count, const float* rows, size_t row_stride, size_t col_stride,
-                     const float* lanes, size_t steps, float* out, bool accumulate) {
+                     const float* lanes, size_t steps, float* out) {
   constexpr size_t kBQ = A::kW * A::kCols;
   for (; count >= A::kRows; count -= A::kRows) {
-    fma_tile<A, A::kRows>(rows, row_stride, col_stride, lanes, steps, out, accumulate);
+    fma_tile<A, A::kRows, kAccumulate>(rows, row_stride, col_stride, lanes, steps, out);
     rows += A::kRows * row_stride;
     out += A::kRows * kBQ;
   }
   if constexpr (A::kRows > 1) {
-    if (count) fma_tail<A, A::kRows - 1>(count, rows, row_stride, col_stride, lanes, steps, out,
-                                         accumulate);
+    if (count) {
+      fma_tail<A, A::kRows - 1, kAccumulate>(count, rows, row_stride, col_stride, lanes, steps,
+                                             out);
+    }
   }
 }
 
@@ -188,7 +193,7 @@ void run_tiled(const Problem& p, const float* mask_base, float* out_base, size_t
       online_softmax(s, keys, dv);
       // ot[ch] += sum_j V[j, ch] * P[j]: rows are value channels, steps are keys.
       const float* v = vr(j0, keys);
-      fma_rows<A>(dv, v, 1, dv, s.st.get(), keys, s.ot.get(), true);
+      fma_rows<A, true>(dv, v, 1, dv, s.st.get(), keys, s.ot.get());
     }
     write_block(s, rows, dv, out_base + (b * p.n + i0) * dv);
   });
@@ -206,7 +211,7 @@ void sdpa_f32(const Problem& p, const Tensors<float>& t, size_t block_k) {
     const size_t d = p.d;
     // st[j] = sum_kk K[j0 + j, kk] * qt[kk]: rows are keys, steps are the d components.
     return [k, qt, d](size_t j0, size_t keys, float* st) {
-      fma_rows<A>(keys, k + j0 * d, d, 1, qt, d, st, false);
+      fma_rows<A, false>(keys, k + j0 * d, d, 1, qt, d, st);
     };
   };
   auto v_rows = [&](size_t b) {

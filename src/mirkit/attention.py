@@ -30,7 +30,7 @@ import numpy as np
 from mirkit import _core
 from mirkit._validate import check_count
 
-__all__ = ["scaled_dot_product_attention", "to_bfloat16", "from_bfloat16", "kernel"]
+__all__ = ["from_bfloat16", "kernel", "scaled_dot_product_attention", "to_bfloat16"]
 
 _DTYPES = ("float32", "float64", "bfloat16")
 
