@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "attention")
 
 
 def _cmd_info(args) -> int:
@@ -107,6 +107,10 @@ def _cmd_bench(args) -> int:
         if name == "indexing":  # builds that need a process each (peak memory)
             print(f"\n### {name} (median of {min(args.repeat, 3)} builds, each in a fresh process)\n")
             module.report(quick=args.quick, repeat=min(args.repeat, 3))
+            continue
+        if name == "attention":  # a process per measurement (peak memory), torch side by side
+            print(f"\n### {name} (median of {min(args.repeat, 5)}, each case in a fresh process)\n")
+            module.report(quick=args.quick, repeat=min(args.repeat, 5))
             continue
         if name == "query":  # indexes built once per corpus, then many timed queries
             print(f"\n### {name} (per-query median of {min(args.repeat, 3)} passes on 1 thread; "
