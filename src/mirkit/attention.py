@@ -28,9 +28,10 @@ from typing import Optional
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import check_count
+from mirkit._validate import check_count, check_positive_int
 
-__all__ = ["from_bfloat16", "kernel", "scaled_dot_product_attention", "to_bfloat16"]
+__all__ = ["MultiHeadAttention", "from_bfloat16", "kernel", "scaled_dot_product_attention",
+           "sinusoidal_positions", "to_bfloat16"]
 
 _DTYPES = ("float32", "float64", "bfloat16")
 
@@ -266,3 +267,280 @@ def _as_mask(mask, n: int, m: int, float_dtype) -> np.ndarray:
     if cols != m:  # one column for every key: expand the (short) rows, never the N dimension
         mask = np.broadcast_to(mask, mask.shape[:-1] + (m,))
     return mask
+
+
+def sinusoidal_positions(n: int, d: int, *, base: float = 10000.0,
+                         dtype=np.float32) -> np.ndarray:
+    """The Fourier positional encoding of Vaswani et al. (2017), shape (n, d).
+
+    ``PE[pos, 2i] = sin(pos / base^(2i/d))`` and ``PE[pos, 2i+1] = cos(pos / base^(2i/d))``;
+    added to the token embeddings so attention can tell positions apart (relative offsets are
+    linear maps of it).
+
+    Parameters
+    ----------
+    n : int
+        Number of positions (>= 0).
+    d : int
+        Width (>= 1); an odd width ends with a sine column.
+    base : float
+        Wavelength scale (> 0), 10000 in the paper.
+    dtype : numpy dtype
+        float32 (default) or float64; computed in float64.
+
+    Examples
+    --------
+    >>> pe = sinusoidal_positions(4, 6)
+    >>> pe.shape, pe.dtype
+    ((4, 6), dtype('float32'))
+    >>> pe[0].tolist()
+    [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    """
+    n = check_count(n, "n")
+    d = check_positive_int(d, "d")
+    if not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 0:
+        raise ValueError(f"base must be a number > 0, got {base!r}")
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    freq = float(base) ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    angle = np.arange(n, dtype=np.float64)[:, None] * freq[None, :]
+    out = np.empty((n, d), dtype=np.float64)
+    out[:, 0::2] = np.sin(angle)
+    out[:, 1::2] = np.cos(angle[:, : d // 2])
+    return out.astype(dtype, copy=False)
+
+
+def _to_numpy(x) -> np.ndarray:
+    """A numpy array from an array or a tensor-like (``.detach()``, ``.cpu()``, ``.numpy()``),
+    without importing torch."""
+    for method in ("detach", "cpu", "numpy"):
+        if not isinstance(x, np.ndarray) and hasattr(x, method):
+            x = getattr(x, method)()
+    return np.asarray(x)
+
+
+class MultiHeadAttention:
+    """Multi-head attention with numpy projections around the tiled kernel.
+
+    ``out = concat_h(sdpa(x_q W_Q,h^T + b_Q,h, x_k W_K,h^T + b_K,h, x_v W_V,h^T + b_V,h)) W_O^T
+    + b_O``, the layout and parameters of ``torch.nn.MultiheadAttention`` with
+    ``batch_first=True``.
+
+    Parameters
+    ----------
+    d_model : int
+        Width of the queries and of the output (torch's ``embed_dim``).
+    n_heads : int
+        Number of heads; must divide `d_model` (head width ``d_model // n_heads``).
+    bias : bool
+        Whether the four projections have biases.
+    kdim, vdim : int, optional
+        Widths of the key and value inputs (cross-attention); default `d_model`.
+    dtype : {"float32", "float64"}
+        Type of the weights and of the computation.
+    seed : int, optional
+        Seed of the initial weights (Xavier-uniform input projections, uniform
+        +-1/sqrt(d_model) output projection, zero biases, as torch initializes them).
+
+    Attributes
+    ----------
+    W_Q, W_K, W_V : ndarray
+        (d_model, d_model), (d_model, kdim), (d_model, vdim): rows are output features.
+    W_O : ndarray
+        (d_model, d_model).
+    b_Q, b_K, b_V, b_O : ndarray or None
+        (d_model,) each, or None without bias.
+
+    Setting a weight checks its shape and converts it to `dtype`.
+
+    Notes
+    -----
+    Thread safety: calls only read the weights; concurrent calls are safe, setting weights
+    while another thread calls is not.
+
+    Examples
+    --------
+    >>> mha = MultiHeadAttention(16, 4, seed=0)
+    >>> x = np.random.default_rng(0).standard_normal((2, 10, 16)).astype(np.float32)
+    >>> mha(x, causal=True).shape
+    (2, 10, 16)
+    >>> out, w = mha(x, need_weights=True)
+    >>> w.shape
+    (2, 10, 10)
+    """
+
+    _WEIGHTS = ("W_Q", "W_K", "W_V", "W_O")
+    _BIASES = ("b_Q", "b_K", "b_V", "b_O")
+
+    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True,
+                 kdim: Optional[int] = None, vdim: Optional[int] = None,
+                 dtype: str = "float32", seed: Optional[int] = None):
+        self.d_model = check_positive_int(d_model, "d_model")
+        self.n_heads = check_positive_int(n_heads, "n_heads")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+        self.kdim = self.d_model if kdim is None else check_positive_int(kdim, "kdim")
+        self.vdim = self.d_model if vdim is None else check_positive_int(vdim, "vdim")
+        self.bias = _check_flag(bias, "bias")
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+        self.dtype = np.dtype(dtype)
+        rng = np.random.default_rng(seed)
+        e = self.d_model
+        # torch draws the three input projections as one (3E, E) Xavier-uniform matrix.
+        limit = math.sqrt(6.0 / (e + e)) if e == self.kdim == self.vdim else None
+        for name, cols in (("W_Q", e), ("W_K", self.kdim), ("W_V", self.vdim)):
+            bound = limit if limit is not None else math.sqrt(6.0 / (e + cols))
+            setattr(self, name, rng.uniform(-bound, bound, (e, cols)))
+        self.W_O = rng.uniform(-1 / math.sqrt(e), 1 / math.sqrt(e), (e, e))
+        for name in self._BIASES:
+            setattr(self, name, np.zeros(e) if self.bias else None)
+
+    def _shape_of(self, name: str) -> tuple:
+        cols = {"W_Q": self.d_model, "W_K": self.kdim, "W_V": self.vdim, "W_O": self.d_model}
+        return (self.d_model, cols[name]) if name in cols else (self.d_model,)
+
+    def __setattr__(self, name, value):
+        if name in self._WEIGHTS or name in self._BIASES:
+            if value is None:
+                if name in self._WEIGHTS or self.bias:
+                    raise ValueError(f"{name} cannot be None" +
+                                     ("" if name in self._WEIGHTS else " (bias=True)"))
+            else:
+                if name in self._BIASES and not self.bias:
+                    raise ValueError(f"{name} must be None: the model has bias=False")
+                value = _to_numpy(value)
+                if value.dtype.kind != "f":
+                    raise TypeError(f"{name} must be a float array, got dtype {value.dtype}")
+                if value.shape != self._shape_of(name):
+                    raise ValueError(f"{name} must have shape {self._shape_of(name)}, "
+                                     f"got {value.shape}")
+                value = np.ascontiguousarray(value, dtype=self.dtype)
+        object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_torch_state_dict(cls, state_dict, n_heads: int, *, dtype: str = "float32"):
+        """Build from the ``state_dict()`` of a ``torch.nn.MultiheadAttention``.
+
+        Parameters
+        ----------
+        state_dict : mapping
+            Its keys (``in_proj_weight`` or ``q_proj_weight``/``k_proj_weight``/
+            ``v_proj_weight`` when kdim or vdim differ, ``in_proj_bias``, ``out_proj.weight``,
+            ``out_proj.bias``) to numpy arrays or tensors (anything with ``.numpy()``,
+            ``.detach()``); torch is not imported.
+        n_heads : int
+            The module's ``num_heads`` (not stored in a state dict).
+
+        Raises
+        ------
+        ValueError
+            Missing keys, inconsistent shapes, or ``bias_k``/``bias_v`` (``add_bias_kv``),
+            which this class does not support.
+        """
+        sd = {key: _to_numpy(value) for key, value in dict(state_dict).items()}
+        unsupported = sorted({"bias_k", "bias_v"} & set(sd))
+        if unsupported:
+            raise ValueError(f"add_bias_kv ({unsupported}) is not supported")
+        if "out_proj.weight" not in sd:
+            raise ValueError("state_dict has no 'out_proj.weight'")
+        e = sd["out_proj.weight"].shape[0]
+        if "in_proj_weight" in sd:
+            w = sd["in_proj_weight"]
+            if w.shape != (3 * e, e):
+                raise ValueError(f"in_proj_weight must be (3 * {e}, {e}), got {w.shape}")
+            wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
+        else:
+            missing = [key for key in ("q_proj_weight", "k_proj_weight", "v_proj_weight")
+                       if key not in sd]
+            if missing:
+                raise ValueError(f"state_dict has neither 'in_proj_weight' nor {missing}")
+            wq, wk, wv = sd["q_proj_weight"], sd["k_proj_weight"], sd["v_proj_weight"]
+        bias = "in_proj_bias" in sd
+        model = cls(e, n_heads, bias=bias, kdim=wk.shape[-1], vdim=wv.shape[-1], dtype=dtype)
+        model.W_Q, model.W_K, model.W_V, model.W_O = wq, wk, wv, sd["out_proj.weight"]
+        if bias:
+            b = sd["in_proj_bias"]
+            if b.shape != (3 * e,) or "out_proj.bias" not in sd:
+                raise ValueError(f"in_proj_bias must be (3 * {e},) next to out_proj.bias")
+            model.b_Q, model.b_K, model.b_V = b[:e], b[e:2 * e], b[2 * e:]
+            model.b_O = sd["out_proj.bias"]
+        return model
+
+    def __call__(self, query, key=None, value=None, mask=None, causal: bool = False,
+                 need_weights: bool = False, *, threads: int = 0):
+        """Attend from `query` to `key`/`value` (self-attention when they are None).
+
+        Parameters
+        ----------
+        query : array_like, shape (..., N, d_model)
+            Batch-first; any leading dimensions (none for one sequence).
+        key : array_like, shape (..., M, kdim), optional
+            Default `query`.
+        value : array_like, shape (..., M, vdim), optional
+            Default `key`.
+        mask : array_like, optional
+            As :func:`scaled_dot_product_attention`, broadcastable to (..., n_heads, N, M):
+            boolean True = the key takes part (the opposite of ``nn.MultiheadAttention``'s
+            boolean ``attn_mask``, where True blocks), or additive float. A key padding mask
+            is shape (B, 1, 1, M).
+        causal : bool
+            Query i sees keys j <= i.
+        need_weights : bool
+            Also return the attention weights averaged over heads, (..., N, M) (materialized).
+        threads : int
+            Worker threads of the attention kernel (0 = all cores).
+
+        Returns
+        -------
+        out : ndarray, shape (..., N, d_model)
+        weights : ndarray, shape (..., N, M)
+            Only with ``need_weights=True``.
+        """
+        key = query if key is None else key
+        value = key if value is None else value
+        q = self._project(query, self.W_Q, self.b_Q, "query")
+        k = self._project(key, self.W_K, self.b_K, "key")
+        v = self._project(value, self.W_V, self.b_V, "value")
+        result = scaled_dot_product_attention(q, k, v, mask, causal,
+                                              return_weights=need_weights, threads=threads)
+        heads = result[0] if need_weights else result
+        merged = np.moveaxis(heads, -3, -2)  # (..., N, H, hd)
+        out = merged.reshape(merged.shape[:-2] + (self.d_model,)) @ self.W_O.T
+        if self.b_O is not None:
+            out += self.b_O
+        return (out, result[1].mean(axis=-3)) if need_weights else out
+
+    def _project(self, x, w, b, name: str) -> np.ndarray:
+        """x W^T + b split into heads: (..., n_heads, rows, head_dim)."""
+        x = np.asarray(x)
+        if x.dtype.kind != "f":
+            raise TypeError(f"{name} must be a float array, got dtype {x.dtype}")
+        if x.ndim < 2 or x.shape[-1] != w.shape[1]:
+            raise ValueError(f"{name} must be (..., rows, {w.shape[1]}), got shape {x.shape}")
+        y = x.astype(self.dtype, copy=False) @ w.T
+        if b is not None:
+            y += b
+        y = y.reshape(y.shape[:-1] + (self.n_heads, self.d_model // self.n_heads))
+        return np.moveaxis(y, -2, -3)
+
+    def to_torch_state_dict(self) -> dict:
+        """The weights under ``nn.MultiheadAttention``'s state-dict keys (numpy arrays)."""
+        sd = {}
+        if self.kdim == self.vdim == self.d_model:
+            sd["in_proj_weight"] = np.concatenate([self.W_Q, self.W_K, self.W_V])
+        else:
+            sd.update(q_proj_weight=self.W_Q, k_proj_weight=self.W_K, v_proj_weight=self.W_V)
+        if self.bias:
+            sd["in_proj_bias"] = np.concatenate([self.b_Q, self.b_K, self.b_V])
+        sd["out_proj.weight"] = self.W_O
+        if self.bias:
+            sd["out_proj.bias"] = self.b_O
+        return sd
+
+    def __repr__(self) -> str:
+        extra = "" if self.kdim == self.vdim == self.d_model else \
+            f", kdim={self.kdim}, vdim={self.vdim}"
+        return (f"MultiHeadAttention(d_model={self.d_model}, n_heads={self.n_heads}, "
+                f"bias={self.bias}{extra}, dtype='{self.dtype.name}')")
