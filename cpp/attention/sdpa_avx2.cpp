@@ -25,23 +25,18 @@ struct Avx2 {
     const V inf = _mm256_cmp_ps(x, _mm256_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
     return _mm256_andnot_ps(inf, x);
   }
-  // e^x for x <= 0 as in the AVX-512 traits, with 2^n built in the exponent field; that needs
-  // n >= -126, so x is clamped at -87 and results for x below it are set to exactly 0.
-  static V exp(V x) {
-    const V tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
-    x = _mm256_max_ps(_mm256_set1_ps(-87.0f), x);  // x second: NaN passes through
-    const V n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    V r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    V y = _mm256_set1_ps(1.9875691500e-4f);
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
-    y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r);
-    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  static bool any_greater(V a, V b) {
+    return _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)) != 0;
+  }
+  // 2^x for x <= 0 as in the AVX-512 traits, with 2^n built in the exponent field; that needs
+  // n >= -126, so x is clamped at -126 and results for x below it are set to exactly 0.
+  static V exp2(V x) {
+    const V tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);
+    x = _mm256_max_ps(_mm256_set1_ps(-126.0f), x);  // x second: NaN passes through
+    const V n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const V f = _mm256_sub_ps(x, n);
+    V y = _mm256_set1_ps(kExp2Poly[5]);
+    for (int i = 4; i >= 0; --i) y = _mm256_fmadd_ps(y, f, _mm256_set1_ps(kExp2Poly[i]));
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n),
                                                          _mm256_set1_epi32(127)), 23);
     return _mm256_andnot_ps(tiny, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 
+#include "attention/sdpa_blocks.hpp"
+
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* self-initialisation).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -37,23 +39,16 @@ struct Avx512 {
     const __mmask16 inf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
     return _mm512_mask_blend_ps(inf, x, _mm512_setzero_ps());
   }
-  // e^x for x <= 0 (NaN stays NaN), relative error ~1e-7: x = n ln2 + r with |r| <= ln2/2
-  // (Cody-Waite split of ln2), e^r by Cephes' degree-6 polynomial, 2^n by vscalefps, which
-  // flushes to exactly 0 below the denormal range (so exp(-inf) = 0).
-  static V exp(V x) {
-    x = _mm512_max_ps(_mm512_set1_ps(-150.0f), x);  // x second: NaN passes through
-    const V n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    V y = _mm512_set1_ps(1.9875691500e-4f);
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
-    y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r);
-    y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+  static bool any_greater(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ) != 0; }
+  // 2^x for x <= 0 (NaN stays NaN), relative error 2.4e-7: x = n + f with n = round(x),
+  // |f| <= 1/2 (exact), 2^f by a degree-5 minimax polynomial, 2^n by vscalefps, which flushes
+  // to exactly 0 below the denormal range (so 2^-inf = 0).
+  static V exp2(V x) {
+    x = _mm512_max_ps(_mm512_set1_ps(-200.0f), x);  // x second: NaN passes through
+    const V n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const V f = _mm512_sub_ps(x, n);
+    V y = _mm512_set1_ps(kExp2Poly[5]);
+    for (int i = 4; i >= 0; --i) y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(kExp2Poly[i]));
     return _mm512_scalef_ps(y, n);
   }
 };

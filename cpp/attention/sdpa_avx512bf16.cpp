@@ -83,7 +83,7 @@ void widen(const uint16_t* x, size_t count, float* out) {
 }  // namespace
 
 void sdpa_avx512bf16(const Problem& p, const Bf16Tensors& t) {
-  const float scale = static_cast<float>(p.scale);
+  const float scale = static_cast<float>(p.scale * 1.4426950408889634);  // base-2 logits
   auto make_qk = [&](BlockState<Avx512>& s, size_t b, size_t i0, size_t rows) {
     // d x BQ uint16 pairs fit in the d x BQ floats of qt.
     uint16_t* qtp = reinterpret_cast<uint16_t*>(s.qt.get());

@@ -2,7 +2,8 @@
 // (sdpa_avx2.cpp, sdpa_avx512.cpp; sdpa_avx512bf16.cpp swaps in its own Q K^T step).
 //
 // Everything in a query block is kept transposed, queries along the SIMD lanes:
-//   qt (d x BQ)  = (scale * Q_block)^T, packed once per block;
+//   qt (d x BQ)  = (scale * log2(e) * Q_block)^T, packed once per block, so that the logits
+//                  come out in base 2 and the softmax needs 2^x, cheaper than e^x;
 //   st (BK x BQ) = K_block Q_block^T: logits, then probabilities, one key per row;
 //   ot (dv x BQ) = the output accumulator, transposed.
 // Then both products are broadcast-FMA micro-kernels that read K and V in their natural row-major
@@ -23,6 +24,8 @@ namespace mirkit::attention::detail {
 // Internal linkage: each level's file compiles these with its own instruction-set flags, so no
 // copy may be shared across files by the linker.
 namespace {
+
+constexpr float kLog2e = 1.44269504088896341f;
 
 // 64-byte aligned float scratch, so full-width loads never straddle cache lines.
 struct AlignedFloats {
@@ -114,15 +117,15 @@ inline void pack_q(const float* q, size_t rows, size_t d, float scale, float* qt
   }
 }
 
-// Adds the mask and the causal -inf to the logits of keys [j0, j1) (real query rows only; padded
-// lanes are never written out).
+// Adds the mask (times log2(e): the logits are in base 2) and the causal -inf to the logits of
+// keys [j0, j1) (real query rows only; padded lanes are never written out).
 inline void mask_logits(const Problem& p, const float* mask, size_t kBQ, size_t i0, size_t rows,
                         size_t j0, size_t j1, float* st) {
   if (mask) {
     const size_t row_stride = p.mask_rows == 1 ? 0 : p.m;
     for (size_t r = 0; r < rows; ++r) {
       const float* mr = mask + (i0 + r) * row_stride;
-      for (size_t j = j0; j < j1; ++j) st[(j - j0) * kBQ + r] += mr[j];
+      for (size_t j = j0; j < j1; ++j) st[(j - j0) * kBQ + r] += mr[j] * kLog2e;
     }
   }
   if (needs_causal_mask(p, i0, j1)) {
@@ -134,8 +137,9 @@ inline void mask_logits(const Problem& p, const float* mask, size_t kBQ, size_t 
   }
 }
 
-// Online softmax over the `keys` rows of st: new running max, probabilities in place of the
-// logits, running sum, and the accumulator rescaled by exp(old max - new max).
+// Online softmax over the `keys` rows of st (base-2 logits): new running max, probabilities
+// 2^(s - max) in place of the logits, running sum, and the accumulator rescaled by
+// 2^(old max - new max) where the maximum grew (elsewhere the factor is exactly 1).
 template <class A>
 inline void online_softmax(BlockState<A>& s, size_t keys, size_t dv) {
   constexpr size_t kBQ = BlockState<A>::kBQ;
@@ -145,19 +149,23 @@ inline void online_softmax(BlockState<A>& s, size_t keys, size_t dv) {
     typename A::V old_max = A::load(s.row_max.get() + lane), top = old_max;
     for (size_t j = 0; j < keys; ++j) top = A::max(top, A::load(st + j * kBQ + lane));
     // A query with every key so far masked keeps max -inf; subtract 0 instead so exp gives 0
-    // rather than exp(-inf + inf) = NaN.
+    // rather than 2^(-inf + inf) = NaN.
     const typename A::V shift = A::neg_inf_to_zero(top);
-    const typename A::V alpha = A::exp(A::sub(old_max, shift));
+    const typename A::V alpha = A::exp2(A::sub(old_max, shift));
     typename A::V sum = A::zero();
     for (size_t j = 0; j < keys; ++j) {
-      const typename A::V pj = A::exp(A::sub(A::load(st + j * kBQ + lane), shift));
+      const typename A::V pj = A::exp2(A::sub(A::load(st + j * kBQ + lane), shift));
       A::store(st + j * kBQ + lane, pj);
       sum = A::add(sum, pj);
     }
     A::store(s.row_sum.get() + lane, A::fmadd(A::load(s.row_sum.get() + lane), alpha, sum));
     A::store(s.row_max.get() + lane, top);
-    float* ot = s.ot.get() + lane;
-    for (size_t ch = 0; ch < dv; ++ch) A::store(ot + ch * kBQ, A::mul(A::load(ot + ch * kBQ), alpha));
+    if (A::any_greater(top, old_max)) {
+      float* ot = s.ot.get() + lane;
+      for (size_t ch = 0; ch < dv; ++ch) {
+        A::store(ot + ch * kBQ, A::mul(A::load(ot + ch * kBQ), alpha));
+      }
+    }
   }
 }
 
@@ -202,7 +210,7 @@ void run_tiled(const Problem& p, const float* mask_base, float* out_base, size_t
 // The float32 path: Q K^T and P V both as fma_rows over float32 inputs.
 template <class A>
 void sdpa_f32(const Problem& p, const Tensors<float>& t, size_t block_k) {
-  const float scale = static_cast<float>(p.scale);
+  const float scale = static_cast<float>(p.scale * 1.4426950408889634);  // base-2 logits
   auto make_qk = [&](BlockState<A>& s, size_t b, size_t i0, size_t rows) {
     pack_q<A>(t.q + (static_cast<size_t>(p.q_index[b]) * p.n + i0) * p.d, rows, p.d, scale,
               s.qt.get());
