@@ -61,9 +61,7 @@ inline void fma_tile(const float* rows, size_t row_stride, size_t col_stride, co
   constexpr size_t kBQ = A::kW * A::kCols;
   typename A::V acc[R][C];
   for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) {
-      acc[r][c] = kAccumulate ? A::load(out + r * kBQ + c * A::kW) : A::zero();
-    }
+    for (int c = 0; c < C; ++c) acc[r][c] = A::zero();
   }
   for (size_t s = 0; s < steps; ++s) {
     typename A::V x[C];
@@ -73,8 +71,13 @@ inline void fma_tile(const float* rows, size_t row_stride, size_t col_stride, co
       for (int c = 0; c < C; ++c) acc[r][c] = A::fmadd(b, x[c], acc[r][c]);
     }
   }
+  // Accumulating: the block's sum is added to out only now, so a long row of keys is summed
+  // block by block (rounding error ~ sqrt(block) + sqrt(M / block), not sqrt(M), ulps).
   for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) A::store(out + r * kBQ + c * A::kW, acc[r][c]);
+    for (int c = 0; c < C; ++c) {
+      float* o = out + r * kBQ + c * A::kW;
+      A::store(o, kAccumulate ? A::add(A::load(o), acc[r][c]) : acc[r][c]);
+    }
   }
 }
 
