@@ -10,14 +10,15 @@
 namespace mirkit::attention::detail {
 
 // Runs fn(b, i0, i1) for every batch entry b and query block [i0, i1) of `block_q` rows, on
-// p.threads threads. Causal work grows with the block's position, so the last blocks of every
-// batch entry are handed out first: the small ones then fill the gaps at the end.
+// p.threads threads. The blocks of one batch entry are handed out one after another, so its K
+// and V stay in the cache from block to block; last block first, since causal work grows with
+// the block's position and the small blocks then fill the gaps at the end.
 template <class Fn>
 void for_each_query_block(const Problem& p, size_t block_q, Fn&& fn) {
   const size_t blocks = (p.n + block_q - 1) / block_q;
   core::parallel_for(p.batch * blocks, p.threads, [&](size_t task) {
-    const size_t b = task % p.batch;
-    const size_t i0 = (blocks - 1 - task / p.batch) * block_q;
+    const size_t b = task / blocks;
+    const size_t i0 = (blocks - 1 - task % blocks) * block_q;
     fn(b, i0, std::min(p.n, i0 + block_q));
   });
 }

@@ -102,18 +102,19 @@ Problem make_problem(const Array<T>& q, const Array<T>& k, const Array<T>& v,
   return p;
 }
 
-template <class T>
-void bind_float(py::module_& m) {
+// sdpa on In elements (float, double, or uint16 bfloat16 bits) with Out mask and output.
+template <class In, class Out, class TensorsT>
+void def_sdpa(py::module_& m, const char* name, const char* doc) {
   m.def(
-      "sdpa",
-      [](const Array<T>& q, const Array<T>& k, const Array<T>& v, const IndexArray& q_index,
+      name,
+      [](const Array<In>& q, const Array<In>& k, const Array<In>& v, const IndexArray& q_index,
          const IndexArray& k_index, const IndexArray& v_index,
-         const std::optional<Array<T>>& mask, const std::optional<IndexArray>& mask_index,
-         Array<T>& out, bool causal, double scale, unsigned threads) {
-        const Problem p = make_problem<T, T, T>(q, k, v, q_index, k_index, v_index, mask,
-                                                mask_index, out, 0, causal, scale, threads);
-        const attention::Tensors<T> t{q.data(), k.data(), v.data(),
-                                      mask ? mask->data() : nullptr, out.mutable_data()};
+         const std::optional<Array<Out>>& mask, const std::optional<IndexArray>& mask_index,
+         Array<Out>& out, bool causal, double scale, unsigned threads) {
+        const Problem p = make_problem<In, Out, Out>(q, k, v, q_index, k_index, v_index, mask,
+                                                     mask_index, out, 0, causal, scale, threads);
+        const TensorsT t{q.data(), k.data(), v.data(), mask ? mask->data() : nullptr,
+                         out.mutable_data()};
         py::gil_scoped_release release;
         attention::sdpa(p, t);
       },
@@ -121,7 +122,13 @@ void bind_float(py::module_& m) {
       py::arg("q_index").noconvert(), py::arg("k_index").noconvert(),
       py::arg("v_index").noconvert(), py::arg("mask").noconvert(),
       py::arg("mask_index").noconvert(), py::arg("out").noconvert(), py::arg("causal"),
-      py::arg("scale"), py::arg("threads"));
+      py::arg("scale"), py::arg("threads"), doc);
+}
+
+template <class T>
+void bind_float(py::module_& m) {
+  def_sdpa<T, T, attention::Tensors<T>>(
+      m, "sdpa", "Attention on float32 or float64 arrays (the overload matches the dtype).");
   m.def(
       "weights",
       [](const Array<T>& q, const Array<T>& k, const IndexArray& q_index,
@@ -148,24 +155,8 @@ void bind_float(py::module_& m) {
 void bind_attention(py::module_& m) {
   bind_float<float>(m);
   bind_float<double>(m);
-  m.def(
-      "sdpa_bf16",
-      [](const Array<uint16_t>& q, const Array<uint16_t>& k, const Array<uint16_t>& v,
-         const IndexArray& q_index, const IndexArray& k_index, const IndexArray& v_index,
-         const std::optional<Array<float>>& mask, const std::optional<IndexArray>& mask_index,
-         Array<float>& out, bool causal, double scale, unsigned threads) {
-        const Problem p = make_problem<uint16_t, float, float>(
-            q, k, v, q_index, k_index, v_index, mask, mask_index, out, 0, causal, scale, threads);
-        const attention::Bf16Tensors t{q.data(), k.data(), v.data(),
-                                       mask ? mask->data() : nullptr, out.mutable_data()};
-        py::gil_scoped_release release;
-        attention::sdpa(p, t);
-      },
-      py::arg("q").noconvert(), py::arg("k").noconvert(), py::arg("v").noconvert(),
-      py::arg("q_index").noconvert(), py::arg("k_index").noconvert(),
-      py::arg("v_index").noconvert(), py::arg("mask").noconvert(),
-      py::arg("mask_index").noconvert(), py::arg("out").noconvert(), py::arg("causal"),
-      py::arg("scale"), py::arg("threads"),
+  def_sdpa<uint16_t, float, attention::Bf16Tensors>(
+      m, "sdpa_bf16",
       "Attention on bfloat16 bits (uint16) with float32 accumulation, mask and output.");
   m.def("kernel", &attention::kernel_name, py::arg("bf16") = false,
         "Name of the path the float32 (or bf16) kernel takes at the active SIMD level.");

@@ -1,11 +1,11 @@
 """Type stubs for mirkit._core.attention."""
 
-from typing import Optional
+from typing import Optional, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-_Index = npt.NDArray[np.int64]
+_Index: TypeAlias = npt.NDArray[np.int64]
 
 def sdpa(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
          v: npt.NDArray[np.floating], q_index: _Index, k_index: _Index, v_index: _Index,

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from mirkit.benchmarks.harness import time_call
+from mirkit.benchmarks.indexing import _peak_rss_reset, _status_kb
 
 __all__ = ["IMPLS", "QUICK_SHAPES", "SHAPES", "flops", "measure", "numpy_attention", "report"]
 
@@ -95,14 +96,6 @@ def _runner(impl: str, q, k, v, causal: bool, threads: int):
     raise ValueError(f"unknown implementation {impl!r}; expected one of {IMPLS}")
 
 
-def _status_kb(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def _child(impl: str, shape, causal: bool, threads: int, repeat: int) -> dict:
     b, h, n, d = shape
     small = _inputs(1, 1, 64, d)
@@ -110,8 +103,7 @@ def _child(impl: str, shape, causal: bool, threads: int, repeat: int) -> dict:
     q, k, v = _inputs(b, h, n, d)
     call = _runner(impl, q, k, v, causal, threads)
     rss0 = _status_kb("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # reset VmHWM to the current resident size
+    _peak_rss_reset()
     out = call()
     peak = max(_status_kb("VmHWM") - rss0, 0) * 1024
     err = None
