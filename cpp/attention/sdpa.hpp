@@ -48,8 +48,8 @@ void sdpa(const Problem& p, const Tensors<float>& t);
 // float64 (reference use): scalar only.
 void sdpa(const Problem& p, const Tensors<double>& t);
 // bfloat16 inputs (raw bits, uint16) with float32 accumulation and a float32 mask and output.
-// Uses AVX512-BF16 dot products when the CPU has them and the active level is AVX-512 or above;
-// otherwise widens to float32 and runs the float32 kernel block by block.
+// Uses AVX512-BF16 dot products when the CPU has them, the active level is AVX-512 or above and
+// d is even; otherwise widens the inputs to float32 copies (exact) and runs the float32 kernel.
 struct Bf16Tensors {
   const uint16_t* q = nullptr;
   const uint16_t* k = nullptr;

@@ -45,6 +45,10 @@ struct Avx2 {
 
 }  // namespace
 
-void sdpa_avx2(const Problem& p, const Tensors<float>& t) { sdpa_f32<Avx2>(p, t, 48); }
+// Keys per block: as many as the AVX-512 kernel takes (the accumulator tiles are loaded and
+// stored once per block); st is then 128 x 24 floats (12 KiB).
+constexpr size_t kAvx2BlockK = 128;
+
+void sdpa_avx2(const Problem& p, const Tensors<float>& t) { sdpa_f32<Avx2>(p, t, kAvx2BlockK); }
 
 }  // namespace mirkit::attention::detail

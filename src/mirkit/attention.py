@@ -152,7 +152,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
         Compute type; default float64 if any input is float64, else float32. ``"bfloat16"``
         rounds float inputs to bfloat16 (nearest even; uint16 inputs are taken as bfloat16
         bits as they are) and accumulates in float32 (AVX512-BF16 dot products when the CPU has
-        them); the mask and output are float32. Its error bound is in the module README section.
+        them); the mask and output are float32. Error bound: see Notes.
     threads : int
         Worker threads over (batch x heads x query blocks); 0 = all cores.
 
@@ -174,6 +174,13 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
 
     Notes
     -----
+    Accuracy: float32 results are within 1e-5 of the float64 formula, measured as
+    max |out - ref| / max |ref| (about 3e-6 at M = 8192). With ``dtype="bfloat16"`` only the
+    rounding of the inputs (u = 2^-8) is added, bounded per output element by
+    ``|out - ref| <= beta_i * sum_j p_ij |v_jc|`` with ``beta_i = (exp(2 D_i) - 1)(1 + u) + u``
+    and ``D_i = (2u + u^2 + d 2^-23) * scale * max_j sum_k |q_ik k_jk|`` (the largest logit
+    error), which grows like sqrt(d) for random data: about 3e-3 relative error at d = 64.
+
     Thread safety: the call releases the GIL; concurrent calls are safe.
 
     Examples

@@ -96,12 +96,24 @@ def _runner(impl: str, q, k, v, causal: bool, threads: int):
     raise ValueError(f"unknown implementation {impl!r}; expected one of {IMPLS}")
 
 
+def _release_free_memory() -> None:
+    """Hand memory freed so far (input conversions) back to the OS, so that the call cannot
+    reuse it unseen by the peak counter (glibc keeps freed heap pages resident)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
+
+
 def _child(impl: str, shape, causal: bool, threads: int, repeat: int) -> dict:
     b, h, n, d = shape
     small = _inputs(1, 1, 64, d)
     _runner(impl, *small, causal, threads)()  # load code, start thread pools
     q, k, v = _inputs(b, h, n, d)
     call = _runner(impl, q, k, v, causal, threads)
+    _release_free_memory()
     rss0 = _status_kb("VmRSS")
     _peak_rss_reset()
     out = call()
