@@ -42,6 +42,7 @@ void bind_core(py::module_& m) {
     d["lzcnt"] = f.lzcnt; d["avx512f"] = f.avx512f; d["avx512bw"] = f.avx512bw;
     d["avx512vl"] = f.avx512vl; d["avx512dq"] = f.avx512dq; d["avx512vbmi"] = f.avx512vbmi;
     d["avx512vbmi2"] = f.avx512vbmi2;
+    d["avx512bf16"] = f.avx512bf16;
     return d;
   });
 }

@@ -30,4 +30,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_geometry(geometry);
   auto image = m.def_submodule("image", "image kernels: separable filters, scale space, SIFT");
   b::bind_image(image);
+  auto attention = m.def_submodule("attention", "scaled dot-product attention (tiled, online softmax)");
+  b::bind_attention(attention);
 }

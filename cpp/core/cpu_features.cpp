@@ -48,6 +48,11 @@ CpuFeatures detect() {
     f.avx512vl = (b & bit_AVX512VL) && f.os_avx512;
     f.avx512vbmi = (c & bit_AVX512VBMI) && f.os_avx512;
     f.avx512vbmi2 = (c & bit_AVX512VBMI2) && f.os_avx512;
+    // Leaf 7 subleaf 1 exists when subleaf 0 reports a maximum subleaf >= 1 (in EAX).
+    unsigned a1, b1, c1, d1;
+    if (a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) {
+      f.avx512bf16 = (a1 & (1u << 5)) && f.os_avx512;
+    }
   }
   if (__get_cpuid(0x80000001, &a, &b, &c, &d)) f.lzcnt = c & bit_LZCNT;
   f.fma = f.fma && f.os_avx;

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "distributed")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "attention", "distributed")
 
 
 def _cmd_info(args) -> int:
@@ -41,6 +41,17 @@ def _cmd_demo(args) -> int:
     return _demo.run(args.docs)
 
 
+# Benchmarks that time in their own way (processes, threads, per-query medians) print their own
+# tables through `report`: the most repetitions they take, and how they time.
+_SELF_TIMED = {
+    "indexing": (3, "median of {repeat} builds, each in a fresh process"),
+    "query": (3, "per-query median of {repeat} passes on 1 thread; QPS on 2 threads"),
+    "filters": (5, "megapixels/s, median of {repeat} repetitions; ratio = other's time / mirkit's"),
+    "attention": (5, "median of {repeat}, each case in a fresh process"),
+    "distributed": (2, "best of {repeat} builds; latency over 1 pass"),
+}
+
+
 def _cmd_bench(args) -> int:
     import mirkit
     from mirkit.benchmarks import harness
@@ -57,25 +68,14 @@ def _cmd_bench(args) -> int:
           "ratio = anchor time / mirkit time")
     for name in names:
         module = __import__(f"mirkit.benchmarks.{name}", fromlist=["rows"])
-        if name == "indexing":  # builds that need a process each (peak memory)
-            print(f"\n### {name} (median of {min(args.repeat, 3)} builds, each in a fresh process)\n")
-            module.report(quick=args.quick, repeat=min(args.repeat, 3))
-            continue
-        if name == "query":  # indexes built once per corpus, then many timed queries
-            print(f"\n### {name} (per-query median of {min(args.repeat, 3)} passes on 1 thread; "
-                  "QPS on 2 threads)")
-            module.report(quick=args.quick, repeat=min(args.repeat, 3),
-                          synthetic_docs=args.synthetic_docs, cache_dir=args.cache,
-                          max_queries=args.max_queries)
-            continue
-        if name == "filters":  # one line per input: 1 and 2 threads, three libraries side by side
-            print(f"\n### {name} (megapixels/s, median of {min(args.repeat, 5)} repetitions; "
-                  "ratio = other's time / mirkit's)\n")
-            results += module.report(quick=args.quick, repeat=min(args.repeat, 5))
-            continue
-        if name == "distributed":  # a LocalCluster, builds and searches per shard count
-            print(f"\n### {name} (best of {min(args.repeat, 2)} builds; latency over 1 pass)")
-            module.report(quick=args.quick, repeat=min(args.repeat, 2))
+        if name in _SELF_TIMED:
+            most, how = _SELF_TIMED[name]
+            repeat = min(args.repeat, most)
+            print(f"\n### {name} ({how.format(repeat=repeat)})\n")
+            extra = ({"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache,
+                      "max_queries": args.max_queries} if name == "query" else {})
+            rows = module.report(quick=args.quick, repeat=repeat, **extra)
+            results += [r for r in rows if isinstance(r, harness.Result)]
             continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
