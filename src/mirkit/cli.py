@@ -75,7 +75,7 @@ def _cmd_bench(args) -> int:
             extra = ({"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache,
                       "max_queries": args.max_queries} if name == "query" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
-            results += [r for r in rows if isinstance(r, harness.Result)]
+            results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
