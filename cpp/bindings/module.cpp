@@ -26,4 +26,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_boolean(query);
   auto eval = m.def_submodule("eval", "trec_eval-compatible evaluation: qrels, runs, measures");
   b::bind_eval(eval);
+  auto vectors = m.def_submodule("vectors", "k-means, exact kNN, ratio-test matching, LSH");
+  b::bind_vectors(vectors);
 }

@@ -8,6 +8,7 @@ import numpy.typing as npt
 from . import _core_analysis as analysis
 from . import _core_codecs as codecs
 from . import _core_query as query
+from . import _core_vectors as vectors
 
 __version__: str
 compiler: str
