@@ -9,6 +9,8 @@
 #include "vectors/distances.hpp"
 #include "vectors/kmeans.hpp"
 #include "vectors/knn.hpp"
+#include "vectors/lsh.hpp"
+#include "vectors/lsh_rerank.hpp"
 
 namespace mirkit::bindings {
 
@@ -43,6 +45,22 @@ py::array_t<T> to_numpy_2d(std::vector<T>&& v, size_t rows, size_t cols) {
   py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
   return py::array_t<T>({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)},
                         heap->data(), owner);
+}
+
+// LshParams over the arrays of mirkit.vectors.LSHIndex (checked against each other here).
+vectors::LshParams lsh_params(int family, const F32& proj, const F32& shift, float width,
+                              size_t n_tables) {
+  Mat pm = matrix(proj, "proj");
+  if (family != 0 && family != 1) throw py::value_error("family must be 0 (sign) or 1 (p-stable)");
+  if (n_tables == 0 || pm.rows % n_tables != 0) {
+    throw py::value_error("proj rows must be a multiple of n_tables");
+  }
+  if (shift.ndim() != 1 || static_cast<size_t>(shift.shape(0)) != pm.rows) {
+    throw py::value_error("shift must have one entry per row of proj");
+  }
+  if (family == 1 && !(width > 0.0f)) throw py::value_error("width must be > 0");
+  return {vectors::LshFamily(family), n_tables, pm.rows / n_tables, pm.cols, pm.data,
+          shift.data(), width};
 }
 
 }  // namespace
@@ -171,6 +189,83 @@ void bind_vectors(py::module_& m) {
       py::arg("desc_a").noconvert(), py::arg("desc_b").noconvert(), py::arg("ratio"),
       py::arg("mutual"), py::arg("threads"),
       "Lowe ratio-test matches: (rows of a, rows of b, Euclidean distances).");
+
+  m.def("lsh_rerank_level", [] { return core::level_name(vectors::lsh_rerank_level()); },
+        "Instruction-set level of LSH re-ranking.");
+
+  m.def(
+      "lsh_hash",
+      [](int family, const F32& proj, const F32& shift, float width, size_t n_tables,
+         const F32& x, unsigned threads) {
+        auto p = lsh_params(family, proj, shift, width, n_tables);
+        Mat a = matrix(x, "x");
+        if (a.cols != p.d) throw py::value_error("x has the wrong dimension");
+        std::vector<uint32_t> out(n_tables * a.rows);
+        {
+          py::gil_scoped_release release;
+          vectors::lsh_hash(p, a.data, a.rows, threads, out.data());
+        }
+        return to_numpy_2d(std::move(out), n_tables, a.rows);
+      },
+      py::arg("family"), py::arg("proj").noconvert(), py::arg("shift").noconvert(),
+      py::arg("width"), py::arg("n_tables"), py::arg("x").noconvert(), py::arg("threads"),
+      "32-bit hash of every row in every table, (n_tables, n).");
+
+  m.def(
+      "lsh_build",
+      [](const U32& hashes, uint32_t slot_bits) {
+        if (hashes.ndim() != 2) throw py::value_error("hashes must be 2-dimensional");
+        if (slot_bits > 30) throw py::value_error("slot_bits must be <= 30");
+        const size_t tables = hashes.shape(0), n = hashes.shape(1);
+        const size_t slots = size_t{1} << slot_bits;
+        std::vector<uint32_t> offsets(tables * (slots + 1)), ids(tables * n);
+        {
+          py::gil_scoped_release release;
+          vectors::lsh_build(tables, n, hashes.data(), slot_bits, offsets.data(), ids.data());
+        }
+        return py::make_tuple(to_numpy_2d(std::move(offsets), tables, slots + 1),
+                              to_numpy_2d(std::move(ids), tables, n));
+      },
+      py::arg("hashes").noconvert(), py::arg("slot_bits"),
+      "CSR buckets (offsets (L, 2^slot_bits + 1), ids (L, n)) from the hashes.");
+
+  m.def(
+      "lsh_search",
+      [](int family, const F32& proj, const F32& shift, float width, size_t n_tables,
+         uint32_t slot_bits, const U32& offsets, const U32& ids, const F32& data,
+         const F32& queries, size_t k, size_t n_probes, size_t n_rerank, bool l2,
+         unsigned threads) {
+        auto p = lsh_params(family, proj, shift, width, n_tables);
+        Mat x = matrix(data, "data"), q = matrix(queries, "queries");
+        if (x.cols != p.d || q.cols != p.d) throw py::value_error("wrong dimension");
+        const size_t slots = size_t{1} << slot_bits;
+        if (slot_bits > 30 || offsets.ndim() != 2 ||
+            static_cast<size_t>(offsets.shape(0)) != n_tables ||
+            static_cast<size_t>(offsets.shape(1)) != slots + 1 || ids.ndim() != 2 ||
+            static_cast<size_t>(ids.shape(0)) != n_tables ||
+            static_cast<size_t>(ids.shape(1)) != x.rows) {
+          throw py::value_error("bucket arrays do not match the index");
+        }
+        // Bucket contents are trusted: LSHIndex builds them, and checks them when loading.
+        std::vector<float> dist(q.rows * k);
+        std::vector<int64_t> out(q.rows * k);
+        std::vector<uint32_t> cand(q.rows), scored(q.rows);
+        {
+          py::gil_scoped_release release;
+          vectors::lsh_search(p, slot_bits, offsets.data(), ids.data(), x.data, x.rows, q.data,
+                              q.rows, k, n_probes, n_rerank, l2, threads, dist.data(),
+                              out.data(), cand.data(), scored.data());
+        }
+        return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
+                              to_numpy_2d(std::move(out), q.rows, k), to_numpy(std::move(cand)),
+                              to_numpy(std::move(scored)));
+      },
+      py::arg("family"), py::arg("proj").noconvert(), py::arg("shift").noconvert(),
+      py::arg("width"), py::arg("n_tables"), py::arg("slot_bits"),
+      py::arg("offsets").noconvert(), py::arg("ids").noconvert(), py::arg("data").noconvert(),
+      py::arg("queries").noconvert(), py::arg("k"), py::arg("n_probes"), py::arg("n_rerank"),
+      py::arg("l2"), py::arg("threads"),
+      "(distances, ids, candidates found, candidates re-ranked) of a multi-probe LSH search.");
 }
 
 }  // namespace mirkit::bindings
