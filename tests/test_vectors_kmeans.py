@@ -6,10 +6,10 @@ import pickle
 
 import numpy as np
 import pytest
+from reference import vectors as ref
 
 from mirkit import _core, vectors
 from mirkit.benchmarks.data import data_dir
-from reference import vectors as ref
 
 
 def blobs(rng, n=3000, d=16, centers=8, spread=0.6):
@@ -157,16 +157,16 @@ def test_save_load_and_pickle(tmp_path, data):
 
 
 @pytest.mark.parametrize("kwargs,exc", [
-    (dict(n_clusters=0), ValueError),
-    (dict(n_clusters=2.5), TypeError),
-    (dict(init="kmeans"), ValueError),
-    (dict(init=np.zeros((3, 16))), ValueError),  # not n_clusters rows
-    (dict(init=np.zeros((4, 16)), n_init=2), ValueError),
-    (dict(n_init=0), ValueError),
-    (dict(max_iter=0), ValueError),
-    (dict(tol=-1.0), ValueError),
-    (dict(seed=-1), ValueError),
-    (dict(threads=-2), ValueError),
+    ({"n_clusters": 0}, ValueError),
+    ({"n_clusters": 2.5}, TypeError),
+    ({"init": "kmeans"}, ValueError),
+    ({"init": np.zeros((3, 16))}, ValueError),  # not n_clusters rows
+    ({"init": np.zeros((4, 16)), "n_init": 2}, ValueError),
+    ({"n_init": 0}, ValueError),
+    ({"max_iter": 0}, ValueError),
+    ({"tol": -1.0}, ValueError),
+    ({"seed": -1}, ValueError),
+    ({"threads": -2}, ValueError),
 ])
 def test_constructor_errors(kwargs, exc):
     kwargs = {"n_clusters": 4, **kwargs}

@@ -4,10 +4,10 @@ and on the shared SIFT and digits sets; every error path."""
 
 import numpy as np
 import pytest
+from reference import vectors as ref
 
 from mirkit import vectors
 from mirkit.benchmarks.data import data_dir
-from reference import vectors as ref
 
 
 def assert_same_neighbors(q, b, dist, ids, k, metric="l2"):
@@ -80,22 +80,22 @@ def test_knn_converts_integer_and_strided_input(rng):
 
 
 @pytest.mark.parametrize("bad,exc", [
-    (dict(queries=np.zeros(4, np.float32)), ValueError),  # 1-D
-    (dict(queries=np.zeros((2, 5), np.float32)), ValueError),  # dimension mismatch
-    (dict(base=np.zeros((0, 4), np.float32)), ValueError),  # empty base
-    (dict(k=0), ValueError),
-    (dict(k=11), ValueError),  # k > nb
-    (dict(k=2.0), TypeError),
-    (dict(queries=np.full((2, 4), np.nan, np.float32)), ValueError),
-    (dict(base=np.full((10, 4), np.inf, np.float32)), ValueError),
-    (dict(queries=np.zeros((2, 4), bool)), TypeError),
-    (dict(queries=np.zeros((2, 4), complex)), TypeError),
-    (dict(queries=[["a", "b", "c", "d"]]), TypeError),
-    (dict(metric="manhattan"), ValueError),
-    (dict(threads=-1), ValueError),
+    ({"queries": np.zeros(4, np.float32)}, ValueError),  # 1-D
+    ({"queries": np.zeros((2, 5), np.float32)}, ValueError),  # dimension mismatch
+    ({"base": np.zeros((0, 4), np.float32)}, ValueError),  # empty base
+    ({"k": 0}, ValueError),
+    ({"k": 11}, ValueError),  # k > nb
+    ({"k": 2.0}, TypeError),
+    ({"queries": np.full((2, 4), np.nan, np.float32)}, ValueError),
+    ({"base": np.full((10, 4), np.inf, np.float32)}, ValueError),
+    ({"queries": np.zeros((2, 4), bool)}, TypeError),
+    ({"queries": np.zeros((2, 4), complex)}, TypeError),
+    ({"queries": [["a", "b", "c", "d"]]}, TypeError),
+    ({"metric": "manhattan"}, ValueError),
+    ({"threads": -1}, ValueError),
 ])
 def test_knn_errors(bad, exc):
-    args = dict(queries=np.zeros((2, 4), np.float32), base=np.ones((10, 4), np.float32), k=3)
+    args = {"queries": np.zeros((2, 4), np.float32), "base": np.ones((10, 4), np.float32), "k": 3}
     metric = bad.pop("metric", "l2")
     threads = bad.pop("threads", 0)
     args.update(bad)

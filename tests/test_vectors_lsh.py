@@ -7,10 +7,10 @@ import pickle
 
 import numpy as np
 import pytest
+from reference import vectors as ref
 
 from mirkit import _core, vectors
 from mirkit.benchmarks.data import data_dir
-from reference import vectors as ref
 
 
 @pytest.fixture(scope="module")
@@ -148,10 +148,10 @@ def test_save_load_pickle_memory(tmp_path, clustered):
 
 
 @pytest.mark.parametrize("kwargs,exc", [
-    (dict(metric="ip"), ValueError), (dict(n_tables=0), ValueError),
-    (dict(n_bits=0), ValueError), (dict(n_bits=65), ValueError),
-    (dict(width=-1.0), ValueError), (dict(width="1"), TypeError),
-    (dict(n_probes=0), ValueError), (dict(n_rerank=0), ValueError), (dict(seed=-1), ValueError),
+    ({"metric": "ip"}, ValueError), ({"n_tables": 0}, ValueError),
+    ({"n_bits": 0}, ValueError), ({"n_bits": 65}, ValueError),
+    ({"width": -1.0}, ValueError), ({"width": "1"}, TypeError),
+    ({"n_probes": 0}, ValueError), ({"n_rerank": 0}, ValueError), ({"seed": -1}, ValueError),
 ])
 def test_constructor_errors(kwargs, exc):
     with pytest.raises(exc):

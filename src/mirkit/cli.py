@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "vectors")
 
 
 def _cmd_info(args) -> int:
@@ -114,6 +114,10 @@ def _cmd_bench(args) -> int:
             module.report(quick=args.quick, repeat=min(args.repeat, 3),
                           synthetic_docs=args.synthetic_docs, cache_dir=args.cache,
                           max_queries=args.max_queries)
+            continue
+        if name == "vectors":  # KMeans per iteration, kNN q/s and recall/QPS curves
+            print(f"\n### {name} (median of {min(args.repeat, 3)} runs, wall clock)")
+            module.report(quick=args.quick, repeat=min(args.repeat, 3))
             continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)
