@@ -39,6 +39,13 @@ void same_dim(const Mat& a, const Mat& b, const char* na, const char* nb) {
   }
 }
 
+// Rows x and centers of the same dimension.
+std::pair<Mat, Mat> rows_and_centers(const F32& x, const F32& centers) {
+  Mat a = matrix(x, "x"), c = matrix(centers, "centers");
+  same_dim(a, c, "x", "centers");
+  return {a, c};
+}
+
 template <class T>
 py::array_t<T> to_numpy_2d(std::vector<T>&& v, size_t rows, size_t cols) {
   auto* heap = new std::vector<T>(std::move(v));
@@ -91,8 +98,7 @@ void bind_vectors(py::module_& m) {
   m.def(
       "pairwise_l2",
       [](const F32& x, const F32& base, unsigned threads) {
-        Mat a = matrix(x, "x"), b = matrix(base, "centers");
-        same_dim(a, b, "x", "centers");
+        auto [a, b] = rows_and_centers(x, base);
         std::vector<float> out(a.rows * b.rows);
         {
           py::gil_scoped_release release;
@@ -106,8 +112,7 @@ void bind_vectors(py::module_& m) {
   m.def(
       "assign",
       [](const F32& x, const F32& centers, unsigned threads) {
-        Mat a = matrix(x, "x"), c = matrix(centers, "centers");
-        same_dim(a, c, "x", "centers");
+        auto [a, c] = rows_and_centers(x, centers);
         if (c.rows == 0) throw py::value_error("centers must have at least one row");
         std::vector<uint32_t> labels(a.rows);
         std::vector<float> dist2(a.rows);
@@ -124,8 +129,7 @@ void bind_vectors(py::module_& m) {
   m.def(
       "lloyd",
       [](const F32& x, F32& centers, uint32_t max_iter, double tol_abs, unsigned threads) {
-        Mat a = matrix(x, "x"), c = matrix(centers, "centers");
-        same_dim(a, c, "x", "centers");
+        auto [a, c] = rows_and_centers(x, centers);
         float* out = centers.mutable_data();
         std::vector<uint32_t> labels(a.rows);
         vectors::LloydResult r;
@@ -158,8 +162,7 @@ void bind_vectors(py::module_& m) {
   m.def(
       "inertia",
       [](const F32& x, const F32& centers, const U32& labels, unsigned threads) {
-        Mat a = matrix(x, "x"), c = matrix(centers, "centers");
-        same_dim(a, c, "x", "centers");
+        auto [a, c] = rows_and_centers(x, centers);
         if (labels.ndim() != 1 || static_cast<size_t>(labels.shape(0)) != a.rows) {
           throw py::value_error("labels must have one entry per row of x");
         }

@@ -14,7 +14,7 @@ namespace mirkit::vectors {
 namespace {
 
 constexpr size_t kRowChunk = 8192;  // rows per task in row-parallel loops (fixed: determinism)
-constexpr size_t kDimSlice = 8;     // dimensions per task of the center update
+constexpr size_t kDimSlice = 16;    // dimensions per task of the center update (a cache line)
 
 size_t n_row_chunks(size_t n) { return (n + kRowChunk - 1) / kRowChunk; }
 
