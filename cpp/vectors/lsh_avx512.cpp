@@ -4,6 +4,12 @@
 
 #include "vectors/lsh_rerank.hpp"
 
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* self-initialisation).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 namespace mirkit::vectors::detail {
 
 void rerank_avx512(const float* q, const float* data, size_t d, const uint32_t* cand, size_t nc,
