@@ -535,7 +535,10 @@ class MiniBatchKMeans(_Centers):
         return float(((new - old) ** 2).sum())
 
     def partial_fit(self, X) -> "MiniBatchKMeans":
-        """Update the centers with one batch `X` (seeding on the first call)."""
+        """Update the centers with one batch `X` (seeding on the first call).
+
+        Afterwards `labels_` and `inertia_` describe that batch (nearest updated centers).
+        """
         first = self.cluster_centers_ is None
         x = _as_matrix(X, "X", min_rows=self.n_clusters if first else 1,
                        dim=None if first else self.cluster_centers_.shape[1])
