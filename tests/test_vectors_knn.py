@@ -147,6 +147,13 @@ def test_match_errors():
     assert vectors.match(np.zeros((0, 4), np.float32), np.ones((5, 4), np.float32)).pairs.shape == (0, 2)
 
 
+def test_doctests():
+    import doctest
+
+    failed, attempted = doctest.testmod(vectors, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 5 and failed == 0
+
+
 # --- shared real data ---------------------------------------------------------------------------
 
 def _shared(name):

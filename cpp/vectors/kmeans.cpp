@@ -14,25 +14,38 @@ namespace mirkit::vectors {
 namespace {
 
 constexpr size_t kRowChunk = 8192;  // rows per task in row-parallel loops (fixed: determinism)
-constexpr size_t kDimSlice = 16;    // dimensions per task of the center update (a cache line)
 
 size_t n_row_chunks(size_t n) { return (n + kRowChunk - 1) / kRowChunk; }
 
-// Per-cluster sums (double) and counts of the rows, parallel over dimension slices so each
-// sum adds its rows in row order whatever the thread count.
+// Per-cluster sums (double) and counts of the rows. The rows are cut into at most kSumChunks
+// chunks, a number fixed by n and k alone (never by the thread count); each chunk is summed
+// into its own partial array in one pass over its rows, and the partials are added in chunk
+// order, so the result is deterministic for any thread count. The partials are capped at
+// kSumBudget bytes (one chunk, a serial pass, for huge codebooks).
+constexpr size_t kSumChunks = 16;
+constexpr size_t kSumBudget = size_t{64} << 20;
+
 void cluster_sums(const float* x, size_t n, size_t d, size_t k, const uint32_t* labels,
                   unsigned threads, std::vector<double>& sums, std::vector<int64_t>& counts) {
-  sums.assign(k * d, 0.0);
   counts.assign(k, 0);
   for (size_t i = 0; i < n; ++i) ++counts[labels[i]];
-  core::parallel_for((d + kDimSlice - 1) / kDimSlice, threads, [&](size_t task) {
-    const size_t j0 = task * kDimSlice, j1 = std::min(d, j0 + kDimSlice);
-    for (size_t i = 0; i < n; ++i) {
-      double* s = sums.data() + labels[i] * d;
+  const size_t by_budget = std::max<size_t>(1, kSumBudget / (k * d * sizeof(double)));
+  const size_t chunks = std::min({kSumChunks, by_budget, std::max<size_t>(1, n / 1024)});
+  const size_t rows = (n + chunks - 1) / chunks;
+  std::vector<double> part(chunks * k * d, 0.0);
+  core::parallel_for(chunks, threads, [&](size_t c) {
+    double* acc = part.data() + c * k * d;
+    for (size_t i = c * rows, end = std::min(n, i + rows); i < end; ++i) {
+      double* s = acc + static_cast<size_t>(labels[i]) * d;
       const float* row = x + i * d;
-      for (size_t j = j0; j < j1; ++j) s[j] += row[j];
+      for (size_t j = 0; j < d; ++j) s[j] += row[j];
     }
   });
+  sums.assign(part.begin(), part.begin() + k * d);
+  for (size_t c = 1; c < chunks; ++c) {
+    const double* acc = part.data() + c * k * d;
+    for (size_t e = 0; e < k * d; ++e) sums[e] += acc[e];
+  }
 }
 
 // sklearn's _relocate_empty_clusters_dense, on sums and counts.

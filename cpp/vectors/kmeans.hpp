@@ -22,8 +22,8 @@ struct LloydResult {
 // centers of the empty clusters, in increasing cluster order, and leave their old cluster.
 // Stops after max_iter iterations, when no label changed, or when the summed squared center
 // shift is <= tol_abs. labels (n) and the returned inertia (sum of squared distances, computed
-// exactly in double) are those of the final centers. Deterministic for a given thread count:
-// the center sums are split over dimensions, never over rows.
+// exactly in double) are those of the final centers. Deterministic for any thread count:
+// the work split never depends on it (see cluster_sums in kmeans.cpp).
 LloydResult lloyd(const float* x, size_t n, size_t d, size_t k, float* centers, uint32_t* labels,
                   uint32_t max_iter, double tol_abs, unsigned threads);
 

@@ -148,7 +148,7 @@ def knn(queries, base, k: int, *, metric: str = "l2", threads: int = 0) -> Neigh
     >>> from mirkit.vectors import knn
     >>> base = np.array([[0, 0], [1, 0], [0, 3]], dtype=np.float32)
     >>> d, ids = knn(np.array([[0.9, 0.1]]), base, 2)
-    >>> ids.tolist(), np.round(d, 2).tolist()
+    >>> ids.tolist(), d.astype(float).round(2).tolist()
     ([[1, 0]], [[0.02, 0.82]])
     """
     metric = _check_metric(metric)
