@@ -32,4 +32,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_image(image);
   auto attention = m.def_submodule("attention", "scaled dot-product attention (tiled, online softmax)");
   b::bind_attention(attention);
+  auto vectors = m.def_submodule("vectors", "k-means, exact kNN, ratio-test matching, LSH");
+  b::bind_vectors(vectors);
 }

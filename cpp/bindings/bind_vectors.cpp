@@ -1,0 +1,274 @@
+// Binding of the vector kernels (cpp/vectors/) as the _core.vectors submodule. Arrays arrive
+// C-contiguous float32 (mirkit.vectors converts once, openly); shapes are checked here with the
+// GIL held, the kernels run without it.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings/common.hpp"
+#include "vectors/distances.hpp"
+#include "vectors/kmeans.hpp"
+#include "vectors/knn.hpp"
+#include "vectors/lsh.hpp"
+#include "vectors/lsh_rerank.hpp"
+
+namespace mirkit::bindings {
+
+namespace {
+
+using F32 = py::array_t<float, py::array::c_style>;
+using U32 = py::array_t<uint32_t, py::array::c_style>;
+
+struct Mat {
+  const float* data;
+  size_t rows, cols;
+};
+
+Mat matrix(const F32& a, const char* name) {
+  if (a.ndim() != 2) {
+    throw py::value_error(std::string(name) + " must be 2-dimensional, got ndim=" +
+                          std::to_string(a.ndim()));
+  }
+  return {a.data(), static_cast<size_t>(a.shape(0)), static_cast<size_t>(a.shape(1))};
+}
+
+void same_dim(const Mat& a, const Mat& b, const char* na, const char* nb) {
+  if (a.cols != b.cols) {
+    throw py::value_error(std::string(na) + " and " + nb + " must have the same dimension, got " +
+                          std::to_string(a.cols) + " and " + std::to_string(b.cols));
+  }
+}
+
+// Rows x and centers of the same dimension.
+std::pair<Mat, Mat> rows_and_centers(const F32& x, const F32& centers) {
+  Mat a = matrix(x, "x"), c = matrix(centers, "centers");
+  same_dim(a, c, "x", "centers");
+  return {a, c};
+}
+
+template <class T>
+py::array_t<T> to_numpy_2d(std::vector<T>&& v, size_t rows, size_t cols) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)},
+                        heap->data(), owner);
+}
+
+// LshParams over the arrays of mirkit.vectors.LSHIndex (checked against each other here).
+vectors::LshParams lsh_params(int family, const F32& proj, const F32& shift, float width,
+                              size_t n_tables) {
+  Mat pm = matrix(proj, "proj");
+  if (family != 0 && family != 1) throw py::value_error("family must be 0 (sign) or 1 (p-stable)");
+  if (n_tables == 0 || pm.rows % n_tables != 0) {
+    throw py::value_error("proj rows must be a multiple of n_tables");
+  }
+  if (shift.ndim() != 1 || static_cast<size_t>(shift.shape(0)) != pm.rows) {
+    throw py::value_error("shift must have one entry per row of proj");
+  }
+  if (family == 1 && !(width > 0.0f)) throw py::value_error("width must be > 0");
+  return {vectors::LshFamily(family), n_tables, pm.rows / n_tables, pm.cols, pm.data,
+          shift.data(), width};
+}
+
+}  // namespace
+
+void bind_vectors(py::module_& m) {
+  m.def("kernel_level", [] { return core::level_name(vectors::distance_kernel_level()); },
+        "Instruction-set level of the blocked distance kernel.");
+
+  m.def(
+      "knn",
+      [](const F32& queries, const F32& base, size_t k, int metric, unsigned threads) {
+        Mat q = matrix(queries, "queries"), b = matrix(base, "base");
+        same_dim(q, b, "queries", "base");
+        std::vector<float> dist(q.rows * k);
+        std::vector<uint32_t> ids(q.rows * k);
+        {
+          py::gil_scoped_release release;
+          vectors::knn(q.data, q.rows, b.data, b.rows, q.cols, k, vectors::Metric(metric),
+                       threads, dist.data(), ids.data());
+        }
+        return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
+                              to_numpy_2d(std::move(ids), q.rows, k));
+      },
+      py::arg("queries").noconvert(), py::arg("base").noconvert(), py::arg("k"),
+      py::arg("metric"), py::arg("threads"),
+      "(distances, ids), nq x k, best first; metric 0 = squared L2, 1 = inner product.");
+
+  m.def(
+      "pairwise_l2",
+      [](const F32& x, const F32& base, unsigned threads) {
+        auto [a, b] = rows_and_centers(x, base);
+        std::vector<float> out(a.rows * b.rows);
+        {
+          py::gil_scoped_release release;
+          vectors::pairwise_l2(a.data, a.rows, b.data, b.rows, a.cols, threads, out.data());
+        }
+        return to_numpy_2d(std::move(out), a.rows, b.rows);
+      },
+      py::arg("x").noconvert(), py::arg("centers").noconvert(), py::arg("threads"),
+      "Squared L2 distances of every row of x to every center.");
+
+  m.def(
+      "assign",
+      [](const F32& x, const F32& centers, unsigned threads) {
+        auto [a, c] = rows_and_centers(x, centers);
+        if (c.rows == 0) throw py::value_error("centers must have at least one row");
+        std::vector<uint32_t> labels(a.rows);
+        std::vector<float> dist2(a.rows);
+        {
+          py::gil_scoped_release release;
+          vectors::assign(a.data, a.rows, a.cols, c.data, c.rows, threads, labels.data(),
+                          dist2.data());
+        }
+        return py::make_tuple(to_numpy(std::move(labels)), to_numpy(std::move(dist2)));
+      },
+      py::arg("x").noconvert(), py::arg("centers").noconvert(), py::arg("threads"),
+      "(labels, squared distances) of the nearest center of every row (ties: lower id).");
+
+  m.def(
+      "lloyd",
+      [](const F32& x, F32& centers, uint32_t max_iter, double tol_abs, unsigned threads) {
+        auto [a, c] = rows_and_centers(x, centers);
+        float* out = centers.mutable_data();
+        std::vector<uint32_t> labels(a.rows);
+        vectors::LloydResult r;
+        {
+          py::gil_scoped_release release;
+          r = vectors::lloyd(a.data, a.rows, a.cols, c.rows, out, labels.data(), max_iter,
+                             tol_abs, threads);
+        }
+        return py::make_tuple(to_numpy(std::move(labels)), r.n_iter, r.inertia);
+      },
+      py::arg("x").noconvert(), py::arg("centers").noconvert(), py::arg("max_iter"),
+      py::arg("tol_abs"), py::arg("threads"),
+      "Lloyd iterations; centers are updated in place. Returns (labels, n_iter, inertia).");
+
+  m.def(
+      "kmeans_plus_plus",
+      [](const F32& x, size_t k, size_t n_local_trials, uint64_t seed, unsigned threads) {
+        Mat a = matrix(x, "x");
+        std::vector<float> centers(k * a.cols);
+        {
+          py::gil_scoped_release release;
+          vectors::kmeans_plus_plus(a.data, a.rows, a.cols, k, n_local_trials, seed, threads,
+                                    centers.data());
+        }
+        return to_numpy_2d(std::move(centers), k, a.cols);
+      },
+      py::arg("x").noconvert(), py::arg("k"), py::arg("n_local_trials"), py::arg("seed"),
+      py::arg("threads"), "Greedy k-means++ seeding: k x d centers.");
+
+  m.def(
+      "inertia",
+      [](const F32& x, const F32& centers, const U32& labels, unsigned threads) {
+        auto [a, c] = rows_and_centers(x, centers);
+        if (labels.ndim() != 1 || static_cast<size_t>(labels.shape(0)) != a.rows) {
+          throw py::value_error("labels must have one entry per row of x");
+        }
+        for (size_t i = 0; i < a.rows; ++i) {
+          if (labels.data()[i] >= c.rows) throw py::value_error("labels out of range");
+        }
+        py::gil_scoped_release release;
+        return vectors::inertia(a.data, a.rows, a.cols, c.data, labels.data(), threads);
+      },
+      py::arg("x").noconvert(), py::arg("centers").noconvert(), py::arg("labels").noconvert(),
+      py::arg("threads"), "Sum of squared distances of the rows to their centers (double).");
+
+  m.def(
+      "ratio_match",
+      [](const F32& a, const F32& b, float ratio, bool mutual, unsigned threads) {
+        Mat ma = matrix(a, "desc_a"), mb = matrix(b, "desc_b");
+        same_dim(ma, mb, "desc_a", "desc_b");
+        vectors::Matches r;
+        {
+          py::gil_scoped_release release;
+          r = vectors::ratio_match(ma.data, ma.rows, mb.data, mb.rows, ma.cols, ratio, mutual,
+                                   threads);
+        }
+        return py::make_tuple(to_numpy(std::move(r.a)), to_numpy(std::move(r.b)),
+                              to_numpy(std::move(r.distance)));
+      },
+      py::arg("desc_a").noconvert(), py::arg("desc_b").noconvert(), py::arg("ratio"),
+      py::arg("mutual"), py::arg("threads"),
+      "Lowe ratio-test matches: (rows of a, rows of b, Euclidean distances).");
+
+  m.def("lsh_rerank_level", [] { return core::level_name(vectors::lsh_rerank_level()); },
+        "Instruction-set level of LSH re-ranking.");
+
+  m.def(
+      "lsh_hash",
+      [](int family, const F32& proj, const F32& shift, float width, size_t n_tables,
+         const F32& x, unsigned threads) {
+        auto p = lsh_params(family, proj, shift, width, n_tables);
+        Mat a = matrix(x, "x");
+        if (a.cols != p.d) throw py::value_error("x has the wrong dimension");
+        std::vector<uint32_t> out(n_tables * a.rows);
+        {
+          py::gil_scoped_release release;
+          vectors::lsh_hash(p, a.data, a.rows, threads, out.data());
+        }
+        return to_numpy_2d(std::move(out), n_tables, a.rows);
+      },
+      py::arg("family"), py::arg("proj").noconvert(), py::arg("shift").noconvert(),
+      py::arg("width"), py::arg("n_tables"), py::arg("x").noconvert(), py::arg("threads"),
+      "32-bit hash of every row in every table, (n_tables, n).");
+
+  m.def(
+      "lsh_build",
+      [](const U32& hashes, uint32_t slot_bits) {
+        if (hashes.ndim() != 2) throw py::value_error("hashes must be 2-dimensional");
+        if (slot_bits > 30) throw py::value_error("slot_bits must be <= 30");
+        const size_t tables = hashes.shape(0), n = hashes.shape(1);
+        const size_t slots = size_t{1} << slot_bits;
+        std::vector<uint32_t> offsets(tables * (slots + 1)), ids(tables * n);
+        {
+          py::gil_scoped_release release;
+          vectors::lsh_build(tables, n, hashes.data(), slot_bits, offsets.data(), ids.data());
+        }
+        return py::make_tuple(to_numpy_2d(std::move(offsets), tables, slots + 1),
+                              to_numpy_2d(std::move(ids), tables, n));
+      },
+      py::arg("hashes").noconvert(), py::arg("slot_bits"),
+      "CSR buckets (offsets (L, 2^slot_bits + 1), ids (L, n)) from the hashes.");
+
+  m.def(
+      "lsh_search",
+      [](int family, const F32& proj, const F32& shift, float width, size_t n_tables,
+         uint32_t slot_bits, const U32& offsets, const U32& ids, const F32& data,
+         const F32& queries, size_t k, size_t n_probes, size_t n_rerank, bool l2,
+         unsigned threads) {
+        auto p = lsh_params(family, proj, shift, width, n_tables);
+        Mat x = matrix(data, "data"), q = matrix(queries, "queries");
+        if (x.cols != p.d || q.cols != p.d) throw py::value_error("wrong dimension");
+        const size_t slots = size_t{1} << slot_bits;
+        if (slot_bits > 30 || offsets.ndim() != 2 ||
+            static_cast<size_t>(offsets.shape(0)) != n_tables ||
+            static_cast<size_t>(offsets.shape(1)) != slots + 1 || ids.ndim() != 2 ||
+            static_cast<size_t>(ids.shape(0)) != n_tables ||
+            static_cast<size_t>(ids.shape(1)) != x.rows) {
+          throw py::value_error("bucket arrays do not match the index");
+        }
+        // Bucket contents are trusted: LSHIndex builds them, and checks them when loading.
+        std::vector<float> dist(q.rows * k);
+        std::vector<int64_t> out(q.rows * k);
+        std::vector<uint32_t> cand(q.rows), scored(q.rows);
+        {
+          py::gil_scoped_release release;
+          vectors::lsh_search(p, slot_bits, offsets.data(), ids.data(), x.data, x.rows, q.data,
+                              q.rows, k, n_probes, n_rerank, l2, threads, dist.data(),
+                              out.data(), cand.data(), scored.data());
+        }
+        return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
+                              to_numpy_2d(std::move(out), q.rows, k), to_numpy(std::move(cand)),
+                              to_numpy(std::move(scored)));
+      },
+      py::arg("family"), py::arg("proj").noconvert(), py::arg("shift").noconvert(),
+      py::arg("width"), py::arg("n_tables"), py::arg("slot_bits"),
+      py::arg("offsets").noconvert(), py::arg("ids").noconvert(), py::arg("data").noconvert(),
+      py::arg("queries").noconvert(), py::arg("k"), py::arg("n_probes"), py::arg("n_rerank"),
+      py::arg("l2"), py::arg("threads"),
+      "(distances, ids, candidates found, candidates re-ranked) of a multi-probe LSH search.");
+}
+
+}  // namespace mirkit::bindings
