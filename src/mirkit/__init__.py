@@ -5,9 +5,10 @@ Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression),
 readers), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` and
 :mod:`mirkit.scoring` (ranked and Boolean retrieval), :mod:`mirkit.evaluation` (trec_eval's
 measures), :mod:`mirkit.feedback` (Rocchio), :mod:`mirkit.image` (filters, SIFT),
-:mod:`mirkit.geometry` (homographies), :mod:`mirkit.vectors` (k-means, kNN, LSH), :mod:`mirkit.attention` (scaled dot-product attention),
-:mod:`mirkit.datasets` (synthetic corpora) and :mod:`mirkit.distributed` (sharded indexes on
-Dask, imported on demand: it needs the ``distributed`` extra).
+:mod:`mirkit.geometry` (homographies), :mod:`mirkit.vectors` (k-means, kNN, LSH),
+:mod:`mirkit.attention` (scaled dot-product attention), :mod:`mirkit.datasets` (synthetic
+corpora) and :mod:`mirkit.distributed` (sharded indexes on Dask, imported on demand: it needs
+the ``distributed`` extra).
 """
 
 from mirkit import (analysis, attention, codecs, datasets, documents, geometry, image, index,
