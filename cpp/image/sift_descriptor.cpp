@@ -1,0 +1,324 @@
+#include "image/sift_descriptor.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <tuple>
+
+#include "core/cpu_features.hpp"
+#include "core/parallel.hpp"
+
+namespace mirkit::image {
+
+namespace detail {
+
+namespace {
+float atan2_deg(float y, float x) {
+  const float ax = std::fabs(x), ay = std::fabs(y);
+  const bool steep = ax < ay;
+  const float lo = steep ? ax : ay, hi = steep ? ay : ax;
+  const float c = lo / (hi + kAtanEps), c2 = c * c;
+  float a = (((kAtanP7 * c2 + kAtanP5) * c2 + kAtanP3) * c2 + kAtanP1) * c;
+  if (steep) a = 90.0f - a;
+  if (x < 0) a = 180.0f - a;
+  if (y < 0) a = 360.0f - a;
+  if (a >= 360.0f) a -= 360.0f;
+  return a;
+}
+}  // namespace
+
+void gradient_span(const float* above, const float* row, const float* below, int x_begin,
+                   int x_end, float* mag, float* ang) {
+  for (int x = x_begin; x < x_end; ++x) {
+    const float gx = row[x + 1] - row[x - 1], gy = below[x] - above[x];
+    mag[x] = std::sqrt(gx * gx + gy * gy);
+    ang[x] = atan2_deg(gy, gx);
+  }
+}
+
+void gradient_row_scalar(const float* above, const float* row, const float* below, int cols,
+                         float* mag, float* ang) {
+  mag[0] = ang[0] = mag[cols - 1] = ang[cols - 1] = 0.0f;
+  gradient_span(above, row, below, 1, cols - 1, mag, ang);
+}
+
+}  // namespace detail
+
+namespace {
+
+#if defined(MIRKIT_X86_SIMD)
+const core::Dispatch<detail::GradientRowFn> kGradientRow{
+    {detail::gradient_row_scalar, nullptr, detail::gradient_row_avx2, detail::gradient_row_avx512,
+     nullptr}};
+#else
+const core::Dispatch<detail::GradientRowFn> kGradientRow{{detail::gradient_row_scalar}};
+#endif
+
+constexpr int kRowsPerTask = 64;
+constexpr size_t kKeypointsPerTask = 16;
+
+// exp(-(offset + i)^2 * scale) for i in [-radius, radius]: one axis of a Gaussian weight, which
+// is separable because the distance to the keypoint does not depend on the patch rotation.
+void gaussian_axis(double offset, int radius, double scale, std::vector<float>& w) {
+  w.resize(2 * radius + 1);
+  for (int i = -radius; i <= radius; ++i)
+    w[i + radius] = static_cast<float>(std::exp(-(offset + i) * (offset + i) * scale));
+}
+
+// std::floor is a library call on the x86-64 baseline; truncation corrected for negatives.
+inline int floor_int(float v) {
+  const int t = static_cast<int>(v);
+  return t - (v < static_cast<float>(t));
+}
+
+}  // namespace
+
+const char* gradient_level() { return core::level_name(kGradientRow.chosen()); }
+
+GradientMaps gradient_maps(const Pyramid& p, unsigned threads) {
+  GradientMaps g;
+  g.n_scales = p.n_scales;
+  const int n_oct = p.n_octaves();
+  g.magnitude.resize(n_oct);
+  g.angle.resize(n_oct);
+  struct Task {
+    int k, layer, r0, r1;
+  };
+  std::vector<Task> tasks;
+  for (int k = 0; k < n_oct; ++k) {
+    g.magnitude[k].resize(p.plane(k) * p.n_scales);
+    g.angle[k].resize(p.plane(k) * p.n_scales);
+    for (int layer = 1; layer <= p.n_scales; ++layer)
+      for (int r = 0; r < p.rows[k]; r += kRowsPerTask)
+        tasks.push_back({k, layer, r, std::min(p.rows[k], r + kRowsPerTask)});
+  }
+  const detail::GradientRowFn row_fn = kGradientRow.get();
+  core::parallel_for(tasks.size(), threads, [&](size_t t) {
+    const Task& task = tasks[t];
+    const int rows = p.rows[task.k], cols = p.cols[task.k];
+    const float* img = p.gauss_level(task.k, task.layer);
+    float* mag = const_cast<float*>(g.mag(p, task.k, task.layer));
+    float* ang = const_cast<float*>(g.ang(p, task.k, task.layer));
+    for (int r = task.r0; r < task.r1; ++r) {
+      const size_t at = static_cast<size_t>(r) * cols;
+      if (r == 0 || r == rows - 1 || cols < 3) {
+        std::fill(mag + at, mag + at + cols, 0.0f);
+        std::fill(ang + at, ang + at + cols, 0.0f);
+        continue;
+      }
+      row_fn(img + at - cols, img + at, img + at + cols, cols, mag + at, ang + at);
+    }
+  });
+  return g;
+}
+
+bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
+  const int n_oct = p.n_octaves(), s = p.n_scales;
+  if (n_oct == 0 || !(kp.sigma > 0) || !std::isfinite(kp.sigma)) return false;
+  // sigma = sigma0 * 2^(octave + (layer + sub-scale) / s), the sub-scale offset in (-0.5, 0.5).
+  const double t = s * std::log2(kp.sigma / p.sigma);
+  int octave = kp.octave;
+  if (octave < p.first_octave || octave >= p.first_octave + n_oct)
+    octave = static_cast<int>(std::floor((t - 0.5) / s));
+  loc.k = std::clamp(octave - p.first_octave, 0, n_oct - 1);
+  octave = p.first_octave + loc.k;
+  loc.layer = static_cast<int>(std::clamp<double>(std::nearbyint(t - double(octave) * s), 1, s));
+  const double step = p.step(loc.k);
+  loc.x = (kp.x - p.offset()) / step;
+  loc.y = (kp.y - p.offset()) / step;
+  loc.scale = kp.sigma / step;
+  return std::isfinite(loc.x) && std::isfinite(loc.y);
+}
+
+std::vector<float> orientation_histogram(const Pyramid& p, const GradientMaps& g,
+                                         const Location& loc) {
+  const int rows = p.rows[loc.k], cols = p.cols[loc.k];
+  const float* mag = g.mag(p, loc.k, loc.layer);
+  const float* ang = g.ang(p, loc.k, loc.layer);
+  const double sw = kOriSigmaFactor * loc.scale;
+  const int radius = static_cast<int>(std::lround(kOriRadiusFactor * loc.scale));
+  const long cx = std::lround(loc.x), cy = std::lround(loc.y);
+  std::vector<float> wx, wy;
+  gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), wx);
+  gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), wy);
+  float raw[kOriBins] = {};
+  const long x0 = std::max(1L, cx - radius), x1 = std::min<long>(cols - 2, cx + radius);
+  for (long y = std::max(1L, cy - radius); y <= std::min<long>(rows - 2, cy + radius); ++y) {
+    const float wrow = wy[y - cy + radius];
+    const size_t at = static_cast<size_t>(y) * cols;
+    for (long x = x0; x <= x1; ++x) {
+      // Nearest bin (OpenCV: cvRound(ori * n / 360)).
+      int bin = static_cast<int>(std::lrint(ang[at + x] * (kOriBins / 360.0f)));
+      if (bin >= kOriBins) bin -= kOriBins;
+      raw[bin] += wrow * wx[x - cx + radius] * mag[at + x];
+    }
+  }
+  std::vector<float> hist(kOriBins);
+  for (int i = 0; i < kOriBins; ++i) {
+    auto at = [&](int j) { return raw[(j + kOriBins) % kOriBins]; };
+    hist[i] = (at(i - 2) + at(i + 2)) * (1.0f / 16) + (at(i - 1) + at(i + 1)) * (4.0f / 16) +
+              at(i) * (6.0f / 16);
+  }
+  return hist;
+}
+
+std::vector<Keypoint> assign_orientations(const Pyramid& p, const GradientMaps& g,
+                                          const std::vector<Keypoint>& keypoints,
+                                          unsigned threads) {
+  const size_t n_tasks = (keypoints.size() + kKeypointsPerTask - 1) / kKeypointsPerTask;
+  std::vector<std::vector<Keypoint>> found(n_tasks);
+  core::parallel_for(n_tasks, threads, [&](size_t t) {
+    const size_t end = std::min(keypoints.size(), (t + 1) * kKeypointsPerTask);
+    for (size_t i = t * kKeypointsPerTask; i < end; ++i) {
+      Location loc;
+      if (!locate(p, keypoints[i], loc)) continue;
+      const std::vector<float> hist = orientation_histogram(p, g, loc);
+      const float top = *std::max_element(hist.begin(), hist.end());
+      const float floor = static_cast<float>(kOriPeakRatio) * top;
+      for (int j = 0; j < kOriBins; ++j) {
+        const float l = hist[(j + kOriBins - 1) % kOriBins], r = hist[(j + 1) % kOriBins];
+        if (!(hist[j] > l && hist[j] > r && hist[j] >= floor)) continue;
+        // Vertex of the parabola through the peak and its neighbours.
+        float bin = j + 0.5f * (l - r) / (l - 2 * hist[j] + r);
+        bin = bin < 0 ? bin + kOriBins : bin >= kOriBins ? bin - kOriBins : bin;
+        Keypoint kp = keypoints[i];
+        kp.angle = bin * (360.0f / kOriBins);
+        if (kp.angle >= 360.0f) kp.angle = 0.0f;
+        found[t].push_back(kp);
+      }
+    }
+  });
+  std::vector<Keypoint> out;
+  for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
+  return out;
+}
+
+void sort_keypoints(std::vector<Keypoint>& keypoints) {
+  std::sort(keypoints.begin(), keypoints.end(), [](const Keypoint& a, const Keypoint& b) {
+    return std::make_tuple(-a.response, a.y, a.x, a.sigma, a.angle, a.octave) <
+           std::make_tuple(-b.response, b.y, b.x, b.sigma, b.angle, b.octave);
+  });
+}
+
+namespace {
+
+// One descriptor (OpenCV's calcSIFTDescriptor, sampled from the sub-pixel position).
+void describe_one(const Pyramid& p, const GradientMaps& g, const Keypoint& kp, uint8_t* out,
+                  std::vector<float>& wx, std::vector<float>& wy) {
+  constexpr int d = kDescrWidth, n = kDescrBins;
+  float hist[(d + 2) * (d + 2) * (n + 2)] = {};
+  float desc[kDescrSize];
+  Location loc;
+  if (!locate(p, kp, loc)) {
+    std::fill(out, out + kDescrSize, uint8_t(0));
+    return;
+  }
+  const int rows = p.rows[loc.k], cols = p.cols[loc.k];
+  const float* mag = g.mag(p, loc.k, loc.layer);
+  const float* ang = g.ang(p, loc.k, loc.layer);
+  const double hist_width = kDescrScaleFactor * loc.scale;
+  const double diag = std::sqrt(double(rows) * rows + double(cols) * cols);
+  const int radius = static_cast<int>(
+      std::min(diag, std::nearbyint(hist_width * std::sqrt(2.0) * (d + 1) * 0.5)));
+  const double theta = kp.angle * (M_PI / 180.0);
+  const float cos_t = static_cast<float>(std::cos(theta) / hist_width);
+  const float sin_t = static_cast<float>(std::sin(theta) / hist_width);
+  const long cx = std::lround(loc.x), cy = std::lround(loc.y);
+  const float fx = static_cast<float>(cx - loc.x), fy = static_cast<float>(cy - loc.y);
+  // Weight exp(-(c_rot^2 + r_rot^2) / (d^2 / 2)), in pixels exp(-dist^2 / (hist_width^2 d^2 / 2)).
+  const double wscale = 1.0 / (hist_width * hist_width * d * d * 0.5);
+  gaussian_axis(fx, radius, wscale, wx);
+  gaussian_axis(fy, radius, wscale, wy);
+  const float bins_per_deg = n / 360.0f, half = d / 2.0f - 0.5f, reach = d / 2.0f + 0.5f;
+  const long ylo = std::max(1L, cy - radius), yhi = std::min<long>(rows - 2, cy + radius);
+  for (long y = ylo; y <= yhi; ++y) {
+    const float dy = fy + static_cast<float>(y - cy);
+    // The columns whose rotated coordinates stay within (-reach, reach): intersect the
+    // intervals of the two linear constraints (one sample of slack; the test below is exact).
+    double jlo = -radius, jhi = radius;
+    auto clip = [&](double slope, double at0) {  // |at0 + (fx + j) * slope| < reach
+      if (std::fabs(slope) < 1e-12) {
+        if (std::fabs(at0) >= reach) jhi = jlo - 1;
+        return;
+      }
+      double a = (-reach - at0) / slope - fx, b = (reach - at0) / slope - fx;
+      if (a > b) std::swap(a, b);
+      jlo = std::max(jlo, std::floor(a));
+      jhi = std::min(jhi, std::ceil(b));
+    };
+    clip(cos_t, dy * sin_t);   // c_rot
+    clip(-sin_t, dy * cos_t);  // r_rot
+    const long xlo = std::max<long>(1, cx + static_cast<long>(jlo));
+    const long xhi = std::min<long>(cols - 2, cx + static_cast<long>(jhi));
+    const float wrow = wy[y - cy + radius];
+    const size_t at = static_cast<size_t>(y) * cols;
+    for (long x = xlo; x <= xhi; ++x) {
+      const float dx = fx + static_cast<float>(x - cx);
+      const float c_rot = dx * cos_t + dy * sin_t, r_rot = dy * cos_t - dx * sin_t;
+      float rbin = r_rot + half, cbin = c_rot + half;
+      if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d)) continue;
+      // OpenCV's orientation convention: bins count from the keypoint angle downwards.
+      float obin = (kp.angle - ang[at + x]) * bins_per_deg;
+      const float m = mag[at + x] * wrow * wx[x - cx + radius];
+      const int r0 = floor_int(rbin), c0 = floor_int(cbin);
+      int o0 = floor_int(obin);
+      rbin -= r0;
+      cbin -= c0;
+      obin -= o0;
+      if (o0 < 0) o0 += n;
+      if (o0 >= n) o0 -= n;
+      // Trilinear interpolation into the padded (d + 2) x (d + 2) x (n + 2) histogram.
+      const float v_r1 = m * rbin, v_r0 = m - v_r1;
+      const float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
+      const float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
+      const float v_rco111 = v_rc11 * obin, v_rco110 = v_rc11 - v_rco111;
+      const float v_rco101 = v_rc10 * obin, v_rco100 = v_rc10 - v_rco101;
+      const float v_rco011 = v_rc01 * obin, v_rco010 = v_rc01 - v_rco011;
+      const float v_rco001 = v_rc00 * obin, v_rco000 = v_rc00 - v_rco001;
+      const int idx = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0;
+      hist[idx] += v_rco000;
+      hist[idx + 1] += v_rco001;
+      hist[idx + (n + 2)] += v_rco010;
+      hist[idx + (n + 3)] += v_rco011;
+      hist[idx + (d + 2) * (n + 2)] += v_rco100;
+      hist[idx + (d + 2) * (n + 2) + 1] += v_rco101;
+      hist[idx + (d + 3) * (n + 2)] += v_rco110;
+      hist[idx + (d + 3) * (n + 2) + 1] += v_rco111;
+    }
+  }
+  // Fold the wrapped orientation bins, drop the spatial padding.
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      const int idx = ((i + 1) * (d + 2) + (j + 1)) * (n + 2);
+      hist[idx] += hist[idx + n];
+      hist[idx + 1] += hist[idx + n + 1];
+      for (int k = 0; k < n; ++k) desc[(i * d + j) * n + k] = hist[idx + k];
+    }
+  // Clamp large gradients (illumination changes), renormalize, quantize.
+  double norm2 = 0;
+  for (float v : desc) norm2 += double(v) * v;
+  const float clamp = static_cast<float>(std::sqrt(norm2) * kDescrMagThreshold);
+  norm2 = 0;
+  for (float& v : desc) {
+    v = std::min(v, clamp);
+    norm2 += double(v) * v;
+  }
+  const float scale = static_cast<float>(kDescrIntFactor / std::max(std::sqrt(norm2), double(FLT_EPSILON)));
+  for (int i = 0; i < kDescrSize; ++i)
+    out[i] = static_cast<uint8_t>(std::min(255L, std::lrint(desc[i] * scale)));
+}
+
+}  // namespace
+
+void describe(const Pyramid& p, const GradientMaps& g, const Keypoint* keypoints, size_t n,
+              uint8_t* out, unsigned threads) {
+  const size_t n_tasks = (n + kKeypointsPerTask - 1) / kKeypointsPerTask;
+  core::parallel_for(n_tasks, threads, [&](size_t t) {
+    std::vector<float> wx, wy;
+    const size_t end = std::min(n, (t + 1) * kKeypointsPerTask);
+    for (size_t i = t * kKeypointsPerTask; i < end; ++i)
+      describe_one(p, g, keypoints[i], out + i * kDescrSize, wx, wy);
+  });
+}
+
+}  // namespace mirkit::image
