@@ -148,6 +148,17 @@ void bind_sift(py::module_& m) {
       py::arg("n_scales"), py::arg("sigma"), py::arg("upsample"), py::arg("threads"),
       "(n, 128) uint8 descriptors of the given keypoints");
 
+  m.def(
+      "sift_normalize_descriptor",
+      [](const py::array_t<float, py::array::c_style>& hist) {
+        if (hist.ndim() != 1 || hist.shape(0) != image::kDescrSize)
+          throw py::value_error("hist must have shape (128,)");
+        std::vector<uint8_t> out(image::kDescrSize);
+        image::normalize_descriptor(hist.data(), out.data());
+        return to_numpy(std::move(out));
+      },
+      py::arg("hist").noconvert(), "clamp at 0.2 of the norm, renormalize, scale by 512, uint8");
+
   m.def("sift_levels", [] {
     py::dict d;
     d["extrema"] = image::extrema_level();

@@ -24,7 +24,7 @@ constexpr size_t kDogChunk = 1 << 16;
 
 int max_octaves(int rows, int cols, bool upsample) {
   int side = std::min(rows, cols) * (upsample ? 2 : 1), n = 0;
-  for (; side >= kMinOctaveSide; side /= 2) ++n;
+  for (; side >= kMinOctaveSide; side = (side + 1) / 2) ++n;
   return n;
 }
 
@@ -118,8 +118,10 @@ Pyramid build_scale_space(const float* image, int rows, int cols, const ScaleSpa
     for (int i = 1; i < levels; ++i)
       blur(g.data() + plane * (i - 1), g.data() + plane * i, r, c, sig[i], options.threads);
     p.gauss.push_back(std::move(g));
-    r /= 2;
-    c /= 2;
+    // numpy's [::2]: pixels 0, 2, ..., so an odd axis keeps both ends and the pyramid of an
+    // image of 2^j + 1 pixels commutes with flips (np.rot90).
+    r = (r + 1) / 2;
+    c = (c + 1) / 2;
   }
   if (with_dog) {
     p.dog.resize(n_oct);

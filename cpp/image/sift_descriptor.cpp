@@ -294,21 +294,27 @@ void describe_one(const Pyramid& p, const GradientMaps& g, const Keypoint& kp, u
       hist[idx + 1] += hist[idx + n + 1];
       for (int k = 0; k < n; ++k) desc[(i * d + j) * n + k] = hist[idx + k];
     }
-  // Clamp large gradients (illumination changes), renormalize, quantize.
-  double norm2 = 0;
-  for (float v : desc) norm2 += double(v) * v;
-  const float clamp = static_cast<float>(std::sqrt(norm2) * kDescrMagThreshold);
-  norm2 = 0;
-  for (float& v : desc) {
-    v = std::min(v, clamp);
-    norm2 += double(v) * v;
-  }
-  const float scale = static_cast<float>(kDescrIntFactor / std::max(std::sqrt(norm2), double(FLT_EPSILON)));
-  for (int i = 0; i < kDescrSize; ++i)
-    out[i] = static_cast<uint8_t>(std::min(255L, std::lrint(desc[i] * scale)));
+  normalize_descriptor(desc, out);
 }
 
 }  // namespace
+
+void normalize_descriptor(const float* hist, uint8_t* out) {
+  // Clamp large gradients (illumination changes), renormalize, quantize.
+  double norm2 = 0;
+  for (int i = 0; i < kDescrSize; ++i) norm2 += double(hist[i]) * hist[i];
+  const float clamp = static_cast<float>(std::sqrt(norm2) * kDescrMagThreshold);
+  float clamped[kDescrSize];
+  norm2 = 0;
+  for (int i = 0; i < kDescrSize; ++i) {
+    clamped[i] = std::min(hist[i], clamp);
+    norm2 += double(clamped[i]) * clamped[i];
+  }
+  const float scale =
+      static_cast<float>(kDescrIntFactor / std::max(std::sqrt(norm2), double(FLT_EPSILON)));
+  for (int i = 0; i < kDescrSize; ++i)
+    out[i] = static_cast<uint8_t>(std::min(255L, std::lrint(clamped[i] * scale)));
+}
 
 void describe(const Pyramid& p, const GradientMaps& g, const Keypoint* keypoints, size_t n,
               uint8_t* out, unsigned threads) {

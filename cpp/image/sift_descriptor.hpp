@@ -70,6 +70,11 @@ void sort_keypoints(std::vector<Keypoint>& keypoints);
 void describe(const Pyramid& p, const GradientMaps& g, const Keypoint* keypoints, size_t n,
               uint8_t* out, unsigned threads);
 
+// The last step of a descriptor: kDescrSize non-negative histogram values clamped at
+// kDescrMagThreshold of their norm, renormalized, scaled by kDescrIntFactor and rounded into
+// uint8 (saturating at 255); all zeros stay zero.
+void normalize_descriptor(const float* hist, uint8_t* out);
+
 // The orientation histogram of one location (kOriBins values, smoothed), for tests.
 std::vector<float> orientation_histogram(const Pyramid& p, const GradientMaps& g,
                                          const Location& loc);

@@ -1,6 +1,14 @@
 // AVX2 gradient maps: 8 pixels at a time, the same operations in the same order as the scalar
-// gradient_row_scalar (no FMA contraction), so the maps are bit-identical.
+// gradient_row_scalar, so the maps are bit-identical.
 #include <immintrin.h>
+
+// GCC contracts a * b + c into FMA in C++ by default, even for intrinsics; the scalar path has
+// no FMA, so keep the rounding of separate multiplies and adds.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "image/sift_descriptor.hpp"
 
