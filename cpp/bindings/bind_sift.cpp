@@ -159,6 +159,22 @@ void bind_sift(py::module_& m) {
       },
       py::arg("hist").noconvert(), "clamp at 0.2 of the norm, renormalize, scale by 512, uint8");
 
+  m.def(
+      "sift_gradient_map",
+      [](const FloatImage& img) {
+        if (img.ndim() != 2) throw py::value_error("image must be 2-D");
+        const int rows = static_cast<int>(img.shape(0)), cols = static_cast<int>(img.shape(1));
+        std::vector<float> mag(static_cast<size_t>(rows) * cols), ang(mag.size());
+        {
+          py::gil_scoped_release release;
+          image::gradient_map(img.data(), rows, cols, mag.data(), ang.data());
+        }
+        return py::make_tuple(owning(std::move(mag), {rows, cols}),
+                              owning(std::move(ang), {rows, cols}));
+      },
+      py::arg("image").noconvert(),
+      "(magnitude, angle in degrees [0, 360)) of central differences, outer pixels zero");
+
   m.def("sift_levels", [] {
     py::dict d;
     d["extrema"] = image::extrema_level();

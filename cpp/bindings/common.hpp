@@ -84,6 +84,7 @@ void bind_index(py::module_& m);
 void bind_query(py::module_& m);
 void bind_boolean(py::module_& m);
 void bind_eval(py::module_& m);
+void bind_image(py::module_& m);
 void bind_sift(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -27,5 +27,6 @@ PYBIND11_MODULE(_core, m) {
   auto eval = m.def_submodule("eval", "trec_eval-compatible evaluation: qrels, runs, measures");
   b::bind_eval(eval);
   auto image = m.def_submodule("image", "image kernels: separable filters, scale space, SIFT");
+  b::bind_image(image);
   b::bind_sift(image);
 }

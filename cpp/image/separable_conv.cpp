@@ -5,7 +5,9 @@
 #include <numeric>
 
 #include "core/errors.hpp"
+#include "core/cpu_features.hpp"
 #include "core/parallel.hpp"
+#include "image/separable_conv_kernels.hpp"
 
 namespace mirkit::image {
 
@@ -37,13 +39,87 @@ int border_index(long i, int n, Border border) {
 
 namespace {
 
+using detail::Symmetry;
+
 void check_kernel(const Kernel1D& k, const char* name) {
   if (k.size < 1) core::fail_value(name, " must have at least one tap, got ", k.size);
   if (k.anchor < 0 || k.anchor >= k.size)
     core::fail_value(name, " anchor must be in [0, ", k.size, "), got ", k.anchor);
 }
 
-constexpr int kRowsPerTask = 16;
+template <class Out>
+Symmetry symmetry_of(const std::vector<Out>& taps) {
+  const size_t n = taps.size();
+  if (n < 2) return Symmetry::kNone;
+  bool even = true, odd = true;
+  for (size_t i = 0; i < n; ++i) {
+    even = even && taps[i] == taps[n - 1 - i];
+    odd = odd && taps[i] == -taps[n - 1 - i];
+  }
+  return even ? Symmetry::kEven : odd ? Symmetry::kOdd : Symmetry::kNone;
+}
+
+// The scalar passes: the reference and fallback, and the only path for double sums. They apply
+// every tap in order (no folding), exactly as the contracts in separable_conv_kernels.hpp read.
+template <class In, class Out>
+void column_pass_scalar(const In* const* rows, int n, const Out* taps, const Out* bias,
+                        Out* const* dst, int n_out, long width) {
+  for (int r = 0; r < n_out; ++r) {
+    Out* out = dst[r];
+    std::fill(out, out + width, bias[r]);
+    for (int i = 0; i < n; ++i) {
+      const In* row = rows[r + i];
+      const Out w = taps[i];
+      for (long x = 0; x < width; ++x) out[x] += w * static_cast<Out>(row[x]);
+    }
+  }
+}
+
+template <class Out>
+void row_pass_scalar(const Out* src, long step, int n, const Out* taps, Symmetry, Out* dst,
+                     long width) {
+  for (long x = 0; x < width; ++x) {
+    Out s = 0;
+    for (int j = 0; j < n; ++j) s += taps[j] * src[x + j * step];
+    dst[x] = s;
+  }
+}
+
+template <class In>
+struct FloatPasses {
+  static const core::Dispatch<detail::ColumnFn<In>> column;
+};
+
+#if defined(MIRKIT_X86_SIMD)
+template <class In>
+const core::Dispatch<detail::ColumnFn<In>> FloatPasses<In>::column{
+    {column_pass_scalar<In, float>, nullptr, detail::avx2::column_pass<In>,
+     detail::avx512::column_pass<In>, nullptr}};
+const core::Dispatch<detail::RowFn> kRowPass{
+    {row_pass_scalar<float>, nullptr, detail::avx2::row_pass, detail::avx512::row_pass, nullptr}};
+#else
+template <class In>
+const core::Dispatch<detail::ColumnFn<In>> FloatPasses<In>::column{{column_pass_scalar<In, float>}};
+const core::Dispatch<detail::RowFn> kRowPass{{row_pass_scalar<float>}};
+#endif
+
+// The passes for (In, Out): dispatched for float sums, scalar for double.
+template <class In, class Out>
+struct Passes {
+  static auto column() { return &column_pass_scalar<In, Out>; }
+  static auto row() { return &row_pass_scalar<Out>; }
+};
+template <class In>
+struct Passes<In, float> {
+  static auto column() { return FloatPasses<In>::column.get(); }
+  static auto row() { return kRowPass.get(); }
+};
+
+// Rows per task: a task walks its rows in order, so the source rows under the vertical kernel
+// stay cached from one output row to the next; each task re-reads ky.size - 1 rows above its
+// first, so tasks are long, and several per thread balance the load.
+constexpr int kMinRowsPerTask = 32;
+constexpr unsigned kTasksPerThread = 4;
 
 }  // namespace
 
@@ -56,44 +132,59 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows
   check_kernel(kx, "kx");
   check_kernel(ky, "ky");
   const std::vector<Out> tx(kx.taps, kx.taps + kx.size), ty(ky.taps, ky.taps + ky.size);
+  const Symmetry sx = symmetry_of(tx);
+  const auto column_pass = Passes<In, Out>::column();
+  const auto row_pass = Passes<In, Out>::row();
   const long width = static_cast<long>(cols) * channels;
   const int padded_cols = cols + kx.size - 1;
-  // The vertical pass of a row outside the image is cval * sum(ky) in every column.
+  // The vertical pass of a column outside the image is cval * sum(ky) in every row.
   const Out outside = static_cast<Out>(cval * std::accumulate(ky.taps, ky.taps + ky.size, 0.0));
   std::vector<int> col_of(padded_cols);
   for (int p = 0; p < padded_cols; ++p) col_of[p] = border_index(p - kx.anchor, cols, border);
+  // Source row under tap i of output row y: row_at[y + i]. In kConstant, rows outside point to
+  // zeros and their cval * tap goes into the bias, so uint8/uint16 sources need no cval row.
+  std::vector<In> zeros(border == Border::kConstant ? width : 0);
+  std::vector<const In*> row_at(static_cast<size_t>(rows) + ky.size - 1);
+  for (size_t p = 0; p < row_at.size(); ++p) {
+    const int r = border_index(static_cast<long>(p) - ky.anchor, rows, border);
+    row_at[p] = r < 0 ? zeros.data() : src + r * src_row_stride;
+  }
 
-  const size_t n_tasks = (static_cast<size_t>(rows) + kRowsPerTask - 1) / kRowsPerTask;
-  core::parallel_for(n_tasks, threads, [&](size_t task) {
-    // One row at a time: the vertical pass writes the middle of a padded row buffer, the
-    // border columns are filled from it, then the horizontal pass reads it.
-    std::vector<Out> padded(static_cast<size_t>(padded_cols) * channels);
-    Out* middle = padded.data() + static_cast<long>(kx.anchor) * channels;
-    const int y_end = std::min<int>(rows, static_cast<int>(task + 1) * kRowsPerTask);
-    for (int y = static_cast<int>(task) * kRowsPerTask; y < y_end; ++y) {
-      std::fill(middle, middle + width, Out(0));
-      for (int i = 0; i < ky.size; ++i) {
-        const int r = border_index(static_cast<long>(y) + i - ky.anchor, rows, border);
-        const Out w = ty[i];
-        if (r < 0) {
-          const Out c = static_cast<Out>(cval) * w;
-          for (long x = 0; x < width; ++x) middle[x] += c;
-        } else {
-          const In* row = src + r * src_row_stride;
-          for (long x = 0; x < width; ++x) middle[x] += w * static_cast<Out>(row[x]);
+  const unsigned n_threads = core::resolve_threads(threads);
+  const int rows_per_task = std::max<int>(
+      kMinRowsPerTask, static_cast<int>((rows + n_threads * kTasksPerThread - 1) /
+                                        (n_threads * kTasksPerThread)));
+  const size_t n_tasks = (static_cast<size_t>(rows) + rows_per_task - 1) / rows_per_task;
+  core::parallel_for(n_tasks, n_threads, [&](size_t task) {
+    // kColumnRows rows at a time: the vertical pass writes the middle of padded row buffers,
+    // the border columns are filled from it, then the horizontal pass reads them.
+    constexpr int kR = detail::kColumnRows;
+    const size_t padded_size = static_cast<size_t>(padded_cols) * channels;
+    std::vector<Out> padded(padded_size * kR);
+    Out* middle[kR];
+    for (int r = 0; r < kR; ++r)
+      middle[r] = padded.data() + r * padded_size + static_cast<long>(kx.anchor) * channels;
+    Out bias[kR];
+    const int y_begin = static_cast<int>(task) * rows_per_task;
+    const int y_end = std::min(rows, y_begin + rows_per_task);
+    for (int y = y_begin; y < y_end; y += kR) {
+      const int n_out = std::min(kR, y_end - y);
+      for (int r = 0; r < n_out; ++r) {
+        bias[r] = 0;
+        for (int i = 0; i < ky.size; ++i)
+          if (row_at[y + r + i] == zeros.data()) bias[r] += static_cast<Out>(cval) * ty[i];
+      }
+      column_pass(row_at.data() + y, ky.size, ty.data(), bias, middle, n_out, width);
+      for (int r = 0; r < n_out; ++r) {
+        Out* row = padded.data() + r * padded_size;
+        for (int p = 0; p < padded_cols; ++p) {
+          if (p >= kx.anchor && p < kx.anchor + cols) continue;
+          Out* to = row + static_cast<long>(p) * channels;
+          for (int c = 0; c < channels; ++c)
+            to[c] = col_of[p] < 0 ? outside : middle[r][static_cast<long>(col_of[p]) * channels + c];
         }
-      }
-      for (int p = 0; p < padded_cols; ++p) {
-        if (p >= kx.anchor && p < kx.anchor + cols) continue;
-        Out* to = padded.data() + static_cast<long>(p) * channels;
-        for (int c = 0; c < channels; ++c)
-          to[c] = col_of[p] < 0 ? outside : middle[static_cast<long>(col_of[p]) * channels + c];
-      }
-      Out* out = dst + static_cast<long>(y) * width;
-      for (long x = 0; x < width; ++x) {
-        Out s = 0;
-        for (int j = 0; j < kx.size; ++j) s += tx[j] * padded[x + static_cast<long>(j) * channels];
-        out[x] = s;
+        row_pass(row, channels, kx.size, tx.data(), sx, dst + static_cast<long>(y + r) * width,
+                 width);
       }
     }
   });

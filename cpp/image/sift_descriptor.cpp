@@ -92,24 +92,35 @@ GradientMaps gradient_maps(const Pyramid& p, unsigned threads) {
       for (int r = 0; r < p.rows[k]; r += kRowsPerTask)
         tasks.push_back({k, layer, r, std::min(p.rows[k], r + kRowsPerTask)});
   }
-  const detail::GradientRowFn row_fn = kGradientRow.get();
   core::parallel_for(tasks.size(), threads, [&](size_t t) {
     const Task& task = tasks[t];
+    const size_t at = static_cast<size_t>(task.r0) * p.cols[task.k];
     const int rows = p.rows[task.k], cols = p.cols[task.k];
-    const float* img = p.gauss_level(task.k, task.layer);
-    float* mag = const_cast<float*>(g.mag(p, task.k, task.layer));
-    float* ang = const_cast<float*>(g.ang(p, task.k, task.layer));
-    for (int r = task.r0; r < task.r1; ++r) {
-      const size_t at = static_cast<size_t>(r) * cols;
-      if (r == 0 || r == rows - 1 || cols < 3) {
-        std::fill(mag + at, mag + at + cols, 0.0f);
-        std::fill(ang + at, ang + at + cols, 0.0f);
-        continue;
-      }
-      row_fn(img + at - cols, img + at, img + at + cols, cols, mag + at, ang + at);
-    }
+    // A band of rows: pass the band with one row of context each side as its own image, then
+    // drop the context rows (the image's first and last rows stay zero).
+    const int lo = std::max(0, task.r0 - 1), hi = std::min(rows, task.r1 + 1);
+    std::vector<float> mag(static_cast<size_t>(hi - lo) * cols), ang(mag.size());
+    gradient_map(p.gauss_level(task.k, task.layer) + static_cast<size_t>(lo) * cols, hi - lo,
+                 cols, mag.data(), ang.data());
+    const size_t skip = static_cast<size_t>(task.r0 - lo) * cols;
+    const size_t count = static_cast<size_t>(task.r1 - task.r0) * cols;
+    std::copy_n(mag.data() + skip, count, const_cast<float*>(g.mag(p, task.k, task.layer)) + at);
+    std::copy_n(ang.data() + skip, count, const_cast<float*>(g.ang(p, task.k, task.layer)) + at);
   });
   return g;
+}
+
+void gradient_map(const float* image, int rows, int cols, float* mag, float* ang) {
+  const detail::GradientRowFn row_fn = kGradientRow.get();
+  for (int r = 0; r < rows; ++r) {
+    const size_t at = static_cast<size_t>(r) * cols;
+    if (r == 0 || r == rows - 1 || cols < 3) {
+      std::fill(mag + at, mag + at + cols, 0.0f);
+      std::fill(ang + at, ang + at + cols, 0.0f);
+    } else {
+      row_fn(image + at - cols, image + at, image + at + cols, cols, mag + at, ang + at);
+    }
+  }
 }
 
 bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {

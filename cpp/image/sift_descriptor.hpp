@@ -47,6 +47,9 @@ struct GradientMaps {
 
 GradientMaps gradient_maps(const Pyramid& p, unsigned threads);
 
+// The maps of one rows x cols image (outer pixels zero), with the active SIMD level.
+void gradient_map(const float* image, int rows, int cols, float* mag, float* ang);
+
 // Where a keypoint lies in the pyramid: octave index k, Gaussian layer in [1, n_scales], position
 // and sigma in octave pixels. The octave is the keypoint's own when the pyramid has it, else the
 // one its sigma falls in; the layer is the nearest to its sigma. False when there is no octave.

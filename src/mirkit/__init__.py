@@ -6,9 +6,9 @@ readers), :mod:`mirkit.index` (the compressed inverted index) and :mod:`mirkit.d
 (synthetic corpora); search, evaluation, images, vectors and attention follow the same shape.
 """
 
-from mirkit import analysis, codecs, datasets, documents, index
+from mirkit import analysis, codecs, datasets, documents, image, index
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__
 
-__all__ = ["__version__", "analysis", "codecs", "datasets", "documents", "index", "info",
+__all__ = ["__version__", "analysis", "codecs", "datasets", "documents", "image", "index", "info",
            "set_simd_level", "simd_level", "simd_limit"]

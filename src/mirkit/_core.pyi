@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from . import _core_analysis as analysis
 from . import _core_codecs as codecs
+from . import _core_image as image
 from . import _core_query as query
 
 __version__: str

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters")
 
 
 def _cmd_info(args) -> int:
@@ -114,6 +114,11 @@ def _cmd_bench(args) -> int:
             module.report(quick=args.quick, repeat=min(args.repeat, 3),
                           synthetic_docs=args.synthetic_docs, cache_dir=args.cache,
                           max_queries=args.max_queries)
+            continue
+        if name == "filters":  # one line per input: 1 and 2 threads, three libraries side by side
+            print(f"\n### {name} (megapixels/s, median of {min(args.repeat, 5)} repetitions; "
+                  "ratio = other's time / mirkit's)\n")
+            results += module.report(quick=args.quick, repeat=min(args.repeat, 5))
             continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)

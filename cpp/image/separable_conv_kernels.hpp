@@ -1,0 +1,44 @@
+// The two 1-D passes of sep_filter on float sums, one implementation per instruction-set level
+// (scalar in separable_conv.cpp, AVX2/FMA and AVX-512 in separable_conv_avx2.cpp / _avx512.cpp,
+// both from separable_conv_simd.inl). Internal to cpp/image/.
+#pragma once
+
+#include <cstdint>
+
+namespace mirkit::image::detail {
+
+// How the taps of a kernel pair up around its middle. The SIMD horizontal pass folds the pairs,
+// as OpenCV's SymmRowSmallVec_32f does: t[i] * (a + b) for a symmetric kernel (Gaussians, box),
+// t[i] * (a - b) for an antisymmetric one (derivatives), which halves the multiplies. The middle tap of an odd kernel is always applied, even when zero, so a NaN or
+// inf under it gives NaN as in scipy (whose correlate1d folds the same pairs).
+enum class Symmetry : int { kNone = 0, kEven = 1, kOdd = 2 };
+
+// Output rows the SIMD vertical pass computes at once (it loads each source row once for all).
+inline constexpr int kColumnRows = 4;
+
+// Vertical pass of n_out consecutive output rows: dst[r][x] = bias[r] + sum_{i < n} taps[i] *
+// rows[r + i][x] for r in [0, n_out), x in [0, width). rows holds the n + n_out - 1 source rows
+// under the kernel (borders already resolved).
+template <class In>
+using ColumnFn = void (*)(const In* const* rows, int n, const float* taps, const float* bias,
+                          float* const* dst, int n_out, long width);
+
+// Horizontal pass of one row: dst[x] = sum_{j < n} taps[j] * src[x + j * step] for x in
+// [0, width); src holds width + (n - 1) * step readable values (the padded row).
+using RowFn = void (*)(const float* src, long step, int n, const float* taps, Symmetry symmetry,
+                       float* dst, long width);
+
+#define MIRKIT_IMAGE_DECLARE_PASSES(level)                                                        \
+  namespace level {                                                                               \
+  template <class In>                                                                             \
+  void column_pass(const In* const* rows, int n, const float* taps, const float* bias,             \
+                   float* const* dst, int n_out, long width);                                     \
+  void row_pass(const float* src, long step, int n, const float* taps, Symmetry symmetry,         \
+                float* dst, long width);                                                          \
+  }
+
+MIRKIT_IMAGE_DECLARE_PASSES(avx2)
+MIRKIT_IMAGE_DECLARE_PASSES(avx512)
+#undef MIRKIT_IMAGE_DECLARE_PASSES
+
+}  // namespace mirkit::image::detail

@@ -1,0 +1,138 @@
+// The SIMD vertical and horizontal passes of sep_filter, written once over a vector traits type
+// and included by separable_conv_avx2.cpp and separable_conv_avx512.cpp, each of which defines
+// `struct Vec` (register type Reg of kLanes floats, kColumnUnroll registers per row in the
+// vertical pass; set1, load from float/uint8/uint16 with conversion, load_partial, store,
+// store_partial, fmadd, add, sub) in its level's namespace before including this file.
+//
+// The vertical pass computes kColumnRows output rows at once (register blocking), loading each
+// source row once for all of them; the horizontal pass, whose loads hit L1, folds the pairs of
+// symmetric kernels instead. Both keep several independent accumulators: a kernel of n taps is
+// a chain of dependent FMAs per register, and only parallel chains fill the FMA pipes.
+
+namespace {
+
+constexpr int kUnroll = 4;  // registers per step of the horizontal pass
+
+// acc[u] += sum over the taps of taps[i] * load(i, u), folding the pairs of a symmetric kernel.
+template <int kU, Symmetry kSymmetry, class Load>
+inline void accumulate(int n, const float* taps, const Load& load, Vec::Reg* acc) {
+  if constexpr (kSymmetry == Symmetry::kNone) {
+    for (int i = 0; i < n; ++i) {
+      const Vec::Reg t = Vec::set1(taps[i]);
+      for (int u = 0; u < kU; ++u) acc[u] = Vec::fmadd(t, load(i, u), acc[u]);
+    }
+  } else {
+    const int half = n / 2;
+    for (int i = 0; i < half; ++i) {
+      const Vec::Reg t = Vec::set1(taps[i]);
+      for (int u = 0; u < kU; ++u) {
+        const Vec::Reg a = load(i, u), b = load(n - 1 - i, u);
+        acc[u] = Vec::fmadd(t, kSymmetry == Symmetry::kEven ? Vec::add(a, b) : Vec::sub(a, b),
+                            acc[u]);
+      }
+    }
+    if (n % 2) {
+      const Vec::Reg t = Vec::set1(taps[half]);
+      for (int u = 0; u < kU; ++u) acc[u] = Vec::fmadd(t, load(half, u), acc[u]);
+    }
+  }
+}
+
+// Runs the loop body fill(symmetry_tag) with the symmetry as a compile-time constant, so the
+// inner loops carry no branch on it.
+template <class Body>
+inline void with_symmetry(Symmetry symmetry, const Body& body) {
+  switch (symmetry) {
+    case Symmetry::kEven:
+      return body(std::integral_constant<Symmetry, Symmetry::kEven>{});
+    case Symmetry::kOdd:
+      return body(std::integral_constant<Symmetry, Symmetry::kOdd>{});
+    default:
+      return body(std::integral_constant<Symmetry, Symmetry::kNone>{});
+  }
+}
+
+// acc[r][u] = bias[r] + sum_i taps[i] * load(r + i, u) for kR output rows at once: each source
+// row is loaded once and feeds every output row under it, so the vertical pass reads about
+// n / kR vectors per output vector instead of n (the n source rows stream from L2 at best).
+template <int kR, int kU, class Load>
+inline void column_rows(int n, const float* taps, const float* bias, const Load& load,
+                        Vec::Reg (&acc)[kR][kU]) {
+  for (int r = 0; r < kR; ++r)
+    for (int u = 0; u < kU; ++u) acc[r][u] = Vec::set1(bias[r]);
+  for (int s = 0; s < n + kR - 1; ++s) {
+    Vec::Reg v[kU];
+    for (int u = 0; u < kU; ++u) v[u] = load(s, u);
+    const bool all_rows = s >= kR - 1 && s < n;  // source row s is under every output row
+    for (int r = 0; r < kR; ++r) {
+      if (!all_rows && (s - r < 0 || s - r >= n)) continue;
+      const Vec::Reg t = Vec::set1(taps[s - r]);
+      for (int u = 0; u < kU; ++u) acc[r][u] = Vec::fmadd(t, v[u], acc[r][u]);
+    }
+  }
+}
+
+// kR output rows of the vertical pass over [0, width).
+template <int kR, class In>
+void column_block(const In* const* rows, int n, const float* taps, const float* bias,
+                  float* const* dst, long width) {
+  constexpr long kL = Vec::kLanes;
+  constexpr int kU = Vec::kColumnUnroll;
+  long x = 0;
+  for (; x + kU * kL <= width; x += kU * kL) {
+    Vec::Reg acc[kR][kU];
+    column_rows<kR, kU>(
+        n, taps, bias, [&](int s, int u) { return Vec::load(rows[s] + x + u * kL); }, acc);
+    for (int r = 0; r < kR; ++r)
+      for (int u = 0; u < kU; ++u) Vec::store(dst[r] + x + u * kL, acc[r][u]);
+  }
+  for (; x < width; x += kL) {
+    const int count = static_cast<int>(std::min(kL, width - x));
+    Vec::Reg acc[kR][1];
+    column_rows<kR, 1>(
+        n, taps, bias, [&](int s, int) { return Vec::load_partial(rows[s] + x, count); }, acc);
+    for (int r = 0; r < kR; ++r) Vec::store_partial(dst[r] + x, acc[r][0], count);
+  }
+}
+
+}  // namespace
+
+template <class In>
+void column_pass(const In* const* rows, int n, const float* taps, const float* bias,
+                 float* const* dst, int n_out, long width) {
+  constexpr int kR = kColumnRows;
+  int y = 0;
+  for (; y + kR <= n_out; y += kR) column_block<kR>(rows + y, n, taps, bias + y, dst + y, width);
+  for (; y < n_out; ++y) column_block<1>(rows + y, n, taps, bias + y, dst + y, width);
+}
+
+template void column_pass<float>(const float* const*, int, const float*, const float*,
+                                 float* const*, int, long);
+template void column_pass<uint8_t>(const uint8_t* const*, int, const float*, const float*,
+                                   float* const*, int, long);
+template void column_pass<uint16_t>(const uint16_t* const*, int, const float*, const float*,
+                                    float* const*, int, long);
+
+void row_pass(const float* src, long step, int n, const float* taps, Symmetry symmetry,
+              float* dst, long width) {
+  constexpr long kL = Vec::kLanes;
+  with_symmetry(symmetry, [&](auto sym) {
+    long x = 0;
+    for (; x + kUnroll * kL <= width; x += kUnroll * kL) {
+      Vec::Reg acc[kUnroll];
+      for (auto& a : acc) a = Vec::set1(0.0f);
+      const float* base = src + x;
+      accumulate<kUnroll, decltype(sym)::value>(
+          n, taps, [&](int j, int u) { return Vec::load(base + j * step + u * kL); }, acc);
+      for (int u = 0; u < kUnroll; ++u) Vec::store(dst + x + u * kL, acc[u]);
+    }
+    for (; x < width; x += kL) {
+      const int count = static_cast<int>(std::min(kL, width - x));
+      Vec::Reg acc[1] = {Vec::set1(0.0f)};
+      const float* base = src + x;
+      accumulate<1, decltype(sym)::value>(
+          n, taps, [&](int j, int) { return Vec::load_partial(base + j * step, count); }, acc);
+      Vec::store_partial(dst + x, acc[0], count);
+    }
+  });
+}

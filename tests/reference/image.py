@@ -1,0 +1,31 @@
+"""Pure-numpy reference for separable filtering: pad the image once with numpy.pad, then
+correlate the two axes directly, in float64.
+
+Border names are mirkit.image's; numpy.pad extends periodically past one image length, so
+kernels longer than the image work as in mirkit (and in scipy.ndimage).
+"""
+
+import numpy as np
+
+__all__ = ["NP_PAD", "SCIPY_MODE", "sep_filter"]
+
+#: mirkit border -> numpy.pad mode
+NP_PAD = {"constant": "constant", "replicate": "edge", "reflect": "symmetric",
+          "mirror": "reflect", "wrap": "wrap"}
+#: mirkit border -> scipy.ndimage mode
+SCIPY_MODE = {"constant": "constant", "replicate": "nearest", "reflect": "reflect",
+              "mirror": "mirror", "wrap": "wrap"}
+
+
+def sep_filter(image, kx, ky, border="reflect", cval=0.0, anchor=(None, None)):
+    """out[y, x] = sum_i sum_j ky[i] kx[j] padded[y + i - ay, x + j - ax], in float64."""
+    kx, ky = np.asarray(kx, np.float64), np.asarray(ky, np.float64)
+    ay = len(ky) // 2 if anchor[0] is None else anchor[0]
+    ax = len(kx) // 2 if anchor[1] is None else anchor[1]
+    img = np.asarray(image, np.float64)
+    pad = [(ay, len(ky) - 1 - ay), (ax, len(kx) - 1 - ax)] + [(0, 0)] * (img.ndim - 2)
+    extra = {"constant_values": cval} if border == "constant" else {}
+    padded = np.pad(img, pad, mode=NP_PAD[border], **extra)
+    h, w = img.shape[:2]
+    rows = sum(ky[i] * padded[i:i + h] for i in range(len(ky)))
+    return sum(kx[j] * rows[:, j:j + w] for j in range(len(kx)))
