@@ -101,7 +101,7 @@ struct Refined {
 };
 
 // OpenCV's adjustLocalExtrema: Newton steps on the DoG around (layer, row, col), moving to the
-// neighbouring sample while an offset exceeds 0.5, then the contrast and edge tests.
+// neighbouring sample while an offset exceeds kOffsetLimit, then the contrast and edge tests.
 bool refine(const Pyramid& p, const ExtremaOptions& o, int k, int layer, int r, int c,
             Refined& out) {
   const int rows = p.rows[k], cols = p.cols[k], s = p.n_scales;
@@ -128,7 +128,9 @@ bool refine(const Pyramid& p, const ExtremaOptions& o, int k, int layer, int r, 
     derivatives();
     double b[3] = {-g[0], -g[1], -g[2]};
     if (!solve3(h, b, x)) return false;
-    if (std::fabs(x[0]) < 0.5 && std::fabs(x[1]) < 0.5 && std::fabs(x[2]) < 0.5) break;
+    if (std::fabs(x[0]) < kOffsetLimit && std::fabs(x[1]) < kOffsetLimit &&
+        std::fabs(x[2]) < kOffsetLimit)
+      break;
     if (std::fabs(x[0]) > 1e6 || std::fabs(x[1]) > 1e6 || std::fabs(x[2]) > 1e6) return false;
     c += static_cast<int>(std::lround(x[0]));
     r += static_cast<int>(std::lround(x[1]));
@@ -160,7 +162,7 @@ bool refine(const Pyramid& p, const ExtremaOptions& o, int k, int layer, int r, 
 }  // namespace
 
 double prethreshold(double contrast_threshold, int n_scales) {
-  return 0.5 * contrast_threshold / n_scales;
+  return kPrethresholdRatio * contrast_threshold / n_scales;
 }
 
 const char* extrema_level() { return core::level_name(kScanRow.chosen()); }
