@@ -65,14 +65,13 @@ py::tuple detect(const FloatImage& img, int n_octaves, int n_scales, double sigm
     eo.edge_threshold = edge_threshold;
     eo.threads = threads;
     const std::vector<Keypoint> extrema = image::detect_extrema(p, eo);
-    const image::GradientMaps g = image::gradient_maps(p, threads);
-    kps = image::assign_orientations(p, g, extrema, threads);
+    kps = image::assign_orientations(p, extrema, threads);
     image::sort_keypoints(kps);
     if (max_keypoints >= 0 && kps.size() > static_cast<size_t>(max_keypoints))
       kps.resize(static_cast<size_t>(max_keypoints));
     if (descriptors) {
       desc.resize(kps.size() * image::kDescrSize);
-      image::describe(p, g, kps.data(), kps.size(), desc.data(), threads);
+      image::describe(p, kps.data(), kps.size(), desc.data(), threads);
     }
   }
   const py::ssize_t n = static_cast<py::ssize_t>(kps.size());
@@ -139,8 +138,7 @@ void bind_sift(py::module_& m) {
         std::vector<uint8_t> desc(n * image::kDescrSize);
         {
           py::gil_scoped_release release;
-          const image::GradientMaps g = image::gradient_maps(p, threads);
-          image::describe(p, g, kps, n, desc.data(), threads);
+          image::describe(p, kps, n, desc.data(), threads);
         }
         return owning(std::move(desc), {static_cast<py::ssize_t>(n), image::kDescrSize});
       },

@@ -54,7 +54,6 @@ const core::Dispatch<detail::GradientRowFn> kGradientRow{
 const core::Dispatch<detail::GradientRowFn> kGradientRow{{detail::gradient_row_scalar}};
 #endif
 
-constexpr int kRowsPerTask = 64;
 constexpr size_t kKeypointsPerTask = 16;
 
 // exp(-(offset + i)^2 * scale) for i in [-radius, radius]: one axis of a Gaussian weight, which
@@ -71,44 +70,22 @@ inline int floor_int(float v) {
   return t - (v < static_cast<float>(t));
 }
 
+// Gradients of pixels [x0, x1] (1 <= x0, x1 <= cols - 2) of row y of `img` into mag[0..], ang[0..]
+// (buffers of at least x1 - x0 + 3 values), with the dispatched row kernel.
+void gradient_span_of(detail::GradientRowFn row_fn, const float* img, int cols, long y, long x0,
+                      long x1, std::vector<float>& mag, std::vector<float>& ang) {
+  const size_t n = static_cast<size_t>(x1 - x0 + 3);
+  if (mag.size() < n) {
+    mag.resize(n);
+    ang.resize(n);
+  }
+  const float* row = img + static_cast<size_t>(y) * cols + (x0 - 1);
+  row_fn(row - cols, row, row + cols, static_cast<int>(n), mag.data(), ang.data());
+}
+
 }  // namespace
 
 const char* gradient_level() { return core::level_name(kGradientRow.chosen()); }
-
-GradientMaps gradient_maps(const Pyramid& p, unsigned threads) {
-  GradientMaps g;
-  g.n_scales = p.n_scales;
-  const int n_oct = p.n_octaves();
-  g.magnitude.resize(n_oct);
-  g.angle.resize(n_oct);
-  struct Task {
-    int k, layer, r0, r1;
-  };
-  std::vector<Task> tasks;
-  for (int k = 0; k < n_oct; ++k) {
-    g.magnitude[k].resize(p.plane(k) * p.n_scales);
-    g.angle[k].resize(p.plane(k) * p.n_scales);
-    for (int layer = 1; layer <= p.n_scales; ++layer)
-      for (int r = 0; r < p.rows[k]; r += kRowsPerTask)
-        tasks.push_back({k, layer, r, std::min(p.rows[k], r + kRowsPerTask)});
-  }
-  core::parallel_for(tasks.size(), threads, [&](size_t t) {
-    const Task& task = tasks[t];
-    const size_t at = static_cast<size_t>(task.r0) * p.cols[task.k];
-    const int rows = p.rows[task.k], cols = p.cols[task.k];
-    // A band of rows: pass the band with one row of context each side as its own image, then
-    // drop the context rows (the image's first and last rows stay zero).
-    const int lo = std::max(0, task.r0 - 1), hi = std::min(rows, task.r1 + 1);
-    std::vector<float> mag(static_cast<size_t>(hi - lo) * cols), ang(mag.size());
-    gradient_map(p.gauss_level(task.k, task.layer) + static_cast<size_t>(lo) * cols, hi - lo,
-                 cols, mag.data(), ang.data());
-    const size_t skip = static_cast<size_t>(task.r0 - lo) * cols;
-    const size_t count = static_cast<size_t>(task.r1 - task.r0) * cols;
-    std::copy_n(mag.data() + skip, count, const_cast<float*>(g.mag(p, task.k, task.layer)) + at);
-    std::copy_n(ang.data() + skip, count, const_cast<float*>(g.ang(p, task.k, task.layer)) + at);
-  });
-  return g;
-}
 
 void gradient_map(const float* image, int rows, int cols, float* mag, float* ang) {
   const detail::GradientRowFn row_fn = kGradientRow.get();
@@ -141,27 +118,27 @@ bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
   return std::isfinite(loc.x) && std::isfinite(loc.y);
 }
 
-std::vector<float> orientation_histogram(const Pyramid& p, const GradientMaps& g,
-                                         const Location& loc) {
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) {
   const int rows = p.rows[loc.k], cols = p.cols[loc.k];
-  const float* mag = g.mag(p, loc.k, loc.layer);
-  const float* ang = g.ang(p, loc.k, loc.layer);
+  const float* img = p.gauss_level(loc.k, loc.layer);
+  const detail::GradientRowFn row_fn = kGradientRow.get();
   const double sw = kOriSigmaFactor * loc.scale;
   const int radius = static_cast<int>(std::lround(kOriRadiusFactor * loc.scale));
   const long cx = std::lround(loc.x), cy = std::lround(loc.y);
-  std::vector<float> wx, wy;
+  std::vector<float> wx, wy, mag, ang;
   gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), wx);
   gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), wy);
   float raw[kOriBins] = {};
   const long x0 = std::max(1L, cx - radius), x1 = std::min<long>(cols - 2, cx + radius);
-  for (long y = std::max(1L, cy - radius); y <= std::min<long>(rows - 2, cy + radius); ++y) {
+  for (long y = std::max(1L, cy - radius); x0 <= x1 && y <= std::min<long>(rows - 2, cy + radius);
+       ++y) {
     const float wrow = wy[y - cy + radius];
-    const size_t at = static_cast<size_t>(y) * cols;
+    gradient_span_of(row_fn, img, cols, y, x0, x1, mag, ang);
     for (long x = x0; x <= x1; ++x) {
       // Nearest bin (OpenCV: cvRound(ori * n / 360)).
-      int bin = static_cast<int>(std::lrint(ang[at + x] * (kOriBins / 360.0f)));
+      int bin = static_cast<int>(std::lrint(ang[x - x0 + 1] * (kOriBins / 360.0f)));
       if (bin >= kOriBins) bin -= kOriBins;
-      raw[bin] += wrow * wx[x - cx + radius] * mag[at + x];
+      raw[bin] += wrow * wx[x - cx + radius] * mag[x - x0 + 1];
     }
   }
   std::vector<float> hist(kOriBins);
@@ -173,7 +150,7 @@ std::vector<float> orientation_histogram(const Pyramid& p, const GradientMaps& g
   return hist;
 }
 
-std::vector<Keypoint> assign_orientations(const Pyramid& p, const GradientMaps& g,
+std::vector<Keypoint> assign_orientations(const Pyramid& p,
                                           const std::vector<Keypoint>& keypoints,
                                           unsigned threads) {
   const size_t n_tasks = (keypoints.size() + kKeypointsPerTask - 1) / kKeypointsPerTask;
@@ -183,7 +160,7 @@ std::vector<Keypoint> assign_orientations(const Pyramid& p, const GradientMaps& 
     for (size_t i = t * kKeypointsPerTask; i < end; ++i) {
       Location loc;
       if (!locate(p, keypoints[i], loc)) continue;
-      const std::vector<float> hist = orientation_histogram(p, g, loc);
+      const std::vector<float> hist = orientation_histogram(p, loc);
       const float top = *std::max_element(hist.begin(), hist.end());
       const float floor = static_cast<float>(kOriPeakRatio) * top;
       for (int j = 0; j < kOriBins; ++j) {
@@ -214,8 +191,8 @@ void sort_keypoints(std::vector<Keypoint>& keypoints) {
 namespace {
 
 // One descriptor (OpenCV's calcSIFTDescriptor, sampled from the sub-pixel position).
-void describe_one(const Pyramid& p, const GradientMaps& g, const Keypoint& kp, uint8_t* out,
-                  std::vector<float>& wx, std::vector<float>& wy) {
+void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vector<float>& wx,
+                  std::vector<float>& wy, std::vector<float>& mag, std::vector<float>& ang) {
   constexpr int d = kDescrWidth, n = kDescrBins;
   float hist[(d + 2) * (d + 2) * (n + 2)] = {};
   float desc[kDescrSize];
@@ -225,8 +202,8 @@ void describe_one(const Pyramid& p, const GradientMaps& g, const Keypoint& kp, u
     return;
   }
   const int rows = p.rows[loc.k], cols = p.cols[loc.k];
-  const float* mag = g.mag(p, loc.k, loc.layer);
-  const float* ang = g.ang(p, loc.k, loc.layer);
+  const float* img = p.gauss_level(loc.k, loc.layer);
+  const detail::GradientRowFn row_fn = kGradientRow.get();
   const double hist_width = kDescrScaleFactor * loc.scale;
   const double diag = std::sqrt(double(rows) * rows + double(cols) * cols);
   const int radius = static_cast<int>(
@@ -261,16 +238,17 @@ void describe_one(const Pyramid& p, const GradientMaps& g, const Keypoint& kp, u
     clip(-sin_t, dy * cos_t);  // r_rot
     const long xlo = std::max<long>(1, cx + static_cast<long>(jlo));
     const long xhi = std::min<long>(cols - 2, cx + static_cast<long>(jhi));
+    if (xlo > xhi) continue;
     const float wrow = wy[y - cy + radius];
-    const size_t at = static_cast<size_t>(y) * cols;
+    gradient_span_of(row_fn, img, cols, y, xlo, xhi, mag, ang);
     for (long x = xlo; x <= xhi; ++x) {
       const float dx = fx + static_cast<float>(x - cx);
       const float c_rot = dx * cos_t + dy * sin_t, r_rot = dy * cos_t - dx * sin_t;
       float rbin = r_rot + half, cbin = c_rot + half;
       if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d)) continue;
       // OpenCV's orientation convention: bins count from the keypoint angle downwards.
-      float obin = (kp.angle - ang[at + x]) * bins_per_deg;
-      const float m = mag[at + x] * wrow * wx[x - cx + radius];
+      float obin = (kp.angle - ang[x - xlo + 1]) * bins_per_deg;
+      const float m = mag[x - xlo + 1] * wrow * wx[x - cx + radius];
       const int r0 = floor_int(rbin), c0 = floor_int(cbin);
       int o0 = floor_int(obin);
       rbin -= r0;
@@ -327,14 +305,28 @@ void normalize_descriptor(const float* hist, uint8_t* out) {
     out[i] = static_cast<uint8_t>(std::min(255L, std::lrint(clamped[i] * scale)));
 }
 
-void describe(const Pyramid& p, const GradientMaps& g, const Keypoint* keypoints, size_t n,
-              uint8_t* out, unsigned threads) {
+void describe(const Pyramid& p, const Keypoint* keypoints, size_t n, uint8_t* out,
+              unsigned threads) {
+  // Visit keypoints in memory order of their patches (octave, level, row, column): neighbours
+  // share cached gradient rows, where the output order (by response) would make each patch a
+  // fresh walk through maps of tens of megabytes.
+  std::vector<std::pair<std::tuple<int, int, long, long>, size_t>> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    Location loc;
+    order[i] = {locate(p, keypoints[i], loc)
+                    ? std::make_tuple(loc.k, loc.layer, std::lround(loc.y), std::lround(loc.x))
+                    : std::make_tuple(-1, 0, 0L, 0L),
+                i};
+  }
+  std::sort(order.begin(), order.end());
   const size_t n_tasks = (n + kKeypointsPerTask - 1) / kKeypointsPerTask;
   core::parallel_for(n_tasks, threads, [&](size_t t) {
-    std::vector<float> wx, wy;
+    std::vector<float> wx, wy, mag, ang;
     const size_t end = std::min(n, (t + 1) * kKeypointsPerTask);
-    for (size_t i = t * kKeypointsPerTask; i < end; ++i)
-      describe_one(p, g, keypoints[i], out + i * kDescrSize, wx, wy);
+    for (size_t j = t * kKeypointsPerTask; j < end; ++j) {
+      const size_t i = order[j].second;
+      describe_one(p, keypoints[i], out + i * kDescrSize, wx, wy, mag, ang);
+    }
   });
 }
 

@@ -6,10 +6,11 @@
 // filled by trilinear interpolation and weighted by a Gaussian of half the window width; it is
 // clamped at 0.2 of its norm, renormalized and scaled by 512 into uint8.
 //
-// Gradients come from per-level maps of magnitude and orientation (central differences on the
-// Gaussian image, zero on the octave's outer pixels), computed once and shared by the
-// orientation histograms and the descriptors. Unlike OpenCV, which samples around the rounded
-// keypoint position, sample offsets and weights are measured from the sub-pixel position.
+// Gradients are central differences on the Gaussian image (magnitude, and orientation in degrees
+// [0, 360) in image axes: atan2(dy, dx) with y down), computed row span by row span of each patch
+// with the SIMD row kernel; pixels on the octave's outer border do not contribute. Unlike OpenCV,
+// which samples around the rounded keypoint position, sample offsets and weights are measured
+// from the sub-pixel position.
 #pragma once
 
 #include <cstddef>
@@ -32,22 +33,9 @@ inline constexpr double kDescrScaleFactor = 3.0;  // cell width in sigmas (SIFT_
 inline constexpr double kDescrMagThreshold = 0.2;
 inline constexpr double kDescrIntFactor = 512.0;
 
-// Gradient magnitude and orientation (degrees in [0, 360), image axes: atan2(dy, dx) with y
-// down) of Gaussian images 1..n_scales of every octave, the only ones keypoints refer to.
-struct GradientMaps {
-  int n_scales = 0;
-  std::vector<std::vector<float>> magnitude, angle;  // per octave: n_scales planes
-  const float* mag(const Pyramid& p, int k, int layer) const {
-    return magnitude[k].data() + p.plane(k) * (layer - 1);
-  }
-  const float* ang(const Pyramid& p, int k, int layer) const {
-    return angle[k].data() + p.plane(k) * (layer - 1);
-  }
-};
 
-GradientMaps gradient_maps(const Pyramid& p, unsigned threads);
-
-// The maps of one rows x cols image (outer pixels zero), with the active SIMD level.
+// Gradient magnitude and orientation of one rows x cols image (outer pixels zero), with the
+// active SIMD level.
 void gradient_map(const float* image, int rows, int cols, float* mag, float* ang);
 
 // Where a keypoint lies in the pyramid: octave index k, Gaussian layer in [1, n_scales], position
@@ -61,8 +49,7 @@ bool locate(const Pyramid& p, const Keypoint& kp, Location& loc);
 
 // One keypoint per orientation peak of each input keypoint (inputs keep their order; the peaks
 // of one keypoint in histogram order).
-std::vector<Keypoint> assign_orientations(const Pyramid& p, const GradientMaps& g,
-                                          const std::vector<Keypoint>& keypoints,
+std::vector<Keypoint> assign_orientations(const Pyramid& p, const std::vector<Keypoint>& keypoints,
                                           unsigned threads);
 
 // Deterministic order: response descending, then y, x, sigma, angle, octave ascending.
@@ -70,8 +57,8 @@ void sort_keypoints(std::vector<Keypoint>& keypoints);
 
 // n x 128 descriptors of the keypoints into out (caller-allocated, n * kDescrSize bytes).
 // Keypoints outside the pyramid get all-zero descriptors.
-void describe(const Pyramid& p, const GradientMaps& g, const Keypoint* keypoints, size_t n,
-              uint8_t* out, unsigned threads);
+void describe(const Pyramid& p, const Keypoint* keypoints, size_t n, uint8_t* out,
+              unsigned threads);
 
 // The last step of a descriptor: kDescrSize non-negative histogram values clamped at
 // kDescrMagThreshold of their norm, renormalized, scaled by kDescrIntFactor and rounded into
@@ -79,8 +66,7 @@ void describe(const Pyramid& p, const GradientMaps& g, const Keypoint* keypoints
 void normalize_descriptor(const float* hist, uint8_t* out);
 
 // The orientation histogram of one location (kOriBins values, smoothed), for tests.
-std::vector<float> orientation_histogram(const Pyramid& p, const GradientMaps& g,
-                                         const Location& loc);
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc);
 
 namespace detail {
 // The maps of one row: x in [1, cols - 1) from rows above/below; the two end pixels are zero.
@@ -102,7 +88,7 @@ inline constexpr float kAtanP7 = -0.04432655554792128f * 57.29577951308232f;
 inline constexpr float kAtanEps = 2.220446049250313e-16f;
 }  // namespace detail
 
-// The level gradient_maps uses now.
+// The level the gradient rows use now.
 const char* gradient_level();
 
 }  // namespace mirkit::image
