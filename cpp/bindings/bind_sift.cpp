@@ -55,7 +55,7 @@ py::tuple detect(const FloatImage& img, int n_octaves, int n_scales, double sigm
                  double contrast_threshold, double edge_threshold, long max_keypoints,
                  bool descriptors, unsigned threads) {
   const image::Pyramid p =
-      pyramid(img, scale_options(n_octaves, n_scales, sigma, upsample, threads), true);
+      pyramid(img, scale_options(n_octaves, n_scales, sigma, upsample, threads), false);
   std::vector<Keypoint> kps;
   std::vector<uint8_t> desc;
   {
@@ -104,7 +104,7 @@ void bind_sift(py::module_& m) {
       [](const FloatImage& img, int n_octaves, int n_scales, double sigma, bool upsample,
          double contrast_threshold, unsigned threads) {
         const image::Pyramid p =
-            pyramid(img, scale_options(n_octaves, n_scales, sigma, upsample, threads), true);
+            pyramid(img, scale_options(n_octaves, n_scales, sigma, upsample, threads), false);
         std::vector<image::Extremum> found;
         {
           py::gil_scoped_release release;

@@ -59,17 +59,27 @@ std::vector<Task> scan_tasks(const Pyramid& p) {
   return tasks;
 }
 
-// Calls found(row, col) for each extremum of a task's rows, in order.
+// Calls found(row, col) for each extremum of a task's rows, in order. The DoG is not stored:
+// each task subtracts the Gaussian images of its band of rows (one row of context each side)
+// for its three DoG layers, with the same float subtraction as Pyramid::dog.
 template <class Found>
 void scan(const Pyramid& p, const Task& t, float threshold, detail::ScanRowFn scan_row,
-          std::vector<int>& hits, Found&& found) {
+          std::vector<float>& band, std::vector<int>& hits, Found&& found) {
   const int cols = p.cols[t.k];
   if (cols <= 2 * kImageBorder) return;
-  const float* level = p.dog_level(t.k, t.layer);
+  const int rows_in_band = t.r1 - t.r0 + 2;
+  const size_t band_plane = static_cast<size_t>(rows_in_band) * cols;
+  band.resize(3 * band_plane);
+  for (int l = 0; l < 3; ++l) {
+    const float* lo = p.gauss_level(t.k, t.layer - 1 + l) + static_cast<size_t>(t.r0 - 1) * cols;
+    const float* hi = lo + p.plane(t.k);
+    float* out = band.data() + l * band_plane;
+    for (size_t i = 0; i < band_plane; ++i) out[i] = hi[i] - lo[i];
+  }
   for (int r = t.r0; r < t.r1; ++r) {
     hits.clear();
-    scan_row(level + static_cast<std::ptrdiff_t>(r) * cols, cols,
-             static_cast<std::ptrdiff_t>(p.plane(t.k)), kImageBorder, cols - kImageBorder,
+    scan_row(band.data() + band_plane + static_cast<size_t>(r - t.r0 + 1) * cols, cols,
+             static_cast<std::ptrdiff_t>(band_plane), kImageBorder, cols - kImageBorder,
              threshold, hits);
     for (int c : hits) found(r, c);
   }
@@ -107,21 +117,24 @@ bool refine(const Pyramid& p, const ExtremaOptions& o, int k, int layer, int r, 
   const int rows = p.rows[k], cols = p.cols[k], s = p.n_scales;
   const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(p.plane(k));
   double g[3], h[3][3], x[3] = {0, 0, 0};
-  const float* d = nullptr;
+  // DoG values around the sample, from the Gaussian images (as Pyramid::dog computes them).
+  const float* g_lo = nullptr;
+  auto dog = [&](int dl, int dr, int dc) -> double {
+    const float* at = g_lo + (dl * plane + static_cast<std::ptrdiff_t>(dr) * cols + dc);
+    return at[plane] - at[0];
+  };
   auto derivatives = [&] {
-    d = p.dog_level(k, layer) + static_cast<std::ptrdiff_t>(r) * cols + c;
-    const float* lo = d - plane;
-    const float* hi = d + plane;
-    g[0] = 0.5 * (double(d[1]) - d[-1]);
-    g[1] = 0.5 * (double(d[cols]) - d[-cols]);
-    g[2] = 0.5 * (double(hi[0]) - lo[0]);
-    const double v2 = 2.0 * d[0];
-    h[0][0] = double(d[1]) + d[-1] - v2;
-    h[1][1] = double(d[cols]) + d[-cols] - v2;
-    h[2][2] = double(hi[0]) + lo[0] - v2;
-    h[0][1] = h[1][0] = 0.25 * (double(d[cols + 1]) - d[cols - 1] - d[-cols + 1] + d[-cols - 1]);
-    h[0][2] = h[2][0] = 0.25 * (double(hi[1]) - hi[-1] - lo[1] + lo[-1]);
-    h[1][2] = h[2][1] = 0.25 * (double(hi[cols]) - hi[-cols] - lo[cols] + lo[-cols]);
+    g_lo = p.gauss_level(k, layer) + static_cast<std::ptrdiff_t>(r) * cols + c;
+    g[0] = 0.5 * (dog(0, 0, 1) - dog(0, 0, -1));
+    g[1] = 0.5 * (dog(0, 1, 0) - dog(0, -1, 0));
+    g[2] = 0.5 * (dog(1, 0, 0) - dog(-1, 0, 0));
+    const double v2 = 2.0 * dog(0, 0, 0);
+    h[0][0] = dog(0, 0, 1) + dog(0, 0, -1) - v2;
+    h[1][1] = dog(0, 1, 0) + dog(0, -1, 0) - v2;
+    h[2][2] = dog(1, 0, 0) + dog(-1, 0, 0) - v2;
+    h[0][1] = h[1][0] = 0.25 * (dog(0, 1, 1) - dog(0, 1, -1) - dog(0, -1, 1) + dog(0, -1, -1));
+    h[0][2] = h[2][0] = 0.25 * (dog(1, 0, 1) - dog(1, 0, -1) - dog(-1, 0, 1) + dog(-1, 0, -1));
+    h[1][2] = h[2][1] = 0.25 * (dog(1, 1, 0) - dog(1, -1, 0) - dog(-1, 1, 0) + dog(-1, -1, 0));
   };
   int step = 0;
   for (; step < kRefineSteps; ++step) {
@@ -140,7 +153,7 @@ bool refine(const Pyramid& p, const ExtremaOptions& o, int k, int layer, int r, 
       return false;
   }
   if (step >= kRefineSteps) return false;
-  const double contrast = d[0] + 0.5 * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
+  const double contrast = dog(0, 0, 0) + 0.5 * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
   if (std::fabs(contrast) * s < o.contrast_threshold) return false;
   const double tr = h[0][0] + h[1][1], det = h[0][0] * h[1][1] - h[0][1] * h[0][1];
   const double e = o.edge_threshold;
@@ -172,9 +185,10 @@ std::vector<Extremum> find_extrema(const Pyramid& p, float threshold, unsigned t
   std::vector<std::vector<Extremum>> found(tasks.size());
   const detail::ScanRowFn scan_row = kScanRow.get();
   core::parallel_for(tasks.size(), threads, [&](size_t i) {
+    std::vector<float> band;
     std::vector<int> hits;
     const Task& t = tasks[i];
-    scan(p, t, threshold, scan_row, hits,
+    scan(p, t, threshold, scan_row, band, hits,
          [&](int r, int c) { found[i].push_back({t.k, t.layer, r, c}); });
   });
   std::vector<Extremum> all;
@@ -187,17 +201,17 @@ std::vector<Keypoint> detect_extrema(const Pyramid& p, const ExtremaOptions& opt
     core::fail_value("contrast_threshold must be >= 0, got ", options.contrast_threshold);
   if (!(options.edge_threshold > 0) || !std::isfinite(options.edge_threshold))
     core::fail_value("edge_threshold must be > 0, got ", options.edge_threshold);
-  if (p.dog.size() != p.gauss.size()) core::fail_value("the pyramid has no DoG images");
   const std::vector<Task> tasks = scan_tasks(p);
   const float threshold =
       static_cast<float>(prethreshold(options.contrast_threshold, p.n_scales));
   std::vector<std::vector<Refined>> found(tasks.size());
   const detail::ScanRowFn scan_row = kScanRow.get();
   core::parallel_for(tasks.size(), options.threads, [&](size_t i) {
+    std::vector<float> band;
     std::vector<int> hits;
     const Task& t = tasks[i];
     Refined r;
-    scan(p, t, threshold, scan_row, hits, [&](int row, int col) {
+    scan(p, t, threshold, scan_row, band, hits, [&](int row, int col) {
       if (refine(p, options, t.k, t.layer, row, col, r)) found[i].push_back(r);
     });
   });

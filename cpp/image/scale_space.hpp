@@ -46,7 +46,6 @@ struct Pyramid {
   int n_octaves() const { return static_cast<int>(rows.size()); }
   size_t plane(int k) const { return static_cast<size_t>(rows[k]) * cols[k]; }
   const float* gauss_level(int k, int i) const { return gauss[k].data() + plane(k) * i; }
-  const float* dog_level(int k, int i) const { return dog[k].data() + plane(k) * i; }
   // Input coordinate of octave pixel p: p * step + offset (see the file comment).
   double step(int k) const { return std::ldexp(1.0, first_octave + k); }
   double offset() const { return first_octave < 0 ? -0.25 : 0.0; }
