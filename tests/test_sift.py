@@ -4,10 +4,10 @@ on synthetic patches, SIMD and thread-count invariance, error paths."""
 
 import numpy as np
 import pytest
+from reference import sift as ref
 
 from mirkit import _core
 from mirkit._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
-from reference import sift as ref
 
 
 @pytest.fixture(scope="module")

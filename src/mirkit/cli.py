@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints")
 
 
 def _cmd_info(args) -> int:
@@ -119,6 +119,10 @@ def _cmd_bench(args) -> int:
             print(f"\n### {name} (megapixels/s, median of {min(args.repeat, 5)} repetitions; "
                   "ratio = other's time / mirkit's)\n")
             results += module.report(quick=args.quick, repeat=min(args.repeat, 5))
+            continue
+        if name == "keypoints":  # accuracy against OpenCV and scikit-image, then timing
+            print(f"\n### {name} (SIFT: mirkit, OpenCV, scikit-image)")
+            module.report(quick=args.quick, repeat=min(args.repeat, 5))
             continue
         print(f"\n### {name} (1 thread, median of {args.repeat} repetitions)")
         results += harness.run(module.rows(quick=args.quick), repeat=args.repeat)

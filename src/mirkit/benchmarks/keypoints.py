@@ -30,13 +30,14 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterator, Optional
 
 import numpy as np
 
 from mirkit._geometry import local_scale, project
 
-__all__ = ["Features", "METHODS", "evaluate_pair", "pairs", "report"]
+__all__ = ["METHODS", "Features", "accuracy", "evaluate_pair", "pairs", "report", "timing"]
 
 TOLERANCE_PX = 2.5
 SCALE_FACTOR = 1.5
@@ -128,7 +129,7 @@ def _photo_pairs(quick: bool) -> Iterator[tuple[str, str, np.ndarray, np.ndarray
         H = np.diag([s, s, 1.0])
         # centre-aligned resampling: pixel centre x maps to (x + 0.5) * s - 0.5
         H[:2, 2] = 0.5 * s - 0.5
-        shape = (int(round(h * s)), int(round(w * s)))
+        shape = (round(h * s), round(w * s))
         yield "scale", f"x{s}", img, _warp(img, H, shape), H
 
 
@@ -247,24 +248,17 @@ def format_accuracy(rows: list[dict]) -> str:
     by = {(r["sequence"], r["pair"], r["method"]): r for r in rows}
     keys = list(dict.fromkeys((r["sequence"], r["pair"]) for r in rows))
 
-    def cells(get):
-        return [get(m) for m in methods]
-
+    columns = ("n1", "repeatability", "correct", "precision")
+    formats = ("{:.0f}", "{:.3f}", "{:.0f}", "{:.3f}")
     for seq, pair in keys + [(s, "mean") for s in dict.fromkeys(k[0] for k in keys)]:
         if pair == "mean":
-            sel = [by[k + (m,)] for k in keys if k[0] == seq for m in methods]
-            agg = {m: {c: statistics.fmean(r[c] for r in sel if r["method"] == m)
-                       for c in ("n1", "repeatability", "correct", "precision")}
-                   for m in methods}
-            get = agg.__getitem__
+            values = {m: {c: statistics.fmean(by[k + (m,)][c] for k in keys if k[0] == seq)
+                          for c in columns} for m in methods}
         else:
-            def get(m, seq=seq, pair=pair):
-                return by[(seq, pair, m)]
+            values = {m: by[(seq, pair, m)] for m in methods}
         row = [seq, f"**{pair}**" if pair == "mean" else pair]
-        row += cells(lambda m: f"{get(m)['n1']:.0f}")
-        row += cells(lambda m: f"{get(m)['repeatability']:.3f}")
-        row += cells(lambda m: f"{get(m)['correct']:.0f}")
-        row += cells(lambda m: f"{get(m)['precision']:.3f}")
+        for c, fmt in zip(columns, formats):
+            row += [fmt.format(values[m][c]) for m in methods]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
@@ -293,17 +287,17 @@ def timing(quick: bool = False, repeat: int = 5) -> list[dict]:
         for threads in (1, 2):
             ours = SIFT(threads=threads)
             row = {"image": f"{seq} {img.shape[1]}x{img.shape[0]}", "threads": threads,
-                   "mirkit detect": _median_time(lambda: ours.detect(img), repeat),
-                   "mirkit detect+compute": _median_time(lambda: ours.detect_and_compute(img),
+                   "mirkit detect": _median_time(partial(ours.detect, img), repeat),
+                   "mirkit detect+compute": _median_time(partial(ours.detect_and_compute, img),
                                                          repeat)}
             if cv2 is not None:
                 previous = cv2.getNumThreads()
                 cv2.setNumThreads(threads)
                 try:
                     theirs = cv2.SIFT_create()
-                    row["opencv detect"] = _median_time(lambda: theirs.detect(img, None), repeat)
+                    row["opencv detect"] = _median_time(partial(theirs.detect, img, None), repeat)
                     row["opencv detect+compute"] = _median_time(
-                        lambda: theirs.detectAndCompute(img, None), repeat)
+                        partial(theirs.detectAndCompute, img, None), repeat)
                 finally:
                     cv2.setNumThreads(previous)
             rows.append(row)
@@ -311,8 +305,8 @@ def timing(quick: bool = False, repeat: int = 5) -> list[dict]:
 
 
 def format_timing(rows: list[dict]) -> str:
-    lines = ["| image | threads | mirkit detect ms | opencv detect ms | ratio | "
-             "mirkit d+c ms | opencv d+c ms | ratio |", "|" + "---|" * 8]
+    lines = [("| image | threads | mirkit detect ms | opencv detect ms | ratio | "
+              "mirkit d+c ms | opencv d+c ms | ratio |"), "|" + "---|" * 8]
     for r in rows:
         cells = [r["image"], str(r["threads"])]
         for op in ("detect", "detect+compute"):
