@@ -241,10 +241,11 @@ void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vecto
     if (xlo > xhi) continue;
     const float wrow = wy[y - cy + radius];
     gradient_span_of(row_fn, img, cols, y, xlo, xhi, mag, ang);
-    for (long x = xlo; x <= xhi; ++x) {
-      const float dx = fx + static_cast<float>(x - cx);
-      const float c_rot = dx * cos_t + dy * sin_t, r_rot = dy * cos_t - dx * sin_t;
-      float rbin = r_rot + half, cbin = c_rot + half;
+    // Rotated coordinates step by (cos_t, -sin_t) per column, plus the bin offset.
+    const float dx0 = fx + static_cast<float>(xlo - cx);
+    float cbin_x = dx0 * cos_t + dy * sin_t + half, rbin_x = dy * cos_t - dx0 * sin_t + half;
+    for (long x = xlo; x <= xhi; ++x, cbin_x += cos_t, rbin_x -= sin_t) {
+      float rbin = rbin_x, cbin = cbin_x;
       if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d)) continue;
       // OpenCV's orientation convention: bins count from the keypoint angle downwards.
       float obin = (kp.angle - ang[x - xlo + 1]) * bins_per_deg;
