@@ -18,11 +18,11 @@ using FloatImage = py::array_t<float, py::array::c_style>;
 using KeypointArray = py::array_t<Keypoint, py::array::c_style>;
 
 // An array of the given shape that owns the vector's memory.
-template <class T>
-py::array_t<T> owning(std::vector<T>&& v, std::vector<py::ssize_t> shape) {
-  auto* heap = new std::vector<T>(std::move(v));
-  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
-  return py::array_t<T>(shape, heap->data(), owner);
+template <class Vector>
+py::array_t<typename Vector::value_type> owning(Vector&& v, std::vector<py::ssize_t> shape) {
+  auto* heap = new Vector(std::move(v));
+  py::capsule owner(heap, [](void* p) { delete static_cast<Vector*>(p); });
+  return py::array_t<typename Vector::value_type>(shape, heap->data(), owner);
 }
 
 image::ScaleSpaceOptions scale_options(int n_octaves, int n_scales, double sigma, bool upsample,
@@ -44,7 +44,7 @@ image::Pyramid pyramid(const FloatImage& img, const image::ScaleSpaceOptions& o,
   return image::build_scale_space(data, rows, cols, o, with_dog);
 }
 
-py::list planes(std::vector<std::vector<float>>& levels, const image::Pyramid& p, int depth) {
+py::list planes(std::vector<image::FloatBuffer>& levels, const image::Pyramid& p, int depth) {
   py::list out;
   for (int k = 0; k < p.n_octaves(); ++k)
     out.append(owning(std::move(levels[k]), {depth, p.rows[k], p.cols[k]}));

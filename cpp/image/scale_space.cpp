@@ -42,7 +42,6 @@ void upsample2x(const float* src, int rows, int cols, float* dst) {
   // Doubled pixel u samples the input at u / 2 - 0.25: weights 3/4 on the nearer pixel, 1/4 on
   // the other neighbour (the edge pixel repeated past the border).
   const int out_cols = 2 * cols;
-  std::vector<float> line(out_cols);
   auto widen = [&](const float* row, float* out) {
     for (int j = 0; j < cols; ++j) {
       const float left = row[j > 0 ? j - 1 : 0], right = row[j + 1 < cols ? j + 1 : cols - 1];
@@ -88,7 +87,7 @@ Pyramid build_scale_space(const float* image, int rows, int cols, const ScaleSpa
 
   // The first octave's base: (doubled) input blurred from the assumed blur up to sigma.
   int r = rows, c = cols;
-  std::vector<float> doubled;
+  FloatBuffer doubled;
   const float* base = image;
   if (options.upsample) {
     doubled.resize(static_cast<size_t>(4) * rows * cols);
@@ -104,7 +103,7 @@ Pyramid build_scale_space(const float* image, int rows, int cols, const ScaleSpa
     p.rows.push_back(r);
     p.cols.push_back(c);
     const size_t plane = static_cast<size_t>(r) * c;
-    std::vector<float> g(plane * levels);
+    FloatBuffer g(plane * levels);
     if (k == 0) {
       blur(base, g.data(), r, c, first_blur, options.threads);
     } else {

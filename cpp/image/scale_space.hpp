@@ -11,6 +11,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 namespace mirkit::image {
@@ -32,6 +35,28 @@ inline constexpr double kTruncate = 4.0;
 // refinement border and the 3x3x3 neighbourhood.
 inline constexpr int kMinOctaveSide = 12;
 
+// An allocator that leaves new elements uninitialized: pyramid images are written in full by the
+// blurs, and zero-filling them first would touch (and page in) tens of megabytes twice.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using FloatBuffer = std::vector<float, UninitializedAllocator<float>>;
+
 // A Gaussian pyramid: octave k (0-based, octave number first_octave + k) holds n_scales + 3
 // images of rows[k] x cols[k] floats back to back, blurred by sigma * 2^(i / n_scales) in octave
 // pixels; dog holds the n_scales + 2 differences gauss[i + 1] - gauss[i].
@@ -41,7 +66,7 @@ struct Pyramid {
   double sigma = 1.6;
   int input_rows = 0, input_cols = 0;
   std::vector<int> rows, cols;
-  std::vector<std::vector<float>> gauss, dog;
+  std::vector<FloatBuffer> gauss, dog;
 
   int n_octaves() const { return static_cast<int>(rows.size()); }
   size_t plane(int k) const { return static_cast<size_t>(rows[k]) * cols[k]; }
