@@ -88,5 +88,6 @@ void bind_geometry(py::module_& m);
 void bind_image(py::module_& m);
 void bind_attention(py::module_& m);
 void bind_vectors(py::module_& m);
+void bind_sift(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -30,6 +30,7 @@ PYBIND11_MODULE(_core, m) {
   b::bind_geometry(geometry);
   auto image = m.def_submodule("image", "image kernels: separable filters, scale space, SIFT");
   b::bind_image(image);
+  b::bind_sift(image);
   auto attention = m.def_submodule("attention", "scaled dot-product attention (tiled, online softmax)");
   b::bind_attention(attention);
   auto vectors = m.def_submodule("vectors", "k-means, exact kNN, ratio-test matching, LSH");

@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 __all__ = ["main"]
 
-BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "vectors", "attention",
-              "distributed")
+BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
+              "attention", "distributed")
 
 
 def _cmd_info(args) -> int:
@@ -48,6 +48,7 @@ _SELF_TIMED = {
     "indexing": (3, "median of {repeat} builds, each in a fresh process"),
     "query": (3, "per-query median of {repeat} passes on 1 thread; QPS on 2 threads"),
     "filters": (5, "megapixels/s, median of {repeat} repetitions; ratio = other's time / mirkit's"),
+    "keypoints": (5, "SIFT accuracy next to OpenCV and scikit-image; timing median of {repeat}"),
     "vectors": (3, "median of {repeat} runs, wall clock"),
     "attention": (5, "median of {repeat}, each case in a fresh process"),
     "distributed": (2, "best of {repeat} builds; latency over 1 pass"),

@@ -36,7 +36,8 @@ import numpy as np
 
 from mirkit import _core
 
-__all__ = ["HomographyFit", "apply_homography", "find_homography", "fit_homography"]
+__all__ = ["HomographyFit", "apply_homography", "find_homography", "fit_homography",
+           "local_scale"]
 
 _g = _core.geometry
 
@@ -130,3 +131,20 @@ def apply_homography(H, points) -> np.ndarray:
     if H.shape != (3, 3):
         raise ValueError(f"H must have shape (3, 3), got {H.shape}")
     return _g.project(H, _points(points, "points"))
+
+
+def local_scale(H, points) -> np.ndarray:
+    """The factor by which `H` scales lengths near each of `points` (n, 2): the square root of
+    the absolute Jacobian determinant, ``det J = det(H) / w^3`` for a homography.
+
+    Examples
+    --------
+    >>> local_scale(np.diag([3.0, 3.0, 1.0]), [[5.0, 5.0]])
+    array([3.])
+    """
+    H = np.ascontiguousarray(H, dtype=np.float64)
+    if H.shape != (3, 3):
+        raise ValueError(f"H must have shape (3, 3), got {H.shape}")
+    xy = _points(points, "points")
+    w = xy @ H[2, :2] + H[2, 2]
+    return np.sqrt(np.abs(np.linalg.det(H) / w**3))

@@ -1,4 +1,6 @@
-"""Image filtering: separable 2-D filters with the border modes of scipy.ndimage and OpenCV.
+"""Image filtering: separable 2-D filters with the border modes of scipy.ndimage and OpenCV;
+SIFT keypoints and descriptors (:class:`SIFT`, from :mod:`mirkit._sift`, which documents its
+conventions) built on them.
 
 Every filter here is one or two calls of :func:`sep_filter`, a vertical then a horizontal 1-D
 pass in C++ (AVX-512 or AVX2/FMA chosen at run time, scalar fallback), with a ``threads`` option
@@ -52,11 +54,13 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from mirkit import _core
+from mirkit._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
 from mirkit._validate import check_count, check_positive_int
 
-__all__ = ["BORDERS", "box_filter", "derivative", "gaussian_blur", "gaussian_gradient",
-           "gaussian_kernel", "gradient_magnitude_orientation", "laplacian",
-           "laplacian_of_gaussian", "sep_filter"]
+__all__ = ["BORDERS", "KEYPOINT_DTYPE", "SIFT", "ScaleSpace", "box_filter", "derivative",
+           "gaussian_blur", "gaussian_gradient", "gaussian_kernel",
+           "gradient_magnitude_orientation", "laplacian", "laplacian_of_gaussian", "scale_space",
+           "sep_filter"]
 
 _Border = _core.image.Border
 

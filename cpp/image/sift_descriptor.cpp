@@ -1,0 +1,334 @@
+#include "image/sift_descriptor.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <tuple>
+
+#include "core/cpu_features.hpp"
+#include "core/parallel.hpp"
+
+namespace mirkit::image {
+
+namespace detail {
+
+namespace {
+float atan2_deg(float y, float x) {
+  const float ax = std::fabs(x), ay = std::fabs(y);
+  const bool steep = ax < ay;
+  const float lo = steep ? ax : ay, hi = steep ? ay : ax;
+  const float c = lo / (hi + kAtanEps), c2 = c * c;
+  float a = (((kAtanP7 * c2 + kAtanP5) * c2 + kAtanP3) * c2 + kAtanP1) * c;
+  if (steep) a = 90.0f - a;
+  if (x < 0) a = 180.0f - a;
+  if (y < 0) a = 360.0f - a;
+  if (a >= 360.0f) a -= 360.0f;
+  return a;
+}
+}  // namespace
+
+void gradient_span(const float* above, const float* row, const float* below, int x_begin,
+                   int x_end, float* mag, float* ang) {
+  for (int x = x_begin; x < x_end; ++x) {
+    const float gx = row[x + 1] - row[x - 1], gy = below[x] - above[x];
+    mag[x] = std::sqrt(gx * gx + gy * gy);
+    ang[x] = atan2_deg(gy, gx);
+  }
+}
+
+void gradient_row_scalar(const float* above, const float* row, const float* below, int cols,
+                         float* mag, float* ang) {
+  mag[0] = ang[0] = mag[cols - 1] = ang[cols - 1] = 0.0f;
+  gradient_span(above, row, below, 1, cols - 1, mag, ang);
+}
+
+}  // namespace detail
+
+namespace {
+
+#if defined(MIRKIT_X86_SIMD)
+const core::Dispatch<detail::GradientRowFn> kGradientRow{
+    {detail::gradient_row_scalar, nullptr, detail::gradient_row_avx2, detail::gradient_row_avx512,
+     nullptr}};
+#else
+const core::Dispatch<detail::GradientRowFn> kGradientRow{{detail::gradient_row_scalar}};
+#endif
+
+constexpr size_t kKeypointsPerTask = 16;
+
+// exp(-(offset + i)^2 * scale) for i in [-radius, radius]: one axis of a Gaussian weight, which
+// is separable because the distance to the keypoint does not depend on the patch rotation.
+void gaussian_axis(double offset, int radius, double scale, std::vector<float>& w) {
+  w.resize(2 * radius + 1);
+  for (int i = -radius; i <= radius; ++i)
+    w[i + radius] = static_cast<float>(std::exp(-(offset + i) * (offset + i) * scale));
+}
+
+// std::floor is a library call on the x86-64 baseline; truncation corrected for negatives.
+inline int floor_int(float v) {
+  const int t = static_cast<int>(v);
+  return t - (v < static_cast<float>(t));
+}
+
+// Gradients of pixels [x0, x1] (1 <= x0, x1 <= cols - 2) of row y of `img` into mag[0..], ang[0..]
+// (buffers of at least x1 - x0 + 3 values), with the dispatched row kernel.
+void gradient_span_of(detail::GradientRowFn row_fn, const float* img, int cols, long y, long x0,
+                      long x1, std::vector<float>& mag, std::vector<float>& ang) {
+  const size_t n = static_cast<size_t>(x1 - x0 + 3);
+  if (mag.size() < n) {
+    mag.resize(n);
+    ang.resize(n);
+  }
+  const float* row = img + static_cast<size_t>(y) * cols + (x0 - 1);
+  row_fn(row - cols, row, row + cols, static_cast<int>(n), mag.data(), ang.data());
+}
+
+}  // namespace
+
+const char* gradient_level() { return core::level_name(kGradientRow.chosen()); }
+
+void gradient_map(const float* image, int rows, int cols, float* mag, float* ang) {
+  const detail::GradientRowFn row_fn = kGradientRow.get();
+  for (int r = 0; r < rows; ++r) {
+    const size_t at = static_cast<size_t>(r) * cols;
+    if (r == 0 || r == rows - 1 || cols < 3) {
+      std::fill(mag + at, mag + at + cols, 0.0f);
+      std::fill(ang + at, ang + at + cols, 0.0f);
+    } else {
+      row_fn(image + at - cols, image + at, image + at + cols, cols, mag + at, ang + at);
+    }
+  }
+}
+
+bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
+  const int n_oct = p.n_octaves(), s = p.n_scales;
+  if (n_oct == 0 || !(kp.sigma > 0) || !std::isfinite(kp.sigma)) return false;
+  // sigma = sigma0 * 2^(octave + (layer + sub-scale) / s), the sub-scale offset in (-0.5, 0.5).
+  const double t = s * std::log2(kp.sigma / p.sigma);
+  int octave = kp.octave;
+  if (octave < p.first_octave || octave >= p.first_octave + n_oct)
+    octave = static_cast<int>(std::floor((t - 0.5) / s));
+  loc.k = std::clamp(octave - p.first_octave, 0, n_oct - 1);
+  octave = p.first_octave + loc.k;
+  loc.layer = static_cast<int>(std::clamp<double>(std::nearbyint(t - double(octave) * s), 1, s));
+  const double step = p.step(loc.k);
+  loc.x = (kp.x - p.offset()) / step;
+  loc.y = (kp.y - p.offset()) / step;
+  loc.scale = kp.sigma / step;
+  return std::isfinite(loc.x) && std::isfinite(loc.y);
+}
+
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) {
+  const int rows = p.rows[loc.k], cols = p.cols[loc.k];
+  const float* img = p.gauss_level(loc.k, loc.layer);
+  const detail::GradientRowFn row_fn = kGradientRow.get();
+  const double sw = kOriSigmaFactor * loc.scale;
+  const int radius = static_cast<int>(std::lround(kOriRadiusFactor * loc.scale));
+  const long cx = std::lround(loc.x), cy = std::lround(loc.y);
+  std::vector<float> wx, wy, mag, ang;
+  gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), wx);
+  gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), wy);
+  float raw[kOriBins] = {};
+  const long x0 = std::max(1L, cx - radius), x1 = std::min<long>(cols - 2, cx + radius);
+  for (long y = std::max(1L, cy - radius); x0 <= x1 && y <= std::min<long>(rows - 2, cy + radius);
+       ++y) {
+    const float wrow = wy[y - cy + radius];
+    gradient_span_of(row_fn, img, cols, y, x0, x1, mag, ang);
+    for (long x = x0; x <= x1; ++x) {
+      // Nearest bin (OpenCV: cvRound(ori * n / 360)).
+      int bin = static_cast<int>(std::lrint(ang[x - x0 + 1] * (kOriBins / 360.0f)));
+      if (bin >= kOriBins) bin -= kOriBins;
+      raw[bin] += wrow * wx[x - cx + radius] * mag[x - x0 + 1];
+    }
+  }
+  std::vector<float> hist(kOriBins);
+  for (int i = 0; i < kOriBins; ++i) {
+    auto at = [&](int j) { return raw[(j + kOriBins) % kOriBins]; };
+    hist[i] = (at(i - 2) + at(i + 2)) * (1.0f / 16) + (at(i - 1) + at(i + 1)) * (4.0f / 16) +
+              at(i) * (6.0f / 16);
+  }
+  return hist;
+}
+
+std::vector<Keypoint> assign_orientations(const Pyramid& p,
+                                          const std::vector<Keypoint>& keypoints,
+                                          unsigned threads) {
+  const size_t n_tasks = (keypoints.size() + kKeypointsPerTask - 1) / kKeypointsPerTask;
+  std::vector<std::vector<Keypoint>> found(n_tasks);
+  core::parallel_for(n_tasks, threads, [&](size_t t) {
+    const size_t end = std::min(keypoints.size(), (t + 1) * kKeypointsPerTask);
+    for (size_t i = t * kKeypointsPerTask; i < end; ++i) {
+      Location loc;
+      if (!locate(p, keypoints[i], loc)) continue;
+      const std::vector<float> hist = orientation_histogram(p, loc);
+      const float top = *std::max_element(hist.begin(), hist.end());
+      const float floor = static_cast<float>(kOriPeakRatio) * top;
+      for (int j = 0; j < kOriBins; ++j) {
+        const float l = hist[(j + kOriBins - 1) % kOriBins], r = hist[(j + 1) % kOriBins];
+        if (!(hist[j] > l && hist[j] > r && hist[j] >= floor)) continue;
+        // Vertex of the parabola through the peak and its neighbours.
+        float bin = j + 0.5f * (l - r) / (l - 2 * hist[j] + r);
+        bin = bin < 0 ? bin + kOriBins : bin >= kOriBins ? bin - kOriBins : bin;
+        Keypoint kp = keypoints[i];
+        kp.angle = bin * (360.0f / kOriBins);
+        if (kp.angle >= 360.0f) kp.angle = 0.0f;
+        found[t].push_back(kp);
+      }
+    }
+  });
+  std::vector<Keypoint> out;
+  for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
+  return out;
+}
+
+void sort_keypoints(std::vector<Keypoint>& keypoints) {
+  std::sort(keypoints.begin(), keypoints.end(), [](const Keypoint& a, const Keypoint& b) {
+    return std::make_tuple(-a.response, a.y, a.x, a.sigma, a.angle, a.octave) <
+           std::make_tuple(-b.response, b.y, b.x, b.sigma, b.angle, b.octave);
+  });
+}
+
+namespace {
+
+// One descriptor (OpenCV's calcSIFTDescriptor, sampled from the sub-pixel position).
+void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vector<float>& wx,
+                  std::vector<float>& wy, std::vector<float>& mag, std::vector<float>& ang) {
+  constexpr int d = kDescrWidth, n = kDescrBins;
+  float hist[(d + 2) * (d + 2) * (n + 2)] = {};
+  float desc[kDescrSize];
+  Location loc;
+  if (!locate(p, kp, loc)) {
+    std::fill(out, out + kDescrSize, uint8_t(0));
+    return;
+  }
+  const int rows = p.rows[loc.k], cols = p.cols[loc.k];
+  const float* img = p.gauss_level(loc.k, loc.layer);
+  const detail::GradientRowFn row_fn = kGradientRow.get();
+  const double hist_width = kDescrScaleFactor * loc.scale;
+  const double diag = std::sqrt(double(rows) * rows + double(cols) * cols);
+  const int radius = static_cast<int>(
+      std::min(diag, std::nearbyint(hist_width * std::sqrt(2.0) * (d + 1) * 0.5)));
+  const double theta = kp.angle * (M_PI / 180.0);
+  const float cos_t = static_cast<float>(std::cos(theta) / hist_width);
+  const float sin_t = static_cast<float>(std::sin(theta) / hist_width);
+  const long cx = std::lround(loc.x), cy = std::lround(loc.y);
+  const float fx = static_cast<float>(cx - loc.x), fy = static_cast<float>(cy - loc.y);
+  // Weight exp(-(c_rot^2 + r_rot^2) / (d^2 / 2)), in pixels exp(-dist^2 / (hist_width^2 d^2 / 2)).
+  const double wscale = 1.0 / (hist_width * hist_width * d * d * 0.5);
+  gaussian_axis(fx, radius, wscale, wx);
+  gaussian_axis(fy, radius, wscale, wy);
+  const float bins_per_deg = n / 360.0f, half = d / 2.0f - 0.5f, reach = d / 2.0f + 0.5f;
+  const long ylo = std::max(1L, cy - radius), yhi = std::min<long>(rows - 2, cy + radius);
+  for (long y = ylo; y <= yhi; ++y) {
+    const float dy = fy + static_cast<float>(y - cy);
+    // The columns whose rotated coordinates stay within (-reach, reach): intersect the
+    // intervals of the two linear constraints (one sample of slack; the test below is exact).
+    double jlo = -radius, jhi = radius;
+    auto clip = [&](double slope, double at0) {  // |at0 + (fx + j) * slope| < reach
+      if (std::fabs(slope) < 1e-12) {
+        if (std::fabs(at0) >= reach) jhi = jlo - 1;
+        return;
+      }
+      double a = (-reach - at0) / slope - fx, b = (reach - at0) / slope - fx;
+      if (a > b) std::swap(a, b);
+      jlo = std::max(jlo, std::floor(a));
+      jhi = std::min(jhi, std::ceil(b));
+    };
+    clip(cos_t, dy * sin_t);   // c_rot
+    clip(-sin_t, dy * cos_t);  // r_rot
+    const long xlo = std::max<long>(1, cx + static_cast<long>(jlo));
+    const long xhi = std::min<long>(cols - 2, cx + static_cast<long>(jhi));
+    if (xlo > xhi) continue;
+    const float wrow = wy[y - cy + radius];
+    gradient_span_of(row_fn, img, cols, y, xlo, xhi, mag, ang);
+    // Rotated coordinates step by (cos_t, -sin_t) per column, plus the bin offset.
+    const float dx0 = fx + static_cast<float>(xlo - cx);
+    float cbin_x = dx0 * cos_t + dy * sin_t + half, rbin_x = dy * cos_t - dx0 * sin_t + half;
+    for (long x = xlo; x <= xhi; ++x, cbin_x += cos_t, rbin_x -= sin_t) {
+      float rbin = rbin_x, cbin = cbin_x;
+      if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d)) continue;
+      // OpenCV's orientation convention: bins count from the keypoint angle downwards.
+      float obin = (kp.angle - ang[x - xlo + 1]) * bins_per_deg;
+      const float m = mag[x - xlo + 1] * wrow * wx[x - cx + radius];
+      const int r0 = floor_int(rbin), c0 = floor_int(cbin);
+      int o0 = floor_int(obin);
+      rbin -= r0;
+      cbin -= c0;
+      obin -= o0;
+      if (o0 < 0) o0 += n;
+      if (o0 >= n) o0 -= n;
+      // Trilinear interpolation into the padded (d + 2) x (d + 2) x (n + 2) histogram.
+      const float v_r1 = m * rbin, v_r0 = m - v_r1;
+      const float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
+      const float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
+      const float v_rco111 = v_rc11 * obin, v_rco110 = v_rc11 - v_rco111;
+      const float v_rco101 = v_rc10 * obin, v_rco100 = v_rc10 - v_rco101;
+      const float v_rco011 = v_rc01 * obin, v_rco010 = v_rc01 - v_rco011;
+      const float v_rco001 = v_rc00 * obin, v_rco000 = v_rc00 - v_rco001;
+      const int idx = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0;
+      hist[idx] += v_rco000;
+      hist[idx + 1] += v_rco001;
+      hist[idx + (n + 2)] += v_rco010;
+      hist[idx + (n + 3)] += v_rco011;
+      hist[idx + (d + 2) * (n + 2)] += v_rco100;
+      hist[idx + (d + 2) * (n + 2) + 1] += v_rco101;
+      hist[idx + (d + 3) * (n + 2)] += v_rco110;
+      hist[idx + (d + 3) * (n + 2) + 1] += v_rco111;
+    }
+  }
+  // Fold the wrapped orientation bins, drop the spatial padding.
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      const int idx = ((i + 1) * (d + 2) + (j + 1)) * (n + 2);
+      hist[idx] += hist[idx + n];
+      hist[idx + 1] += hist[idx + n + 1];
+      for (int k = 0; k < n; ++k) desc[(i * d + j) * n + k] = hist[idx + k];
+    }
+  normalize_descriptor(desc, out);
+}
+
+}  // namespace
+
+void normalize_descriptor(const float* hist, uint8_t* out) {
+  // Clamp large gradients (illumination changes), renormalize, quantize.
+  double norm2 = 0;
+  for (int i = 0; i < kDescrSize; ++i) norm2 += double(hist[i]) * hist[i];
+  const float clamp = static_cast<float>(std::sqrt(norm2) * kDescrMagThreshold);
+  float clamped[kDescrSize];
+  norm2 = 0;
+  for (int i = 0; i < kDescrSize; ++i) {
+    clamped[i] = std::min(hist[i], clamp);
+    norm2 += double(clamped[i]) * clamped[i];
+  }
+  const float scale =
+      static_cast<float>(kDescrIntFactor / std::max(std::sqrt(norm2), double(FLT_EPSILON)));
+  for (int i = 0; i < kDescrSize; ++i)
+    out[i] = static_cast<uint8_t>(std::min(255L, std::lrint(clamped[i] * scale)));
+}
+
+void describe(const Pyramid& p, const Keypoint* keypoints, size_t n, uint8_t* out,
+              unsigned threads) {
+  // Visit keypoints in memory order of their patches (octave, level, row, column): neighbours
+  // share cached gradient rows, where the output order (by response) would make each patch a
+  // fresh walk through maps of tens of megabytes.
+  std::vector<std::pair<std::tuple<int, int, long, long>, size_t>> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    Location loc;
+    order[i] = {locate(p, keypoints[i], loc)
+                    ? std::make_tuple(loc.k, loc.layer, std::lround(loc.y), std::lround(loc.x))
+                    : std::make_tuple(-1, 0, 0L, 0L),
+                i};
+  }
+  std::sort(order.begin(), order.end());
+  const size_t n_tasks = (n + kKeypointsPerTask - 1) / kKeypointsPerTask;
+  core::parallel_for(n_tasks, threads, [&](size_t t) {
+    std::vector<float> wx, wy, mag, ang;
+    const size_t end = std::min(n, (t + 1) * kKeypointsPerTask);
+    for (size_t j = t * kKeypointsPerTask; j < end; ++j) {
+      const size_t i = order[j].second;
+      describe_one(p, keypoints[i], out + i * kDescrSize, wx, wy, mag, ang);
+    }
+  });
+}
+
+}  // namespace mirkit::image

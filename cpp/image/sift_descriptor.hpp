@@ -1,0 +1,94 @@
+// SIFT orientation assignment and descriptors (Lowe 2004, sections 5 and 6), with OpenCV's
+// constants (sift.simd.cpp): a 36-bin histogram of gradient orientations within 3 * 1.5 sigma,
+// Gaussian-weighted by 1.5 sigma, smoothed by [1 4 6 4 1] / 16; every local peak above 0.8 of
+// the highest gives a keypoint, its angle interpolated by a parabola. The descriptor samples a
+// (d + 1) * 3 sigma square rotated to the keypoint's angle, 4 x 4 cells x 8 orientation bins
+// filled by trilinear interpolation and weighted by a Gaussian of half the window width; it is
+// clamped at 0.2 of its norm, renormalized and scaled by 512 into uint8.
+//
+// Gradients are central differences on the Gaussian image (magnitude, and orientation in degrees
+// [0, 360) in image axes: atan2(dy, dx) with y down), computed row span by row span of each patch
+// with the SIMD row kernel; pixels on the octave's outer border do not contribute. Unlike OpenCV,
+// which samples around the rounded keypoint position, sample offsets and weights are measured
+// from the sub-pixel position.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "image/dog_extrema.hpp"
+#include "image/scale_space.hpp"
+
+namespace mirkit::image {
+
+inline constexpr int kOriBins = 36;
+inline constexpr double kOriSigmaFactor = 1.5;  // SIFT_ORI_SIG_FCTR
+inline constexpr double kOriRadiusFactor = 3 * kOriSigmaFactor;
+inline constexpr double kOriPeakRatio = 0.8;
+inline constexpr int kDescrWidth = 4;            // d: cells per side
+inline constexpr int kDescrBins = 8;             // n: orientation bins per cell
+inline constexpr int kDescrSize = kDescrWidth * kDescrWidth * kDescrBins;  // 128
+inline constexpr double kDescrScaleFactor = 3.0;  // cell width in sigmas (SIFT_DESCR_SCL_FCTR)
+inline constexpr double kDescrMagThreshold = 0.2;
+inline constexpr double kDescrIntFactor = 512.0;
+
+
+// Gradient magnitude and orientation of one rows x cols image (outer pixels zero), with the
+// active SIMD level.
+void gradient_map(const float* image, int rows, int cols, float* mag, float* ang);
+
+// Where a keypoint lies in the pyramid: octave index k, Gaussian layer in [1, n_scales], position
+// and sigma in octave pixels. The octave is the keypoint's own when the pyramid has it, else the
+// one its sigma falls in; the layer is the nearest to its sigma. False when there is no octave.
+struct Location {
+  int k, layer;
+  double x, y, scale;
+};
+bool locate(const Pyramid& p, const Keypoint& kp, Location& loc);
+
+// One keypoint per orientation peak of each input keypoint (inputs keep their order; the peaks
+// of one keypoint in histogram order).
+std::vector<Keypoint> assign_orientations(const Pyramid& p, const std::vector<Keypoint>& keypoints,
+                                          unsigned threads);
+
+// Deterministic order: response descending, then y, x, sigma, angle, octave ascending.
+void sort_keypoints(std::vector<Keypoint>& keypoints);
+
+// n x 128 descriptors of the keypoints into out (caller-allocated, n * kDescrSize bytes).
+// Keypoints outside the pyramid get all-zero descriptors.
+void describe(const Pyramid& p, const Keypoint* keypoints, size_t n, uint8_t* out,
+              unsigned threads);
+
+// The last step of a descriptor: kDescrSize non-negative histogram values clamped at
+// kDescrMagThreshold of their norm, renormalized, scaled by kDescrIntFactor and rounded into
+// uint8 (saturating at 255); all zeros stay zero.
+void normalize_descriptor(const float* hist, uint8_t* out);
+
+// The orientation histogram of one location (kOriBins values, smoothed), for tests.
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc);
+
+namespace detail {
+// The maps of one row: x in [1, cols - 1) from rows above/below; the two end pixels are zero.
+using GradientRowFn = void (*)(const float* above, const float* row, const float* below, int cols,
+                               float* mag, float* ang);
+void gradient_row_scalar(const float*, const float*, const float*, int, float*, float*);
+void gradient_row_avx2(const float*, const float*, const float*, int, float*, float*);
+void gradient_row_avx512(const float*, const float*, const float*, int, float*, float*);
+// The scalar maps of pixels [x_begin, x_end) of a row (the SIMD paths' tails).
+void gradient_span(const float* above, const float* row, const float* below, int x_begin,
+                   int x_end, float* mag, float* ang);
+
+// atan2(y, x) in degrees, [0, 360), max error about 0.01 degree (OpenCV's fastAtan2 polynomial).
+// The SIMD paths evaluate the same operations in the same order, so results are bit-identical.
+inline constexpr float kAtanP1 = 0.9997878412794807f * 57.29577951308232f;
+inline constexpr float kAtanP3 = -0.3258083974640975f * 57.29577951308232f;
+inline constexpr float kAtanP5 = 0.1555786518463281f * 57.29577951308232f;
+inline constexpr float kAtanP7 = -0.04432655554792128f * 57.29577951308232f;
+inline constexpr float kAtanEps = 2.220446049250313e-16f;
+}  // namespace detail
+
+// The level the gradient rows use now.
+const char* gradient_level();
+
+}  // namespace mirkit::image

@@ -1,0 +1,63 @@
+"""Plain numpy/scipy oracles for the SIFT scale space and DoG extrema (mirkit._sift)."""
+
+import numpy as np
+from scipy import ndimage
+
+
+def upsample2x(image):
+    """Centre-aligned bilinear doubling, edge pixels repeated (OpenCV's INTER_LINEAR by 2)."""
+    out = np.asarray(image, np.float64)
+    for axis in (0, 1):
+        a = np.moveaxis(out, axis, 0)
+        prev = np.concatenate([a[:1], a[:-1]])
+        nxt = np.concatenate([a[1:], a[-1:]])
+        both = np.empty((2 * a.shape[0],) + a.shape[1:])
+        both[0::2] = 0.75 * a + 0.25 * prev
+        both[1::2] = 0.75 * a + 0.25 * nxt
+        out = np.moveaxis(both, 0, axis)
+    return out
+
+
+def gaussian_pyramid(image, n_octaves, n_scales=3, sigma=1.6, upsample=True):
+    """Lists of (n_scales + 3, H, W) float64 stacks by repeated scipy Gaussian blurs."""
+    base = upsample2x(image) if upsample else np.asarray(image, np.float64)
+    assumed = 0.5 * (2 if upsample else 1)
+    base = ndimage.gaussian_filter(base, np.sqrt(max(sigma**2 - assumed**2, 0.01)),
+                                   mode="mirror", truncate=4.0)
+    k = 2.0 ** (1.0 / n_scales)
+    octaves = []
+    for _ in range(n_octaves):
+        levels = [base]
+        for i in range(1, n_scales + 3):
+            prev = sigma * k ** (i - 1)
+            inc = np.sqrt((prev * k) ** 2 - prev**2)
+            levels.append(ndimage.gaussian_filter(levels[-1], inc, mode="mirror", truncate=4.0))
+        octaves.append(np.stack(levels))
+        base = levels[n_scales][::2, ::2]
+    return octaves
+
+
+def dog(octaves):
+    return [np.diff(g, axis=0) for g in octaves]
+
+
+def brute_force_extrema(dogs, threshold, border=5):
+    """Sorted (octave index, layer, row, col) of pixels of layers 1..s, at least `border` from
+    the edges, with |D| > threshold and D >= all 26 neighbours (D > 0) or <= all (D < 0)."""
+    found = []
+    for k, d in enumerate(dogs):
+        d = np.asarray(d)
+        s2, rows, cols = d.shape
+        for layer in range(1, s2 - 1):
+            r0, r1, c0, c1 = border, rows - border, border, cols - border
+            if r1 <= r0 or c1 <= c0:
+                continue
+            v = d[layer, r0:r1, c0:c1]
+            neigh = [d[layer + dz, r0 + dy:r1 + dy, c0 + dx:c1 + dx]
+                     for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+                     if (dz, dy, dx) != (0, 0, 0)]
+            mx, mn = np.max(neigh, axis=0), np.min(neigh, axis=0)
+            hit = ((v > threshold) & (v >= mx)) | ((v < -threshold) & (v <= mn))
+            for r, c in zip(*np.nonzero(hit)):
+                found.append((k, layer, r + r0, c + c0))
+    return sorted(found)

@@ -1,0 +1,425 @@
+"""SIFT (mirkit._sift): scale space against repeated scipy blurs, DoG extrema against a brute-force
+numpy search, keypoint covariance under translation and 90-degree rotation, descriptor unit tests
+on synthetic patches, SIMD and thread-count invariance, error paths."""
+
+import numpy as np
+import pytest
+from reference import sift as ref
+
+from mirkit import _core
+from mirkit._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
+
+
+@pytest.fixture(scope="module")
+def photo():
+    """Grace Hopper (matplotlib's sample photo) as float32 grey in [0, 1]."""
+    cbook = pytest.importorskip("matplotlib.cbook")
+    from matplotlib import image as mpimg
+
+    try:
+        rgb = mpimg.imread(cbook.get_sample_data("grace_hopper.jpg", asfileobj=False))
+    except (OSError, ValueError) as e:
+        pytest.skip(f"matplotlib sample photo absent: {e}")
+    return (rgb[..., :3].astype(np.float64) @ [0.299, 0.587, 0.114] / 255).astype(np.float32)
+
+
+def _blobs(shape, seed=0, n=40):
+    """A synthetic image of random Gaussian blobs (deterministic)."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[: shape[0], : shape[1]].astype(np.float64)
+    img = np.zeros(shape)
+    for _ in range(n):
+        cy, cx = rng.uniform(0, shape[0]), rng.uniform(0, shape[1])
+        s = rng.uniform(1.5, 8)
+        img += rng.uniform(-1, 1) * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * s * s))
+    img -= img.min()
+    return (img / img.max()).astype(np.float32)
+
+
+# ---- scale space ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("upsample", [True, False])
+@pytest.mark.parametrize("shape", [(64, 80), (45, 33)])
+def test_scale_space_matches_repeated_scipy_blurs(upsample, shape):
+    img = _blobs(shape, seed=1)
+    space = scale_space(img, upsample=upsample, n_scales=3)
+    assert isinstance(space, ScaleSpace)
+    assert space.first_octave == (-1 if upsample else 0)
+    expected = ref.gaussian_pyramid(img, len(space.gaussian), 3, 1.6, upsample)
+    for ours, theirs in zip(space.gaussian, expected):
+        assert ours.shape == theirs.shape and ours.dtype == np.float32
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+    for ours, theirs in zip(space.dog, ref.dog(expected)):
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_scale_space_octaves_and_sigmas():
+    space = scale_space(np.zeros((100, 60), np.uint8), n_scales=4)
+    # as many octaves as keep the shorter side >= 12: 120, 60, 30, 15
+    assert [g.shape for g in space.gaussian] == [(7, 200, 120), (7, 100, 60), (7, 50, 30),
+                                                  (7, 25, 15)]
+    assert [d.shape[0] for d in space.dog] == [6] * 4
+    assert space.level_sigma(-1, 0) == pytest.approx(0.8)
+    assert space.level_sigma(0, 4) == pytest.approx(3.2)
+    assert len(scale_space(np.zeros((100, 60)), n_octaves=2).gaussian) == 2
+
+
+def test_scale_space_of_a_delta_has_the_level_blur():
+    """The blur of level i, measured as the second moment of an impulse response, is
+    sigma * 2^(i/s) in octave pixels (the assumed input blur aside)."""
+    img = np.zeros((129, 129), np.float32)
+    img[64, 64] = 1
+    space = scale_space(img, upsample=False, n_octaves=1)
+    first = np.sqrt(1.6**2 - 0.25)
+    yy = np.arange(129) - 64.0
+    for i, level in enumerate(space.gaussian[0]):
+        var = (level.sum(axis=1) * yy**2).sum() / level.sum()
+        expected = first**2 + (1.6 * 2 ** (i / 3)) ** 2 - 1.6**2
+        assert var == pytest.approx(expected, rel=1e-3)
+
+
+# ---- extrema -------------------------------------------------------------------------------
+
+
+def test_extrema_equal_brute_force_search(photo, simd_level):
+    img = photo[100:260, 150:330]
+    sift = SIFT()
+    dogs = sift.dog(img)
+    threshold = np.float32(0.8 * 0.04 / 3)
+    expected = ref.brute_force_extrema(dogs, threshold)
+    found = sift.extrema(img)
+    assert len(found) > 100
+    assert sorted(map(tuple, found.tolist())) == expected
+
+
+def test_extrema_on_blobs_find_each_blob():
+    img = np.zeros((96, 96), np.float32)
+    yy, xx = np.mgrid[:96, :96]
+    for cy, cx, s in [(30, 30, 3.0), (60, 70, 5.0)]:
+        img += np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * s * s)).astype(np.float32)
+    kps = SIFT().detect(img)
+    for cy, cx, s in [(30, 30, 3.0), (60, 70, 5.0)]:
+        d = np.hypot(kps["x"] - cx, kps["y"] - cy)
+        best = kps[np.argmin(d)]
+        assert d.min() < 0.2
+        # a blob of std s is found at scale about s (Lindeberg), within a factor 1.3
+        assert s / 1.3 < best["sigma"] < s * 1.3
+
+
+# ---- detection -----------------------------------------------------------------------------
+
+
+def test_keypoint_fields(photo):
+    kps = SIFT().detect(photo)
+    assert kps.dtype == KEYPOINT_DTYPE
+    assert kps.dtype.names == ("x", "y", "sigma", "angle", "response", "octave")
+    assert len(kps) > 500
+    h, w = photo.shape
+    assert ((kps["x"] >= 0) & (kps["x"] <= w - 1) & (kps["y"] >= 0) & (kps["y"] <= h - 1)).all()
+    assert ((kps["angle"] >= 0) & (kps["angle"] < 360)).all()
+    assert (kps["response"] >= 0.04 / 3).all()
+    assert (kps["octave"] >= -1).all()
+    # sigma within the octave's range: sigma0 * 2^(octave + (layer +- 0.8) / s), layer 1..s
+    rel = np.log2(kps["sigma"] / 1.6) - kps["octave"]
+    assert ((rel > 0.2 / 3 - 1e-5) & (rel < 3.8 / 3 + 1e-5)).all()
+    # deterministic order: response descending
+    assert (np.diff(kps["response"]) <= 0).all()
+
+
+def test_agrees_with_opencv(photo):
+    cv2 = pytest.importorskip("cv2")
+    img8 = np.round(photo * 255).astype(np.uint8)
+    ours = SIFT().detect(img8)
+    theirs = cv2.SIFT_create().detect(img8, None)
+    assert 0.8 < len(ours) / len(theirs) < 1.25
+    # OpenCV halves doubled-image coordinates (a +0.25 pixel shift): compare after undoing it
+    pts = np.array([k.pt for k in theirs]) - 0.25
+    sig = np.array([k.size / 2 for k in theirs])
+    strong = ours[:300]
+    d = np.hypot(pts[:, None, 0] - strong["x"], pts[:, None, 1] - strong["y"])
+    j = d.argmin(axis=0)
+    same = (d[j, np.arange(len(strong))] < 0.5) & (np.abs(np.log(sig[j] / strong["sigma"])) < 0.1)
+    assert same.mean() > 0.85
+    # same angle convention: the strongest orientation of each shared keypoint agrees
+    angles = np.array([k.angle for k in theirs])
+    first = np.unique(strong["x"][same], return_index=True)[1]
+    diff = np.abs((angles[j[same]][first] - strong["angle"][same][first] + 180) % 360 - 180)
+    assert np.median(diff) < 1.0
+
+
+def _match(a, b, tol_xy=1e-3):
+    """Indices into b of the keypoint equal to each of a (position, sigma, angle), or -1."""
+    out = np.full(len(a), -1)
+    for i, k in enumerate(a):
+        d = np.hypot(b["x"] - k["x"], b["y"] - k["y"])
+        da = np.abs((b["angle"] - k["angle"] + 180) % 360 - 180)
+        ok = np.flatnonzero((d < tol_xy) & (np.abs(b["sigma"] / k["sigma"] - 1) < 1e-4)
+                            & (da < 0.05))
+        if len(ok):
+            out[i] = ok[0]
+    return out
+
+
+def test_keypoints_move_exactly_with_integer_translation(photo):
+    """Shifts by multiples of the coarsest octave's step (4 pixels with 4 octaves from -1) keep
+    every octave on the same grid, so keypoints away from the borders are identical."""
+    dy, dx = 8, 16
+    a_img = photo[:256, :320]
+    b_img = photo[dy:dy + 256, dx:dx + 320]
+    sift = SIFT(n_octaves=4)
+    a, b = sift.detect(a_img), sift.detect(b_img)
+    b = b.copy()
+    b["x"] += dx
+    b["y"] += dy
+    margin = 12 * a["sigma"] + 8
+    inner = ((a["x"] > dx + margin) & (a["x"] < 320 - margin) & (a["y"] > dy + margin)
+             & (a["y"] < 256 - margin))
+    a = a[inner]
+    assert len(a) > 100
+    m = _match(a, b, tol_xy=1e-4)
+    assert (m >= 0).all()
+    np.testing.assert_array_equal(a["response"], b["response"][m])
+
+
+@pytest.mark.parametrize("upsample", [False, True])
+def test_keypoints_rotate_with_rot90(photo, upsample):
+    """np.rot90 maps (x, y) to (y, W - 1 - x) and angles to angle - 90. Sides of 2^j + 1 pixels
+    keep every octave symmetric without doubling; doubled images (even sides) are symmetric in
+    octave -1 only."""
+    img = photo[40:297, 100:357]
+    assert img.shape == (257, 257)
+    a, b = SIFT(upsample=upsample).detect(img), SIFT(upsample=upsample).detect(np.rot90(img))
+    if upsample:
+        a, b = a[a["octave"] == -1], b[b["octave"] == -1]
+    moved = a.copy()
+    moved["x"], moved["y"] = a["y"], 256 - a["x"]
+    moved["angle"] = (a["angle"] - 90) % 360
+    m = _match(moved, b, tol_xy=2e-3)
+    # the blur passes run in another order on the rotated image (last-bit differences), so a
+    # keypoint on a threshold may flip; nearly all must map
+    assert len(a) > 150
+    assert (m >= 0).mean() > 0.98
+    assert abs(len(a) - len(b)) <= 0.02 * len(a)
+
+
+# ---- descriptors ---------------------------------------------------------------------------
+
+
+def _reference_normalize(hist):
+    h = np.minimum(hist, 0.2 * np.linalg.norm(hist))
+    return np.minimum(np.rint(h * 512 / max(np.linalg.norm(h), np.finfo(np.float32).eps)), 255)
+
+
+def test_descriptor_clamp_normalize_quantize():
+    rng = np.random.default_rng(3)
+    for hist in [rng.random(128), rng.random(128) ** 8, np.eye(128)[5] * 3 + 0.01,
+                 np.r_[np.full(4, 10.0), np.zeros(124)], np.zeros(128)]:
+        hist = hist.astype(np.float32)
+        got = _core.image.sift_normalize_descriptor(hist)
+        assert got.dtype == np.uint8
+        np.testing.assert_allclose(got, _reference_normalize(hist.astype(np.float64)), atol=1)
+    # one dominant bin is clamped at 0.2 of the norm, so the others keep weight: 22 each, where
+    # plain normalization would leave them 5
+    spike = np.r_[100.0, np.ones(127)].astype(np.float32)
+    got = _core.image.sift_normalize_descriptor(spike)
+    assert got[0] == 255 and (got[1:] == 22).all()
+    # four equal bins: each 0.5 of the norm, clamped to 0.2, renormalized back to equal
+    got = _core.image.sift_normalize_descriptor(np.r_[np.full(4, 10.0), np.zeros(124)]
+                                                .astype(np.float32))
+    assert list(got[:4]) == [255] * 4  # 512 * 0.5 saturates
+
+
+def _patch(size=129, seed=5):
+    """A textured patch with a dominant structure, smooth enough for stable gradients."""
+    from scipy import ndimage
+
+    rng = np.random.default_rng(seed)
+    img = ndimage.gaussian_filter(rng.random((size, size)), 2.5)
+    yy, xx = np.mgrid[:size, :size] - size // 2
+    img += 0.3 * np.exp(-((xx - 6) ** 2 / 60 + (yy + 4) ** 2 / 15))
+    return ((img - img.min()) / np.ptp(img)).astype(np.float32)
+
+
+def _keypoint(x, y, sigma, angle, octave=-1):
+    k = np.zeros(1, KEYPOINT_DTYPE)
+    k["x"], k["y"], k["sigma"], k["angle"], k["octave"] = x, y, sigma, angle, octave
+    return k
+
+
+def _cosine(a, b):
+    a, b = a.astype(float).ravel(), b.astype(float).ravel()
+    return a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
+
+
+def test_descriptor_rotation_invariance_rot90():
+    img = _patch()
+    c = 64.0
+    sift = SIFT(upsample=False)
+    for angle in (0.0, 30.0, 200.0):
+        d0 = sift.compute(img, _keypoint(c, c, 4.0, angle, 0))
+        d1 = sift.compute(np.rot90(img), _keypoint(c, c, 4.0, (angle - 90) % 360, 0))
+        assert np.abs(d0.astype(int) - d1.astype(int)).max() <= 2
+        assert np.linalg.norm(d0) == pytest.approx(512, rel=0.02)
+
+
+def test_descriptor_rotation_invariance_any_angle():
+    from scipy import ndimage
+
+    img = _patch(161)
+    c = 80.0
+    sift = SIFT(upsample=False)
+    d0 = sift.compute(img, _keypoint(c, c, 4.0, 10.0, 0))
+    other = sift.compute(img, _keypoint(c, c, 4.0, 100.0, 0))
+    for rot in (30, 45, 125):
+        # ndimage.rotate by +rot turns the picture counterclockwise on screen: image-axis
+        # angles (y down) decrease by rot
+        turned = ndimage.rotate(img, rot, reshape=False, order=3, mode="mirror")
+        d1 = sift.compute(turned, _keypoint(c, c, 4.0, (10.0 - rot) % 360, 0))
+        assert _cosine(d0, d1) > 0.95
+        assert _cosine(d0, d1) > _cosine(d0, other) + 0.1
+
+
+def test_compute_matches_detect_and_compute(photo):
+    sift = SIFT()
+    kps, desc = sift.detect_and_compute(photo)
+    assert desc.shape == (len(kps), 128) and desc.dtype == np.uint8
+    np.testing.assert_array_equal(sift.compute(photo, kps), desc)
+    # without the octave field the octave and level are the nearest to sigma: the same as the
+    # detector's, but for keypoints refined more than half a level from their sample
+    plain = np.rec.fromarrays([kps[f] for f in ("x", "y", "sigma", "angle")],
+                              names="x,y,sigma,angle")
+    t = 3 * np.log2(kps["sigma"] / 1.6) - 3 * kps["octave"]
+    nominal = (t > 0.5) & (t < 3.5)
+    same = (sift.compute(photo, plain) == desc).all(axis=1)
+    assert same[nominal].all() and nominal.mean() > 0.8
+    np.testing.assert_array_equal(sift.detect(photo), kps)
+
+
+def test_compute_outside_the_image_gives_zeros(photo):
+    d = SIFT().compute(photo, _keypoint(-500, 20, 3.0, 0.0))
+    assert d.shape == (1, 128) and not d.any()
+    assert SIFT().compute(photo, np.zeros(0, KEYPOINT_DTYPE)).shape == (0, 128)
+
+
+# ---- invariance to SIMD level and threads --------------------------------------------------
+
+
+def test_gradient_map_equal_on_every_simd_level(simd_level):
+    rng = np.random.default_rng(7)
+    img = rng.random((37, 53)).astype(np.float32)
+    img[10:16, 20:26] = 0.5  # flat: zero gradients, angle 0
+    mag, ang = _core.image.sift_gradient_map(img)
+    gx = np.zeros_like(img)
+    gy = np.zeros_like(img)
+    gx[1:-1, 1:-1] = img[1:-1, 2:] - img[1:-1, :-2]
+    gy[1:-1, 1:-1] = img[2:, 1:-1] - img[:-2, 1:-1]
+    np.testing.assert_allclose(mag, np.hypot(gx, gy), rtol=1e-6, atol=1e-7)
+    expected = np.degrees(np.arctan2(gy, gx)) % 360
+    assert (ang >= 0).all() and (ang < 360).all()
+    assert np.abs((ang - expected + 180) % 360 - 180).max() < 0.02
+    import mirkit
+
+    with mirkit.simd_limit("scalar"):
+        m0, a0 = _core.image.sift_gradient_map(img)
+    np.testing.assert_array_equal(mag, m0)
+    np.testing.assert_array_equal(ang, a0)
+
+
+def test_simd_paths_agree_with_scalar(photo, simd_level):
+    """SIFT kernels are bit-identical across levels; the Gaussian blurs (FMA) differ in the last
+    bits, so nearly every keypoint and its descriptor agree."""
+    import mirkit
+
+    img = photo[:200, :240]
+    with mirkit.simd_limit("scalar"):
+        k0, d0 = SIFT(threads=1).detect_and_compute(img)
+    k1, d1 = SIFT(threads=1).detect_and_compute(img)
+    m = _match(k0, k1)
+    assert (m >= 0).mean() > 0.97
+    close = np.abs(d0[m >= 0].astype(int) - d1[m[m >= 0]].astype(int)).max(axis=1) <= 3
+    assert close.mean() > 0.97
+
+
+def test_deterministic_across_thread_counts(photo):
+    k1, d1 = SIFT(threads=1).detect_and_compute(photo)
+    for threads in (2, 3, 0):
+        k, d = SIFT(threads=threads).detect_and_compute(photo)
+        np.testing.assert_array_equal(k, k1)
+        np.testing.assert_array_equal(d, d1)
+
+
+def test_max_keypoints_keeps_the_strongest(photo):
+    all_kps = SIFT().detect(photo)
+    top = SIFT(max_keypoints=50).detect(photo)
+    np.testing.assert_array_equal(top, all_kps[:50])
+    assert len(SIFT(max_keypoints=0).detect(photo)) == 0
+
+
+# ---- inputs and errors ---------------------------------------------------------------------
+
+
+def test_input_dtypes_are_scaled_to_unit_range(photo):
+    img8 = np.round(photo[:120, :150] * 255).astype(np.uint8)
+    k8 = SIFT().detect(img8)
+    np.testing.assert_array_equal(SIFT().detect(np.asfortranarray(img8)), k8)
+    # the same values up to float32 rounding of the scaling
+    for other in (img8.astype(np.uint16) * 257, img8 / 255.0):
+        k = SIFT().detect(other)
+        assert len(k) == len(k8) and (_match(k8, k) >= 0).all()
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (5, 40), (40, 5)])
+def test_tiny_images_give_no_keypoints(shape):
+    kps, desc = SIFT().detect_and_compute(np.zeros(shape, np.float32))
+    assert len(kps) == 0 and desc.shape == (0, 128)
+    assert SIFT().scale_space(np.zeros(shape, np.float32)).gaussian == []
+
+
+def test_tiny_but_valid_image():
+    # 6 x 6 doubled is one 12 x 12 octave: too small for extrema after the border, no crash
+    assert len(SIFT().detect(_blobs((6, 6)))) == 0
+    assert len(SIFT().detect(_blobs((24, 24)))) >= 0
+
+
+def test_constant_image_gives_no_keypoints():
+    assert len(SIFT().detect(np.full((80, 90), 0.5, np.float32))) == 0
+
+
+@pytest.mark.parametrize("image, error", [
+    (np.zeros((20, 20, 3), np.uint8), ValueError),
+    (np.zeros(20, np.float32), ValueError),
+    (np.zeros((2, 20, 20), np.float32), ValueError),
+    (np.zeros((20, 20), np.int32), TypeError),
+    (np.zeros((20, 20), bool), TypeError),
+    (np.zeros((20, 20), np.complex64), TypeError),
+    (np.full((20, 20), np.nan), ValueError),
+    (np.full((20, 20), np.inf, np.float32), ValueError),
+    (np.full((20, 20), 1e300), ValueError),
+])
+def test_bad_images(image, error):
+    with pytest.raises(error):
+        SIFT().detect(image)
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"n_scales": 0}, ValueError), ({"n_scales": 2.5}, TypeError), ({"sigma": 0}, ValueError),
+    ({"sigma": float("nan")}, ValueError), ({"contrast_threshold": -1}, ValueError),
+    ({"edge_threshold": 0}, ValueError), ({"n_octaves": 0}, ValueError),
+    ({"max_keypoints": -1}, ValueError), ({"threads": -1}, ValueError),
+    ({"upsample": 1}, TypeError), ({"n_octaves": True}, TypeError),
+])
+def test_bad_options(kwargs, error):
+    with pytest.raises(error):
+        SIFT(**kwargs)
+
+
+def test_bad_keypoints(photo):
+    with pytest.raises(ValueError, match="fields"):
+        SIFT().compute(photo, np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match="1-D"):
+        SIFT().compute(photo, np.zeros((2, 2), KEYPOINT_DTYPE))
+
+
+def test_repr():
+    assert repr(SIFT(n_scales=4)).startswith("SIFT(n_octaves=None, n_scales=4")
