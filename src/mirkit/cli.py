@@ -1,5 +1,5 @@
 """The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
-``search``, ``eval``, ``compare``."""
+``search``, ``eval``, ``compare``, ``image-index``, ``image-search``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 __all__ = ["main"]
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
-              "attention", "distributed")
+              "attention", "image_search", "distributed")
 
 
 def _cmd_info(args) -> int:
@@ -51,6 +51,7 @@ _SELF_TIMED = {
     "keypoints": (5, "SIFT accuracy next to OpenCV and scikit-image; timing median of {repeat}"),
     "vectors": (3, "median of {repeat} runs, wall clock"),
     "attention": (5, "median of {repeat}, each case in a fresh process"),
+    "image_search": (1, "the affine sequences: every image a query, its sequence relevant"),
     "distributed": (2, "best of {repeat} builds; latency over 1 pass"),
 }
 
@@ -245,6 +246,58 @@ def _search_sharded(args) -> int:
     finally:
         if client is not None:
             client.close()
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".pgm", ".ppm", ".webp")
+
+
+def _cmd_image_index(args) -> int:
+    from pathlib import Path
+
+    from mirkit.image_search import ImageIndex
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        print(f"mirkit image-index: error: {folder} is not a folder", file=sys.stderr)
+        return 1
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not paths:
+        print(f"mirkit image-index: error: no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}",
+              file=sys.stderr)
+        return 1
+    ids = [p.relative_to(folder).with_suffix("").as_posix() for p in paths]
+    start = time.perf_counter()
+    try:
+        index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
+                                 overwrite=args.overwrite, threads=args.threads, seed=args.seed)
+    except (OSError, ValueError) as e:
+        print(f"mirkit image-index: error: {e}", file=sys.stderr)
+        return 1
+    print(f"indexed {len(index):,} images ({len(index.descriptors):,} SIFT features, "
+          f"{index.quantizer.n_words:,} visual words) into {args.output} in "
+          f"{time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _cmd_image_search(args) -> int:
+    from mirkit.image_search import ImageIndex
+
+    try:
+        index = ImageIndex.load(args.index)
+        start = time.perf_counter()
+        result = index.search(args.query, k=args.k, verify=args.verify, scorer=args.scorer)
+    except (OSError, ValueError) as e:
+        print(f"mirkit image-search: error: {e}", file=sys.stderr)
+        return 1
+    elapsed = time.perf_counter() - start
+    width = max([len("id")] + [len(i) for i in result.ids])
+    print(f"{'rank':>4}  {'id':<{width}}  {'score':>10}" + ("  inliers" if args.verify else ""))
+    for rank, (id, score) in enumerate(zip(result.ids, result.scores.tolist()), 1):
+        extra = f"  {result.inliers[rank - 1]:>7}" if args.verify else ""
+        print(f"{rank:>4}  {id:<{width}}  {score:>10.4f}{extra}")
+    print(f"{len(result.ids)} results in {elapsed * 1e3:.0f} ms"
+          + (" (spatially verified)" if args.verify else ""))
+    return 0
 
 
 def _scorer(args):
@@ -525,6 +578,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("run_b", metavar="RUN_B")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.set_defaults(func=_cmd_compare)
+    p = sub.add_parser("image-index", help="index a folder of images by their visual words",
+                       description="Extracts SIFT features from every image under FOLDER, learns "
+                       "a codebook of visual words by k-means and indexes each image as a "
+                       "document of visual words; ids are paths relative to FOLDER without "
+                       "the extension.")
+    p.add_argument("folder", metavar="FOLDER")
+    p.add_argument("-o", "--output", required=True, metavar="INDEX_DIR")
+    p.add_argument("--words", type=int, default=4096, help="visual words (default 4096)")
+    p.add_argument("--threads", type=int, default=0, help="threads (0 = all cores)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the k-means (default 0)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing index")
+    p.set_defaults(func=_cmd_image_index)
+    p = sub.add_parser("image-search", help="the images of an image index most like QUERY")
+    p.add_argument("index", metavar="INDEX_DIR")
+    p.add_argument("query", metavar="QUERY_IMAGE")
+    p.add_argument("-k", type=int, default=10, help="results (default 10)")
+    p.add_argument("--verify", action="store_true",
+                   help="re-rank by spatial verification (RANSAC homography inliers)")
+    p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf"])
+    p.set_defaults(func=_cmd_image_search)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["search"]:
         # Intermixed, so that options may come between INDEX_DIR and the optional QUERY

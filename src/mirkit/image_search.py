@@ -1,0 +1,343 @@
+"""Bag-of-visual-words image search on the inverted index, with optional spatial verification.
+
+:meth:`ImageIndex.build` extracts SIFT keypoints and descriptors from every image
+(:class:`mirkit.image.SIFT`), learns a codebook of visual words with k-means
+(:class:`mirkit.vectors.KMeans`) on a sample of the descriptors, or takes one, quantizes every
+descriptor to its nearest word (:class:`mirkit.vectors.VectorQuantizer`) and indexes each image
+as a document of visual terms ``vw<id>`` in the same compressed inverted index as text
+(:mod:`mirkit.index`, no stemming or stopwords). A query image goes through the same steps and is
+answered by :class:`mirkit.search.Searcher` with its scorers (BM25 by default, TF-IDF, ...), the
+count of each word in the query being its weight.
+
+With ``verify=True`` the best `depth` results are re-ranked by spatial verification (Philbin et
+al. 2007): the query's descriptors are matched to the result's by Lowe's ratio test
+(:func:`mirkit.vectors.match`), a homography is fitted to the matched keypoints by RANSAC
+(:func:`mirkit.geometry.find_homography`), and results are ordered by their number of inliers
+(ties by the bag-of-words score). Keypoint coordinates and descriptors are kept for this.
+
+An image index is a directory: ``index/`` (the inverted index), ``codebook.npy``,
+``keypoints.npy`` (x, y of every keypoint, float32), ``descriptors.npy`` (uint8),
+``offsets.npy`` (each image's first row) and ``meta.json`` (format version, ids, settings). It is
+written into a temporary sibling and renamed into place, so a failed build or save never leaves
+one that opens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+from typing import NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from mirkit import __version__
+from mirkit.analysis import Analyzer
+from mirkit.geometry import find_homography
+from mirkit.image import SIFT
+from mirkit.index import Index, IndexWriter
+from mirkit.search import Searcher
+from mirkit.vectors import KMeans, VectorQuantizer, match
+
+__all__ = ["ImageIndex", "ImageSearchResult", "load_image"]
+
+FORMAT = "mirkit-image-index"
+FORMAT_VERSION = 1
+_PREFIX = "vw"
+_LUMA = np.array([0.299, 0.587, 0.114])  # ITU-R BT.601, as OpenCV converts RGB to grey
+
+
+class ImageSearchResult(NamedTuple):
+    """The ranked images of a query, best first."""
+
+    ids: list
+    """External ids of the images."""
+    scores: np.ndarray
+    """Bag-of-words scores (float64) under the scorer used."""
+    inliers: Optional[np.ndarray]
+    """With ``verify=True``: RANSAC inliers (int64) of each result, the ranking key; else None."""
+
+
+def load_image(image) -> np.ndarray:
+    """A 2-D grey image from a file path (PNG, JPEG, ... through Pillow, the ``imaging`` extra)
+    or an array: 2-D arrays pass through; colour (H, W, 3 or 4) arrays become BT.601 luma as
+    float32 in [0, 1] (uint8 divided by 255, uint16 by 65535, floats kept)."""
+    if isinstance(image, (str, os.PathLike)):
+        try:
+            from PIL import Image
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("reading image files needs Pillow: pip install 'mirkit[imaging]'"
+                              ) from e
+        with Image.open(image) as f:
+            return np.asarray(f.convert("L"))
+    arr = np.asarray(image)
+    if arr.ndim == 3 and arr.shape[2] in (3, 4):
+        scale = {np.dtype(np.uint8): 1 / 255, np.dtype(np.uint16): 1 / 65535}.get(arr.dtype, 1.0)
+        if arr.dtype.kind not in "uf":
+            raise TypeError(f"image must be uint8, uint16 or float, got {arr.dtype}")
+        return (arr[..., :3] @ _LUMA * scale).astype(np.float32)
+    if arr.ndim != 2:
+        raise ValueError(f"image must be 2-D grey or (H, W, 3|4) colour, got shape {arr.shape}")
+    return arr
+
+
+def _check_int(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _default_ids(images: list) -> list:
+    ids = [Path(im).stem if isinstance(im, (str, os.PathLike)) else str(i)
+           for i, im in enumerate(images)]
+    return ids
+
+
+class ImageIndex:
+    """A searchable collection of images (module docstring); open one with :meth:`load` or make
+    one with :meth:`build`.
+
+    Searching is thread-safe: the index is read-only once built.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mirkit.image_search import ImageIndex
+    >>> rng = np.random.default_rng(0)
+    >>> from mirkit.image import gaussian_blur
+    >>> scenes = [gaussian_blur(rng.random((128, 128), dtype=np.float32), 2.0) for _ in range(3)]
+    >>> index = ImageIndex.build(scenes + [s[8:, 5:] for s in scenes], n_words=64,
+    ...                          ids=["a", "b", "c", "a-crop", "b-crop", "c-crop"])
+    >>> index.search(scenes[1][8:, 5:], k=2, verify=True).ids
+    ['b-crop', 'b']
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = Path(path)
+        try:
+            meta = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{self.path} is not a mirkit image index: {e}") from e
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{self.path} is not a mirkit image index (format "
+                             f"{meta.get('format')!r})")
+        if meta.get("format_version", 0) > FORMAT_VERSION:
+            raise ValueError(f"{self.path} has format version {meta['format_version']}; this "
+                             f"mirkit reads up to {FORMAT_VERSION}")
+        self.meta = meta
+        self.ids: list = meta["ids"]
+        self.sift = SIFT(**meta["sift"])
+        self.quantizer = VectorQuantizer(np.load(self.path / "codebook.npy"))
+        self.keypoints = np.load(self.path / "keypoints.npy", mmap_mode="r")
+        self.descriptors = np.load(self.path / "descriptors.npy", mmap_mode="r")
+        self.offsets = np.load(self.path / "offsets.npy")
+        self.index = Index.open(self.path / "index")
+        self.searcher = Searcher(self.index)
+        if len(self.ids) != len(self.index) or len(self.offsets) != len(self.ids) + 1:
+            raise ValueError(f"{self.path}: meta.json, offsets.npy and the index disagree on "
+                             "the number of images")
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "ImageIndex":
+        """Open the image index saved at `path` (memory-mapped features)."""
+        return cls(path)
+
+    @classmethod
+    def build(cls, images: Sequence, ids: Optional[Sequence[str]] = None, *,
+              n_words: int = 4096, codebook=None, path=None, sift: Optional[SIFT] = None,
+              sample: int = 200_000, kmeans_iter: int = 20, seed: int = 0, threads: int = 0,
+              overwrite: bool = False) -> "ImageIndex":
+        """Index `images` (file paths or arrays, see :func:`load_image`).
+
+        Parameters
+        ----------
+        images : sequence
+            The collection; each becomes one document.
+        ids : sequence of str, optional
+            External ids (default: file stems, or positions as strings); unique.
+        n_words : int
+            Visual words learned by k-means when no `codebook` is given.
+        codebook : array_like or VectorQuantizer, optional
+            Visual words to use instead of learning them, shape (n_words, 128).
+        path : str or Path, optional
+            Where to write the index; default a temporary directory removed with the object
+            (keep it with :meth:`save`).
+        sift : SIFT, optional
+            The detector (default ``SIFT()``); its settings are stored and used for queries.
+        sample : int
+            Descriptors drawn (uniformly, with `seed`) to learn the codebook.
+        kmeans_iter : int
+            Lloyd iterations of the codebook's k-means.
+        seed, threads : int
+            Seed of the sample and the k-means; worker threads (0 = all cores).
+        overwrite : bool
+            Replace an existing index at `path`.
+
+        Raises
+        ------
+        ValueError
+            No images, ids of the wrong length or repeated, fewer descriptors than `n_words`,
+            or `path` exists without `overwrite`.
+        """
+        images = list(images)
+        if not images:
+            raise ValueError("images must not be empty")
+        ids = _default_ids(images) if ids is None else [str(i) for i in ids]
+        if len(ids) != len(images):
+            raise ValueError(f"ids must have one id per image: {len(ids)} ids, {len(images)} images")
+        if len(set(ids)) != len(ids):
+            seen = set()
+            dup = next(i for i in ids if i in seen or seen.add(i))
+            raise ValueError(f"ids must be unique; {dup!r} repeats")
+        n_words = _check_int(n_words, "n_words", 1)
+        sample, kmeans_iter = _check_int(sample, "sample", 1), _check_int(kmeans_iter,
+                                                                         "kmeans_iter", 1)
+        seed, threads = _check_int(seed, "seed", 0), _check_int(threads, "threads", 0)
+        sift = SIFT(threads=threads) if sift is None else sift
+        if not isinstance(sift, SIFT):
+            raise TypeError(f"sift must be a mirkit.image.SIFT, got {type(sift).__name__}")
+        target = None if path is None else Path(path)
+        if target is not None and target.exists() and not overwrite:
+            raise FileExistsError(f"{target} exists; pass overwrite=True to replace it")
+
+        xy, descriptors = [], []
+        for image in images:
+            kp, desc = sift.detect_and_compute(load_image(image))
+            xy.append(np.stack([kp["x"], kp["y"]], axis=1).astype(np.float32))
+            descriptors.append(desc)
+        offsets = np.cumsum([0] + [len(d) for d in descriptors]).astype(np.int64)
+        all_desc = np.concatenate(descriptors)
+        if codebook is None:
+            if len(all_desc) < n_words:
+                raise ValueError(f"{len(all_desc)} descriptors cannot make {n_words} visual "
+                                 "words; lower n_words or add images")
+            rng = np.random.default_rng(seed)
+            rows = np.sort(rng.choice(len(all_desc), min(sample, len(all_desc)), replace=False))
+            km = KMeans(n_words, max_iter=kmeans_iter, seed=seed, threads=threads)
+            codebook = km.fit(all_desc[rows].astype(np.float32)).cluster_centers_
+        quantizer = (codebook if isinstance(codebook, VectorQuantizer)
+                     else VectorQuantizer(codebook, threads=threads))
+        words = quantizer.quantize(all_desc) if len(all_desc) else np.zeros(0, np.uint32)
+
+        parent = (target.absolute().parent if target is not None else None)
+        work = Path(tempfile.mkdtemp(prefix=".mirkit-image-index-", dir=parent))
+        try:
+            with IndexWriter(work / "index", analyzer=Analyzer(stopwords=False, stem=False),
+                             threads=threads) as writer:
+                for i, id in enumerate(ids):
+                    doc = words[offsets[i]:offsets[i + 1]]
+                    writer.add(id, " ".join(f"{_PREFIX}{w}" for w in doc.tolist()))
+            np.save(work / "codebook.npy", quantizer.codebook)
+            np.save(work / "keypoints.npy", np.concatenate(xy) if xy else np.zeros((0, 2)))
+            np.save(work / "descriptors.npy", all_desc)
+            np.save(work / "offsets.npy", offsets)
+            meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "mirkit": __version__,
+                    "ids": ids, "n_words": quantizer.n_words,
+                    "sift": {"n_octaves": sift.n_octaves, "n_scales": sift.n_scales,
+                             "sigma": sift.sigma, "contrast_threshold": sift.contrast_threshold,
+                             "edge_threshold": sift.edge_threshold, "upsample": sift.upsample,
+                             "max_keypoints": sift.max_keypoints, "threads": sift.threads}}
+            _write_json(work / "meta.json", meta)
+            if target is None:
+                built = cls(work)
+                built._cleanup = weakref.finalize(built, shutil.rmtree, work, True)
+                return built
+            _replace(work, target)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        return cls(target)
+
+    def save(self, path: Union[str, os.PathLike], *, overwrite: bool = False) -> None:
+        """Copy the index to `path` (atomically: a temporary sibling renamed into place)."""
+        target = Path(path)
+        if target.exists() and not overwrite:
+            raise FileExistsError(f"{target} exists; pass overwrite=True to replace it")
+        work = Path(tempfile.mkdtemp(prefix=".mirkit-image-index-", dir=target.absolute().parent))
+        try:
+            shutil.copytree(self.path, work, dirs_exist_ok=True)
+            _replace(work, target)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return (f"ImageIndex({str(self.path)!r}, n_images={len(self)}, "
+                f"n_words={self.quantizer.n_words}, n_features={len(self.descriptors)})")
+
+    def features(self, i: int) -> tuple:
+        """(keypoint x, y as an (n, 2) float32 array, (n, 128) uint8 descriptors) of image i."""
+        a, b = self.offsets[i], self.offsets[i + 1]
+        return np.asarray(self.keypoints[a:b]), np.asarray(self.descriptors[a:b])
+
+    def search(self, image, k: int = 10, *, verify: bool = False, depth: int = 50,
+               ratio: float = 0.8, threshold: float = 5.0, scorer=None) -> ImageSearchResult:
+        """The `k` images most like `image` (a path or an array, see :func:`load_image`).
+
+        Parameters
+        ----------
+        k : int
+            Results wanted.
+        verify : bool
+            Re-rank the best `depth` bag-of-words results by spatial verification.
+        depth : int
+            Results verified (at least `k` are retrieved).
+        ratio : float
+            Lowe's ratio of the descriptor matches.
+        threshold : float
+            Largest reprojection error (pixels) of a RANSAC inlier.
+        scorer : Scorer or str, optional
+            Scorer of the bag-of-words ranking (default BM25; "tfidf", ...).
+        """
+        k = _check_int(k, "k", 1)
+        depth = _check_int(depth, "depth", 1)
+        kp, desc = self.sift.detect_and_compute(load_image(image))
+        query = {}
+        if len(desc):
+            words, counts = self.quantizer.bag_of_words(desc)
+            query = {f"{_PREFIX}{w}": float(c) for w, c in zip(words.tolist(), counts.tolist())}
+        r = self.searcher.search(query, k=max(k, depth) if verify else k, scorer=scorer)
+        if not verify:
+            return ImageSearchResult(list(r.ids), np.asarray(r.scores), None)
+        xy = np.stack([kp["x"], kp["y"]], axis=1).astype(np.float64)
+        inliers = np.array([self._inliers(xy, desc, int(d), ratio, threshold)
+                            for d in r.docids], dtype=np.int64)
+        order = np.lexsort((np.arange(len(inliers)), -inliers))[:k]  # stable: BoW rank breaks ties
+        return ImageSearchResult([r.ids[i] for i in order], np.asarray(r.scores)[order],
+                                 inliers[order])
+
+    def _inliers(self, xy: np.ndarray, desc: np.ndarray, docid: int, ratio: float,
+                 threshold: float) -> int:
+        d_xy, d_desc = self.features(docid)
+        if len(desc) < 4 or len(d_desc) < 4:
+            return 0
+        pairs = match(desc, d_desc, ratio=ratio).pairs
+        if len(pairs) < 4:
+            return 0
+        fit = find_homography(xy[pairs[:, 0]], d_xy[pairs[:, 1]].astype(np.float64),
+                              threshold=threshold)
+        return fit.n_inliers
+
+
+def _write_json(path: Path, data: dict) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _replace(work: Path, target: Path) -> None:
+    """Move the finished directory `work` to `target`, replacing what is there."""
+    old = None
+    if target.exists():
+        old = work.with_name(work.name + "-old")
+        os.replace(target, old)
+    os.replace(work, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

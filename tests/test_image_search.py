@@ -1,0 +1,215 @@
+"""mirkit.image_search: bag-of-visual-words retrieval of synthetic scenes seen under known
+homographies, spatial verification, save/load, file input and errors. The mAP on the real
+affine sequences is measured by ``mirkit bench image_search``."""
+
+import numpy as np
+import pytest
+
+from mirkit.geometry import apply_homography
+from mirkit.image import gaussian_blur
+from mirkit.image_search import ImageIndex, load_image
+
+SIZE = 160
+
+
+def scene(rng) -> np.ndarray:
+    """A textured grey image in [0, 1]: blurred noise plus bright and dark blobs."""
+    img = gaussian_blur(rng.random((SIZE, SIZE), dtype=np.float32), 1.5)
+    yy, xx = np.mgrid[:SIZE, :SIZE]
+    for _ in range(25):
+        cx, cy, r = rng.uniform(10, SIZE - 10, 2).tolist() + [rng.uniform(2, 8)]
+        img += rng.choice([-0.6, 0.6]) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * r * r))
+    return ((img - img.min()) / (img.max() - img.min())).astype(np.float32)
+
+
+def warp(image: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """`image` seen through homography H (bilinear, inverse mapping, 0 outside)."""
+    yy, xx = np.mgrid[:SIZE, :SIZE]
+    src = apply_homography(np.linalg.inv(H), np.c_[xx.ravel(), yy.ravel()].astype(float))
+    x, y = src[:, 0], src[:, 1]
+    x0, y0 = np.floor(x).astype(int), np.floor(y).astype(int)
+    fx, fy = x - x0, y - y0
+    out = np.zeros(len(x))
+    for dx, dy, w in ((0, 0, (1 - fx) * (1 - fy)), (1, 0, fx * (1 - fy)),
+                      (0, 1, (1 - fx) * fy), (1, 1, fx * fy)):
+        xi, yi = x0 + dx, y0 + dy
+        ok = (xi >= 0) & (xi < SIZE) & (yi >= 0) & (yi < SIZE)
+        out[ok] += w[ok] * image[yi[ok], xi[ok]]
+    return out.reshape(SIZE, SIZE).astype(np.float32)
+
+
+def view(angle_deg: float, scale: float, persp: float = 0.0) -> np.ndarray:
+    """Rotation and scaling about the image centre, with a little perspective."""
+    a = np.deg2rad(angle_deg)
+    c = SIZE / 2
+    T = np.array([[1, 0, c], [0, 1, c], [0, 0, 1.0]])
+    R = np.array([[scale * np.cos(a), -scale * np.sin(a), 0],
+                  [scale * np.sin(a), scale * np.cos(a), 0], [persp, 0, 1]])
+    return T @ R @ np.linalg.inv(T)
+
+
+@pytest.fixture(scope="module")
+def collection():
+    """4 scenes x 3 views: ids 's<scene>v<view>'."""
+    rng = np.random.default_rng(7)
+    views = [np.eye(3), view(25, 0.9), view(-15, 1.1, 4e-4)]
+    images, ids = [], []
+    for s in range(4):
+        base = scene(rng)
+        for v, H in enumerate(views):
+            images.append(warp(base, H))
+            ids.append(f"s{s}v{v}")
+    return images, ids
+
+
+@pytest.fixture(scope="module")
+def index(collection):
+    images, ids = collection
+    return ImageIndex.build(images, ids, n_words=200, seed=1)
+
+
+def same_scene_share(index, images, ids, k, **options) -> float:
+    """Share of the k results after the query itself that show the query's scene."""
+    hits = 0
+    for image, qid in zip(images, ids):
+        r = index.search(image, k=k + 1, **options)
+        others = [i for i in r.ids if i != qid][:k]
+        hits += sum(i[:2] == qid[:2] for i in others)
+    return hits / (k * len(ids))
+
+
+def test_verified_search_finds_every_other_view(index, collection):
+    images, ids = collection
+    assert same_scene_share(index, images, ids, k=2, verify=True) == 1.0
+    r = index.search(images[4], k=3, verify=True)
+    assert r.ids[0] == ids[4]  # the image itself has the most inliers
+    assert (np.diff(r.inliers) <= 0).all() and r.inliers[2] >= 10
+
+
+def test_bag_of_words_ranks_the_scene_first(index, collection):
+    images, ids = collection
+    assert same_scene_share(index, images, ids, k=2) >= 0.75
+    r = index.search(images[0], k=5)
+    assert r.inliers is None and (np.diff(r.scores) <= 0).all()
+    tfidf = index.search(images[0], k=5, scorer="tfidf")
+    assert tfidf.ids[0] == "s0v0"
+
+
+def test_save_load_round_trip(index, collection, tmp_path):
+    images, _ = collection
+    index.save(tmp_path / "img.idx")
+    loaded = ImageIndex.load(tmp_path / "img.idx")
+    assert len(loaded) == len(index) and loaded.ids == index.ids
+    for image in images[:3]:
+        a, b = index.search(image, k=4, verify=True), loaded.search(image, k=4, verify=True)
+        assert a.ids == b.ids
+        np.testing.assert_array_equal(a.scores, b.scores)
+        np.testing.assert_array_equal(a.inliers, b.inliers)
+    with pytest.raises(FileExistsError):
+        index.save(tmp_path / "img.idx")
+    index.save(tmp_path / "img.idx", overwrite=True)
+
+
+def test_files_colour_and_given_codebook(index, collection, tmp_path):
+    from PIL import Image
+
+    images, _ = collection
+    paths = []
+    for i, image in enumerate(images[:6]):
+        rgb = np.repeat((image * 255).round().astype(np.uint8)[..., None], 3, axis=2)
+        paths.append(tmp_path / f"photo{i}.png")
+        Image.fromarray(rgb).save(paths[-1])
+    assert load_image(paths[0]).shape == (SIZE, SIZE)
+    built = ImageIndex.build(paths, codebook=index.quantizer.codebook, path=tmp_path / "files")
+    assert built.ids == [f"photo{i}" for i in range(6)]
+    np.testing.assert_array_equal(built.quantizer.codebook, index.quantizer.codebook)
+    colour = np.repeat(images[3][..., None], 3, axis=2)  # float RGB in [0, 1]
+    assert built.search(colour, k=1, verify=True).ids == ["photo3"]
+
+
+def test_failed_build_leaves_nothing(collection, tmp_path):
+    images, _ = collection
+    with pytest.raises(ValueError, match="2-D"):
+        ImageIndex.build([images[0], np.zeros((4, 4, 4, 4))], path=tmp_path / "bad", n_words=8)
+    assert not (tmp_path / "bad").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"images": []}, ValueError, "empty"),
+    ({"ids": ["a"]}, ValueError, "one id per image"),
+    ({"ids": ["a", "a"]}, ValueError, "'a' repeats"),
+    ({"n_words": 100_000}, ValueError, "visual words"),
+    ({"n_words": 0}, ValueError, "n_words"),
+    ({"sift": "fast"}, TypeError, "SIFT"),
+])
+def test_build_errors(collection, kwargs, error, match):
+    images, _ = collection
+    args = {"images": images[:2], **kwargs}
+    with pytest.raises(error, match=match):
+        ImageIndex.build(**args)
+
+
+def test_search_and_load_errors(index, collection, tmp_path):
+    with pytest.raises(ValueError, match="k must be"):
+        index.search(collection[0][0], k=0)
+    with pytest.raises(ValueError, match="not a mirkit image index"):
+        ImageIndex.load(tmp_path)
+    empty = index.search(np.zeros((SIZE, SIZE), np.float32), k=3)  # no keypoints: no results
+    assert empty.ids == [] and len(empty.scores) == 0
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.image_search
+
+    failed, attempted = doctest.testmod(mirkit.image_search)
+    assert attempted and not failed
+
+
+def _write_pngs(folder, images):
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, image in enumerate(images, 1):
+        Image.fromarray((image * 255).round().astype(np.uint8)).save(folder / f"img{i}.png")
+
+
+def test_cli_image_index_and_search(collection, tmp_path, capsys):
+    from mirkit import cli
+
+    images, _ = collection
+    _write_pngs(tmp_path / "photos" / "s0", images[:3])
+    _write_pngs(tmp_path / "photos" / "s1", images[3:6])
+    out = tmp_path / "photos.idx"
+    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out), "--words", "64"]) == 0
+    assert "indexed 6 images" in capsys.readouterr().out
+    assert cli.main(["image-search", str(out), str(tmp_path / "photos" / "s1" / "img2.png"),
+                     "-k", "3", "--verify"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["rank", "id", "score", "inliers"]
+    assert lines[1].split()[1] == "s1/img2"  # the query itself first
+    assert {line.split()[1] for line in lines[1:4]} == {"s1/img1", "s1/img2", "s1/img3"}
+    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out)]) == 1  # exists
+    assert cli.main(["image-index", str(tmp_path / "nothing"), "-o", str(tmp_path / "x")]) == 1
+    assert cli.main(["image-search", str(tmp_path), "q.png"]) == 1
+    assert "error" in capsys.readouterr().err
+
+
+def test_benchmark_report_on_sequences(collection, tmp_path):
+    """The affine benchmark's measures, on two synthetic 'sequences' laid out as the data is."""
+    import io
+
+    from mirkit.benchmarks import image_search as bench
+
+    images, _ = collection
+    _write_pngs(tmp_path / "affine" / "one", images[:3])
+    _write_pngs(tmp_path / "affine" / "two", images[6:9])
+    text = io.StringIO()
+    rows = bench.report(root=tmp_path, n_words=64, out=text)
+    assert [r["ranking"] for r in rows] == ["bag of visual words (BM25)",
+                                            "+ spatial verification (RANSAC)"]
+    assert rows[1]["map"] == 1.0 and rows[1]["P_5"] == pytest.approx(0.4)  # 2 relevant of 5
+    assert "| + spatial verification (RANSAC) | 1.000 | 0.400 |" in text.getvalue()
+    assert bench.report(root=tmp_path / "absent", out=text) == []
