@@ -17,6 +17,9 @@ def test_cli_demo(capsys):
         row = re.search(rf"^    {algorithm} .*$", out, re.MULTILINE).group(0)
         assert row.endswith("True") or algorithm == "and", row
     assert "same documents: True" in out  # the numpy BM25 baseline finds the same top 10
+    table = out[out.index("Against numpy baselines"):].splitlines()[2:6]
+    assert len(table) == 4 and all(line.endswith("True") for line in table), table
+    assert re.search(r"SIFT: [1-9][\d,]* keypoints", out)
     assert "argparse" in out or "optparse" in out  # stdlib search: 'parse command line arguments'
 
 

@@ -187,7 +187,8 @@ class ImageIndex:
             raise ValueError("images must not be empty")
         ids = _default_ids(images) if ids is None else [str(i) for i in ids]
         if len(ids) != len(images):
-            raise ValueError(f"ids must have one id per image: {len(ids)} ids, {len(images)} images")
+            raise ValueError(f"ids must have one id per image: {len(ids)} ids, "
+                             f"{len(images)} images")
         if len(set(ids)) != len(ids):
             seen = set()
             dup = next(i for i in ids if i in seen or seen.add(i))
