@@ -42,15 +42,18 @@ def test_env_var_caps_level_at_import():
     assert proc.stdout.split()[0] == mirkit._core.detected_simd_level()
 
 
-def test_info_reports_every_codec():
+def test_info_reports_every_kernel_family():
     info = mirkit.info()
     assert info["version"] == mirkit.__version__
     assert info["compiler"]
     assert set(info["kernels"]) == {f"codecs.{n}" for n in mirkit.codecs.available()} | {
-        "codecs.bp128.decode_sorted",
-        "codecs.elias_fano.next_geq",
+        "codecs.bp128.decode_sorted", "codecs.elias_fano.next_geq", "image.sift.extrema",
+        "image.sift.gradients", "vectors.distances", "vectors.lsh_rerank", "attention.float32",
+        "attention.bfloat16",
     }
-    assert all(level in SIMD_LEVELS for level in info["kernels"].values())
+    assert all(level in (*SIMD_LEVELS, "avx512bf16") for level in info["kernels"].values())
+    with mirkit.simd_limit("scalar"):
+        assert set(mirkit.info()["kernels"].values()) == {"scalar"}
 
 
 def test_cli_info(capsys):

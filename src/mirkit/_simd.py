@@ -96,6 +96,12 @@ def info() -> dict:
     kernels = {f"codecs.{name}": codecs.get(name).kernel_level for name in codecs.available()}
     kernels["codecs.bp128.decode_sorted"] = _core.codecs.bp128_decode_sorted_level()
     kernels["codecs.elias_fano.next_geq"] = _core.codecs.elias_fano_query_level()
+    kernels.update({f"image.sift.{part}": level
+                    for part, level in _core.image.sift_levels().items()})
+    kernels["vectors.distances"] = _core.vectors.kernel_level()
+    kernels["vectors.lsh_rerank"] = _core.vectors.lsh_rerank_level()
+    kernels["attention.float32"] = _core.attention.kernel(False)
+    kernels["attention.bfloat16"] = _core.attention.kernel(True)
     return {
         "version": __version__,
         "compiler": _core.compiler,
