@@ -1,6 +1,7 @@
 #include "vectors/hamming.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <limits>
 #include <utility>
@@ -31,6 +32,15 @@ void hamming_scalar(const uint64_t* blocks, size_t n_blocks, size_t words, const
   }
 }
 
+size_t below_scalar(const uint16_t* d, size_t n, uint16_t bound, uint32_t* out) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; ++i) {  // branch-free: out has room for n, hits are rare
+    out[m] = static_cast<uint32_t>(i);
+    m += d[i] <= bound;
+  }
+  return m;
+}
+
 }  // namespace detail
 
 namespace {
@@ -44,8 +54,11 @@ core::Dispatch<HammingKernel> make_dispatch() {
   return d;
 }
 const core::Dispatch<HammingKernel> kHamming = make_dispatch();
+const core::Dispatch<BelowKernel> kBelow{
+    {detail::below_scalar, nullptr, nullptr, detail::below_avx512}};
 #else
 const core::Dispatch<HammingKernel> kHamming{{detail::hamming_scalar}};
+const core::Dispatch<BelowKernel> kBelow{{detail::below_scalar}};
 #endif
 
 constexpr size_t kEncodeRows = 4096;  // rows projected per batch (bounds the temporary)
@@ -55,7 +68,7 @@ size_t n_words(size_t n_bits) { return (n_bits + 63) / 64; }
 // Ids of the n_cand smallest distances among n, in (distance, id) order. First a bound: the
 // n_cand-th smallest distance of a prefix is >= the global one, so rows above it are dropped
 // with one comparison each; the few survivors are then counting-sorted by distance.
-void select(const uint16_t* dist, size_t n, size_t n_bits, size_t n_cand,
+void select(BelowKernel below, const uint16_t* dist, size_t n, size_t n_bits, size_t n_cand,
             std::vector<uint32_t>& hist, std::vector<uint32_t>& surv, std::vector<uint32_t>& out) {
   hist.assign(n_bits + 2, 0);
   const size_t prefix = std::min(n, std::max<size_t>(4096, 16 * n_cand));
@@ -65,12 +78,8 @@ void select(const uint16_t* dist, size_t n, size_t n_bits, size_t n_cand,
     seen += hist[bound];
     if (seen >= n_cand) break;
   }
-  surv.resize(n);
-  size_t m = 0;
-  for (size_t i = 0; i < n; ++i) {  // branch-free: survivors are rare
-    surv[m] = static_cast<uint32_t>(i);
-    m += dist[i] <= bound;
-  }
+  surv.resize(n + 32);  // the SIMD filter stores whole vectors
+  const size_t m = below(dist, n, static_cast<uint16_t>(bound), surv.data());
   std::fill(hist.begin(), hist.end(), 0u);
   for (size_t s = 0; s < m; ++s) ++hist[dist[surv[s]] + 1];
   for (size_t v = 1; v < hist.size(); ++v) hist[v] += hist[v - 1];
@@ -124,6 +133,7 @@ void hamming_search(const SignCoder& c, const uint64_t* blocks, const float* dat
   std::vector<uint64_t> qcodes(nq * words);
   sign_encode(c, q, nq, threads, qcodes.data());
   const HammingKernel kernel = kHamming.get();
+  const BelowKernel below = kBelow.get();
   const RerankKernel rerank = rerank_kernel();
   const float pad = l2 ? std::numeric_limits<float>::infinity()
                        : -std::numeric_limits<float>::infinity();
@@ -134,18 +144,32 @@ void hamming_search(const SignCoder& c, const uint64_t* blocks, const float* dat
   std::atomic<size_t> next{0};
   core::parallel_for(workers, threads, [&](size_t) {
     std::vector<uint16_t> hd(kHammingMaxQueries * n_blocks * kHammingBlock);
-    std::vector<uint32_t> hist, surv, kept;
+    std::vector<uint32_t> hist, surv;
+    std::array<std::vector<uint32_t>, kHammingMaxQueries> kept_all;
     std::vector<float> score;
     std::vector<std::pair<float, uint32_t>> ranked;
     for (size_t g; (g = next.fetch_add(1)) < groups;) {
       const size_t i0 = g * kHammingMaxQueries, m = std::min(kHammingMaxQueries, nq - i0);
       if (n_blocks) kernel(blocks, n_blocks, words, qcodes.data() + i0 * words, m, hd.data());
+      // Select every query of the group first and request all their candidate rows at once,
+      // so the misses overlap instead of queueing behind the re-ranking's short look-ahead.
       for (size_t a = 0; a < m; ++a) {
         const size_t i = i0 + a;
-        select(hd.data() + a * n_blocks * kHammingBlock, n, c.n_bits, n_cand, hist, surv, kept);
+        select(below, hd.data() + a * n_blocks * kHammingBlock, n, c.n_bits, n_cand, hist, surv,
+               kept_all[a]);
         if (cand) {
-          for (size_t e = 0; e < n_cand; ++e) cand[i * n_cand + e] = e < kept.size() ? int64_t{kept[e]} : -1;
+          for (size_t e = 0; e < n_cand; ++e) {
+            cand[i * n_cand + e] = e < kept_all[a].size() ? int64_t{kept_all[a][e]} : -1;
+          }
         }
+        for (uint32_t row : kept_all[a]) {
+          const char* p = reinterpret_cast<const char*>(data + static_cast<size_t>(row) * c.d);
+          for (size_t b = 0; b < c.d * sizeof(float); b += 64) __builtin_prefetch(p + b);
+        }
+      }
+      for (size_t a = 0; a < m; ++a) {
+        const size_t i = i0 + a;
+        const std::vector<uint32_t>& kept = kept_all[a];
         score.resize(kept.size());
         rerank(q + i * c.d, data, c.d, kept.data(), kept.size(), l2, score.data());
         ranked.resize(kept.size());
