@@ -24,7 +24,8 @@ def clustered():
 
 def _ref_codes(index, x):
     """Packed sign codes by numpy: bit j = proj_j . x > t_j, little-endian words."""
-    proj = index._prepare(np.asarray(x, np.float32)).astype(np.float64) @ index._proj.T.astype(np.float64)
+    x64 = index._prepare(np.asarray(x, np.float32)).astype(np.float64)
+    proj = x64 @ index._proj.T.astype(np.float64)
     bits = np.zeros((len(x), index._words * 64), np.uint8)
     bits[:, :index.n_bits] = proj > index._threshold
     return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
@@ -159,9 +160,12 @@ def test_save_load_pickle(tmp_path, clustered):
 def test_errors():
     H = vectors.HammingLSH
     for kw, exc in [({"dim": 0}, ValueError), ({"dim": 4, "metric": "ip"}, ValueError),
-                    ({"dim": 4, "n_bits": 0}, ValueError), ({"dim": 4, "n_bits": 4097}, ValueError),
-                    ({"dim": 4, "n_bits": 1.5}, TypeError), ({"dim": 4, "n_candidates": 0}, ValueError),
-                    ({"dim": 4, "train_thresholds": 1}, TypeError), ({"dim": 4, "seed": -1}, ValueError)]:
+                    ({"dim": 4, "n_bits": 0}, ValueError),
+                    ({"dim": 4, "n_bits": 4097}, ValueError),
+                    ({"dim": 4, "n_bits": 1.5}, TypeError),
+                    ({"dim": 4, "n_candidates": 0}, ValueError),
+                    ({"dim": 4, "train_thresholds": 1}, TypeError),
+                    ({"dim": 4, "seed": -1}, ValueError)]:
         with pytest.raises(exc):
             H(**kw)
     index = H(4, n_bits=8)

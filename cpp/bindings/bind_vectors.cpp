@@ -309,7 +309,8 @@ void bind_vectors(py::module_& m) {
         return to_numpy_2d(std::move(out), a.rows, words);
       },
       py::arg("proj").noconvert(), py::arg("threshold").noconvert(), py::arg("x").noconvert(),
-      py::arg("threads"), "Packed sign codes (n, ceil(n_bits / 64)) uint64, bit j = proj_j . x > t_j.");
+      py::arg("threads"),
+      "Packed sign codes (n, ceil(n_bits / 64)) uint64, bit j = proj_j . x > t_j.");
 
   m.def(
       "hamming_distances",

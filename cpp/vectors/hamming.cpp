@@ -24,7 +24,8 @@ void hamming_scalar(const uint64_t* blocks, size_t n_blocks, size_t words, const
       for (size_t c = 0; c < kHammingBlock; ++c) {
         unsigned s = 0;
         for (size_t w = 0; w < words; ++w) {
-          s += static_cast<unsigned>(__builtin_popcountll(block[w * kHammingBlock + c] ^ q[i * words + w]));
+          const uint64_t x = block[w * kHammingBlock + c] ^ q[i * words + w];
+          s += static_cast<unsigned>(__builtin_popcountll(x));
         }
         out[i * stride + b * kHammingBlock + c] = static_cast<uint16_t>(s);
       }
@@ -140,7 +141,8 @@ void hamming_search(const SignCoder& c, const uint64_t* blocks, const float* dat
   const size_t groups = (nq + kHammingMaxQueries - 1) / kHammingMaxQueries;
   // One worker per thread with its own buffers, pulling groups of queries (one scan of the
   // codes serves every query of a group).
-  const size_t workers = std::min<size_t>(core::resolve_threads(threads), std::max<size_t>(groups, 1));
+  const size_t workers =
+      std::min<size_t>(core::resolve_threads(threads), std::max<size_t>(groups, 1));
   std::atomic<size_t> next{0};
   core::parallel_for(workers, threads, [&](size_t) {
     std::vector<uint16_t> hd(kHammingMaxQueries * n_blocks * kHammingBlock);

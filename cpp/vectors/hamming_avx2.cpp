@@ -27,8 +27,8 @@ void scan(const uint64_t* blocks, size_t n_blocks, size_t words, const uint64_t*
     __m256i acc[NQ][2];
     for (size_t i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     for (size_t w = 0; w < words; ++w) {
-      const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + w * kHammingBlock));
-      const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + w * kHammingBlock + 4));
+      const auto* at = reinterpret_cast<const __m256i*>(block + w * kHammingBlock);
+      const __m256i x0 = _mm256_loadu_si256(at), x1 = _mm256_loadu_si256(at + 1);
       for (size_t i = 0; i < NQ; ++i) {
         const __m256i qw = _mm256_set1_epi64x(static_cast<long long>(q[i * words + w]));
         acc[i][0] = _mm256_add_epi64(acc[i][0], popcount64(_mm256_xor_si256(x0, qw)));

@@ -28,7 +28,8 @@ __attribute__((target("avx512vpopcntdq"))) void scan(const uint64_t* blocks, siz
     for (size_t w = 0; w < words; ++w) {
       const __m512i x = _mm512_loadu_si512(block + w * kHammingBlock);
       for (size_t i = 0; i < NQ; ++i) {
-        const __m512i v = _mm512_xor_si512(x, _mm512_set1_epi64(static_cast<long long>(q[i * words + w])));
+        const __m512i qw = _mm512_set1_epi64(static_cast<long long>(q[i * words + w]));
+        const __m512i v = _mm512_xor_si512(x, qw);
         acc[i] = _mm512_add_epi64(acc[i], _mm512_popcnt_epi64(v));
       }
     }

@@ -922,7 +922,8 @@ class HammingLSH:
             raise ValueError(f"n_bits must be <= 4096, got {self.n_bits}")
         self.n_candidates = check_positive_int(n_candidates, "n_candidates")
         if not isinstance(train_thresholds, (bool, np.bool_)):
-            raise TypeError(f"train_thresholds must be a bool, got {type(train_thresholds).__name__}")
+            raise TypeError("train_thresholds must be a bool, got "
+                            f"{type(train_thresholds).__name__}")
         self.train_thresholds = bool(train_thresholds)
         self.seed = check_count(seed, "seed")
         self.threads = _check_threads(threads)
