@@ -43,6 +43,7 @@ void bind_core(py::module_& m) {
     d["avx512vl"] = f.avx512vl; d["avx512dq"] = f.avx512dq; d["avx512vbmi"] = f.avx512vbmi;
     d["avx512vbmi2"] = f.avx512vbmi2;
     d["avx512bf16"] = f.avx512bf16;
+    d["avx512vpopcntdq"] = f.avx512vpopcntdq;
     return d;
   });
 }

@@ -7,6 +7,7 @@
 
 #include "bindings/common.hpp"
 #include "vectors/distances.hpp"
+#include "vectors/hamming.hpp"
 #include "vectors/kmeans.hpp"
 #include "vectors/knn.hpp"
 #include "vectors/lsh.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 using F32 = py::array_t<float, py::array::c_style>;
 using U32 = py::array_t<uint32_t, py::array::c_style>;
+using U64 = py::array_t<uint64_t, py::array::c_style>;
 
 struct Mat {
   const float* data;
@@ -68,6 +70,25 @@ vectors::LshParams lsh_params(int family, const F32& proj, const F32& shift, flo
   if (family == 1 && !(width > 0.0f)) throw py::value_error("width must be > 0");
   return {vectors::LshFamily(family), n_tables, pm.rows / n_tables, pm.cols, pm.data,
           shift.data(), width};
+}
+
+// SignCoder over the projections and thresholds of mirkit.vectors.HammingLSH.
+vectors::SignCoder sign_coder(const F32& proj, const F32& threshold) {
+  Mat pm = matrix(proj, "proj");
+  if (pm.rows == 0 || pm.rows > 4096) throw py::value_error("proj must have 1 to 4096 rows");
+  if (threshold.ndim() != 1 || static_cast<size_t>(threshold.shape(0)) != pm.rows) {
+    throw py::value_error("threshold must have one entry per row of proj");
+  }
+  return {pm.rows, pm.cols, pm.data, threshold.data()};
+}
+
+// Blocked codes (n_blocks, W, 8) holding n codes.
+void check_blocks(const U64& blocks, size_t n, size_t words) {
+  if (blocks.ndim() != 3 || static_cast<size_t>(blocks.shape(1)) != words ||
+      static_cast<size_t>(blocks.shape(2)) != vectors::kHammingBlock ||
+      static_cast<size_t>(blocks.shape(0)) * vectors::kHammingBlock < n) {
+    throw py::value_error("blocks must have shape (ceil(n / 8), words, 8)");
+  }
 }
 
 }  // namespace
@@ -269,6 +290,72 @@ void bind_vectors(py::module_& m) {
       py::arg("queries").noconvert(), py::arg("k"), py::arg("n_probes"), py::arg("n_rerank"),
       py::arg("l2"), py::arg("threads"),
       "(distances, ids, candidates found, candidates re-ranked) of a multi-probe LSH search.");
+
+  m.def("hamming_level", [] { return core::level_name(vectors::hamming_level()); },
+        "Instruction-set level of the Hamming scan.");
+
+  m.def(
+      "sign_encode",
+      [](const F32& proj, const F32& threshold, const F32& x, unsigned threads) {
+        auto c = sign_coder(proj, threshold);
+        Mat a = matrix(x, "x");
+        if (a.cols != c.d) throw py::value_error("x has the wrong dimension");
+        const size_t words = (c.n_bits + 63) / 64;
+        std::vector<uint64_t> out(a.rows * words);
+        {
+          py::gil_scoped_release release;
+          vectors::sign_encode(c, a.data, a.rows, threads, out.data());
+        }
+        return to_numpy_2d(std::move(out), a.rows, words);
+      },
+      py::arg("proj").noconvert(), py::arg("threshold").noconvert(), py::arg("x").noconvert(),
+      py::arg("threads"),
+      "Packed sign codes (n, ceil(n_bits / 64)) uint64, bit j = proj_j . x > t_j.");
+
+  m.def(
+      "hamming_distances",
+      [](const U64& blocks, size_t n, const U64& qcodes, unsigned threads) {
+        if (qcodes.ndim() != 2) throw py::value_error("qcodes must be 2-dimensional");
+        const size_t nq = qcodes.shape(0), words = qcodes.shape(1);
+        check_blocks(blocks, n, words);
+        std::vector<uint16_t> out(nq * n);
+        {
+          py::gil_scoped_release release;
+          vectors::hamming_distances(blocks.data(), n, words, qcodes.data(), nq, threads,
+                                     out.data());
+        }
+        return to_numpy_2d(std::move(out), nq, n);
+      },
+      py::arg("blocks").noconvert(), py::arg("n"), py::arg("qcodes").noconvert(),
+      py::arg("threads"), "Hamming distances (nq, n) uint16 of query codes to blocked codes.");
+
+  m.def(
+      "hamming_search",
+      [](const F32& proj, const F32& threshold, const U64& blocks, const F32& data,
+         const F32& queries, size_t k, size_t n_cand, bool l2, unsigned threads,
+         bool want_candidates) {
+        auto c = sign_coder(proj, threshold);
+        Mat x = matrix(data, "data"), q = matrix(queries, "queries");
+        if (x.cols != c.d || q.cols != c.d) throw py::value_error("wrong dimension");
+        check_blocks(blocks, x.rows, (c.n_bits + 63) / 64);
+        std::vector<float> dist(q.rows * k);
+        std::vector<int64_t> ids(q.rows * k), cand(want_candidates ? q.rows * n_cand : 0);
+        {
+          py::gil_scoped_release release;
+          vectors::hamming_search(c, blocks.data(), x.data, x.rows, q.data, q.rows, k, n_cand, l2,
+                                  threads, dist.data(), ids.data(),
+                                  want_candidates ? cand.data() : nullptr);
+        }
+        py::object kept = py::none();
+        if (want_candidates) kept = to_numpy_2d(std::move(cand), q.rows, n_cand);
+        return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
+                              to_numpy_2d(std::move(ids), q.rows, k), kept);
+      },
+      py::arg("proj").noconvert(), py::arg("threshold").noconvert(),
+      py::arg("blocks").noconvert(), py::arg("data").noconvert(), py::arg("queries").noconvert(),
+      py::arg("k"), py::arg("n_candidates"), py::arg("l2"), py::arg("threads"),
+      py::arg("want_candidates"),
+      "(distances, ids, candidates or None) of a Hamming-ranking search with exact re-ranking.");
 }
 
 }  // namespace mirkit::bindings

@@ -48,6 +48,7 @@ CpuFeatures detect() {
     f.avx512vl = (b & bit_AVX512VL) && f.os_avx512;
     f.avx512vbmi = (c & bit_AVX512VBMI) && f.os_avx512;
     f.avx512vbmi2 = (c & bit_AVX512VBMI2) && f.os_avx512;
+    f.avx512vpopcntdq = (c & (1u << 14)) && f.os_avx512;  // CPUID.7.0:ECX[14]
     // Leaf 7 subleaf 1 exists when subleaf 0 reports a maximum subleaf >= 1 (in EAX).
     unsigned a1, b1, c1, d1;
     if (a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) {

@@ -30,6 +30,7 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512vbmi = false, avx512vbmi2 = false;
   bool avx512bf16 = false;  // an extension, not a level: kernels check it and active_level()
+  bool avx512vpopcntdq = false;  // an extension too (Ice Lake, Zen 4): 64-bit lane popcount
   bool os_avx = false, os_avx512 = false;  // XCR0 says the OS saves the wide registers
 };
 

@@ -54,10 +54,7 @@ constexpr size_t kProjRows = 4096;  // rows projected per batch (bounds the temp
 
 // Projections a . x of rows [0, n) onto every hash direction: out is n x (L * K).
 void project(const LshParams& p, const float* x, size_t n, unsigned threads, float* out) {
-  const size_t m = p.n_tables * p.n_hashes;
-  std::vector<float> zero(m, 0.0f);
-  dense_scores(x, n, p.proj, m, p.d, zero.data(), -1.0f, threads, out);
-  for (size_t i = 0; i < n * m; ++i) out[i] = -out[i];
+  project_rows(x, n, p.proj, p.n_tables * p.n_hashes, p.d, threads, out);
 }
 
 inline int32_t hash_value(const LshParams& p, size_t h, float proj) {
@@ -146,6 +143,15 @@ void probe_table(const LshParams& p, size_t t, const float* proj, uint32_t slot_
 
 core::SimdLevel lsh_rerank_level() { return kRerank.chosen(); }
 
+RerankKernel rerank_kernel() { return kRerank.get(); }
+
+void project_rows(const float* x, size_t n, const float* dirs, size_t m, size_t d,
+                  unsigned threads, float* out) {
+  std::vector<float> zero(m, 0.0f);
+  dense_scores(x, n, dirs, m, d, zero.data(), -1.0f, threads, out);
+  for (size_t i = 0; i < n * m; ++i) out[i] = -out[i];
+}
+
 void lsh_hash(const LshParams& p, const float* x, size_t n, unsigned threads, uint32_t* out) {
   const size_t m = p.n_tables * p.n_hashes;
   std::vector<float> proj(std::min(n, kProjRows) * m);
@@ -191,7 +197,7 @@ void lsh_search(const LshParams& p, uint32_t slot_bits, const uint32_t* offsets,
   const size_t m = p.n_tables * p.n_hashes, slots = size_t{1} << slot_bits;
   std::vector<float> proj(nq * m);
   project(p, q, nq, threads, proj.data());
-  const RerankKernel rerank = kRerank.get();
+  const RerankKernel rerank = rerank_kernel();
   const float pad = l2 ? std::numeric_limits<float>::infinity()
                        : -std::numeric_limits<float>::infinity();
   // One worker per thread, each with its own visited stamps, pulling queries one at a time.

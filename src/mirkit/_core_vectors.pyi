@@ -1,5 +1,7 @@
 """Type stubs for mirkit._core.vectors (float32 arrays are C-contiguous (n, d))."""
 
+from typing import Optional
+
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import TypeAlias
@@ -25,3 +27,10 @@ def lsh_search(family: int, proj: F32, shift: F32, width: float, n_tables: int,
                slot_bits: int, offsets: U32, ids: U32, data: F32, queries: F32, k: int,
                n_probes: int, n_rerank: int, l2: bool,
                threads: int) -> tuple[F32, npt.NDArray[np.int64], U32, U32]: ...
+def hamming_level() -> str: ...
+def sign_encode(proj: F32, threshold: F32, x: F32, threads: int) -> np.ndarray: ...
+def hamming_distances(blocks: np.ndarray, n: int, qcodes: np.ndarray,
+                      threads: int) -> np.ndarray: ...
+def hamming_search(proj: F32, threshold: F32, blocks: np.ndarray, data: F32, queries: F32, k: int,
+                   n_candidates: int, l2: bool, threads: int,
+                   want_candidates: bool) -> tuple[F32, np.ndarray, Optional[np.ndarray]]: ...

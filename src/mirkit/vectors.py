@@ -1,4 +1,5 @@
-"""Vectors: exact k-nearest neighbours, k-means, vector quantization, ratio-test matching, LSH.
+"""Vectors: exact k-nearest neighbours, k-means, vector quantization, ratio-test matching, LSH
+(bucketed multi-probe tables, or Hamming ranking of sign codes).
 
 Everything runs on one blocked distance kernel of mirkit's own (no BLAS): 32 queries packed in a
 panel, base rows streamed past it, a register-tiled FMA micro-kernel (AVX-512, AVX2 or scalar,
@@ -29,6 +30,7 @@ from mirkit._validate import check_count, check_positive_int
 from mirkit._version import __version__
 
 __all__ = [
+    "HammingLSH",
     "KMeans",
     "LSHIndex",
     "LSHParams",
@@ -848,6 +850,218 @@ class LSHIndex:
             raise ValueError(f"saved hashes must have shape ({self.n_tables}, {len(data)})")
         self._data, self._hashes = data, hashes
         self._build()  # buckets are rebuilt from the hashes, never trusted from disk
+
+    def __getstate__(self) -> dict:
+        return {"params": self._params(), "arrays": self._arrays()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["params"])
+        self._restore(state["arrays"])
+
+
+class HammingLSH:
+    """Hamming-ranking LSH: sign codes of every vector scanned in full, the closest re-ranked.
+
+    Each vector gets an `n_bits`-bit code, bit j = ``[a_j . x > t_j]`` for random hyperplanes
+    ``a_j`` (Charikar 2002's SimHash; as faiss ``IndexLSH``): stacked random orthonormal bases
+    of the space, and thresholds ``t_j`` the median projection of the first vectors added
+    (``train_thresholds=True``, as faiss's ``train_thresholds``) or 0. A search computes the
+    Hamming distance of the query's code to every code (AVX-512 VPOPCNTDQ, AVX2 PSHUFB or
+    scalar popcount, chosen at run time), keeps the `n_candidates` closest (ties by lower id)
+    and re-ranks them exactly, so returned distances are true distances. Unlike
+    :class:`LSHIndex` it has no buckets: the cost per query is one scan of ``n * n_bits / 8``
+    bytes plus `n_candidates` exact distances.
+
+    Parameters
+    ----------
+    dim : int
+        Vector dimension.
+    metric : {"l2", "cosine"}
+        Re-ranking distance; ``cosine`` normalizes vectors first.
+    n_bits : int
+        Code length, 1 to 4096 (more: better candidates, slower scan; multiples of 64 waste
+        nothing).
+    n_candidates : int
+        Default codes re-ranked per query by :meth:`search` (e.g. ``k * 4`` to ``k * 20``).
+    train_thresholds : bool
+        Threshold each bit at the median projection of the first vectors added (up to
+        10,000) instead of 0; needed for data not centred at the origin (e.g. SIFT).
+    seed : int
+        Seed of the hyperplanes: equal seeds and data give identical results.
+    threads : int
+        Worker threads, 0 = all cores.
+
+    Notes
+    -----
+    :meth:`search` is thread-safe; :meth:`add` must not run concurrently with anything else.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mirkit.vectors import HammingLSH
+    >>> X = np.random.default_rng(0).standard_normal((1000, 16)).astype(np.float32)
+    >>> index = HammingLSH(16, n_bits=64, n_candidates=20, seed=1)
+    >>> index.add(X)
+    >>> d, ids = index.search(X[:3], 1)
+    >>> ids.ravel().tolist(), d.ravel().tolist()
+    ([0, 1, 2], [0.0, 0.0, 0.0])
+    """
+
+    _kind = "mirkit.vectors.HammingLSH"
+    _SAMPLE = 10000  # rows whose median projections become the thresholds
+
+    def __init__(self, dim: int, *, metric: str = "l2", n_bits: int = 256,
+                 n_candidates: int = 40, train_thresholds: bool = True, seed: int = 0,
+                 threads: int = 0):
+        self.dim = check_positive_int(dim, "dim")
+        if metric not in _FAMILY:
+            raise ValueError(f"metric must be one of {tuple(_FAMILY)}, got {metric!r}")
+        self.metric = metric
+        self.n_bits = check_positive_int(n_bits, "n_bits")
+        if self.n_bits > 4096:
+            raise ValueError(f"n_bits must be <= 4096, got {self.n_bits}")
+        self.n_candidates = check_positive_int(n_candidates, "n_candidates")
+        if not isinstance(train_thresholds, (bool, np.bool_)):
+            raise TypeError("train_thresholds must be a bool, got "
+                            f"{type(train_thresholds).__name__}")
+        self.train_thresholds = bool(train_thresholds)
+        self.seed = check_count(seed, "seed")
+        self.threads = _check_threads(threads)
+        rng = np.random.default_rng(self.seed)
+        bases = []
+        for _ in range(-(-self.n_bits // self.dim)):
+            q, r = np.linalg.qr(rng.standard_normal((self.dim, self.dim)))
+            bases.append((q * np.sign(np.diag(r))).T)  # sign fix: a uniform random rotation
+        self._proj = np.ascontiguousarray(np.concatenate(bases)[:self.n_bits], np.float32)
+        self._threshold = np.zeros(self.n_bits, np.float32)
+        self._trained = not self.train_thresholds
+        self._data = np.zeros((0, self.dim), np.float32)
+        self._codes = np.zeros((0, self._words), np.uint64)
+        self._build()
+
+    @property
+    def _words(self) -> int:
+        return -(-self.n_bits // 64)
+
+    def _build(self) -> None:
+        """The scan layout: blocks of 8 codes, word-major (n_blocks, words, 8)."""
+        n = len(self._codes)
+        padded = np.zeros((-(-n // 8) * 8, self._words), np.uint64)
+        padded[:n] = self._codes
+        self._blocks = np.ascontiguousarray(padded.reshape(-1, 8, self._words).transpose(0, 2, 1))
+
+    def _params(self) -> dict:
+        return {"dim": self.dim, "metric": self.metric, "n_bits": self.n_bits,
+                "n_candidates": self.n_candidates, "train_thresholds": self.train_thresholds,
+                "seed": self.seed, "threads": self.threads}
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes held: vectors, codes (twice: packed and scan layout), hyperplanes."""
+        return sum(a.nbytes for a in (self._data, self._codes, self._blocks, self._proj,
+                                      self._threshold))
+
+    def __repr__(self) -> str:
+        return (f"HammingLSH(n={len(self)}, dim={self.dim}, metric={self.metric!r}, "
+                f"n_bits={self.n_bits}, n_candidates={self.n_candidates}, "
+                f"memory={self.memory_bytes / 2**20:.1f} MiB)")
+
+    # -- building and searching -------------------------------------------------------------
+
+    def _prepare(self, x: np.ndarray) -> np.ndarray:
+        return _normalized(x) if self.metric == "cosine" else x
+
+    def encode(self, X) -> np.ndarray:
+        """Sign codes of the rows of `X`: uint64 (n, ceil(n_bits / 64)), bit j of the code in
+        word j // 64 at bit j % 64 (padding bits 0)."""
+        x = self._prepare(_as_matrix(X, "X", dim=self.dim))
+        return _core.vectors.sign_encode(self._proj, self._threshold, x, self.threads)
+
+    def add(self, X) -> None:
+        """Add the rows of `X`; they get ids len(self), len(self) + 1, ..."""
+        x = self._prepare(_as_matrix(X, "X", dim=self.dim))
+        if len(self) + len(x) > 2**32 - 1:
+            raise ValueError("a HammingLSH holds at most 2**32 - 1 vectors")
+        if not len(x):
+            return
+        if not self._trained:
+            sample = x[:self._SAMPLE]
+            self._threshold = np.ascontiguousarray(np.median(sample @ self._proj.T, axis=0),
+                                                   np.float32)
+            self._trained = True
+        codes = _core.vectors.sign_encode(self._proj, self._threshold, x, self.threads)
+        self._data = np.concatenate([self._data, x])
+        self._codes = np.concatenate([self._codes, codes])
+        self._build()
+
+    def _search(self, Q, k, n_candidates, want_candidates):
+        k = check_positive_int(k, "k")
+        n_candidates = (self.n_candidates if n_candidates is None
+                        else check_positive_int(n_candidates, "n_candidates"))
+        q = self._prepare(_as_matrix(Q, "queries", dim=self.dim))
+        return _core.vectors.hamming_search(self._proj, self._threshold, self._blocks,
+                                            self._data, q, k, n_candidates,
+                                            self.metric == "l2", self.threads, want_candidates)
+
+    def search(self, Q, k: int, *, n_candidates: Optional[int] = None) -> Neighbors:
+        """Approximate k nearest neighbours of every query row.
+
+        `n_candidates` overrides the index default for this call (at least `k` to fill the
+        result).
+
+        Returns
+        -------
+        Neighbors
+            ``(distances, ids)`` of shape (nq, k), best first: squared L2 ascending or cosine
+            similarity descending. Missing results (fewer than k candidates) have id -1 and
+            distance +inf (l2) or -inf (cosine).
+        """
+        dist, ids, _ = self._search(Q, k, n_candidates, False)
+        return Neighbors(dist, ids)
+
+    def candidates(self, Q, *, n_candidates: Optional[int] = None) -> np.ndarray:
+        """Ids kept for re-ranking, int64 (nq, n_candidates), by (Hamming distance, id);
+        -1 where the index holds fewer vectors."""
+        return self._search(Q, 1, n_candidates, True)[2]
+
+    def hamming_distances(self, Q) -> np.ndarray:
+        """Hamming distances of the queries' codes to every code, uint16 (nq, len(self))."""
+        return _core.vectors.hamming_distances(self._blocks, len(self), self.encode(Q),
+                                               self.threads)
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def save(self, path) -> None:
+        """Write the index to directory `path` (.npy arrays + meta.json)."""
+        _save(path, self._kind, self._params(), self._arrays())
+
+    @classmethod
+    def load(cls, path, mmap: bool = False) -> "HammingLSH":
+        """Read an index written by :meth:`save` (`mmap`: map the vectors, do not read them)."""
+        meta, arrays = _load(path, cls._kind, mmap)
+        index = cls(**meta["params"])
+        index._restore(arrays)
+        return index
+
+    def _arrays(self) -> dict:
+        return {"data": self._data, "codes": self._codes, "threshold": self._threshold}
+
+    def _restore(self, arrays: dict) -> None:
+        data = arrays["data"]
+        codes = np.ascontiguousarray(arrays["codes"], np.uint64)
+        threshold = np.ascontiguousarray(arrays["threshold"], np.float32)
+        if data.dtype != np.float32 or data.ndim != 2 or data.shape[1] != self.dim:
+            raise ValueError(f"saved vectors must be float32 (n, {self.dim})")
+        if codes.shape != (len(data), self._words):
+            raise ValueError(f"saved codes must have shape ({len(data)}, {self._words})")
+        if threshold.shape != (self.n_bits,):
+            raise ValueError(f"saved thresholds must have shape ({self.n_bits},)")
+        self._data, self._codes, self._threshold = data, codes, threshold
+        self._trained = self._trained or len(data) > 0
+        self._build()
 
     def __getstate__(self) -> dict:
         return {"params": self._params(), "arrays": self._arrays()}

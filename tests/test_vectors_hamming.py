@@ -1,0 +1,198 @@
+"""HammingLSH: codes and Hamming distances equal to a numpy reference (np.unpackbits popcount)
+on every SIMD level, candidate sets equal to a (distance, id) sort, exact re-ranked distances,
+recall rising with n_bits and n_candidates, determinism per seed, save/load/pickle, errors."""
+
+import pickle
+
+import numpy as np
+import pytest
+from reference import vectors as ref
+
+import mirkit
+from mirkit import _core, vectors
+from mirkit._simd import runnable_simd_levels
+from mirkit.benchmarks.data import data_dir
+
+
+@pytest.fixture(scope="module")
+def clustered():
+    rng = np.random.default_rng(5)
+    means = rng.standard_normal((40, 24)) * 4
+    x = (means[rng.integers(0, 40, 6000)] + rng.standard_normal((6000, 24))).astype(np.float32)
+    return x[:5803], x[5803:]  # 5803: the last scan block is partial
+
+
+def _ref_codes(index, x):
+    """Packed sign codes by numpy: bit j = proj_j . x > t_j, little-endian words."""
+    x64 = index._prepare(np.asarray(x, np.float32)).astype(np.float64)
+    proj = x64 @ index._proj.T.astype(np.float64)
+    bits = np.zeros((len(x), index._words * 64), np.uint8)
+    bits[:, :index.n_bits] = proj > index._threshold
+    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+
+
+def _ref_hamming(a, b):
+    x = a[:, None, :] ^ b[None, :, :]
+    return np.unpackbits(x.view(np.uint8), axis=2).sum(2).astype(np.uint16)
+
+
+@pytest.mark.parametrize("n_bits", [1, 63, 64, 200, 512])
+def test_codes_and_distances_match_numpy(simd_level, clustered, n_bits):
+    base, q = clustered
+    index = vectors.HammingLSH(24, n_bits=n_bits, seed=3)
+    index.add(base)
+    codes = index.encode(q)
+    expect = _ref_codes(index, q)
+    # float32 projections may round a value lying on its threshold the other way: allow a few
+    assert (codes != expect).sum() <= 2
+    np.testing.assert_array_equal(index._codes.shape, (len(base), index._words))
+    hd = index.hamming_distances(q)
+    np.testing.assert_array_equal(hd, _ref_hamming(codes, index._codes))
+    # candidates: the n smallest (Hamming distance, id)
+    for n_cand in (1, 37, 600):
+        cand = index.candidates(q, n_candidates=n_cand)
+        order = np.lexsort((np.broadcast_to(np.arange(len(base)), hd.shape), hd), axis=1)
+        np.testing.assert_array_equal(cand, order[:, :n_cand])
+
+
+def test_simd_levels_agree(clustered):
+    base, q = clustered
+    index = vectors.HammingLSH(24, n_bits=320, n_candidates=50, seed=1)
+    index.add(base)
+    results = []
+    for level in runnable_simd_levels():
+        with mirkit.simd_limit(level):
+            results.append((index.hamming_distances(q), *index.search(q, 5)))
+    for r in results[1:]:
+        np.testing.assert_array_equal(r[0], results[0][0])
+        np.testing.assert_array_equal(r[2], results[0][2])
+        np.testing.assert_allclose(r[1], results[0][1], rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_exact_distances_and_recall_rise(clustered, metric):
+    base, q = clustered
+    truth = ref.knn(q, base, 10, metric)
+    recalls = {}
+    for n_bits in (32, 128, 512):
+        index = vectors.HammingLSH(24, metric=metric, n_bits=n_bits, seed=2)
+        index.add(base)
+        for n_cand in (10, 100):
+            d, ids = index.search(q, 10, n_candidates=n_cand)
+            recalls[n_bits, n_cand] = ref.recall(ids, truth[1], 10)
+            # returned distances are exact for the returned ids
+            x = index._prepare(base)[ids]
+            qq = index._prepare(q)[:, None, :]
+            exact = ((x - qq) ** 2).sum(2) if metric == "l2" else (x * qq).sum(2)
+            np.testing.assert_allclose(d, exact, rtol=1e-4, atol=1e-3)
+    assert recalls[32, 10] < recalls[128, 10] < recalls[512, 10]
+    for n_bits in (32, 128):
+        assert recalls[n_bits, 10] < recalls[n_bits, 100]
+    assert recalls[512, 100] > 0.95
+
+
+def test_deterministic_per_seed(clustered):
+    base, q = clustered
+    runs = []
+    for seed in (7, 7, 8):
+        index = vectors.HammingLSH(24, n_bits=96, n_candidates=20, seed=seed, threads=2)
+        index.add(base)
+        runs.append(index.search(q, 5).ids)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert (runs[0] != runs[2]).any()
+
+
+def test_thresholds_and_incremental_add(clustered):
+    base, q = clustered
+    shifted = base + 50  # far from the origin: untrained thresholds make nearly constant codes
+    trained = vectors.HammingLSH(24, n_bits=128, n_candidates=30, seed=0)
+    plain = vectors.HammingLSH(24, n_bits=128, n_candidates=30, train_thresholds=False, seed=0)
+    truth = ref.knn(q + 50, shifted, 10, "l2")[1]
+    for index in (trained, plain):
+        index.add(shifted[:3000])
+        index.add(shifted[3000:])
+        assert len(index) == len(base)
+    np.testing.assert_allclose(trained._threshold, np.median(shifted[:3000] @ trained._proj.T, 0),
+                               rtol=1e-5, atol=1e-3)
+    assert not plain._threshold.any()
+    r_trained = ref.recall(trained.search(q + 50, 10).ids, truth, 10)
+    r_plain = ref.recall(plain.search(q + 50, 10).ids, truth, 10)
+    assert r_trained > r_plain + 0.2
+    # later adds keep the thresholds of the first one
+    np.testing.assert_array_equal(trained._codes, trained.encode(shifted))
+
+
+def test_padding_empty_and_small():
+    index = vectors.HammingLSH(4, n_bits=16, n_candidates=3)
+    d, ids = index.search(np.ones((2, 4)), 2)
+    assert (ids == -1).all() and np.isinf(d).all()
+    index.add(np.eye(4, dtype=np.float32))
+    d, ids = index.search(np.eye(4)[:1], 4)
+    assert ids[0, 0] == 0 and d[0, 0] == 0 and (ids[0, 3] == -1) and d[0, 3] == np.inf
+    assert (index.candidates(np.eye(4)[:1], n_candidates=6)[0, 4:] == -1).all()
+    assert "HammingLSH(n=4" in repr(index) and index.memory_bytes > 0
+
+
+def test_save_load_pickle(tmp_path, clustered):
+    base, q = clustered
+    index = vectors.HammingLSH(24, metric="cosine", n_bits=100, n_candidates=25, seed=4)
+    index.add(base)
+    expect = index.search(q, 5)
+    index.save(tmp_path / "h")
+    for other in (vectors.HammingLSH.load(tmp_path / "h"),
+                  vectors.HammingLSH.load(tmp_path / "h", mmap=True),
+                  pickle.loads(pickle.dumps(index))):
+        got = other.search(q, 5)
+        np.testing.assert_array_equal(got.ids, expect.ids)
+        np.testing.assert_array_equal(got.distances, expect.distances)
+        assert other._params() == index._params()
+    with pytest.raises(ValueError):
+        vectors.LSHIndex.load(tmp_path / "h")
+    bad = vectors.HammingLSH(24, n_bits=100)
+    with pytest.raises(ValueError, match="codes"):
+        bad._restore({"data": base, "codes": index._codes[:10], "threshold": index._threshold})
+    with pytest.raises(ValueError, match="thresholds"):
+        bad._restore({"data": base, "codes": index._codes, "threshold": index._threshold[:3]})
+    with pytest.raises(ValueError, match="vectors"):
+        bad._restore({"data": base[:, :3], "codes": index._codes, "threshold": index._threshold})
+
+
+def test_errors():
+    H = vectors.HammingLSH
+    for kw, exc in [({"dim": 0}, ValueError), ({"dim": 4, "metric": "ip"}, ValueError),
+                    ({"dim": 4, "n_bits": 0}, ValueError),
+                    ({"dim": 4, "n_bits": 4097}, ValueError),
+                    ({"dim": 4, "n_bits": 1.5}, TypeError),
+                    ({"dim": 4, "n_candidates": 0}, ValueError),
+                    ({"dim": 4, "train_thresholds": 1}, TypeError),
+                    ({"dim": 4, "seed": -1}, ValueError)]:
+        with pytest.raises(exc):
+            H(**kw)
+    index = H(4, n_bits=8)
+    index.add(np.eye(4))
+    with pytest.raises(ValueError):
+        index.search(np.ones((1, 5)), 1)
+    with pytest.raises(ValueError):
+        index.search(np.ones((1, 4)), 0)
+    with pytest.raises(ValueError):
+        index.search(np.ones((1, 4)), 1, n_candidates=0)
+    with pytest.raises(TypeError):
+        index.add(np.ones((1, 4), bool))
+    with pytest.raises(ValueError):
+        _core.vectors.hamming_distances(index._blocks[:0], 4, index.encode(np.eye(4)), 1)
+    with pytest.raises(ValueError):
+        _core.vectors.sign_encode(index._proj, index._threshold[:3], np.eye(4, dtype=np.float32), 1)
+
+
+def test_sift_subset_recall():
+    root = data_dir()
+    if root is None or not (root / "vectors" / "sift-affine" / "base.npy").is_file():
+        pytest.skip("../shared/data/vectors/sift-affine is absent")
+    base = np.load(root / "vectors" / "sift-affine" / "base.npy")[:20000]
+    q = np.load(root / "vectors" / "sift-affine" / "query.npy")[:100]
+    truth = ref.knn(q, base, 10, "l2")[1]
+    index = vectors.HammingLSH(128, n_bits=512, seed=0)
+    index.add(base)
+    low = ref.recall(index.search(q, 10, n_candidates=10).ids, truth, 10)
+    high = ref.recall(index.search(q, 10, n_candidates=80).ids, truth, 10)
+    assert low < high and high > 0.9
