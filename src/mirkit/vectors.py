@@ -663,7 +663,33 @@ class VectorQuantizer:
 _FAMILY = {"cosine": 0, "l2": 1}
 
 
-class LSHIndex:
+class _SavedIndex:
+    """save/load and pickling of an index: subclasses give `_kind`, `_params()` (constructor
+    keywords), `_arrays()` and `_restore(arrays)`."""
+
+    _kind = ""
+
+    def save(self, path) -> None:
+        """Write the index to directory `path` (.npy arrays + meta.json)."""
+        _save(path, self._kind, self._params(), self._arrays())
+
+    @classmethod
+    def load(cls, path, mmap: bool = False):
+        """Read an index written by :meth:`save` (`mmap`: map the vectors, do not read them)."""
+        meta, arrays = _load(path, cls._kind, mmap)
+        index = cls(**meta["params"])
+        index._restore(arrays)
+        return index
+
+    def __getstate__(self) -> dict:
+        return {"params": self._params(), "arrays": self._arrays()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["params"])
+        self._restore(state["arrays"])
+
+
+class LSHIndex(_SavedIndex):
     """Multi-probe LSH: L tables of K concatenated hashes, candidates re-ranked exactly.
 
     ``metric="cosine"`` uses random-hyperplane sign hashes (Charikar 2002) on unit-normalized
@@ -827,18 +853,6 @@ class LSHIndex:
 
     # -- saving -----------------------------------------------------------------------------
 
-    def save(self, path) -> None:
-        """Write the index to directory `path` (.npy arrays + meta.json)."""
-        _save(path, self._kind, self._params(), self._arrays())
-
-    @classmethod
-    def load(cls, path, mmap: bool = False) -> "LSHIndex":
-        """Read an index written by :meth:`save` (`mmap`: map the vectors, do not read them)."""
-        meta, arrays = _load(path, cls._kind, mmap)
-        index = cls(**meta["params"])
-        index._restore(arrays)
-        return index
-
     def _arrays(self) -> dict:
         return {"data": self._data, "hashes": self._hashes}
 
@@ -851,15 +865,8 @@ class LSHIndex:
         self._data, self._hashes = data, hashes
         self._build()  # buckets are rebuilt from the hashes, never trusted from disk
 
-    def __getstate__(self) -> dict:
-        return {"params": self._params(), "arrays": self._arrays()}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(**state["params"])
-        self._restore(state["arrays"])
-
-
-class HammingLSH:
+class HammingLSH(_SavedIndex):
     """Hamming-ranking LSH: sign codes of every vector scanned in full, the closest re-ranked.
 
     Each vector gets an `n_bits`-bit code, bit j = ``[a_j . x > t_j]`` for random hyperplanes
@@ -1034,18 +1041,6 @@ class HammingLSH:
 
     # -- saving -----------------------------------------------------------------------------
 
-    def save(self, path) -> None:
-        """Write the index to directory `path` (.npy arrays + meta.json)."""
-        _save(path, self._kind, self._params(), self._arrays())
-
-    @classmethod
-    def load(cls, path, mmap: bool = False) -> "HammingLSH":
-        """Read an index written by :meth:`save` (`mmap`: map the vectors, do not read them)."""
-        meta, arrays = _load(path, cls._kind, mmap)
-        index = cls(**meta["params"])
-        index._restore(arrays)
-        return index
-
     def _arrays(self) -> dict:
         return {"data": self._data, "codes": self._codes, "threshold": self._threshold}
 
@@ -1062,13 +1057,6 @@ class HammingLSH:
         self._data, self._codes, self._threshold = data, codes, threshold
         self._trained = self._trained or len(data) > 0
         self._build()
-
-    def __getstate__(self) -> dict:
-        return {"params": self._params(), "arrays": self._arrays()}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(**state["params"])
-        self._restore(state["arrays"])
 
 
 def _default_width(x: np.ndarray, threads: int) -> float:
