@@ -281,6 +281,22 @@ def test_block_and_term_max_scores_bound_bm25(tmp_path, cranfield):
         assert reader.term_max_score[t] == block_max.max()
 
 
+def test_term_lookup_finds_every_term_and_nothing_else(tmp_path):
+    """find_term (a hash table over the sorted lexicon) against a Python dict of every term."""
+    rng = np.random.default_rng(4)
+    words = sorted({"".join(rng.choice(list("abcdefgh"), size=rng.integers(1, 12)))
+                    for _ in range(3000)} | {"a" * 40})
+    docs = [(str(i), " ".join(words[i::50])) for i in range(50)]
+    index = build(tmp_path, docs, analyzer=Analyzer(stem=False, stopwords=False))
+    terms = {index.term(t): t for t in range(index.stats.n_terms)}
+    assert sorted(terms) == words
+    for w, t in terms.items():
+        assert index.term_id(w) == t
+    absent = {w + "x" for w in words} | {w[:-1] for w in words} | {"", "zzzz", "a" * 41}
+    for w in absent - terms.keys():
+        assert index.term_id(w) is None
+
+
 def test_lexicon_and_documents(tmp_path):
     docs = [("x1", "alpha beta gamma"), ("x2", "alphabet alpha"), ("x3", "beta")]
     index = build(tmp_path, docs, analyzer=Analyzer(stem=False, stopwords=False))

@@ -121,6 +121,25 @@ def test_pruning_skips_work(synthetic):
     assert totals["bmw"][0] < ex[0]
 
 
+def test_bmw_runs_and_block_skips(synthetic):
+    """A frequent term alone or with rare ones: block-max WAND scores stretches of one list in a
+    loop and moves over blocks that cannot enter on the skip list alone (it leaves some of the
+    list undecoded), with the results of exhaustive scoring; MaxScore's one-essential-list loop too."""
+    index, searcher = synthetic.index, synthetic.searcher
+    df = np.asarray(index.reader.df)
+    frequent = index.term(int(np.argmax(df)))
+    rare = [index.term(int(t)) for t in np.nonzero(df <= 2)[0][:2]]
+    for query in ({frequent: 1.0}, {frequent: 1.0, rare[0]: 1.0}, {frequent: 2.0, rare[1]: 1.0},
+                  {frequent: 1.0, **{w: 1.0 for w in rare}}):
+        for k in KS:
+            oracle = searcher.search(query, k, algorithm="exhaustive")
+            for algorithm in ("bmw", "maxscore"):
+                r = searcher.search(query, k, algorithm=algorithm)
+                np.testing.assert_array_equal(r.docids, oracle.docids)
+                np.testing.assert_array_equal(r.scores, oracle.scores)
+    assert searcher.search({frequent: 1.0}, 10, algorithm="bmw").postings_decoded < df.max()
+
+
 def test_taat_across_accumulator_windows(tmp_path):
     """TAAT works in windows of 32,768 documents: 140,000 documents span five, with terms in
     every window, in a few only (the others skipped; 65,535 and 65,536 straddle a boundary),

@@ -6,12 +6,15 @@
 #include "codecs/elias.hpp"
 #include "codecs/elias_fano.hpp"
 #include "core/errors.hpp"
+#include "index/string_map.hpp"
 
 namespace mirkit::index {
 
 namespace fs = std::filesystem;
 
 namespace {
+constexpr uint32_t kNoTerm = UINT32_MAX;  // an empty slot of the lexicon table
+
 template <class... Parts>
 [[noreturn]] void corrupt(const Parts&... parts) {
   throw CorruptIndexError(core::message("index corrupt: ", parts...));
@@ -101,6 +104,7 @@ void IndexReader::validate() const {
   }
   check_offsets(term_blocks, m_layout.n_blocks, "term_blocks.u64", true);
   if (term_blocks[0] != 0) corrupt("term_blocks.u64: first entry is not 0");
+  if (m_layout.n_terms >= kNoTerm) corrupt("n_terms=", m_layout.n_terms, " is too large");
   for (uint64_t t = 0; t < m_layout.n_terms; ++t) {
     if (t > 0 && !(term(static_cast<uint32_t>(t - 1)) < term(static_cast<uint32_t>(t)))) {
       corrupt("terms.bin: terms not strictly sorted at term ", t);
@@ -124,13 +128,30 @@ std::string_view IndexReader::term(uint32_t t) const {
   return {m_terms + term_offsets[t], term_offsets[t + 1] - term_offsets[t]};
 }
 
-int64_t IndexReader::find_term(std::string_view s) const {
-  uint64_t lo = 0, hi = m_layout.n_terms;
-  while (lo < hi) {
-    uint64_t mid = (lo + hi) / 2;
-    if (term(static_cast<uint32_t>(mid)) < s) lo = mid + 1; else hi = mid;
+void IndexReader::build_lexicon() const {
+  const uint64_t n = m_layout.n_terms;
+  size_t size = 1024;
+  while (size < n + n / 2) size *= 2;  // load factor <= 2/3
+  m_lexicon.assign(size, LexiconSlot{0, kNoTerm});
+  const size_t mask = size - 1;
+  for (uint32_t t = 0; t < n; ++t) {
+    const uint64_t h = StringMap::hash(term(t));
+    size_t i = h & mask;
+    while (m_lexicon[i].term != kNoTerm) i = (i + 1) & mask;
+    m_lexicon[i] = {static_cast<uint32_t>(h >> 32), t};
   }
-  return lo < m_layout.n_terms && term(static_cast<uint32_t>(lo)) == s ? static_cast<int64_t>(lo) : -1;
+}
+
+int64_t IndexReader::find_term(std::string_view s) const {
+  std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+  const uint64_t h = StringMap::hash(s);
+  const uint32_t tag = static_cast<uint32_t>(h >> 32);
+  const size_t mask = m_lexicon.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const LexiconSlot slot = m_lexicon[i];
+    if (slot.term == kNoTerm) return -1;
+    if (slot.tag == tag && term(slot.term) == s) return slot.term;
+  }
 }
 
 std::pair<uint32_t, uint32_t> IndexReader::prefix_range(std::string_view prefix) const {
@@ -258,6 +279,29 @@ size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
     corrupt("doc_vectors.bin: document ", d, " is inconsistent (term order, range or length)");
   }
   return n;
+}
+
+void IndexReader::prefetch_term(uint32_t t) const {
+  if (t >= m_layout.n_terms) return;
+  __builtin_prefetch(df.data + t);
+  __builtin_prefetch(cf.data + t);
+  __builtin_prefetch(term_blocks.data + t);
+  __builtin_prefetch(term_max_score.data + t);
+}
+
+void IndexReader::prefetch_skips(uint32_t t) const {
+  if (t >= m_layout.n_terms) return;
+  const uint64_t b = term_blocks[t];
+  if (b >= m_layout.n_blocks) return;
+  __builtin_prefetch(block_last_docid.data + b);
+  __builtin_prefetch(block_max_score.data + b);
+  __builtin_prefetch(block_docs_end.data + b);
+  __builtin_prefetch(block_freqs_end.data + b);
+  if (b > 0) {
+    __builtin_prefetch(block_last_docid.data + b - 1);
+    __builtin_prefetch(block_docs_end.data + b - 1);
+    __builtin_prefetch(block_freqs_end.data + b - 1);
+  }
 }
 
 PostingCursor::PostingCursor(const IndexReader& index, uint32_t term) : m_index(&index), m_term(term) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,6 +72,28 @@ class PostingCursor {
     if (!m_freqs_ready) decode_freqs();
     return m_freqs[m_pos];
   }
+  // Runs within the decoded block (bulk scoring): the postings from the current one on are
+  // run_docids()[0..run_length(stop)), those before docid `stop`, with their frequencies
+  // run_freqs(); skip(count) moves past count of them (count <= run_length), possibly onto the
+  // next block. Only on a posting (docid() != kEndDocid).
+  uint32_t run_length(uint32_t stop) const {
+    uint32_t end = m_pos;
+    while (end < m_n && m_docs[end] < stop) ++end;
+    return end - m_pos;
+  }
+  const uint32_t* run_docids() const { return m_docs + m_pos; }
+  const uint32_t* run_freqs() {
+    if (!m_freqs_ready) decode_freqs();
+    return m_freqs + m_pos;
+  }
+  void skip(uint32_t count) {
+    m_pos += count;
+    if (m_pos < m_n) {
+      m_docid = m_docs[m_pos];
+    } else {
+      load_block(m_block + 1);
+    }
+  }
   // Skip list without decoding (block-max WAND's shallow move): the block that may hold target.
   void shallow_next_geq(uint32_t target) {
     if (target > m_shallow_last) shallow_advance(target);
@@ -120,12 +143,21 @@ class IndexReader {
   uint64_t n_terms() const { return m_layout.n_terms; }
 
   std::string_view term(uint32_t t) const;
-  int64_t find_term(std::string_view term) const;  // -1 when absent
+  // Term id by hash lookup, -1 when absent (the table is built on the first call: a binary
+  // search over the sorted terms misses the cache at every step on a cold index).
+  int64_t find_term(std::string_view term) const;
   // [first, last) term ids starting with prefix.
   std::pair<uint32_t, uint32_t> prefix_range(std::string_view prefix) const;
   std::string_view doc_id(uint32_t docid) const;
 
   PostingCursor cursor(uint32_t term) const { return PostingCursor(*this, term); }
+  // Cache hints for the terms of a query, each step issued for all of its terms before any is
+  // opened, so that their misses overlap instead of queueing one after another (on an index
+  // that is not in cache they are most of a short query's time): prefetch_term for the
+  // per-term arrays, then prefetch_skips for the skip entries of a term's first block.
+  // Out-of-range ids are ignored.
+  void prefetch_term(uint32_t term) const;
+  void prefetch_skips(uint32_t term) const;
   // All postings of a term, decoded (for inspection and tests).
   void postings(uint32_t term, std::vector<uint32_t>& docids, std::vector<uint32_t>& freqs) const;
   // Appends document d's distinct term ids (ascending) and their frequencies to terms and tfs;
@@ -145,6 +177,7 @@ class IndexReader {
 
  private:
   void validate() const;
+  void build_lexicon() const;
   template <class T>
   Array<T> map_array(const char* name, uint64_t count);
 
@@ -160,6 +193,13 @@ class IndexReader {
   const uint8_t* m_positions = nullptr;
   const uint8_t* m_vectors = nullptr;
   const char* m_doc_ids = nullptr;
+  // find_term's open-addressing table: (high half of the term's hash, term id) per slot.
+  struct LexiconSlot {
+    uint32_t tag;
+    uint32_t term;
+  };
+  mutable std::once_flag m_lexicon_built;
+  mutable std::vector<LexiconSlot> m_lexicon;
 
   friend class PostingCursor;
 };

@@ -1,7 +1,8 @@
 // Block-max WAND (Ding & Suel, SIGIR 2011). WAND's pivot is checked a second time against the
 // block upper bounds of the lists at the pivot (a shallow move on the skip list, no decoding);
 // when even those cannot beat the threshold, every document up to the end of the smallest of
-// those blocks is skipped. Scoring stops early once the partial score plus the block bounds of
+// those blocks is skipped, and so are the blocks after them, on the skip lists alone, while the
+// bounds of the blocks there cannot beat it either. Scoring stops early once the partial score plus the block bounds of
 // the terms not yet added cannot beat the threshold.
 #include <algorithm>
 
@@ -26,6 +27,19 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
       block_bound += order[i]->block_max_score();
     }
     if (topk.would_enter(block_bound)) {
+      if (pivot == 0) {
+        // One list alone holds every document up to the next cursor's: score that stretch of
+        // its block in one loop, while the block can still beat the threshold.
+        const uint32_t stop = n > 1 ? order[1]->docid() : kEndDocid;
+        const uint32_t scored = order[0]->score_run(plan.scorer, stop, [&](uint32_t doc, Score s) {
+          topk.insert(s + plan.doc_part(doc), doc);
+          return topk.would_enter(block_bound);
+        });
+        plan.postings_scored += scored;
+        plan.docs_scored += scored;
+        bubble_down(order, 0);
+        continue;
+      }
       plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
       if (order[0]->docid() == pivot_id) {
         // Score with early termination: block_bound keeps sum(done scores) + sum(bounds left).
@@ -49,19 +63,29 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
         advance_to_pivot(order, pivot, pivot_id);
       }
     } else {
-      // Nothing up to the end of the smallest block of the group can enter: skip past it, but
-      // not past the next cursor after the group. Advance the group's heaviest list.
-      uint32_t next = kEndDocid;
-      size_t heaviest = 0;
-      for (size_t i = 0; i <= pivot; ++i) {
-        next = std::min(next, order[i]->block_last_docid());
-        if (order[i]->max_score() > order[heaviest]->max_score()) heaviest = i;
+      // Nothing up to the end of the smallest block of the group can enter. Move on over whole
+      // blocks on the skip lists alone (no decoding) while the group's block bounds still cannot
+      // beat the threshold, but not past the next cursor after the group (up to there the group
+      // holds every posting); then move the whole group there.
+      const uint32_t limit = pivot + 1 < n ? order[pivot + 1]->docid() : kEndDocid;
+      uint32_t next;
+      while (true) {
+        uint32_t last = kEndDocid;
+        for (size_t i = 0; i <= pivot; ++i) last = std::min(last, order[i]->block_last_docid());
+        next = last == kEndDocid ? kEndDocid : last + 1;
+        if (next >= limit) {
+          next = limit;
+          break;
+        }
+        Score bound = 0;
+        for (size_t i = 0; i <= pivot; ++i) {
+          order[i]->shallow_next_geq(next);
+          bound += order[i]->block_max_score();
+        }
+        if (topk.would_enter(bound)) break;
       }
-      next = next == kEndDocid ? kEndDocid : next + 1;
-      if (pivot + 1 < n) next = std::min(next, order[pivot + 1]->docid());
-      if (next <= pivot_id) next = pivot_id + 1;
-      order[heaviest]->next_geq(next);
-      bubble_down(order, heaviest);
+      for (size_t i = 0; i <= pivot; ++i) order[i]->next_geq(next);
+      sort_by_docid(order);
     }
   }
 }

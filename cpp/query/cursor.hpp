@@ -35,6 +35,12 @@ inline Score to_fixed(double x) {
 #endif
 }
 
+// ceil(x) for 0 <= x < 2^63, inline (std::ceil is a libm call without SSE4.1).
+inline Score ceil_to_score(double x) {
+  const Score t = static_cast<Score>(x);
+  return t + (static_cast<double>(t) < x);
+}
+
 template <class S>
 class ScoredCursor {
  public:
@@ -61,6 +67,27 @@ class ScoredCursor {
     return to_fixed(m_params.weight * scorer.f(m_params, docid(), m_postings.freq()));
   }
 
+  // Scores the postings of the decoded block from the current one up to docid `stop` (not
+  // included) in one tight loop, calling offer(doc, contribution) for each, in docid order,
+  // while offer returns true; the cursor ends on the first posting not offered. Returns how
+  // many were offered. For the stretches where one list alone holds the candidates.
+  template <class Offer>
+  uint32_t score_run(const S& scorer, uint32_t stop, Offer&& offer) {
+    const uint32_t n = m_postings.run_length(stop);
+    const uint32_t* docs = m_postings.run_docids();
+    const uint32_t* freqs = m_postings.run_freqs();
+    uint32_t i = 0;
+    while (i < n) {
+      if (i + kPrefetchAhead < n) scorer.prefetch(docs[i + kPrefetchAhead]);
+      const uint32_t doc = docs[i];
+      const Score s = to_fixed(m_params.weight * scorer.f(m_params, doc, freqs[i]));
+      ++i;
+      if (!offer(doc, s)) break;
+    }
+    if (i > 0) m_postings.skip(i);
+    return i;
+  }
+
   // Upper bounds (set by the engine for the pruning algorithms).
   void set_bounds(Score max_score, const float* block_bounds, double block_factor) {
     m_max_score = max_score;
@@ -74,9 +101,7 @@ class ScoredCursor {
     const uint64_t b = m_postings.block_index();
     if (b != m_cached_block) {
       m_cached_block = b;
-      m_cached_bound = b < m_n_blocks
-                           ? static_cast<Score>(std::ceil(m_block_bounds[b] * m_block_factor))
-                           : 0;
+      m_cached_bound = block_bound(b);
     }
     return m_cached_bound;
   }
@@ -90,6 +115,10 @@ class ScoredCursor {
   uint64_t m_n_blocks = 0;
   uint64_t m_cached_block = UINT64_MAX;
   Score m_cached_bound = 0;
+
+  Score block_bound(uint64_t b) const {
+    return b < m_n_blocks ? ceil_to_score(m_block_bounds[b] * m_block_factor) : 0;
+  }
 };
 
 template <class S>

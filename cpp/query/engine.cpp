@@ -331,9 +331,12 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
   // single index's.
   std::vector<TermParams> unit(terms.size());
   std::vector<int64_t> local(terms.size());
-  double magnitude = 0.0, weight_sum = 0.0;
   for (size_t i = 0; i < terms.size(); ++i) {
     local[i] = local_term(terms[i].term);
+    if (local[i] >= 0) m_reader.prefetch_term(static_cast<uint32_t>(local[i]));
+  }
+  double magnitude = 0.0, weight_sum = 0.0;
+  for (size_t i = 0; i < terms.size(); ++i) {
     // A conjunction with a term no document of the shard holds matches nothing here.
     if (local[i] < 0 && algorithm == Algorithm::kAnd) return result;
     unit[i] = unit_params(spec, m_collection, term_df(terms[i].term), term_cf(terms[i].term));
@@ -351,6 +354,9 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
     using S = std::decay_t<decltype(scorer)>;
     Plan<S> plan{scorer, {}, static_cast<uint32_t>(n_docs)};
     plan.cursors.reserve(terms.size());
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (local[i] >= 0) m_reader.prefetch_skips(static_cast<uint32_t>(local[i]));
+    }
     std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
     for (size_t i = 0; i < terms.size(); ++i) {
       if (local[i] < 0) continue;  // a shard without the term: no postings here
@@ -370,7 +376,7 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
         blocks = keep.back()->blocks.data();
         max = keep.back()->max;
       }
-      plan.cursors.back().set_bounds(static_cast<Score>(std::ceil(max * factor)), blocks, factor);
+      plan.cursors.back().set_bounds(ceil_to_score(max * factor), blocks, factor);
     }
     TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)));
     run_algorithm(algorithm, plan, topk);

@@ -25,9 +25,35 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
     while (essential < n && !topk.would_enter(prefix[essential])) ++essential;
   };
   update_essential();
+  // Completes a candidate's partial score s from the non-essential lists, the heaviest first,
+  // while it can still beat the threshold, and offers it to the queue; returns whether the set
+  // of essential lists shrank.
+  auto finish = [&](uint32_t doc, Score s) {
+    ++plan.docs_scored;
+    for (size_t i = essential; i-- > 0;) {
+      if (!topk.would_enter(s + prefix[i])) return false;
+      order[i]->next_geq(doc);
+      if (order[i]->docid() == doc) {
+        s += order[i]->score(plan.scorer);
+        ++plan.postings_scored;
+      }
+    }
+    if (!topk.insert(s + plan.doc_part(doc), doc)) return false;
+    const size_t before = essential;
+    update_essential();
+    return essential != before;
+  };
   uint32_t cur = kEndDocid;
   for (size_t i = essential; i < n; ++i) cur = std::min(cur, order[i]->docid());
   while (essential < n && cur != kEndDocid) {
+    if (essential + 1 == n) {
+      // One essential list: its postings are the candidates, scored block by block in a loop.
+      ScoredCursor<S>& c = *order[essential];
+      plan.postings_scored += c.score_run(plan.scorer, kEndDocid,
+                                          [&](uint32_t doc, Score s) { return !finish(doc, s); });
+      cur = c.docid();
+      continue;
+    }
     Score s = 0;
     uint32_t next = kEndDocid;
     for (size_t i = essential; i < n; ++i) {
@@ -39,27 +65,10 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
       next = std::min(next, order[i]->docid());
     }
     if (next != kEndDocid) plan.scorer.prefetch(next);  // the next candidate, needed soon
-    bool complete = true;
-    for (size_t i = essential; i-- > 0;) {
-      if (!topk.would_enter(s + prefix[i])) {
-        complete = false;
-        break;
-      }
-      order[i]->next_geq(cur);
-      if (order[i]->docid() == cur) {
-        s += order[i]->score(plan.scorer);
-        ++plan.postings_scored;
-      }
-    }
-    ++plan.docs_scored;
-    if (complete && topk.insert(s + plan.doc_part(cur), cur)) {
-      const size_t before = essential;
-      update_essential();
+    if (finish(cur, s)) {
       // Lists that became non-essential no longer propose candidates.
-      if (essential != before) {
-        next = kEndDocid;
-        for (size_t i = essential; i < n; ++i) next = std::min(next, order[i]->docid());
-      }
+      next = kEndDocid;
+      for (size_t i = essential; i < n; ++i) next = std::min(next, order[i]->docid());
     }
     cur = next;
   }
