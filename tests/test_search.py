@@ -248,6 +248,16 @@ def test_searcher_from_path_and_default_scorer(cranfield):
                                   scorer=QueryLikelihood())
     np.testing.assert_array_equal(a.scores, b.scores)
     assert "Searcher(" in repr(s)
+    # Setting the scorer changes what queries without one use; k as a numpy integer or above
+    # 2**32 - 1 takes the checked path and gives the same results.
+    s.scorer = "tfidf"
+    assert s.scorer == TFIDF()
+    c = s.search("heat transfer", np.int64(10), algorithm="bmw")
+    d = cranfield.searcher.search("heat transfer", 10, algorithm="bmw", scorer=TFIDF())
+    np.testing.assert_array_equal(c.scores, d.scores)
+    assert len(s.search("heat transfer", 2**40)) == len(s.search("heat transfer", 2**32 - 1))
+    with pytest.raises(TypeError, match="k must be an integer"):
+        s.search("heat", 10.0)
 
 
 def test_stored_bounds_used_only_for_index_parameters(cranfield):

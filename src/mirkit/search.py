@@ -51,6 +51,7 @@ from mirkit.scoring import Scorer, get_scorer
 __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
 ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
+_ALGORITHM_SET = frozenset(ALGORITHMS)
 
 Query = Union[str, Mapping[str, float]]
 
@@ -90,7 +91,6 @@ class Searcher:
             raise TypeError(f"global_stats must be a mirkit._core.query.GlobalStats, got "
                             f"{type(global_stats).__name__}")
         self.index = index
-        self.scorer = get_scorer(scorer)
         # The engine analyzes text queries itself (a batch on its worker threads), with the
         # index's analyzer settings.
         self._engine = _core.query.QueryEngine(
@@ -98,6 +98,17 @@ class Searcher:
             k1=index.bm25["k1"], b=index.bm25["b"], total_tokens=index.stats.total_tokens,
             global_stats=global_stats)
         self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
+        self.scorer = scorer
+
+    @property
+    def scorer(self) -> Scorer:
+        """The scorer of queries that name none (settable)."""
+        return self._scorer
+
+    @scorer.setter
+    def scorer(self, scorer: Union[None, str, Scorer]) -> None:
+        self._scorer = get_scorer(scorer)
+        self._default_spec = self._spec(self._scorer)
 
     def __repr__(self) -> str:
         return f"Searcher({self.index!r}, scorer={self.scorer!r})"
@@ -121,10 +132,16 @@ class Searcher:
         return out
 
     def _options(self, k, algorithm, scorer) -> tuple:
+        # The common call (a plain int k, a known algorithm, the searcher's scorer) is checked
+        # inline: this is per-query overhead on microsecond queries.
+        if type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None:
+            return k, self._default_spec
         return check_search_options(k, algorithm), self._spec(scorer)
 
     def _spec(self, scorer):
-        scorer = self.scorer if scorer is None else get_scorer(scorer)
+        if scorer is None:
+            return self._default_spec
+        scorer = get_scorer(scorer)
         spec = self._specs.get(scorer)
         if spec is None:
             spec = self._specs[scorer] = _core.query.ScorerSpec(**scorer._spec(self.index))
