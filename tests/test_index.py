@@ -281,6 +281,27 @@ def test_block_and_term_max_scores_bound_bm25(tmp_path, cranfield):
         assert reader.term_max_score[t] == block_max.max()
 
 
+def test_term_thresholds_are_lower_bounds_of_ranked_bm25(tmp_path, cranfield):
+    """term_thresholds.f32: per term and rank r, the largest float32 <= the r-th largest BM25
+    score of its postings (0 when fewer than r documents hold the term)."""
+    index = build(tmp_path, cranfield, bm25_k1=1.2, bm25_b=0.75)
+    ranks = _core.index.THRESHOLD_RANKS
+    assert ranks == (1, 10, 100, 1000)
+    stored = np.asarray(index.reader.term_thresholds).reshape(-1, len(ranks))
+    assert stored.shape[0] == index.stats.n_terms
+    n, avg = index.stats.n_docs, index.stats.avg_doc_length
+    lengths = index.doc_lengths.astype(np.float64)
+    for t, term in enumerate(index.terms()):
+        docids, freqs = index.postings(term)
+        scores = np.sort(bm25(freqs, lengths[docids], docids.size, n, avg, 1.2, 0.75))[::-1]
+        for r, v in zip(ranks, stored[t]):
+            if r > scores.size:
+                assert v == 0
+                continue
+            exact = scores[r - 1]
+            assert v <= exact and np.nextafter(v, np.float32(np.inf)) >= np.float32(exact) * (1 - 1e-7)
+
+
 def test_term_lookup_finds_every_term_and_nothing_else(tmp_path):
     """find_term (a hash table over the sorted lexicon) against a Python dict of every term."""
     rng = np.random.default_rng(4)
@@ -443,6 +464,28 @@ def _rewrite_with_checksum(path, name, data):
     m = _manifest(path)
     m["files"][name] = {"bytes": len(data), "crc32c": _core.index.crc32c(data)}
     (path / "manifest.json").write_text(json.dumps(m))
+
+
+def test_hostile_thresholds_raise_cleanly(small_index):
+    """A threshold above the term's score would prune documents of the top k: every value
+    that cannot be a lower bound (above the max score, rising with the rank, NaN, negative,
+    non-zero for a rank beyond df) is refused on open, naming the file."""
+    name = "term_thresholds.f32"
+    original = np.fromfile(small_index / name, dtype=np.float32).reshape(-1, 4)
+    index = Index.open(small_index)
+    df, top = np.asarray(index.reader.df), np.asarray(index.reader.term_max_score)
+    rare, common = int(np.argmin(df)), int(np.argmax(df))
+    assert df[rare] < 10 <= df[common]
+    for t, col, value in [(common, 0, np.nextafter(top[common], np.float32(np.inf))),
+                          (common, 1, original[common, 0] * 1.5 + 1), (common, 0, np.nan),
+                          (common, 1, -1.0), (rare, 1, 0.5)]:
+        data = original.copy()
+        data[t, col] = value
+        _rewrite_with_checksum(small_index, name, data.tobytes())
+        with pytest.raises(IndexCorruptError, match=name):
+            Index.open(small_index)
+    _rewrite_with_checksum(small_index, name, original.tobytes())
+    Index.open(small_index)
 
 
 def _read_everything(path):

@@ -140,6 +140,35 @@ def test_bmw_runs_and_block_skips(synthetic):
     assert searcher.search({frequent: 1.0}, 10, algorithm="bmw").postings_decoded < df.max()
 
 
+def test_threshold_priming_and_indexes_without_thresholds(synthetic, tmp_path):
+    """The pruned algorithms start from the stored rank thresholds of the query terms (for
+    BM25 at the index's parameters, any idf): same results as without them, less work. An
+    index written before term_thresholds.f32 existed (no such file in its manifest) opens and
+    answers the same."""
+    import json
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(synthetic.index.path, old)
+    (old / "term_thresholds.f32").unlink()
+    manifest = json.loads((old / "manifest.json").read_text())
+    del manifest["files"]["term_thresholds.f32"]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    unprimed = Searcher(old)
+    assert unprimed.index.reader.term_thresholds.size == 0
+    for scorer in (BM25(), BM25(idf="rsj"), BM25(idf="log")):
+        for k in (1, 10, 100, 1000):
+            work = np.zeros(2, np.int64)
+            for query in synthetic.queries:
+                for algorithm in PRUNED:
+                    a = synthetic.searcher.search(query, k, algorithm=algorithm, scorer=scorer)
+                    b = unprimed.search(query, k, algorithm=algorithm, scorer=scorer)
+                    np.testing.assert_array_equal(a.docids, b.docids)
+                    np.testing.assert_array_equal(a.scores, b.scores)
+                    work += (a.postings_scored, b.postings_scored)
+            assert work[0] < work[1], (scorer, k, work)
+
+
 def test_taat_across_accumulator_windows(tmp_path):
     """TAAT works in windows of 32,768 documents: 140,000 documents span five, with terms in
     every window, in a few only (the others skipped; 65,535 and 65,536 straddle a boundary),

@@ -61,6 +61,9 @@ py::array_t<T> view(const index::Array<T>& a, py::handle owner) {
 
 void bind_index(py::module_& m) {
   py::register_exception<index::CorruptIndexError>(m, "IndexCorruptError", PyExc_ValueError);
+  m.attr("THRESHOLD_RANKS") =
+      py::tuple(py::cast(std::vector<uint32_t>(std::begin(index::kThresholdRanks),
+                                               std::end(index::kThresholdRanks))));
 
   m.def("crc32c", [](const py::buffer& data, uint32_t crc) {
         ByteView v = byte_view(data, "data");
@@ -170,15 +173,15 @@ void bind_index(py::module_& m) {
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,
                        uint64_t n_blocks, std::string docid_codec, std::string freq_codec,
-                       bool positions, bool vectors) {
+                       bool positions, bool vectors, bool thresholds) {
              index::IndexLayout l{n_docs,    n_terms,   n_blocks, std::move(docid_codec),
-                                  std::move(freq_codec), positions, vectors};
+                                  std::move(freq_codec), positions, vectors, thresholds};
              py::gil_scoped_release release;
              return std::make_unique<IndexReader>(directory, l);
            }),
            py::kw_only(), py::arg("directory"), py::arg("n_docs"), py::arg("n_terms"),
            py::arg("n_blocks"), py::arg("docid_codec"), py::arg("freq_codec"),
-           py::arg("positions"), py::arg("vectors"))
+           py::arg("positions"), py::arg("vectors"), py::arg("thresholds") = false)
       .def("term", [](const IndexReader& r, uint32_t t) { return std::string(r.term(t)); })
       .def("find_term", &IndexReader::find_term)
       .def("prefix_range", &IndexReader::prefix_range)
@@ -236,6 +239,8 @@ void bind_index(py::module_& m) {
       .def_property_readonly("cf", [](py::object self) { return view(self.cast<const IndexReader&>().cf, self); })
       .def_property_readonly("doc_lengths", [](py::object self) { return view(self.cast<const IndexReader&>().doc_lengths, self); })
       .def_property_readonly("term_max_score", [](py::object self) { return view(self.cast<const IndexReader&>().term_max_score, self); })
+      // kThresholdRanks values per term, flat (empty for an index written without them).
+      .def_property_readonly("term_thresholds", [](py::object self) { return view(self.cast<const IndexReader&>().term_thresholds, self); })
       .def_property_readonly("term_blocks", [](py::object self) { return view(self.cast<const IndexReader&>().term_blocks, self); })
       .def_property_readonly("block_max_score", [](py::object self) { return view(self.cast<const IndexReader&>().block_max_score, self); })
       .def_property_readonly("block_last_docid", [](py::object self) { return view(self.cast<const IndexReader&>().block_last_docid, self); });

@@ -35,4 +35,11 @@ inline float float_upper_bound(double x) {
   return f;
 }
 
+// Largest float <= x, so a stored float lower bound is never above the double score.
+inline float float_lower_bound(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) > x) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+
 }  // namespace mirkit::index

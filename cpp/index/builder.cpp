@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <queue>
 
@@ -437,6 +438,8 @@ class BlockWriter {
     for (size_t i = 0; i < n_files; ++i) {
       m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kPostingFiles[i]).string()));
     }
+    m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kThresholdFile).string()));
+    m_thresholds_file = m_files.back().get();
     m_terms_offsets().put<uint64_t>(0);
     m_term_blocks().put<uint64_t>(0);
   }
@@ -471,6 +474,11 @@ class BlockWriter {
     m_cf_file().put<uint64_t>(m_cf);
     m_term_max_file().put<float>(float_upper_bound(m_term_max));
     m_term_blocks().put<uint64_t>(m_n_blocks);
+    std::sort_heap(m_top.begin(), m_top.end(), std::greater<double>());  // largest first
+    for (uint32_t r : kThresholdRanks) {
+      m_thresholds_file->put<float>(r <= m_top.size() ? float_lower_bound(m_top[r - 1]) : 0.0f);
+    }
+    m_top.clear();
   }
 
   std::vector<FileInfo> close() {
@@ -502,6 +510,19 @@ class BlockWriter {
   FileWriter& m_positions_file() { return *m_files[12]; }
   FileWriter& m_block_positions_end() { return *m_files[13]; }
 
+  // Keeps the term's kMaxRank largest scores in m_top (a min-heap).
+  void keep_top(double s) {
+    constexpr size_t kMaxRank = kThresholdRanks[kNumThresholdRanks - 1];
+    if (m_top.size() < kMaxRank) {
+      m_top.push_back(s);
+      std::push_heap(m_top.begin(), m_top.end(), std::greater<double>());
+    } else if (s > m_top.front()) {
+      std::pop_heap(m_top.begin(), m_top.end(), std::greater<double>());
+      m_top.back() = s;
+      std::push_heap(m_top.begin(), m_top.end(), std::greater<double>());
+    }
+  }
+
   void flush_block() {
     const uint32_t base = static_cast<uint32_t>(m_prev_last + 1);
     uint32_t values[kBlockSize];
@@ -531,6 +552,7 @@ class BlockWriter {
       double s = bm25_term(m_idf, m_tfs[i], m_doc_lengths[m_docids[i]], m_avg_length,
                            m_options.bm25);
       block_max = std::max(block_max, s);
+      keep_top(s);
     }
     m_term_max = std::max(m_term_max, block_max);
     m_block_max().put<float>(float_upper_bound(block_max));
@@ -553,6 +575,8 @@ class BlockWriter {
   const std::vector<uint32_t>& m_doc_lengths;
   const double m_avg_length;
   std::vector<std::unique_ptr<FileWriter>> m_files;
+  FileWriter* m_thresholds_file;  // owned by m_files
+  std::vector<double> m_top;      // keep_top's heap
   std::vector<uint8_t> m_scratch, m_positions;
   uint32_t m_docids[kBlockSize], m_tfs[kBlockSize];
   uint32_t m_n = 0;

@@ -8,6 +8,12 @@
 //   term_cf.u64              collection frequency (total occurrences) per term
 //   term_blocks.u64          n_terms + 1: term t owns blocks [term_blocks[t], term_blocks[t+1])
 //   term_max_score.f32       max BM25 score of the term over its postings (default parameters)
+//   term_thresholds.f32      per term, for each r of kThresholdRanks (1, 10, 100, 1000), a lower
+//                            bound of the r-th largest BM25 score among its postings (default
+//                            parameters; 0 if df < r): at least r documents score that much,
+//                            so the top-r threshold of any query holding the term is at least
+//                            that (every BM25 term score is >= 0). Absent in indexes written
+//                            before it existed (queries then start with no threshold).
 //   block_last_docid.u32     last docid of each block (the skip list)
 //   block_docs_end.u64       end offset of each block in docids.bin (start = previous end)
 //   block_freqs_end.u64      end offset of each block in freqs.bin
@@ -72,6 +78,10 @@ inline constexpr const char* kPostingFiles[] = {
     "block_freqs_end.u64", "block_max_score.f32", "docids.bin",           "freqs.bin",
     "positions.bin",       "block_positions_end.u64"};
 inline constexpr size_t kPositionFiles = 2;
+// Threshold priming: the ranks whose scores term_thresholds.f32 holds, per term in this order.
+inline constexpr uint32_t kThresholdRanks[] = {1, 10, 100, 1000};
+inline constexpr size_t kNumThresholdRanks = std::size(kThresholdRanks);
+inline constexpr const char* kThresholdFile = "term_thresholds.f32";
 // Per-document files (written by IndexBuilder::finish).
 inline constexpr const char* kDocumentFiles[] = {"doc_lengths.u32", "doc_ids.bin",
                                                   "doc_id_offsets.u64"};

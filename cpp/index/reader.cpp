@@ -1,6 +1,7 @@
 #include "index/reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "codecs/elias.hpp"
@@ -50,6 +51,7 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   if (!layout.positions) names.resize(names.size() - kPositionFiles);
   names.insert(names.end(), std::begin(kDocumentFiles), std::end(kDocumentFiles));
   if (layout.vectors) names.insert(names.end(), std::begin(kVectorFiles), std::end(kVectorFiles));
+  if (layout.thresholds) names.push_back(kThresholdFile);
   for (const char* name : names) {
     m_files.emplace_back(name, core::MappedFile((fs::path(directory) / name).string()));
   }
@@ -66,6 +68,7 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   doc_lengths = map_array<uint32_t>("doc_lengths.u32", nd);
   doc_id_offsets = map_array<uint64_t>("doc_id_offsets.u64", nd + 1);
   if (layout.positions) block_positions_end = map_array<uint64_t>("block_positions_end.u64", nb);
+  if (layout.thresholds) term_thresholds = map_array<float>(kThresholdFile, nt * kNumThresholdRanks);
   m_terms = reinterpret_cast<const char*>(file("terms.bin").data());
   m_docids = file("docids.bin").data();
   m_freqs = file("freqs.bin").data();
@@ -76,6 +79,22 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
     m_vectors = file("doc_vectors.bin").data();
   }
   validate();
+}
+
+// A term's thresholds prune queries: a value above the true score would drop documents that
+// belong in the top k, so they are checked as far as the index allows (ranks the term has too
+// few documents for hold 0, the others are finite, non-increasing and at most its max score).
+void IndexReader::check_thresholds(uint64_t t) const {
+  const float* v = term_thresholds.data + t * kNumThresholdRanks;
+  float above = term_max_score[t];
+  for (size_t i = 0; i < kNumThresholdRanks; ++i) {
+    const bool held = df[t] >= kThresholdRanks[i];
+    if (!(std::isfinite(v[i]) && v[i] >= 0.0f && v[i] <= above) || (!held && v[i] != 0.0f)) {
+      corrupt(kThresholdFile, ": term ", t, " (df ", df[t], ") has ", v[i], " for rank ",
+              kThresholdRanks[i]);
+    }
+    above = v[i];
+  }
 }
 
 void IndexReader::validate() const {
@@ -113,6 +132,7 @@ void IndexReader::validate() const {
     if (df[t] == 0 || df[t] > m_layout.n_docs || blocks != (df[t] + kBlockSize - 1) / kBlockSize) {
       corrupt("term_df.u32 / term_blocks.u64: term ", t, " has df ", df[t], " and ", blocks, " blocks");
     }
+    if (m_layout.thresholds) check_thresholds(t);
     int64_t prev = -1;
     for (uint64_t b = term_blocks[t]; b < term_blocks[t + 1]; ++b) {
       if (static_cast<int64_t>(block_last_docid[b]) <= prev || block_last_docid[b] >= m_layout.n_docs) {

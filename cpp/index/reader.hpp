@@ -28,6 +28,7 @@ struct IndexLayout {
   std::string freq_codec;
   bool positions = false;
   bool vectors = false;
+  bool thresholds = false;  // term_thresholds.f32 (indexes written before it have none)
 };
 
 template <class T>
@@ -169,6 +170,7 @@ class IndexReader {
   Array<uint64_t> cf, term_blocks, block_docs_end, block_freqs_end, block_positions_end;
   Array<uint64_t> term_offsets, doc_id_offsets, doc_vectors_end;
   Array<float> term_max_score, block_max_score;
+  Array<float> term_thresholds;  // kNumThresholdRanks per term; empty without layout.thresholds
 
   // Block decoding (validates the block); out must hold kBlockSize values.
   uint32_t decode_docids(uint32_t term, uint64_t block, uint32_t* out) const;
@@ -177,6 +179,7 @@ class IndexReader {
 
  private:
   void validate() const;
+  void check_thresholds(uint64_t t) const;
   void build_lexicon() const;
   template <class T>
   Array<T> map_array(const char* name, uint64_t count);

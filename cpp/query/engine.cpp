@@ -299,6 +299,16 @@ std::shared_ptr<Prepared> QueryEngine::prepare(const ScorerSpec& spec) const {
 
 namespace {
 
+// Index into kThresholdRanks of the stored thresholds that prime a query's top k: the smallest
+// rank >= k, for the pruned disjunctive algorithms with the index's own bounds (BM25 at its
+// parameters; every BM25 contribution is >= 0); kNumThresholdRanks when there is none.
+size_t prime_rank(const Prepared& p, Algorithm a, uint32_t k, bool stored_thresholds) {
+  if (!p.stored || !stored_thresholds || !uses_bounds(a)) return index::kNumThresholdRanks;
+  size_t r = 0;
+  while (r < index::kNumThresholdRanks && index::kThresholdRanks[r] < k) ++r;
+  return r;
+}
+
 template <class S>
 void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk) {
   switch (a) {
@@ -358,6 +368,8 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
       if (local[i] >= 0) m_reader.prefetch_skips(static_cast<uint32_t>(local[i]));
     }
     std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
+    const size_t rank = prime_rank(*prepared, algorithm, k, m_reader.layout().thresholds);
+    Score threshold = kNoThreshold;
     for (size_t i = 0; i < terms.size(); ++i) {
       if (local[i] < 0) continue;  // a shard without the term: no postings here
       const uint32_t t = static_cast<uint32_t>(local[i]);
@@ -368,9 +380,22 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
       const float* blocks;
       float max;
       if (prepared->stored) {
-        factor *= bm25_idf(spec.idf, n_docs, m_reader.df[t]) / index::bm25_idf(n_docs, m_reader.df[t]);
+        const double idf_ratio =
+            bm25_idf(spec.idf, n_docs, m_reader.df[t]) / index::bm25_idf(n_docs, m_reader.df[t]);
+        factor *= idf_ratio;
         blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
         max = m_reader.term_max_score[t];
+        if (rank < index::kNumThresholdRanks) {
+          // At least r documents have this term's contribution >= v (the stored lower bound of
+          // its r-th largest, r >= k), so the k-th best score is too. Contributions here differ
+          // from the index's double scores by float rounding (well under 1e-6 relative) and
+          // round to integers: floor(v * w * scale * idf_ratio * (1 - 1e-6)) - 1 is below every
+          // one of them. A document scoring that much may still tie into the top k, so the
+          // queue starts just below it.
+          const float v = m_reader.term_thresholds[t * index::kNumThresholdRanks + rank];
+          const double lower = std::floor(v * w * scale * idf_ratio * (1.0 - 1e-6)) - 1.0;
+          if (v > 0.0f) threshold = std::max(threshold, static_cast<Score>(lower) - 1);
+        }
       } else {
         keep.push_back(term_bounds(*prepared, m_reader, unit[i], t));
         blocks = keep.back()->blocks.data();
@@ -378,7 +403,7 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
       }
       plan.cursors.back().set_bounds(ceil_to_score(max * factor), blocks, factor);
     }
-    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)));
+    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), threshold);
     run_algorithm(algorithm, plan, topk);
     for (auto& [s, d] : topk.finish()) {
       result.docids.push_back(d);

@@ -20,7 +20,11 @@ constexpr Score kNoThreshold = std::numeric_limits<Score>::min();
 
 class TopKQueue {
  public:
-  explicit TopKQueue(uint32_t k) : m_k(k) { m_heap.reserve(k + 1); }
+  // `threshold`: a score that the k-th best is known to beat (threshold priming); documents
+  // must beat it to enter even before the queue holds k.
+  explicit TopKQueue(uint32_t k, Score threshold = kNoThreshold) : m_k(k), m_threshold(threshold) {
+    m_heap.reserve(k + 1);
+  }
 
   Score threshold() const { return m_threshold; }
   bool would_enter(Score s) const { return s > m_threshold; }
@@ -35,7 +39,7 @@ class TopKQueue {
     } else {
       replace_front({s, doc});
     }
-    m_threshold = m_heap.front().first;
+    m_threshold = std::max(m_threshold, m_heap.front().first);
     return true;
   }
 
