@@ -405,7 +405,10 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
     }
     TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), threshold);
     run_algorithm(algorithm, plan, topk);
-    for (auto& [s, d] : topk.finish()) {
+    const auto ranked = topk.finish();
+    result.docids.reserve(ranked.size());
+    result.scores.reserve(ranked.size());
+    for (const auto& [s, d] : ranked) {
       result.docids.push_back(d);
       result.scores.push_back(static_cast<double>(s) / scale);
     }

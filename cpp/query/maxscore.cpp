@@ -2,7 +2,9 @@
 // the longest prefix whose bounds sum to <= threshold holds the "non-essential" lists: a document
 // found only in them cannot enter the top k. Candidates come from the essential lists only; the
 // non-essential ones are probed with next_geq, the heaviest first, while the partial score plus
-// the bounds of the lists still unprobed can beat the threshold.
+// the bounds of the lists still unprobed can beat the threshold, and only when the bound of the
+// list's block that may hold the candidate (read on the skip list, before decoding the block)
+// still lets it. With one essential list left, its postings are scored in a tight loop.
 #include <algorithm>
 
 #include "query/cursor.hpp"
@@ -32,6 +34,11 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
     ++plan.docs_scored;
     for (size_t i = essential; i-- > 0;) {
       if (!topk.would_enter(s + prefix[i])) return false;
+      // The bound of the list's block that may hold doc (skip list only), before decoding it.
+      order[i]->shallow_next_geq(doc);
+      if (!topk.would_enter(s + order[i]->block_max_score() + (i > 0 ? prefix[i - 1] : 0))) {
+        return false;
+      }
       order[i]->next_geq(doc);
       if (order[i]->docid() == doc) {
         s += order[i]->score(plan.scorer);
