@@ -316,6 +316,14 @@ def test_term_lookup_finds_every_term_and_nothing_else(tmp_path):
     absent = {w + "x" for w in words} | {w[:-1] for w in words} | {"", "zzzz", "a" * 41}
     for w in absent - terms.keys():
         assert index.term_id(w) is None
+    # An index written before term_hash.u64 existed builds the table in memory: same answers.
+    (index.path / "term_hash.u64").unlink()
+    manifest = json.loads((index.path / "manifest.json").read_text())
+    del manifest["files"]["term_hash.u64"]
+    (index.path / "manifest.json").write_text(json.dumps(manifest))
+    older = Index.open(index.path)
+    assert all(older.term_id(w) == t for w, t in terms.items())
+    assert all(older.term_id(w) is None for w in absent - terms.keys())
 
 
 def test_lexicon_and_documents(tmp_path):
@@ -503,7 +511,8 @@ def _read_everything(path):
 @pytest.mark.parametrize("name", ["docids.bin", "freqs.bin", "positions.bin", "term_offsets.u64",
                                   "term_blocks.u64", "block_last_docid.u32", "block_docs_end.u64",
                                   "terms.bin", "term_df.u32", "doc_id_offsets.u64",
-                                  "doc_vectors.bin", "doc_vectors_end.u64"])
+                                  "doc_vectors.bin", "doc_vectors_end.u64", "term_hash.u64",
+                                  "term_thresholds.f32"])
 def test_hostile_files_with_valid_checksums_raise_cleanly(small_index, name):
     """Crafted damage that passes the checksum is caught by structure or block validation."""
     original = (small_index / name).read_bytes()

@@ -173,15 +173,17 @@ void bind_index(py::module_& m) {
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,
                        uint64_t n_blocks, std::string docid_codec, std::string freq_codec,
-                       bool positions, bool vectors, bool thresholds) {
-             index::IndexLayout l{n_docs,    n_terms,   n_blocks, std::move(docid_codec),
-                                  std::move(freq_codec), positions, vectors, thresholds};
+                       bool positions, bool vectors, bool thresholds, bool term_hash) {
+             index::IndexLayout l{n_docs,     n_terms,    n_blocks,  std::move(docid_codec),
+                                  std::move(freq_codec), positions, vectors, thresholds,
+                                  term_hash};
              py::gil_scoped_release release;
              return std::make_unique<IndexReader>(directory, l);
            }),
            py::kw_only(), py::arg("directory"), py::arg("n_docs"), py::arg("n_terms"),
            py::arg("n_blocks"), py::arg("docid_codec"), py::arg("freq_codec"),
-           py::arg("positions"), py::arg("vectors"), py::arg("thresholds") = false)
+           py::arg("positions"), py::arg("vectors"), py::arg("thresholds") = false,
+           py::arg("term_hash") = false)
       .def("term", [](const IndexReader& r, uint32_t t) { return std::string(r.term(t)); })
       .def("find_term", &IndexReader::find_term)
       .def("prefix_range", &IndexReader::prefix_range)

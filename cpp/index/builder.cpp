@@ -14,6 +14,7 @@
 #include "index/format.hpp"
 #include "index/reader.hpp"
 #include "index/string_map.hpp"
+#include "index/term_hash.hpp"
 
 namespace mirkit::index {
 
@@ -440,6 +441,8 @@ class BlockWriter {
     }
     m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kThresholdFile).string()));
     m_thresholds_file = m_files.back().get();
+    m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kTermHashFile).string()));
+    m_term_hash_file = m_files.back().get();
     m_terms_offsets().put<uint64_t>(0);
     m_term_blocks().put<uint64_t>(0);
   }
@@ -447,6 +450,7 @@ class BlockWriter {
   void begin_term(std::string_view term, uint64_t df) {
     m_terms().write(term.data(), term.size());
     m_terms_offsets().put<uint64_t>(m_terms().bytes());
+    m_term_hashes.push_back(term_hash(term));
     m_df().put<uint32_t>(static_cast<uint32_t>(df));
     m_idf = bm25_idf(m_doc_lengths.size(), df);
     m_cf = 0;
@@ -482,6 +486,9 @@ class BlockWriter {
   }
 
   std::vector<FileInfo> close() {
+    const std::vector<TermSlot> table =
+        build_term_table(m_term_hashes.size(), [&](uint32_t t) { return m_term_hashes[t]; });
+    m_term_hash_file->write(table.data(), table.size() * sizeof(TermSlot));
     std::vector<FileInfo> info;
     for (auto& f : m_files) {
       f->close();
@@ -576,6 +583,8 @@ class BlockWriter {
   const double m_avg_length;
   std::vector<std::unique_ptr<FileWriter>> m_files;
   FileWriter* m_thresholds_file;  // owned by m_files
+  FileWriter* m_term_hash_file;   // owned by m_files
+  std::vector<uint64_t> m_term_hashes;  // of every term so far, for term_hash.u64
   std::vector<double> m_top;      // keep_top's heap
   std::vector<uint8_t> m_scratch, m_positions;
   uint32_t m_docids[kBlockSize], m_tfs[kBlockSize];

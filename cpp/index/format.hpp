@@ -14,6 +14,9 @@
 //                            so the top-r threshold of any query holding the term is at least
 //                            that (every BM25 term score is >= 0). Absent in indexes written
 //                            before it existed (queries then start with no threshold).
+//   term_hash.u64            the terms' hash table (term_hash.hpp: slots of (hash tag, term id),
+//                            StringMap::hash, linear probing); absent in older indexes (a
+//                            reader then builds it in memory on the first lookup)
 //   block_last_docid.u32     last docid of each block (the skip list)
 //   block_docs_end.u64       end offset of each block in docids.bin (start = previous end)
 //   block_freqs_end.u64      end offset of each block in freqs.bin
@@ -82,6 +85,7 @@ inline constexpr size_t kPositionFiles = 2;
 inline constexpr uint32_t kThresholdRanks[] = {1, 10, 100, 1000};
 inline constexpr size_t kNumThresholdRanks = std::size(kThresholdRanks);
 inline constexpr const char* kThresholdFile = "term_thresholds.f32";
+inline constexpr const char* kTermHashFile = "term_hash.u64";
 // Per-document files (written by IndexBuilder::finish).
 inline constexpr const char* kDocumentFiles[] = {"doc_lengths.u32", "doc_ids.bin",
                                                   "doc_id_offsets.u64"};

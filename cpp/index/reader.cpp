@@ -14,8 +14,6 @@ namespace mirkit::index {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr uint32_t kNoTerm = UINT32_MAX;  // an empty slot of the lexicon table
-
 template <class... Parts>
 [[noreturn]] void corrupt(const Parts&... parts) {
   throw CorruptIndexError(core::message("index corrupt: ", parts...));
@@ -52,6 +50,7 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   names.insert(names.end(), std::begin(kDocumentFiles), std::end(kDocumentFiles));
   if (layout.vectors) names.insert(names.end(), std::begin(kVectorFiles), std::end(kVectorFiles));
   if (layout.thresholds) names.push_back(kThresholdFile);
+  if (layout.term_hash) names.push_back(kTermHashFile);
   for (const char* name : names) {
     m_files.emplace_back(name, core::MappedFile((fs::path(directory) / name).string()));
   }
@@ -69,6 +68,9 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   doc_id_offsets = map_array<uint64_t>("doc_id_offsets.u64", nd + 1);
   if (layout.positions) block_positions_end = map_array<uint64_t>("block_positions_end.u64", nb);
   if (layout.thresholds) term_thresholds = map_array<float>(kThresholdFile, nt * kNumThresholdRanks);
+  if (layout.term_hash) {
+    m_slots = map_array<TermSlot>(kTermHashFile, file(kTermHashFile).size() / sizeof(TermSlot));
+  }
   m_terms = reinterpret_cast<const char*>(file("terms.bin").data());
   m_docids = file("docids.bin").data();
   m_freqs = file("freqs.bin").data();
@@ -123,7 +125,8 @@ void IndexReader::validate() const {
   }
   check_offsets(term_blocks, m_layout.n_blocks, "term_blocks.u64", true);
   if (term_blocks[0] != 0) corrupt("term_blocks.u64: first entry is not 0");
-  if (m_layout.n_terms >= kNoTerm) corrupt("n_terms=", m_layout.n_terms, " is too large");
+  if (m_layout.n_terms >= kEmptySlot) corrupt("n_terms=", m_layout.n_terms, " is too large");
+  if (m_layout.term_hash) check_term_hash();
   for (uint64_t t = 0; t < m_layout.n_terms; ++t) {
     if (t > 0 && !(term(static_cast<uint32_t>(t - 1)) < term(static_cast<uint32_t>(t)))) {
       corrupt("terms.bin: terms not strictly sorted at term ", t);
@@ -148,30 +151,62 @@ std::string_view IndexReader::term(uint32_t t) const {
   return {m_terms + term_offsets[t], term_offsets[t + 1] - term_offsets[t]};
 }
 
-void IndexReader::build_lexicon() const {
-  const uint64_t n = m_layout.n_terms;
-  size_t size = 1024;
-  while (size < n + n / 2) size *= 2;  // load factor <= 2/3
-  m_lexicon.assign(size, LexiconSlot{0, kNoTerm});
-  const size_t mask = size - 1;
+void IndexReader::check_term_hash() const {
+  // The table must be what building it from terms.bin gives, up to the order of collisions: a
+  // power of two of at most 2/3 full slots (so probing ends), each term once, with its hash's
+  // tag, and reachable from its home slot without crossing an empty slot. One pass over the
+  // slots, one over the terms in order: cheaper than building the table again.
+  const uint64_t size = m_slots.size, n = m_layout.n_terms;
+  if (size * sizeof(TermSlot) != file(kTermHashFile).size() || size < 1024 ||
+      (size & (size - 1)) || size < n + n / 2) {
+    corrupt(kTermHashFile, ": ", file(kTermHashFile).size(), " bytes for ", n, " terms");
+  }
+  const uint64_t mask = size - 1;
+  uint64_t empty = 0;
+  while (empty < size && m_slots[empty].term != kEmptySlot) ++empty;
+  if (empty == size) corrupt(kTermHashFile, ": no empty slot");
+  std::vector<uint32_t> at(n, kEmptySlot), reach(n);  // each term's slot; its distance from the
+                                                       // first slot of its run of full slots
+  uint64_t run_start = empty + 1, held = 0;
+  for (uint64_t k = 1; k <= size; ++k) {
+    const uint64_t i = (empty + k) & mask;
+    const uint32_t t = m_slots[i].term;
+    if (t == kEmptySlot) {
+      run_start = i + 1;
+      continue;
+    }
+    if (t >= n || at[t] != kEmptySlot) {
+      corrupt(kTermHashFile, ": slot ", i, " holds term ", t, " again or out of range");
+    }
+    at[t] = static_cast<uint32_t>(i);
+    reach[t] = static_cast<uint32_t>((i - run_start) & mask);
+    ++held;
+  }
+  if (held != n) corrupt(kTermHashFile, ": ", held, " of ", n, " terms");
   for (uint32_t t = 0; t < n; ++t) {
-    const uint64_t h = StringMap::hash(term(t));
-    size_t i = h & mask;
-    while (m_lexicon[i].term != kNoTerm) i = (i + 1) & mask;
-    m_lexicon[i] = {static_cast<uint32_t>(h >> 32), t};
+    const uint64_t h = term_hash(term(t));
+    if (m_slots[at[t]].tag != static_cast<uint32_t>(h >> 32) || ((at[t] - h) & mask) > reach[t]) {
+      corrupt(kTermHashFile, ": term ", t, " is not where its hash leads");
+    }
   }
 }
 
+void IndexReader::build_lexicon() const {
+  m_built_slots = build_term_table(m_layout.n_terms, [this](uint32_t t) { return term_hash(term(t)); });
+  m_slots = {m_built_slots.data(), m_built_slots.size()};
+}
+
 int64_t IndexReader::find_term(std::string_view s) const {
-  std::call_once(m_lexicon_built, [this] { build_lexicon(); });
-  const uint64_t h = StringMap::hash(s);
+  if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+  const uint64_t h = term_hash(s);
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
-  const size_t mask = m_lexicon.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const LexiconSlot slot = m_lexicon[i];
-    if (slot.term == kNoTerm) return -1;
-    if (slot.tag == tag && term(slot.term) == s) return slot.term;
+  const size_t mask = m_slots.size - 1;
+  for (size_t i = h & mask, probes = 0; probes < m_slots.size; i = (i + 1) & mask, ++probes) {
+    const TermSlot slot = m_slots[i];
+    if (slot.term == kEmptySlot) return -1;
+    if (slot.tag == tag && slot.term < m_layout.n_terms && term(slot.term) == s) return slot.term;
   }
+  return -1;
 }
 
 std::pair<uint32_t, uint32_t> IndexReader::prefix_range(std::string_view prefix) const {

@@ -16,6 +16,7 @@
 #include "codecs/codec.hpp"
 #include "core/files.hpp"
 #include "index/format.hpp"
+#include "index/term_hash.hpp"
 
 namespace mirkit::index {
 
@@ -29,6 +30,7 @@ struct IndexLayout {
   bool positions = false;
   bool vectors = false;
   bool thresholds = false;  // term_thresholds.f32 (indexes written before it have none)
+  bool term_hash = false;   // term_hash.u64 (the same)
 };
 
 template <class T>
@@ -144,8 +146,9 @@ class IndexReader {
   uint64_t n_terms() const { return m_layout.n_terms; }
 
   std::string_view term(uint32_t t) const;
-  // Term id by hash lookup, -1 when absent (the table is built on the first call: a binary
-  // search over the sorted terms misses the cache at every step on a cold index).
+  // Term id by hash lookup, -1 when absent (a binary search over the sorted terms misses the
+  // cache at every step on a cold index). The table is the index's term_hash.u64, or for an
+  // index without one, built in memory on the first call.
   int64_t find_term(std::string_view term) const;
   // [first, last) term ids starting with prefix.
   std::pair<uint32_t, uint32_t> prefix_range(std::string_view prefix) const;
@@ -180,6 +183,7 @@ class IndexReader {
  private:
   void validate() const;
   void check_thresholds(uint64_t t) const;
+  void check_term_hash() const;
   void build_lexicon() const;
   template <class T>
   Array<T> map_array(const char* name, uint64_t count);
@@ -196,13 +200,10 @@ class IndexReader {
   const uint8_t* m_positions = nullptr;
   const uint8_t* m_vectors = nullptr;
   const char* m_doc_ids = nullptr;
-  // find_term's open-addressing table: (high half of the term's hash, term id) per slot.
-  struct LexiconSlot {
-    uint32_t tag;
-    uint32_t term;
-  };
+  // find_term's table (term_hash.hpp): mapped, or built into m_built_slots on first use.
   mutable std::once_flag m_lexicon_built;
-  mutable std::vector<LexiconSlot> m_lexicon;
+  mutable std::vector<TermSlot> m_built_slots;
+  mutable Array<TermSlot> m_slots;
 
   friend class PostingCursor;
 };

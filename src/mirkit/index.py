@@ -61,6 +61,7 @@ _MANIFEST = "manifest.json"
 _FORMAT_NAME = "mirkit-index"
 _VECTOR_CODECS = "elias_fano+elias_gamma"  # document vectors: term ids + frequencies
 _THRESHOLD_FILE = "term_thresholds.f32"  # top-k threshold priming (absent in older indexes)
+_TERM_HASH_FILE = "term_hash.u64"  # the lexicon's hash table (absent in older indexes)
 
 IndexCorruptError = _core.index.IndexCorruptError
 IndexCorruptError.__doc__ = "An index file is missing, damaged or inconsistent (names the file)."
@@ -485,7 +486,8 @@ class Index:
                 directory=str(path), n_docs=s["n_docs"], n_terms=s["n_terms"],
                 n_blocks=s["n_blocks"], docid_codec=c["docids"], freq_codec=c["freqs"],
                 positions=c["positions"] is not None, vectors=c.get("vectors") is not None,
-                thresholds=_THRESHOLD_FILE in manifest["files"])
+                thresholds=_THRESHOLD_FILE in manifest["files"],
+                term_hash=_TERM_HASH_FILE in manifest["files"])
         except IndexCorruptError as e:
             raise IndexCorruptError(f"{path}: {e}") from None
         except RuntimeError as e:  # a file vanished or cannot be mapped
@@ -644,7 +646,8 @@ class Index:
             "skips+scores": ["block_last_docid.u32", "block_docs_end.u64",
                              "block_freqs_end.u64", "block_max_score.f32"],
             "lexicon": ["terms.bin", "term_offsets.u64", "term_df.u32", "term_cf.u64",
-                        "term_blocks.u64", "term_max_score.f32", _THRESHOLD_FILE],
+                        "term_blocks.u64", "term_max_score.f32", _THRESHOLD_FILE,
+                        _TERM_HASH_FILE],
             "documents": ["doc_lengths.u32", "doc_ids.bin", "doc_id_offsets.u64"],
             "vectors": ["doc_vectors.bin", "doc_vectors_end.u64"],
         }
