@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/errors.hpp"
+#include "core/memory.hpp"
 #include "core/parallel.hpp"
 #include "query/cursor.hpp"
 
@@ -50,7 +51,7 @@ bool uses_bounds(Algorithm a) {
 
 struct QueryEngine::Prepared {
   ScorerSpec spec;
-  std::vector<float> norms;  // BM25: k1 (1 - b + b |d| / avgdl)
+  core::HugeVector<float> norms;  // BM25: k1 (1 - b + b |d| / avgdl), read at random
   bool stored = false;       // bounds from the index (scaled by the idf ratio)
   std::mutex mutex;
   std::unordered_map<uint32_t, std::shared_ptr<const TermBounds>> bounds;
