@@ -112,8 +112,8 @@ bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
   octave = p.first_octave + loc.k;
   loc.layer = static_cast<int>(std::clamp<double>(std::nearbyint(t - double(octave) * s), 1, s));
   const double step = p.step(loc.k);
-  loc.x = (kp.x - p.offset()) / step;
-  loc.y = (kp.y - p.offset()) / step;
+  loc.x = (kp.x - p.offset(loc.k)) / step;
+  loc.y = (kp.y - p.offset(loc.k)) / step;
   loc.scale = kp.sigma / step;
   return std::isfinite(loc.x) && std::isfinite(loc.y);
 }
@@ -135,10 +135,13 @@ std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) 
     const float wrow = wy[y - cy + radius];
     gradient_span_of(row_fn, img, cols, y, x0, x1, mag, ang);
     for (long x = x0; x <= x1; ++x) {
-      // Nearest bin (OpenCV: cvRound(ori * n / 360)).
-      int bin = static_cast<int>(std::lrint(ang[x - x0 + 1] * (kOriBins / 360.0f)));
-      if (bin >= kOriBins) bin -= kOriBins;
-      raw[bin] += wrow * wx[x - cx + radius] * mag[x - x0 + 1];
+      // Split between the two nearest bins (bin i centred on i * 10 degrees).
+      const float at = ang[x - x0 + 1] * (kOriBins / 360.0f);
+      const int bin = std::min(floor_int(at), kOriBins - 1);
+      const float frac = at - static_cast<float>(bin);
+      const float v = wrow * wx[x - cx + radius] * mag[x - x0 + 1];
+      raw[bin] += v - v * frac;
+      raw[bin + 1 == kOriBins ? 0 : bin + 1] += v * frac;
     }
   }
   std::vector<float> hist(kOriBins);

@@ -24,6 +24,10 @@ def sift_compute(
     image: npt.NDArray[np.float32], keypoints: np.ndarray, n_octaves: int, n_scales: int,
     sigma: float, upsample: bool, threads: int,
 ) -> npt.NDArray[np.uint8]: ...
+def sift_orientation_histograms(
+    image: npt.NDArray[np.float32], keypoints: np.ndarray, n_octaves: int, n_scales: int,
+    sigma: float, upsample: bool,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]: ...
 def sift_normalize_descriptor(hist: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]: ...
 def sift_gradient_map(
     image: npt.NDArray[np.float32],
