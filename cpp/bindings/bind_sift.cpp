@@ -179,6 +179,27 @@ void bind_sift(py::module_& m) {
       "Gaussian layer, x, y, sigma in octave pixels; -1 rows outside the pyramid), for tests");
 
   m.def(
+      "sift_sample_row",
+      [](const FloatImage& mag, const FloatImage& ang, const FloatImage& wx, float wrow,
+         float cbin0, float rbin0, float cos_t, float sin_t, float angle) {
+        if (mag.ndim() != 1 || ang.ndim() != 1 || wx.ndim() != 1 || ang.shape(0) != mag.shape(0) ||
+            wx.shape(0) != mag.shape(0))
+          throw py::value_error("mag, ang and wx must be 1-D of one length");
+        const int n = static_cast<int>(mag.shape(0));
+        std::vector<int32_t> idx(n);
+        std::vector<float> w(8 * static_cast<size_t>(n));
+        const image::detail::SampleRow row{mag.data(), ang.data(), wx.data(), wrow, cbin0,
+                                           rbin0,      cos_t,      sin_t,     angle};
+        image::detail::sample_row(row, n, idx.data(), w.data());
+        return py::make_tuple(owning(std::move(idx), {n}), owning(std::move(w), {8, n}));
+      },
+      py::arg("mag").noconvert(), py::arg("ang").noconvert(), py::arg("wx").noconvert(),
+      py::arg("wrow"), py::arg("cbin0"), py::arg("rbin0"), py::arg("cos_t"), py::arg("sin_t"),
+      py::arg("angle"),
+      "(first bins (n,), weights (8, n)) of one row of descriptor samples, with the active SIMD "
+      "level, for tests");
+
+  m.def(
       "sift_normalize_descriptor",
       [](const py::array_t<float, py::array::c_style>& hist) {
         if (hist.ndim() != 1 || hist.shape(0) != image::kDescrSize)

@@ -88,3 +88,24 @@ def orientation_histogram(level, x, y, scale, n_bins=36):
     np.add.at(raw, lo.ravel(), (weight * np.hypot(gx, gy) * (1 - frac)).ravel())
     np.add.at(raw, ((lo + 1) % n_bins).ravel(), (weight * np.hypot(gx, gy) * frac).ravel())
     return sum(c * np.roll(raw, s) for s, c in zip(range(-2, 3), np.array([1, 4, 6, 4, 1]) / 16))
+
+
+def descriptor_sample_row(mag, ang, wx, wrow, cbin0, rbin0, cos_t, sin_t, angle, d=4, n=8):
+    """(first bins, (8, len) weights) of a row of descriptor samples: sample j at cell
+    coordinates (cbin0 + j cos_t, rbin0 - j sin_t), orientation bin (angle - ang) n / 360, weight
+    mag * wrow * wx split trilinearly between the 2 x 2 x 2 nearest bins of the padded
+    (d + 2) x (d + 2) x (n + 2) histogram; samples outside (-1, d)^2 get bin 0 and no weight."""
+    mag, ang, wx = (np.asarray(a, np.float64) for a in (mag, ang, wx))
+    j = np.arange(len(mag))
+    cbin, rbin = cbin0 + j * cos_t, rbin0 - j * sin_t
+    obin = (angle - ang) * n / 360
+    inside = (rbin > -1) & (rbin < d) & (cbin > -1) & (cbin < d)
+    r0, c0, o0 = np.floor(rbin), np.floor(cbin), np.floor(obin)
+    fr, fc, fo = rbin - r0, cbin - c0, obin - o0
+    m = mag * wrow * wx
+    w = np.stack([m * (1 - fr) * (1 - fc) * (1 - fo), m * (1 - fr) * (1 - fc) * fo,
+                  m * (1 - fr) * fc * (1 - fo), m * (1 - fr) * fc * fo,
+                  m * fr * (1 - fc) * (1 - fo), m * fr * (1 - fc) * fo,
+                  m * fr * fc * (1 - fo), m * fr * fc * fo])
+    first = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0 % n
+    return np.where(inside, first, 0).astype(np.int64), np.where(inside, w, 0.0)
