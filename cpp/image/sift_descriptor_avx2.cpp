@@ -59,8 +59,7 @@ void sample_row_avx2(const SampleRow& row, int j_begin, int j_end, int32_t* idx,
   const __m256i one = _mm256_set1_epi32(1), bins = _mm256_set1_epi32(n);
   const __m256i width2 = _mm256_set1_epi32(d + 2), bins2 = _mm256_set1_epi32(n + 2);
   const __m256 step = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
-  int j = j_begin;
-  for (; j + 8 <= j_end; j += 8) {
+  for (int j = j_begin; j + 8 <= j_end; j += 8) {
     const __m256 fj = _mm256_add_ps(_mm256_set1_ps(static_cast<float>(j)), step);
     __m256 cbin = _mm256_add_ps(cbin0, _mm256_mul_ps(fj, cos_t));
     __m256 rbin = _mm256_sub_ps(rbin0, _mm256_mul_ps(fj, sin_t));
@@ -94,8 +93,11 @@ void sample_row_avx2(const SampleRow& row, int j_begin, int j_end, int32_t* idx,
                               _mm256_sub_ps(v_rc11, v_rco111), v_rco111};
     for (int k = 0; k < 8; ++k)
       _mm256_storeu_ps(w + k * stride + j, _mm256_and_ps(corner[k], inside));
+    // The tail: a last vector ending at j_end, overlapping this one (samplewise operations, so
+    // the overlap is rewritten with the same values).
+    if (j + 8 < j_end && j + 16 > j_end) j = j_end - 16;
   }
-  sample_row_scalar(row, j, j_end, idx, w, stride);
+  if (j_end - j_begin < 8) sample_row_scalar(row, j_begin, j_end, idx, w, stride);
 }
 
 }  // namespace mirkit::image::detail

@@ -65,18 +65,18 @@ void sample_row_avx512(const SampleRow& row, int j_begin, int j_end, int32_t* id
   const __m512i one = _mm512_set1_epi32(1), bins = _mm512_set1_epi32(n);
   const __m512i width2 = _mm512_set1_epi32(d + 2), bins2 = _mm512_set1_epi32(n + 2);
   const __m512 step = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  int j = j_begin;
-  for (; j + 16 <= j_end; j += 16) {
+  // Samples j .. j + 15 of `lanes`; the lanes outside it are neither read nor written.
+  auto block = [&](int j, __mmask16 lanes) {
     const __m512 fj = _mm512_add_ps(_mm512_set1_ps(static_cast<float>(j)), step);
     __m512 cbin = _mm512_add_ps(cbin0, _mm512_mul_ps(fj, cos_t));
     __m512 rbin = _mm512_sub_ps(rbin0, _mm512_mul_ps(fj, sin_t));
-    const __mmask16 inside = _mm512_cmp_ps_mask(rbin, lo, _CMP_GT_OQ) &
+    const __mmask16 inside = lanes & _mm512_cmp_ps_mask(rbin, lo, _CMP_GT_OQ) &
                              _mm512_cmp_ps_mask(rbin, hi, _CMP_LT_OQ) &
                              _mm512_cmp_ps_mask(cbin, lo, _CMP_GT_OQ) &
                              _mm512_cmp_ps_mask(cbin, hi, _CMP_LT_OQ);
-    __m512 obin = _mm512_mul_ps(_mm512_sub_ps(angle, _mm512_loadu_ps(row.ang + j)), bins_per_deg);
-    const __m512 mag = _mm512_mul_ps(_mm512_loadu_ps(row.mag + j), wrow);
-    const __m512 m = _mm512_mul_ps(mag, _mm512_loadu_ps(row.wx + j));
+    __m512 obin = _mm512_mul_ps(_mm512_sub_ps(angle, _mm512_maskz_loadu_ps(lanes, row.ang + j)), bins_per_deg);
+    const __m512 mag = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, row.mag + j), wrow);
+    const __m512 m = _mm512_mul_ps(mag, _mm512_maskz_loadu_ps(lanes, row.wx + j));
     const __m512 r0 = _mm512_roundscale_ps(rbin, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     const __m512 c0 = _mm512_roundscale_ps(cbin, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     const __m512 o0 = _mm512_roundscale_ps(obin, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
@@ -93,16 +93,18 @@ void sample_row_avx512(const SampleRow& row, int j_begin, int j_end, int32_t* id
     const __m512i cell = _mm512_add_epi32(
         _mm512_mullo_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(r0), one), width2),
         _mm512_add_epi32(_mm512_cvtps_epi32(c0), one));
-    _mm512_storeu_si512(idx + j,
-                        _mm512_maskz_add_epi32(inside, _mm512_mullo_epi32(cell, bins2), o));
+    _mm512_mask_storeu_epi32(idx + j, lanes,
+                             _mm512_maskz_add_epi32(inside, _mm512_mullo_epi32(cell, bins2), o));
     const __m512 corner[8] = {_mm512_sub_ps(v_rc00, v_rco001), v_rco001,
                               _mm512_sub_ps(v_rc01, v_rco011), v_rco011,
                               _mm512_sub_ps(v_rc10, v_rco101), v_rco101,
                               _mm512_sub_ps(v_rc11, v_rco111), v_rco111};
     for (int k = 0; k < 8; ++k)
-      _mm512_storeu_ps(w + k * stride + j, _mm512_maskz_mov_ps(inside, corner[k]));
-  }
-  sample_row_scalar(row, j, j_end, idx, w, stride);
+      _mm512_mask_storeu_ps(w + k * stride + j, lanes, _mm512_maskz_mov_ps(inside, corner[k]));
+  };
+  int j = j_begin;
+  for (; j + 16 <= j_end; j += 16) block(j, 0xFFFF);
+  if (j < j_end) block(j, static_cast<__mmask16>((1u << (j_end - j)) - 1));
 }
 
 }  // namespace mirkit::image::detail
