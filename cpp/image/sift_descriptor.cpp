@@ -168,32 +168,52 @@ bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
   return std::isfinite(loc.x) && std::isfinite(loc.y);
 }
 
-std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) {
+namespace {
+
+// Per-thread buffers of orientation_histogram.
+struct HistogramScratch {
+  std::vector<float> wx, wy, mag, ang;
+  std::vector<int> bins;
+};
+
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc,
+                                         HistogramScratch& s) {
   const int rows = p.rows[loc.k], cols = p.cols[loc.k];
   const float* img = p.gauss_level(loc.k, loc.layer);
   const detail::GradientRowFn row_fn = kGradientRow.get();
   const double sw = kOriSigmaFactor * loc.scale;
   const int radius = static_cast<int>(std::lround(kOriRadiusFactor * loc.scale));
   const long cx = std::lround(loc.x), cy = std::lround(loc.y);
-  std::vector<float> wx, wy, mag, ang;
-  gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), wx);
-  gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), wy);
-  float raw[kOriBins] = {};
+  gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), s.wx);
+  gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), s.wy);
+  float raw[kOriBins + 1] = {};  // raw[kOriBins] wraps to bin 0
   const long x0 = std::max(1L, cx - radius), x1 = std::min<long>(cols - 2, cx + radius);
-  for (long y = std::max(1L, cy - radius); x0 <= x1 && y <= std::min<long>(rows - 2, cy + radius);
+  const long n = x1 - x0 + 1;
+  if (s.bins.size() < static_cast<size_t>(std::max(n, 0L))) s.bins.resize(n);
+  for (long y = std::max(1L, cy - radius); n > 0 && y <= std::min<long>(rows - 2, cy + radius);
        ++y) {
-    const float wrow = wy[y - cy + radius];
-    gradient_span_of(row_fn, img, cols, y, x0, x1, mag, ang);
-    for (long x = x0; x <= x1; ++x) {
-      // Split between the two nearest bins (bin i centred on i * 10 degrees).
-      const float at = ang[x - x0 + 1] * (kOriBins / 360.0f);
+    const float wrow = s.wy[y - cy + radius];
+    gradient_span_of(row_fn, img, cols, y, x0, x1, s.mag, s.ang);
+    const float* wx = s.wx.data() + (x0 - cx + radius);
+    float *lo = s.mag.data() + 1, *hi = s.ang.data() + 1;
+    int* bins = s.bins.data();
+    // Each weight split between the two nearest bins (bin i centred on i * 10 degrees), in place
+    // of the magnitude and angle: a loop without stores to the histogram, which vectorizes.
+    for (long j = 0; j < n; ++j) {
+      const float at = hi[j] * (kOriBins / 360.0f);
       const int bin = std::min(detail::floor_int(at), kOriBins - 1);
       const float frac = at - static_cast<float>(bin);
-      const float v = wrow * wx[x - cx + radius] * mag[x - x0 + 1];
-      raw[bin] += v - v * frac;
-      raw[bin + 1 == kOriBins ? 0 : bin + 1] += v * frac;
+      const float v = wrow * wx[j] * lo[j];
+      bins[j] = bin;
+      lo[j] = v - v * frac;
+      hi[j] = v * frac;
+    }
+    for (long j = 0; j < n; ++j) {
+      raw[bins[j]] += lo[j];
+      raw[bins[j] + 1] += hi[j];
     }
   }
+  raw[0] += raw[kOriBins];
   std::vector<float> hist(kOriBins);
   for (int i = 0; i < kOriBins; ++i) {
     auto at = [&](int j) { return raw[(j + kOriBins) % kOriBins]; };
@@ -203,17 +223,25 @@ std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) 
   return hist;
 }
 
+}  // namespace
+
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) {
+  HistogramScratch scratch;
+  return orientation_histogram(p, loc, scratch);
+}
+
 std::vector<Keypoint> assign_orientations(const Pyramid& p,
                                           const std::vector<Keypoint>& keypoints,
                                           unsigned threads) {
   const size_t n_tasks = (keypoints.size() + kKeypointsPerTask - 1) / kKeypointsPerTask;
   std::vector<std::vector<Keypoint>> found(n_tasks);
   core::parallel_for(n_tasks, threads, [&](size_t t) {
+    HistogramScratch scratch;
     const size_t end = std::min(keypoints.size(), (t + 1) * kKeypointsPerTask);
     for (size_t i = t * kKeypointsPerTask; i < end; ++i) {
       Location loc;
       if (!locate(p, keypoints[i], loc)) continue;
-      const std::vector<float> hist = orientation_histogram(p, loc);
+      const std::vector<float> hist = orientation_histogram(p, loc, scratch);
       const float top = *std::max_element(hist.begin(), hist.end());
       const float floor = static_cast<float>(kOriPeakRatio) * top;
       for (int j = 0; j < kOriBins; ++j) {

@@ -1,5 +1,6 @@
-// AVX2 gradient maps: 8 pixels at a time, the same operations in the same order as the scalar
-// gradient_row_scalar, so the maps are bit-identical.
+// AVX2 gradient maps (8 pixels at a time) and descriptor sample rows (8 samples at a
+// time): the same operations in the same order as the scalar gradient_row_scalar and
+// sample_row_scalar, so the results are bit-identical.
 #include <immintrin.h>
 
 // GCC contracts a * b + c into FMA in C++ by default, even for intrinsics; the scalar path has

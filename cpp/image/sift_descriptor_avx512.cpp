@@ -1,5 +1,6 @@
-// AVX-512 gradient maps: 16 pixels at a time, the same operations in the same order as the scalar
-// gradient_row_scalar, so the maps are bit-identical.
+// AVX-512 gradient maps (16 pixels at a time) and descriptor sample rows (16 samples at a
+// time): the same operations in the same order as the scalar gradient_row_scalar and
+// sample_row_scalar, so the results are bit-identical.
 #include <immintrin.h>
 
 // GCC 12 reports _mm512_undefined_ps() (the pass-through of unmasked max/min/sqrt) as
@@ -21,18 +22,20 @@
 namespace mirkit::image::detail {
 
 void gradient_row_avx512(const float* above, const float* row, const float* below, int cols,
-                       float* mag, float* ang) {
+                         float* mag, float* ang) {
   const __m512 zero = _mm512_setzero_ps();
   const __m512 eps = _mm512_set1_ps(kAtanEps), c90 = _mm512_set1_ps(90.0f);
   const __m512 c180 = _mm512_set1_ps(180.0f), c360 = _mm512_set1_ps(360.0f);
   const __m512 p1 = _mm512_set1_ps(kAtanP1), p3 = _mm512_set1_ps(kAtanP3);
   const __m512 p5 = _mm512_set1_ps(kAtanP5), p7 = _mm512_set1_ps(kAtanP7);
-  int x = 1;
-  for (; x + 16 <= cols - 1; x += 16) {
-    const __m512 gx = _mm512_sub_ps(_mm512_loadu_ps(row + x + 1), _mm512_loadu_ps(row + x - 1));
-    const __m512 gy = _mm512_sub_ps(_mm512_loadu_ps(below + x), _mm512_loadu_ps(above + x));
-    _mm512_storeu_ps(mag + x, _mm512_sqrt_ps(_mm512_add_ps(_mm512_mul_ps(gx, gx),
-                                                           _mm512_mul_ps(gy, gy))));
+  // Pixels x .. x + 15 of `lanes`; the lanes outside it are neither read nor written.
+  auto block = [&](int x, __mmask16 lanes) {
+    const __m512 gx = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, row + x + 1),
+                                    _mm512_maskz_loadu_ps(lanes, row + x - 1));
+    const __m512 gy = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, below + x),
+                                    _mm512_maskz_loadu_ps(lanes, above + x));
+    const __m512 g2 = _mm512_add_ps(_mm512_mul_ps(gx, gx), _mm512_mul_ps(gy, gy));
+    _mm512_mask_storeu_ps(mag + x, lanes, _mm512_sqrt_ps(g2));
     const __m512 ax = _mm512_abs_ps(gx), ay = _mm512_abs_ps(gy);
     const __mmask16 steep = _mm512_cmp_ps_mask(ax, ay, _CMP_LT_OQ);
     const __m512 lo = _mm512_mask_blend_ps(steep, ay, ax), hi = _mm512_mask_blend_ps(steep, ax, ay);
@@ -45,12 +48,11 @@ void gradient_row_avx512(const float* above, const float* row, const float* belo
     a = _mm512_mask_sub_ps(a, _mm512_cmp_ps_mask(gx, zero, _CMP_LT_OQ), c180, a);
     a = _mm512_mask_sub_ps(a, _mm512_cmp_ps_mask(gy, zero, _CMP_LT_OQ), c360, a);
     a = _mm512_mask_sub_ps(a, _mm512_cmp_ps_mask(a, c360, _CMP_GE_OQ), a, c360);
-    _mm512_storeu_ps(ang + x, a);
-    // The tail: a last vector ending at the last pixel, overlapping this one (pixelwise
-    // operations, so the overlap is rewritten with the same values).
-    if (x + 16 < cols - 1 && x + 32 > cols - 1) x = cols - 1 - 32;
-  }
-  gradient_span(above, row, below, x, cols - 1, mag, ang);
+    _mm512_mask_storeu_ps(ang + x, lanes, a);
+  };
+  int x = 1;
+  for (; x + 16 <= cols - 1; x += 16) block(x, 0xFFFF);
+  if (x < cols - 1) block(x, static_cast<__mmask16>((1u << (cols - 1 - x)) - 1));
   mag[0] = ang[0] = mag[cols - 1] = ang[cols - 1] = 0.0f;
 }
 
@@ -74,7 +76,8 @@ void sample_row_avx512(const SampleRow& row, int j_begin, int j_end, int32_t* id
                              _mm512_cmp_ps_mask(rbin, hi, _CMP_LT_OQ) &
                              _mm512_cmp_ps_mask(cbin, lo, _CMP_GT_OQ) &
                              _mm512_cmp_ps_mask(cbin, hi, _CMP_LT_OQ);
-    __m512 obin = _mm512_mul_ps(_mm512_sub_ps(angle, _mm512_maskz_loadu_ps(lanes, row.ang + j)), bins_per_deg);
+    const __m512 ang = _mm512_maskz_loadu_ps(lanes, row.ang + j);
+    __m512 obin = _mm512_mul_ps(_mm512_sub_ps(angle, ang), bins_per_deg);
     const __m512 mag = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, row.mag + j), wrow);
     const __m512 m = _mm512_mul_ps(mag, _mm512_maskz_loadu_ps(lanes, row.wx + j));
     const __m512 r0 = _mm512_roundscale_ps(rbin, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
