@@ -65,6 +65,36 @@ def test_scale_space_octaves_and_sigmas():
     assert len(scale_space(np.zeros((100, 60)), n_octaves=2).gaussian) == 2
 
 
+@pytest.mark.parametrize("upsample", [True, False])
+def test_scale_space_commutes_with_rot90_and_flips(upsample):
+    """Octaves are 2 x 2 means (pixel p of octave o at input (p + 0.5) 2^o - 0.5), centred on the
+    image: with even sides in every octave, each level of the turned or mirrored image is the
+    turned or mirrored level. Every second pixel (Lowe, OpenCV) anchors the grid at pixel 0 and
+    fails this from octave 0 (doubled) or 1 on."""
+    img = _blobs((96, 64), seed=4)
+    space = scale_space(img, upsample=upsample)
+    assert len(space.gaussian) >= 3
+    for turn, fn in [(lambda a: np.rot90(a, axes=(1, 2)), np.rot90),
+                     (lambda a: a[:, :, ::-1], np.fliplr), (lambda a: a[:, ::-1], np.flipud)]:
+        other = scale_space(np.ascontiguousarray(fn(img)), upsample=upsample)
+        for ours, theirs in zip(space.gaussian, other.gaussian):
+            np.testing.assert_allclose(turn(ours), theirs, atol=1e-6)
+
+
+def test_scale_space_octave_pixel_positions():
+    """A ramp x keeps its values at the documented input coordinates: octave pixel p samples the
+    input at (p + 0.5) * 2^o - 0.5 (x = p in octave 0, x = 2p + 0.5 in octave 1, ...)."""
+    ramp = np.tile(np.arange(96, dtype=np.float32), (64, 1)) / 96
+    space = scale_space(ramp)
+    for k, g in enumerate(space.gaussian):
+        o = space.first_octave + k
+        p = np.arange(g.shape[2])
+        inner = (p > 8) & (p < g.shape[2] - 9)  # away from the mirrored border
+        np.testing.assert_allclose(g[0, g.shape[1] // 2, inner] * 96,
+                                   space.offset(o) + p[inner] * 2.0**o, atol=2e-3)
+        assert space.offset(o) == (p[0] + 0.5) * 2.0**o - 0.5
+
+
 def test_scale_space_of_a_delta_has_the_level_blur():
     """The blur of level i, measured as the second moment of an impulse response, is
     sigma * 2^(i/s) in octave pixels (the assumed input blur aside)."""
@@ -184,16 +214,14 @@ def test_keypoints_move_exactly_with_integer_translation(photo):
 
 @pytest.mark.parametrize("upsample", [False, True])
 def test_keypoints_rotate_with_rot90(photo, upsample):
-    """np.rot90 maps (x, y) to (y, W - 1 - x) and angles to angle - 90. Sides of 2^j + 1 pixels
-    keep every octave symmetric without doubling; doubled images (even sides) are symmetric in
-    octave -1 only."""
-    img = photo[40:297, 100:357]
-    assert img.shape == (257, 257)
+    """np.rot90 maps (x, y) to (y, W - 1 - x) and angles to angle - 90. The octaves are 2 x 2
+    means, centred on the image, so with sides that stay even (256: 128, 64, 32, 16) every
+    octave commutes with the rotation, the coarse ones included."""
+    img = photo[40:296, 100:356]
     a, b = SIFT(upsample=upsample).detect(img), SIFT(upsample=upsample).detect(np.rot90(img))
-    if upsample:
-        a, b = a[a["octave"] == -1], b[b["octave"] == -1]
+    assert (a["octave"] >= 2).sum() > 5
     moved = a.copy()
-    moved["x"], moved["y"] = a["y"], 256 - a["x"]
+    moved["x"], moved["y"] = a["y"], 255 - a["x"]
     moved["angle"] = (a["angle"] - 90) % 360
     m = _match(moved, b, tol_xy=2e-3)
     # the blur passes run in another order on the rotated image (last-bit differences), so a
@@ -296,6 +324,37 @@ def test_compute_matches_detect_and_compute(photo):
     np.testing.assert_array_equal(sift.detect(photo), kps)
 
 
+def _orientation_histograms(img, kps, upsample=True):
+    return _core.image.sift_orientation_histograms(np.ascontiguousarray(img, np.float32),
+                                                   np.ascontiguousarray(kps),
+                                                   -1, 3, 1.6, upsample)
+
+
+def test_orientation_histograms_equal_numpy_reference(photo):
+    img = photo[60:260, 80:300]
+    kps = SIFT().detect(img)[::7]
+    hist, where = _orientation_histograms(img, kps)
+    space = scale_space(img)
+    assert len(kps) > 20 and (where[:, 0] >= 0).all()
+    for h, (k, layer, x, y, scale) in zip(hist, where):
+        expected = ref.orientation_histogram(space.gaussian[int(k)][int(layer)], x, y, scale)
+        np.testing.assert_allclose(h, expected, rtol=2e-3, atol=2e-4 * expected.max())
+
+
+@pytest.mark.parametrize("theta", [0.0, 14.0, 95.0, 237.5, 355.0])
+def test_orientation_histogram_of_a_ramp_keeps_its_angle(theta):
+    """Every gradient of a ramp has angle theta: split between the two nearest bins, the
+    histogram's circular mean is theta to within the arctan approximation (rounding to the
+    nearest 10-degree bin would put it at the bin centre, up to 5 degrees off)."""
+    t = np.radians(theta)
+    yy, xx = np.mgrid[:64, :64]
+    ramp = (0.5 + 0.004 * (np.cos(t) * xx + np.sin(t) * yy)).astype(np.float32)
+    hist, _ = _orientation_histograms(ramp, _keypoint(32.0, 32.0, 3.0, 0.0, 0), upsample=False)
+    centres = np.radians(np.arange(36) * 10.0)
+    mean = np.degrees(np.arctan2(hist[0] @ np.sin(centres), hist[0] @ np.cos(centres))) % 360
+    assert abs((mean - theta + 180) % 360 - 180) < 0.05
+
+
 def test_compute_outside_the_image_gives_zeros(photo):
     d = SIFT().compute(photo, _keypoint(-500, 20, 3.0, 0.0))
     assert d.shape == (1, 128) and not d.any()
@@ -339,6 +398,49 @@ def test_simd_paths_agree_with_scalar(photo, simd_level):
     assert (m >= 0).mean() > 0.97
     close = np.abs(d0[m >= 0].astype(int) - d1[m[m >= 0]].astype(int)).max(axis=1) <= 3
     assert close.mean() > 0.97
+
+
+def _sample_row_case(seed, n=53):
+    rng = np.random.default_rng(seed)
+    mag = rng.uniform(0, 0.3, n).astype(np.float32)
+    ang = rng.uniform(0, 360, n).astype(np.float32)
+    ang[:3] = [0.0, 359.99, 180.0]
+    wx = rng.uniform(0.2, 1.0, n).astype(np.float32)
+    theta = np.radians(rng.uniform(0, 360))
+    scale = rng.uniform(0.14, 0.25)  # 1 / cell width in pixels: the row is longer than the window
+    cos_t, sin_t = np.cos(theta) * scale, np.sin(theta) * scale
+    c_mid, r_mid = rng.uniform(0, 3, 2)  # the middle sample is inside
+    args = (rng.uniform(0.3, 1.0), c_mid - n // 2 * cos_t, r_mid + n // 2 * sin_t, cos_t, sin_t,
+            rng.uniform(0, 360))
+    return (mag, ang, wx) + tuple(float(a) for a in args)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_descriptor_sample_row_equals_reference(seed, simd_level):
+    """The trilinear split of a row of descriptor samples (SIMD body and scalar tail, n = 53)
+    against float64 numpy, samples outside the window with zero weight."""
+    case = _sample_row_case(seed)
+    idx, w = _core.image.sift_sample_row(*case)
+    ref_idx, ref_w = ref.descriptor_sample_row(*case)
+    inside = ref_w.any(axis=0)
+    assert 10 < inside.sum() < len(idx)  # both kinds of sample occur
+    np.testing.assert_array_equal(idx[inside], ref_idx[inside])
+    np.testing.assert_allclose(w, ref_w, rtol=2e-5, atol=1e-7)
+    assert (w[:, ~inside] == 0).all() and (idx[~inside] == 0).all()
+
+
+def test_descriptor_sample_row_bit_identical_on_every_simd_level(simd_level):
+    """With the gradient rows (bit-identical, above) this makes describe() exact on every level
+    for a given pyramid: the histogram sums run in sample order on all of them."""
+    import mirkit
+
+    for seed, n in zip(range(6), (5, 8, 15, 16 * 5 + 7, 53, 64)):
+        case = _sample_row_case(seed, n=n)
+        idx, w = _core.image.sift_sample_row(*case)
+        with mirkit.simd_limit("scalar"):
+            idx0, w0 = _core.image.sift_sample_row(*case)
+        np.testing.assert_array_equal(idx, idx0)
+        np.testing.assert_array_equal(w, w0)
 
 
 def test_deterministic_across_thread_counts(photo):

@@ -1,6 +1,7 @@
 // Binding of the scale space, DoG extrema and SIFT kernels (cpp/image/) in the _core.image
 // submodule. Images arrive as C-contiguous float32 arrays (mirkit._sift converts them once);
 // every kernel runs without the GIL.
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -145,6 +146,58 @@ void bind_sift(py::module_& m) {
       py::arg("image").noconvert(), py::arg("keypoints").noconvert(), py::arg("n_octaves"),
       py::arg("n_scales"), py::arg("sigma"), py::arg("upsample"), py::arg("threads"),
       "(n, 128) uint8 descriptors of the given keypoints");
+
+  m.def(
+      "sift_orientation_histograms",
+      [](const FloatImage& img, const KeypointArray& keypoints, int n_octaves, int n_scales,
+         double sigma, bool upsample) {
+        if (keypoints.ndim() != 1) throw py::value_error("keypoints must be 1-D");
+        const image::Pyramid p =
+            pyramid(img, scale_options(n_octaves, n_scales, sigma, upsample, 1), false);
+        const Keypoint* kps = keypoints.data();
+        const size_t n = static_cast<size_t>(keypoints.shape(0));
+        std::vector<float> hist(n * image::kOriBins, 0.0f);
+        std::vector<double> where(n * 5, -1.0);
+        {
+          py::gil_scoped_release release;
+          for (size_t i = 0; i < n; ++i) {
+            image::Location loc;
+            if (!image::locate(p, kps[i], loc)) continue;
+            const std::vector<float> h = image::orientation_histogram(p, loc);
+            std::copy(h.begin(), h.end(), hist.begin() + i * image::kOriBins);
+            const double row[5] = {double(loc.k), double(loc.layer), loc.x, loc.y, loc.scale};
+            std::copy(row, row + 5, where.begin() + i * 5);
+          }
+        }
+        const auto rows = static_cast<py::ssize_t>(n);
+        return py::make_tuple(owning(std::move(hist), {rows, image::kOriBins}),
+                              owning(std::move(where), {rows, 5}));
+      },
+      py::arg("image").noconvert(), py::arg("keypoints").noconvert(), py::arg("n_octaves"),
+      py::arg("n_scales"), py::arg("sigma"), py::arg("upsample"),
+      "(smoothed 36-bin orientation histograms (n, 36), locations (n, 5): octave index, "
+      "Gaussian layer, x, y, sigma in octave pixels; -1 rows outside the pyramid), for tests");
+
+  m.def(
+      "sift_sample_row",
+      [](const FloatImage& mag, const FloatImage& ang, const FloatImage& wx, float wrow,
+         float cbin0, float rbin0, float cos_t, float sin_t, float angle) {
+        if (mag.ndim() != 1 || ang.ndim() != 1 || wx.ndim() != 1 || ang.shape(0) != mag.shape(0) ||
+            wx.shape(0) != mag.shape(0))
+          throw py::value_error("mag, ang and wx must be 1-D of one length");
+        const int n = static_cast<int>(mag.shape(0));
+        std::vector<int32_t> idx(n);
+        std::vector<float> w(8 * static_cast<size_t>(n));
+        const image::detail::SampleRow row{mag.data(), ang.data(), wx.data(), wrow, cbin0,
+                                           rbin0,      cos_t,      sin_t,     angle};
+        image::detail::sample_row(row, n, idx.data(), w.data());
+        return py::make_tuple(owning(std::move(idx), {n}), owning(std::move(w), {8, n}));
+      },
+      py::arg("mag").noconvert(), py::arg("ang").noconvert(), py::arg("wx").noconvert(),
+      py::arg("wrow"), py::arg("cbin0"), py::arg("rbin0"), py::arg("cos_t"), py::arg("sin_t"),
+      py::arg("angle"),
+      "(first bins (n,), weights (8, n)) of one row of descriptor samples, with the active SIMD "
+      "level, for tests");
 
   m.def(
       "sift_normalize_descriptor",

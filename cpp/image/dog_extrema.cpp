@@ -159,8 +159,8 @@ bool refine(const Pyramid& p, const ExtremaOptions& o, int k, int layer, int r, 
   const double e = o.edge_threshold;
   if (det <= 0 || tr * tr * e >= (e + 1) * (e + 1) * det) return false;
   const double step_px = p.step(k);
-  out.kp.x = static_cast<float>((c + x[0]) * step_px + p.offset());
-  out.kp.y = static_cast<float>((r + x[1]) * step_px + p.offset());
+  out.kp.x = static_cast<float>((c + x[0]) * step_px + p.offset(k));
+  out.kp.y = static_cast<float>((r + x[1]) * step_px + p.offset(k));
   out.kp.sigma = static_cast<float>(p.sigma * std::pow(2.0, (layer + x[2]) / s) * step_px);
   out.kp.angle = 0.0f;
   out.kp.response = static_cast<float>(std::fabs(contrast));

@@ -3,10 +3,16 @@
 // optional initial doubling of the image (the input is assumed blurred by 0.5 pixel).
 //
 // Coordinates: integer coordinates are pixel centres (OpenCV's convention: pixel (row i, col j)
-// has its centre at x = j, y = i). Pixel p of octave o lies at input coordinate
-// p * 2^o + offset, with offset = -0.25 when the image was doubled (the doubling is centre-aligned
-// bilinear, so doubled pixel u sits at u / 2 - 0.25, and every octave subsamples pixel 0 of the
-// previous one) and 0 otherwise.
+// has its centre at x = j, y = i). Every resampling is centre-aligned: the doubling is bilinear
+// (doubled pixel u sits at u / 2 - 0.25), and each further octave is the 2 x 2 means of the
+// previous one (not every second pixel, as in Lowe, OpenCV and scikit-image), so pixel p of
+// octave o lies at input coordinate (p + 0.5) * 2^o - 0.5. An octave's samples then stay centred
+// on the image: the image edge lies half a pixel outside the outer samples in every octave. With
+// every second pixel the grid is anchored at pixel 0, and the far edge recedes by up to 2^o - 1
+// input pixels per octave, so the coarse octaves of an image and of its mirror or 90-degree
+// rotation see different content near the border: their keypoints move by a good part of an
+// octave pixel (2.5 pixels and more in octaves 3 and up), and match without being found correct.
+// The pyramid of an image with even sides in every octave commutes with np.rot90 and flips.
 #pragma once
 
 #include <cmath>
@@ -35,6 +41,11 @@ inline constexpr double kTruncate = 4.0;
 // refinement border and the 3x3x3 neighbourhood.
 inline constexpr int kMinOctaveSide = 12;
 
+// Asks the kernel for transparent huge pages over the whole 2 MiB pages inside [p, p + bytes)
+// (Linux, blocks of 4 MiB and more; elsewhere nothing): a pyramid of tens of megabytes is
+// otherwise paged in by thousands of 4 KiB faults per call, a tenth of SIFT's time on a photo.
+void advise_huge_pages(void* p, size_t bytes);
+
 // An allocator that leaves new elements uninitialized: pyramid images are written in full by the
 // blurs, and zero-filling them first would touch (and page in) tens of megabytes twice.
 template <class T>
@@ -46,6 +57,11 @@ struct UninitializedAllocator : std::allocator<T> {
   UninitializedAllocator() = default;
   template <class U>
   UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  T* allocate(size_t n) {
+    T* p = std::allocator<T>::allocate(n);
+    advise_huge_pages(p, n * sizeof(T));
+    return p;
+  }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
@@ -71,9 +87,9 @@ struct Pyramid {
   int n_octaves() const { return static_cast<int>(rows.size()); }
   size_t plane(int k) const { return static_cast<size_t>(rows[k]) * cols[k]; }
   const float* gauss_level(int k, int i) const { return gauss[k].data() + plane(k) * i; }
-  // Input coordinate of octave pixel p: p * step + offset (see the file comment).
+  // Input coordinate of pixel p of octave k: p * step(k) + offset(k) (see the file comment).
   double step(int k) const { return std::ldexp(1.0, first_octave + k); }
-  double offset() const { return first_octave < 0 ? -0.25 : 0.0; }
+  double offset(int k) const { return 0.5 * step(k) - 0.5; }
 };
 
 // How many octaves fit an image of rows x cols (0 when even the first is too small).
@@ -91,5 +107,9 @@ Pyramid build_scale_space(const float* image, int rows, int cols, const ScaleSpa
 
 // Centre-aligned bilinear doubling (as OpenCV's INTER_LINEAR resize by 2): dst is 2rows x 2cols.
 void upsample2x(const float* src, int rows, int cols, float* dst);
+
+// Centre-aligned halving: dst (rows / 2 x cols / 2) holds the means of 2 x 2 blocks; an odd
+// last row or column is dropped.
+void downsample2x(const float* src, int rows, int cols, float* dst);
 
 }  // namespace mirkit::image

@@ -13,6 +13,12 @@ namespace mirkit::image {
 namespace detail {
 
 namespace {
+// std::floor is a library call on the x86-64 baseline; truncation corrected for negatives.
+inline int floor_int(float v) {
+  const int t = static_cast<int>(v);
+  return t - (v < static_cast<float>(t));
+}
+
 float atan2_deg(float y, float x) {
   const float ax = std::fabs(x), ay = std::fabs(y);
   const bool steep = ax < ay;
@@ -42,6 +48,48 @@ void gradient_row_scalar(const float* above, const float* row, const float* belo
   gradient_span(above, row, below, 1, cols - 1, mag, ang);
 }
 
+void sample_row_scalar(const SampleRow& row, int j_begin, int j_end, int32_t* idx, float* w,
+                       size_t stride) {
+  constexpr int d = kDescrWidth, n = kDescrBins;
+  const float bins_per_deg = n / 360.0f;
+  for (int j = j_begin; j < j_end; ++j) {
+    const float fj = static_cast<float>(j);
+    float cbin = row.cbin0 + fj * row.cos_t, rbin = row.rbin0 - fj * row.sin_t;
+    if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d)) {
+      idx[j] = 0;
+      for (int k = 0; k < 8; ++k) w[k * stride + j] = 0.0f;
+      continue;
+    }
+    // OpenCV's orientation convention: bins count from the keypoint angle downwards.
+    float obin = (row.angle - row.ang[j]) * bins_per_deg;
+    const float m = row.mag[j] * row.wrow * row.wx[j];
+    // Floors as floats, as the SIMD paths round (exact: |values| < 2^24).
+    const float r0 = static_cast<float>(floor_int(rbin));
+    const float c0 = static_cast<float>(floor_int(cbin));
+    const float o0 = static_cast<float>(floor_int(obin));
+    rbin -= r0;
+    cbin -= c0;
+    obin -= o0;
+    int o = static_cast<int>(o0);
+    o += o < 0 ? n : 0;
+    // Trilinear interpolation: split m by row, then column, then orientation.
+    const float v_r1 = m * rbin, v_r0 = m - v_r1;
+    const float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
+    const float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
+    const float v_rco111 = v_rc11 * obin, v_rco101 = v_rc10 * obin;
+    const float v_rco011 = v_rc01 * obin, v_rco001 = v_rc00 * obin;
+    idx[j] = ((static_cast<int>(r0) + 1) * (d + 2) + static_cast<int>(c0) + 1) * (n + 2) + o;
+    w[j] = v_rc00 - v_rco001;
+    w[stride + j] = v_rco001;
+    w[2 * stride + j] = v_rc01 - v_rco011;
+    w[3 * stride + j] = v_rco011;
+    w[4 * stride + j] = v_rc10 - v_rco101;
+    w[5 * stride + j] = v_rco101;
+    w[6 * stride + j] = v_rc11 - v_rco111;
+    w[7 * stride + j] = v_rco111;
+  }
+}
+
 }  // namespace detail
 
 namespace {
@@ -50,8 +98,12 @@ namespace {
 const core::Dispatch<detail::GradientRowFn> kGradientRow{
     {detail::gradient_row_scalar, nullptr, detail::gradient_row_avx2, detail::gradient_row_avx512,
      nullptr}};
+const core::Dispatch<detail::SampleRowFn> kSampleRow{
+    {detail::sample_row_scalar, nullptr, detail::sample_row_avx2, detail::sample_row_avx512,
+     nullptr}};
 #else
 const core::Dispatch<detail::GradientRowFn> kGradientRow{{detail::gradient_row_scalar}};
+const core::Dispatch<detail::SampleRowFn> kSampleRow{{detail::sample_row_scalar}};
 #endif
 
 constexpr size_t kKeypointsPerTask = 16;
@@ -62,12 +114,6 @@ void gaussian_axis(double offset, int radius, double scale, std::vector<float>& 
   w.resize(2 * radius + 1);
   for (int i = -radius; i <= radius; ++i)
     w[i + radius] = static_cast<float>(std::exp(-(offset + i) * (offset + i) * scale));
-}
-
-// std::floor is a library call on the x86-64 baseline; truncation corrected for negatives.
-inline int floor_int(float v) {
-  const int t = static_cast<int>(v);
-  return t - (v < static_cast<float>(t));
 }
 
 // Gradients of pixels [x0, x1] (1 <= x0, x1 <= cols - 2) of row y of `img` into mag[0..], ang[0..]
@@ -86,6 +132,10 @@ void gradient_span_of(detail::GradientRowFn row_fn, const float* img, int cols, 
 }  // namespace
 
 const char* gradient_level() { return core::level_name(kGradientRow.chosen()); }
+
+void detail::sample_row(const SampleRow& row, int n, int32_t* idx, float* w) {
+  kSampleRow.get()(row, 0, n, idx, w, static_cast<size_t>(n));
+}
 
 void gradient_map(const float* image, int rows, int cols, float* mag, float* ang) {
   const detail::GradientRowFn row_fn = kGradientRow.get();
@@ -112,35 +162,58 @@ bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
   octave = p.first_octave + loc.k;
   loc.layer = static_cast<int>(std::clamp<double>(std::nearbyint(t - double(octave) * s), 1, s));
   const double step = p.step(loc.k);
-  loc.x = (kp.x - p.offset()) / step;
-  loc.y = (kp.y - p.offset()) / step;
+  loc.x = (kp.x - p.offset(loc.k)) / step;
+  loc.y = (kp.y - p.offset(loc.k)) / step;
   loc.scale = kp.sigma / step;
   return std::isfinite(loc.x) && std::isfinite(loc.y);
 }
 
-std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) {
+namespace {
+
+// Per-thread buffers of orientation_histogram.
+struct HistogramScratch {
+  std::vector<float> wx, wy, mag, ang;
+  std::vector<int> bins;
+};
+
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc,
+                                         HistogramScratch& s) {
   const int rows = p.rows[loc.k], cols = p.cols[loc.k];
   const float* img = p.gauss_level(loc.k, loc.layer);
   const detail::GradientRowFn row_fn = kGradientRow.get();
   const double sw = kOriSigmaFactor * loc.scale;
   const int radius = static_cast<int>(std::lround(kOriRadiusFactor * loc.scale));
   const long cx = std::lround(loc.x), cy = std::lround(loc.y);
-  std::vector<float> wx, wy, mag, ang;
-  gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), wx);
-  gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), wy);
-  float raw[kOriBins] = {};
+  gaussian_axis(double(cx) - loc.x, radius, 0.5 / (sw * sw), s.wx);
+  gaussian_axis(double(cy) - loc.y, radius, 0.5 / (sw * sw), s.wy);
+  float raw[kOriBins + 1] = {};  // raw[kOriBins] wraps to bin 0
   const long x0 = std::max(1L, cx - radius), x1 = std::min<long>(cols - 2, cx + radius);
-  for (long y = std::max(1L, cy - radius); x0 <= x1 && y <= std::min<long>(rows - 2, cy + radius);
+  const long n = x1 - x0 + 1;
+  if (s.bins.size() < static_cast<size_t>(std::max(n, 0L))) s.bins.resize(n);
+  for (long y = std::max(1L, cy - radius); n > 0 && y <= std::min<long>(rows - 2, cy + radius);
        ++y) {
-    const float wrow = wy[y - cy + radius];
-    gradient_span_of(row_fn, img, cols, y, x0, x1, mag, ang);
-    for (long x = x0; x <= x1; ++x) {
-      // Nearest bin (OpenCV: cvRound(ori * n / 360)).
-      int bin = static_cast<int>(std::lrint(ang[x - x0 + 1] * (kOriBins / 360.0f)));
-      if (bin >= kOriBins) bin -= kOriBins;
-      raw[bin] += wrow * wx[x - cx + radius] * mag[x - x0 + 1];
+    const float wrow = s.wy[y - cy + radius];
+    gradient_span_of(row_fn, img, cols, y, x0, x1, s.mag, s.ang);
+    const float* wx = s.wx.data() + (x0 - cx + radius);
+    float *lo = s.mag.data() + 1, *hi = s.ang.data() + 1;
+    int* bins = s.bins.data();
+    // Each weight split between the two nearest bins (bin i centred on i * 10 degrees), in place
+    // of the magnitude and angle: a loop without stores to the histogram, which vectorizes.
+    for (long j = 0; j < n; ++j) {
+      const float at = hi[j] * (kOriBins / 360.0f);
+      const int bin = std::min(detail::floor_int(at), kOriBins - 1);
+      const float frac = at - static_cast<float>(bin);
+      const float v = wrow * wx[j] * lo[j];
+      bins[j] = bin;
+      lo[j] = v - v * frac;
+      hi[j] = v * frac;
+    }
+    for (long j = 0; j < n; ++j) {
+      raw[bins[j]] += lo[j];
+      raw[bins[j] + 1] += hi[j];
     }
   }
+  raw[0] += raw[kOriBins];
   std::vector<float> hist(kOriBins);
   for (int i = 0; i < kOriBins; ++i) {
     auto at = [&](int j) { return raw[(j + kOriBins) % kOriBins]; };
@@ -150,17 +223,25 @@ std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) 
   return hist;
 }
 
+}  // namespace
+
+std::vector<float> orientation_histogram(const Pyramid& p, const Location& loc) {
+  HistogramScratch scratch;
+  return orientation_histogram(p, loc, scratch);
+}
+
 std::vector<Keypoint> assign_orientations(const Pyramid& p,
                                           const std::vector<Keypoint>& keypoints,
                                           unsigned threads) {
   const size_t n_tasks = (keypoints.size() + kKeypointsPerTask - 1) / kKeypointsPerTask;
   std::vector<std::vector<Keypoint>> found(n_tasks);
   core::parallel_for(n_tasks, threads, [&](size_t t) {
+    HistogramScratch scratch;
     const size_t end = std::min(keypoints.size(), (t + 1) * kKeypointsPerTask);
     for (size_t i = t * kKeypointsPerTask; i < end; ++i) {
       Location loc;
       if (!locate(p, keypoints[i], loc)) continue;
-      const std::vector<float> hist = orientation_histogram(p, loc);
+      const std::vector<float> hist = orientation_histogram(p, loc, scratch);
       const float top = *std::max_element(hist.begin(), hist.end());
       const float floor = static_cast<float>(kOriPeakRatio) * top;
       for (int j = 0; j < kOriBins; ++j) {
@@ -190,9 +271,14 @@ void sort_keypoints(std::vector<Keypoint>& keypoints) {
 
 namespace {
 
+// Per-thread buffers of describe_one.
+struct DescribeScratch {
+  std::vector<float> wx, wy, mag, ang, w;
+  std::vector<int32_t> idx;
+};
+
 // One descriptor (OpenCV's calcSIFTDescriptor, sampled from the sub-pixel position).
-void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vector<float>& wx,
-                  std::vector<float>& wy, std::vector<float>& mag, std::vector<float>& ang) {
+void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, DescribeScratch& s) {
   constexpr int d = kDescrWidth, n = kDescrBins;
   float hist[(d + 2) * (d + 2) * (n + 2)] = {};
   float desc[kDescrSize];
@@ -204,6 +290,7 @@ void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vecto
   const int rows = p.rows[loc.k], cols = p.cols[loc.k];
   const float* img = p.gauss_level(loc.k, loc.layer);
   const detail::GradientRowFn row_fn = kGradientRow.get();
+  const detail::SampleRowFn sample_fn = kSampleRow.get();
   const double hist_width = kDescrScaleFactor * loc.scale;
   const double diag = std::sqrt(double(rows) * rows + double(cols) * cols);
   const int radius = static_cast<int>(
@@ -215,14 +302,20 @@ void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vecto
   const float fx = static_cast<float>(cx - loc.x), fy = static_cast<float>(cy - loc.y);
   // Weight exp(-(c_rot^2 + r_rot^2) / (d^2 / 2)), in pixels exp(-dist^2 / (hist_width^2 d^2 / 2)).
   const double wscale = 1.0 / (hist_width * hist_width * d * d * 0.5);
-  gaussian_axis(fx, radius, wscale, wx);
-  gaussian_axis(fy, radius, wscale, wy);
-  const float bins_per_deg = n / 360.0f, half = d / 2.0f - 0.5f, reach = d / 2.0f + 0.5f;
+  gaussian_axis(fx, radius, wscale, s.wx);
+  gaussian_axis(fy, radius, wscale, s.wy);
+  const size_t stride = static_cast<size_t>(2 * radius + 1);
+  if (s.idx.size() < stride) {
+    s.idx.resize(stride);
+    s.w.resize(8 * stride);
+  }
+  const float half = d / 2.0f - 0.5f, reach = d / 2.0f + 0.5f;
   const long ylo = std::max(1L, cy - radius), yhi = std::min<long>(rows - 2, cy + radius);
   for (long y = ylo; y <= yhi; ++y) {
     const float dy = fy + static_cast<float>(y - cy);
     // The columns whose rotated coordinates stay within (-reach, reach): intersect the
-    // intervals of the two linear constraints (one sample of slack; the test below is exact).
+    // intervals of the two linear constraints (one sample of slack; the sample kernel's test is
+    // exact).
     double jlo = -radius, jhi = radius;
     auto clip = [&](double slope, double at0) {  // |at0 + (fx + j) * slope| < reach
       if (std::fabs(slope) < 1e-12) {
@@ -239,41 +332,26 @@ void describe_one(const Pyramid& p, const Keypoint& kp, uint8_t* out, std::vecto
     const long xlo = std::max<long>(1, cx + static_cast<long>(jlo));
     const long xhi = std::min<long>(cols - 2, cx + static_cast<long>(jhi));
     if (xlo > xhi) continue;
-    const float wrow = wy[y - cy + radius];
-    gradient_span_of(row_fn, img, cols, y, xlo, xhi, mag, ang);
-    // Rotated coordinates step by (cos_t, -sin_t) per column, plus the bin offset.
+    gradient_span_of(row_fn, img, cols, y, xlo, xhi, s.mag, s.ang);
+    // Rotated coordinates of column xlo + j: (cbin0 + j cos_t, rbin0 - j sin_t), plus the bin
+    // offset.
     const float dx0 = fx + static_cast<float>(xlo - cx);
-    float cbin_x = dx0 * cos_t + dy * sin_t + half, rbin_x = dy * cos_t - dx0 * sin_t + half;
-    for (long x = xlo; x <= xhi; ++x, cbin_x += cos_t, rbin_x -= sin_t) {
-      float rbin = rbin_x, cbin = cbin_x;
-      if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d)) continue;
-      // OpenCV's orientation convention: bins count from the keypoint angle downwards.
-      float obin = (kp.angle - ang[x - xlo + 1]) * bins_per_deg;
-      const float m = mag[x - xlo + 1] * wrow * wx[x - cx + radius];
-      const int r0 = floor_int(rbin), c0 = floor_int(cbin);
-      int o0 = floor_int(obin);
-      rbin -= r0;
-      cbin -= c0;
-      obin -= o0;
-      if (o0 < 0) o0 += n;
-      if (o0 >= n) o0 -= n;
-      // Trilinear interpolation into the padded (d + 2) x (d + 2) x (n + 2) histogram.
-      const float v_r1 = m * rbin, v_r0 = m - v_r1;
-      const float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
-      const float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
-      const float v_rco111 = v_rc11 * obin, v_rco110 = v_rc11 - v_rco111;
-      const float v_rco101 = v_rc10 * obin, v_rco100 = v_rc10 - v_rco101;
-      const float v_rco011 = v_rc01 * obin, v_rco010 = v_rc01 - v_rco011;
-      const float v_rco001 = v_rc00 * obin, v_rco000 = v_rc00 - v_rco001;
-      const int idx = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0;
-      hist[idx] += v_rco000;
-      hist[idx + 1] += v_rco001;
-      hist[idx + (n + 2)] += v_rco010;
-      hist[idx + (n + 3)] += v_rco011;
-      hist[idx + (d + 2) * (n + 2)] += v_rco100;
-      hist[idx + (d + 2) * (n + 2) + 1] += v_rco101;
-      hist[idx + (d + 3) * (n + 2)] += v_rco110;
-      hist[idx + (d + 3) * (n + 2) + 1] += v_rco111;
+    const detail::SampleRow row{s.mag.data() + 1,
+                                s.ang.data() + 1,
+                                s.wx.data() + (xlo - cx + radius),
+                                s.wy[y - cy + radius],
+                                dx0 * cos_t + dy * sin_t + half,
+                                dy * cos_t - dx0 * sin_t + half,
+                                cos_t,
+                                sin_t,
+                                kp.angle};
+    const int count = static_cast<int>(xhi - xlo + 1);
+    sample_fn(row, 0, count, s.idx.data(), s.w.data(), stride);
+    // Accumulate in sample order (the weights of samples outside the window are zero).
+    const float* w = s.w.data();
+    for (int j = 0; j < count; ++j) {
+      float* h = hist + s.idx[j];
+      for (int k = 0; k < 8; ++k) h[detail::kCornerOffset[k]] += w[k * stride + j];
     }
   }
   // Fold the wrapped orientation bins, drop the spatial padding.
@@ -322,11 +400,11 @@ void describe(const Pyramid& p, const Keypoint* keypoints, size_t n, uint8_t* ou
   std::sort(order.begin(), order.end());
   const size_t n_tasks = (n + kKeypointsPerTask - 1) / kKeypointsPerTask;
   core::parallel_for(n_tasks, threads, [&](size_t t) {
-    std::vector<float> wx, wy, mag, ang;
+    DescribeScratch scratch;
     const size_t end = std::min(n, (t + 1) * kKeypointsPerTask);
     for (size_t j = t * kKeypointsPerTask; j < end; ++j) {
       const size_t i = order[j].second;
-      describe_one(p, keypoints[i], out + i * kDescrSize, wx, wy, mag, ang);
+      describe_one(p, keypoints[i], out + i * kDescrSize, scratch);
     }
   });
 }

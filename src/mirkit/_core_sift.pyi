@@ -24,6 +24,14 @@ def sift_compute(
     image: npt.NDArray[np.float32], keypoints: np.ndarray, n_octaves: int, n_scales: int,
     sigma: float, upsample: bool, threads: int,
 ) -> npt.NDArray[np.uint8]: ...
+def sift_orientation_histograms(
+    image: npt.NDArray[np.float32], keypoints: np.ndarray, n_octaves: int, n_scales: int,
+    sigma: float, upsample: bool,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]: ...
+def sift_sample_row(
+    mag: npt.NDArray[np.float32], ang: npt.NDArray[np.float32], wx: npt.NDArray[np.float32],
+    wrow: float, cbin0: float, rbin0: float, cos_t: float, sin_t: float, angle: float,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...
 def sift_normalize_descriptor(hist: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]: ...
 def sift_gradient_map(
     image: npt.NDArray[np.float32],

@@ -88,8 +88,11 @@ class ScaleSpace(NamedTuple):
 
     ``gaussian[k]`` has shape (n_scales + 3, H_k, W_k): image i of octave ``first_octave + k``
     is blurred by ``sigma * 2**(i / n_scales)`` octave pixels; ``dog[k]`` (n_scales + 2, H_k,
-    W_k) holds ``gaussian[k][i + 1] - gaussian[k][i]``. Octave pixel p lies at input coordinate
-    ``p * 2**octave + offset`` with offset -0.25 for a doubled image and 0 otherwise.
+    W_k) holds ``gaussian[k][i + 1] - gaussian[k][i]``. Each octave after the first holds the
+    2 x 2 means of the one before (an odd last row or column is dropped), so octave pixel p lies
+    at input coordinate ``p * 2**octave + offset(octave)``, that is ``(p + 0.5) * 2**octave -
+    0.5``: the samples stay centred on the image, and the pyramid of an image whose sides stay
+    even commutes with ``np.rot90`` and flips.
     """
 
     first_octave: int
@@ -98,9 +101,10 @@ class ScaleSpace(NamedTuple):
     gaussian: list
     dog: list
 
-    @property
-    def offset(self) -> float:
-        return -0.25 if self.first_octave < 0 else 0.0
+    @staticmethod
+    def offset(octave: int) -> float:
+        """Input coordinate of pixel 0 of `octave` (an octave number): ``2**(octave - 1) - 0.5``."""
+        return 2.0 ** (octave - 1) - 0.5
 
     def level_sigma(self, octave: int, level: int) -> float:
         """Blur of Gaussian image `level` of `octave` (an octave number), in input pixels."""
