@@ -1,12 +1,7 @@
 #include "image/scale_space.hpp"
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
@@ -26,20 +21,6 @@ void blur(const float* src, float* dst, int rows, int cols, double sigma, unsign
 constexpr size_t kDogChunk = 1 << 16;
 
 }  // namespace
-
-void advise_huge_pages(void* p, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t(1) << 21;
-  if (bytes < 2 * kHuge) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
-  // Advice only: a kernel without THP, or with it off, refuses and nothing changes.
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 int max_octaves(int rows, int cols, bool upsample) {
   int side = std::min(rows, cols) * (upsample ? 2 : 1), n = 0;

@@ -17,10 +17,9 @@
 
 #include <cmath>
 #include <cstddef>
-#include <memory>
-#include <new>
-#include <utility>
 #include <vector>
+
+#include "core/memory.hpp"
 
 namespace mirkit::image {
 
@@ -41,37 +40,10 @@ inline constexpr double kTruncate = 4.0;
 // refinement border and the 3x3x3 neighbourhood.
 inline constexpr int kMinOctaveSide = 12;
 
-// Asks the kernel for transparent huge pages over the whole 2 MiB pages inside [p, p + bytes)
-// (Linux, blocks of 4 MiB and more; elsewhere nothing): a pyramid of tens of megabytes is
-// otherwise paged in by thousands of 4 KiB faults per call, a tenth of SIFT's time on a photo.
-void advise_huge_pages(void* p, size_t bytes);
-
-// An allocator that leaves new elements uninitialized: pyramid images are written in full by the
-// blurs, and zero-filling them first would touch (and page in) tens of megabytes twice.
-template <class T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <class U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  T* allocate(size_t n) {
-    T* p = std::allocator<T>::allocate(n);
-    advise_huge_pages(p, n * sizeof(T));
-    return p;
-  }
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using FloatBuffer = std::vector<float, UninitializedAllocator<float>>;
+// Pyramid images: written in full by the blurs (so left uninitialized), on huge pages (tens of
+// megabytes are otherwise paged in by thousands of 4 KiB faults per call, a tenth of SIFT's
+// time on a photo).
+using FloatBuffer = core::HugeVector<float>;
 
 // A Gaussian pyramid: octave k (0-based, octave number first_octave + k) holds n_scales + 3
 // images of rows[k] x cols[k] floats back to back, blurred by sigma * 2^(i / n_scales) in octave
