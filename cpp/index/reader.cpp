@@ -201,12 +201,12 @@ int64_t IndexReader::find_term(std::string_view s) const {
   const uint64_t h = term_hash(s);
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
   const size_t mask = m_slots.size - 1;
-  for (size_t i = h & mask, probes = 0; probes < m_slots.size; i = (i + 1) & mask, ++probes) {
+  // The table has empty slots and valid ids (built here, or checked on open): probing ends.
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
     const TermSlot slot = m_slots[i];
     if (slot.term == kEmptySlot) return -1;
-    if (slot.tag == tag && slot.term < m_layout.n_terms && term(slot.term) == s) return slot.term;
+    if (slot.tag == tag && term(slot.term) == s) return slot.term;
   }
-  return -1;
 }
 
 std::pair<uint32_t, uint32_t> IndexReader::prefix_range(std::string_view prefix) const {

@@ -2,8 +2,8 @@
 // block upper bounds of the lists at the pivot (a shallow move on the skip list, no decoding);
 // when even those cannot beat the threshold, every document up to the end of the smallest of
 // those blocks is skipped, and so are the blocks after them, on the skip lists alone, while the
-// bounds of the blocks there cannot beat it either. Scoring stops early once the partial score plus the block bounds of
-// the terms not yet added cannot beat the threshold.
+// bounds of the blocks there cannot beat it either. Scoring stops early once the partial score
+// plus the block bounds of the terms not yet added cannot beat the threshold.
 #include <algorithm>
 
 #include "query/cursor.hpp"
