@@ -124,7 +124,8 @@ def test_pruning_skips_work(synthetic):
 def test_bmw_runs_and_block_skips(synthetic):
     """A frequent term alone or with rare ones: block-max WAND scores stretches of one list in a
     loop and moves over blocks that cannot enter on the skip list alone (it leaves some of the
-    list undecoded), with the results of exhaustive scoring; MaxScore's one-essential-list loop too."""
+    list undecoded), with the results of exhaustive scoring; MaxScore's runs of one essential
+    list too."""
     index, searcher = synthetic.index, synthetic.searcher
     df = np.asarray(index.reader.df)
     frequent = index.term(int(np.argmax(df)))
@@ -137,7 +138,75 @@ def test_bmw_runs_and_block_skips(synthetic):
                 r = searcher.search(query, k, algorithm=algorithm)
                 np.testing.assert_array_equal(r.docids, oracle.docids)
                 np.testing.assert_array_equal(r.scores, oracle.scores)
-    assert searcher.search({frequent: 1.0}, 10, algorithm="bmw").postings_decoded < df.max()
+    for algorithm in ("bmw", "maxscore"):
+        assert searcher.search({frequent: 1.0}, 10, algorithm=algorithm).postings_decoded < df.max()
+
+
+def _bm25_block_reference(docs, freqs, norms, weight):
+    tf = freqs.astype(np.float32)
+    f = tf / (tf + norms[docs])  # float32, as the engine divides
+    return np.rint(weight * f.astype(np.float64)).astype(np.int64)  # ties to even, like cvtsd2si
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_bm25_block_scores_equal_numpy_on_every_level(data):
+    """The block kernel (gathers, float division, double product, rounding) gives numpy's
+    values to the bit on every SIMD level, for every length up to a block (all tails) and for
+    frequencies beyond 2^31 (AVX2 converts signed integers)."""
+    from mirkit import _core, simd_limit
+    from mirkit._simd import runnable_simd_levels
+
+    n_docs = data.draw(st.integers(1, 3000))
+    n = data.draw(st.integers(0, 128))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    norms = (rng.random(n_docs) * data.draw(st.sampled_from([0.1, 3.0, 1e4]))).astype(np.float32)
+    docs = np.sort(rng.choice(n_docs, size=min(n, n_docs), replace=False)).astype(np.uint32)
+    top = data.draw(st.sampled_from([3, 1000, 2**32 - 1]))
+    freqs = rng.integers(1, top, size=docs.size, endpoint=True).astype(np.uint32)
+    weight = data.draw(st.sampled_from([0.0, 1.0, 12.5, 2.0**40 / 3]))
+    expected = _bm25_block_reference(docs, freqs, norms, weight)
+    for level in runnable_simd_levels():
+        with simd_limit(level):
+            got, used = _core.query.bm25_block_scores(docs, freqs, norms, weight)
+        np.testing.assert_array_equal(got, expected, err_msg=f"{level} ({used})")
+
+
+def test_bm25_block_scores_levels_and_errors():
+    from mirkit import _core, simd_limit
+    from mirkit._simd import runnable_simd_levels
+
+    levels = runnable_simd_levels()
+    docs, freqs, norms = np.arange(5, dtype=np.uint32), np.ones(5, np.uint32), np.ones(5, np.float32)
+    with simd_limit("scalar"):
+        assert _core.query.bm25_block_scores(docs, freqs, norms, 2.0)[1] == "scalar"
+    for level, path in (("avx2", "avx2"), ("avx512", "avx512"), ("avx512vbmi", "avx512")):
+        if level in levels:
+            with simd_limit(level):
+                assert _core.query.bm25_block_scores(docs, freqs, norms, 2.0)[1] == path
+    with pytest.raises(ValueError, match="out of range"):
+        _core.query.bm25_block_scores(docs, freqs, norms[:4], 2.0)
+    with pytest.raises(ValueError, match="one length"):
+        _core.query.bm25_block_scores(docs, freqs[:4], norms, 2.0)
+    with pytest.raises(ValueError, match="at most 128"):
+        big = np.arange(129, dtype=np.uint32)
+        _core.query.bm25_block_scores(big, big, np.ones(129, np.float32), 2.0)
+
+
+def test_every_simd_level_ranks_alike(cranfield, simd_level):
+    """BM25 contributions of whole blocks come from the SIMD kernel where an algorithm scores
+    every posting of a block (exhaustive, MaxScore's essential lists, single-list runs) and one
+    at a time elsewhere: every algorithm still returns the scalar level's exact scores."""
+    from mirkit import simd_limit
+
+    with simd_limit("scalar"):
+        expected = [cranfield.searcher.search(q, 100, algorithm="exhaustive")
+                    for q in cranfield.queries[:60]]
+    for query, oracle in zip(cranfield.queries[:60], expected):
+        for algorithm in OR_ALGORITHMS:
+            r = cranfield.searcher.search(query, 100, algorithm=algorithm)
+            np.testing.assert_array_equal(r.docids, oracle.docids, err_msg=f"{algorithm} {query!r}")
+            np.testing.assert_array_equal(r.scores, oracle.scores, err_msg=f"{algorithm} {query!r}")
 
 
 def test_threshold_priming_and_indexes_without_thresholds(synthetic, tmp_path):

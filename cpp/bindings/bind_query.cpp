@@ -5,6 +5,7 @@
 
 #include "bindings/common.hpp"
 #include "index/reader.hpp"
+#include "query/block_scores.hpp"
 #include "query/engine.hpp"
 
 namespace mirkit::bindings {
@@ -360,6 +361,26 @@ nothing. Results pickle with their arrays and ids.
            },
            py::arg("spec"), py::arg("threads"))
       .def("uses_stored_bounds", &QueryEngine::uses_stored_bounds, py::arg("spec"));
+
+  m.def(
+      "bm25_block_scores",
+      [](const U32Array& docs, const U32Array& freqs,
+         const py::array_t<float, py::array::c_style>& norms, double weight) {
+        const auto d = span(docs, "docs"), f = span(freqs, "freqs");
+        const auto nm = span(norms, "norms");
+        if (f.size != d.size || d.size > index::kBlockSize)
+          throw py::value_error("docs and freqs must have one length, at most 128");
+        for (size_t i = 0; i < d.size; ++i)
+          if (d.data[i] >= nm.size) throw py::value_error("a docid is out of range of norms");
+        py::array_t<int64_t> out(static_cast<py::ssize_t>(d.size));
+        query::bm25_block_scores(d.data, f.data, static_cast<uint32_t>(d.size), nm.data, weight,
+                                 out.mutable_data());
+        return py::make_tuple(out, core::level_name(query::bm25_block_level()));
+      },
+      py::arg("docs").noconvert(), py::arg("freqs").noconvert(), py::arg("norms").noconvert(),
+      py::arg("weight"),
+      "(fixed-point BM25 contributions of one block's postings, the SIMD level that computed "
+      "them), for tests");
 }
 
 }  // namespace mirkit::bindings

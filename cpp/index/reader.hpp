@@ -75,19 +75,23 @@ class PostingCursor {
     if (!m_freqs_ready) decode_freqs();
     return m_freqs[m_pos];
   }
-  // Runs within the decoded block (bulk scoring): the postings from the current one on are
-  // run_docids()[0..run_length(stop)), those before docid `stop`, with their frequencies
-  // run_freqs(); skip(count) moves past count of them (count <= run_length), possibly onto the
-  // next block. Only on a posting (docid() != kEndDocid).
+  // The decoded block as a whole (bulk scoring): its postings are block_docids()[0..block_length())
+  // with frequencies block_freqs(), the current one at position(); decoded_block() identifies
+  // the block within the index. run_length(stop) counts the postings from the current one on
+  // before docid `stop`; skip(count) moves past count of them (count <= run_length), possibly
+  // onto the next block. Only on a posting (docid() != kEndDocid).
+  uint64_t decoded_block() const { return m_block; }
+  uint32_t position() const { return m_pos; }
+  uint32_t block_length() const { return m_n; }
+  const uint32_t* block_docids() const { return m_docs; }
+  const uint32_t* block_freqs() {
+    if (!m_freqs_ready) decode_freqs();
+    return m_freqs;
+  }
   uint32_t run_length(uint32_t stop) const {
     uint32_t end = m_pos;
     while (end < m_n && m_docs[end] < stop) ++end;
     return end - m_pos;
-  }
-  const uint32_t* run_docids() const { return m_docs + m_pos; }
-  const uint32_t* run_freqs() {
-    if (!m_freqs_ready) decode_freqs();
-    return m_freqs + m_pos;
   }
   void skip(uint32_t count) {
     m_pos += count;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #endif
 
 #include "index/reader.hpp"
+#include "query/block_scores.hpp"
 #include "query/scorers.hpp"
 #include "query/topk_queue.hpp"
 
@@ -67,24 +69,30 @@ class ScoredCursor {
     return to_fixed(m_params.weight * scorer.f(m_params, docid(), m_postings.freq()));
   }
 
+  // Contribution of the current posting, for the cursors that score every posting they visit:
+  // the contributions of the rest of the decoded block are computed at once, the first time one
+  // of them is asked for (BM25: SIMD, with the block's norms gathered; the values are the same
+  // as score()'s).
+  Score block_score(const S& scorer) { return block_scores(scorer)[m_postings.position()]; }
+
   // Scores the postings of the decoded block from the current one up to docid `stop` (not
-  // included) in one tight loop, calling offer(doc, contribution) for each, in docid order,
-  // while offer returns true; the cursor ends on the first posting not offered. Returns how
-  // many were offered. For the stretches where one list alone holds the candidates.
+  // included), calling offer(doc, contribution) for each, in docid order, while offer returns
+  // true; the cursor ends on the first posting not offered. Returns how many were offered. For
+  // the stretches where one list alone holds the candidates.
   template <class Offer>
   uint32_t score_run(const S& scorer, uint32_t stop, Offer&& offer) {
     const uint32_t n = m_postings.run_length(stop);
-    const uint32_t* docs = m_postings.run_docids();
-    const uint32_t* freqs = m_postings.run_freqs();
+    if (n == 0) return 0;
+    const uint32_t first = m_postings.position();
+    const uint32_t* docs = m_postings.block_docids() + first;
+    const Score* scores = block_scores(scorer) + first;
     uint32_t i = 0;
     while (i < n) {
-      if (i + kPrefetchAhead < n) scorer.prefetch(docs[i + kPrefetchAhead]);
-      const uint32_t doc = docs[i];
-      const Score s = to_fixed(m_params.weight * scorer.f(m_params, doc, freqs[i]));
+      const bool more = offer(docs[i], scores[i]);
       ++i;
-      if (!offer(doc, s)) break;
+      if (!more) break;
     }
-    if (i > 0) m_postings.skip(i);
+    m_postings.skip(i);
     return i;
   }
 
@@ -115,6 +123,34 @@ class ScoredCursor {
   uint64_t m_n_blocks = 0;
   uint64_t m_cached_block = UINT64_MAX;
   Score m_cached_bound = 0;
+
+  // m_scores[i] holds the contribution of the decoded block's posting i, for i >= m_scored_from
+  // when m_scored_block is the decoded block.
+  uint64_t m_scored_block = UINT64_MAX;
+  uint32_t m_scored_from = 0;
+  alignas(64) Score m_scores[index::kBlockSize];
+
+  const Score* block_scores(const S& scorer) {
+    const uint64_t block = m_postings.decoded_block();
+    const uint32_t from = m_postings.position();
+    if (block != m_scored_block || from < m_scored_from) {
+      m_scored_block = block;
+      m_scored_from = from;
+      const uint32_t n = m_postings.block_length() - from;
+      const uint32_t* docs = m_postings.block_docids() + from;
+      const uint32_t* freqs = m_postings.block_freqs() + from;
+      Score* out = m_scores + from;
+      if constexpr (std::is_same_v<S, Bm25Scorer>) {
+        bm25_block_scores(docs, freqs, n, scorer.norms, m_params.weight, out);
+      } else {
+        for (uint32_t i = 0; i < n; ++i) {
+          if (i + kPrefetchAhead < n) scorer.prefetch(docs[i + kPrefetchAhead]);
+          out[i] = to_fixed(m_params.weight * scorer.f(m_params, docs[i], freqs[i]));
+        }
+      }
+    }
+    return m_scores;
+  }
 
   Score block_bound(uint64_t b) const {
     return b < m_n_blocks ? ceil_to_score(m_block_bounds[b] * m_block_factor) : 0;

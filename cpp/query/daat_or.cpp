@@ -14,7 +14,7 @@ void exhaustive_or(Plan<S>& plan, TopKQueue& topk) {
     uint32_t next = kEndDocid;
     for (auto& c : cursors) {
       if (c.docid() == cur) {
-        s += c.score(plan.scorer);
+        s += c.block_score(plan.scorer);
         ++plan.postings_scored;
         c.next();
       }

@@ -4,7 +4,9 @@
 // non-essential ones are probed with next_geq, the heaviest first, while the partial score plus
 // the bounds of the lists still unprobed can beat the threshold, and only when the bound of the
 // list's block that may hold the candidate (read on the skip list, before decoding the block)
-// still lets it. With one essential list left, its postings are scored in a tight loop.
+// still lets it. Where one essential list alone holds the candidates up to the next docid of the
+// other essential lists, they are scored in a tight loop, and its blocks whose bound cannot lift
+// a document above the threshold are passed over without decoding them (as block-max WAND does).
 #include <algorithm>
 
 #include "query/cursor.hpp"
@@ -29,7 +31,7 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
   update_essential();
   // Completes a candidate's partial score s from the non-essential lists, the heaviest first,
   // while it can still beat the threshold, and offers it to the queue; returns whether the set
-  // of essential lists shrank.
+  // of essential lists shrank (a list that became non-essential proposes no more candidates).
   auto finish = [&](uint32_t doc, Score s) {
     ++plan.docs_scored;
     for (size_t i = essential; i-- > 0;) {
@@ -50,34 +52,55 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
     update_essential();
     return essential != before;
   };
-  uint32_t cur = kEndDocid;
-  for (size_t i = essential; i < n; ++i) cur = std::min(cur, order[i]->docid());
-  while (essential < n && cur != kEndDocid) {
-    if (essential + 1 == n) {
-      // One essential list: its postings are the candidates, scored block by block in a loop.
-      ScoredCursor<S>& c = *order[essential];
-      plan.postings_scored += c.score_run(plan.scorer, kEndDocid,
-                                          [&](uint32_t doc, Score s) { return !finish(doc, s); });
-      cur = c.docid();
+  while (essential < n) {
+    // The essential list on the smallest docid, cur, and the smallest docid of the others.
+    size_t first = essential;
+    uint32_t cur = order[essential]->docid(), second = kEndDocid;
+    for (size_t i = essential + 1; i < n; ++i) {
+      const uint32_t d = order[i]->docid();
+      if (d < cur) {
+        second = cur;
+        cur = d;
+        first = i;
+      } else {
+        second = std::min(second, d);
+      }
+    }
+    if (cur == kEndDocid) return;
+    if (second > cur) {
+      // One essential list alone holds the candidates before `second`: they are scored in one
+      // loop, block by block. Its blocks whose bound plus the non-essential lists' bounds cannot
+      // beat the threshold are passed over on the skip list, without decoding them.
+      ScoredCursor<S>& c = *order[first];
+      const Score others = essential > 0 ? prefix[essential - 1] : 0;
+      c.shallow_next_geq(cur);
+      if (topk.would_enter(c.block_max_score() + others)) {
+        plan.postings_scored += c.score_run(
+            plan.scorer, second, [&](uint32_t doc, Score s) { return !finish(doc, s); });
+        continue;
+      }
+      uint32_t target;
+      do {
+        const uint32_t last = c.block_last_docid();
+        target = last == kEndDocid ? kEndDocid : last + 1;
+        if (target >= second) {
+          target = second;
+          break;
+        }
+        c.shallow_next_geq(target);
+      } while (!topk.would_enter(c.block_max_score() + others));
+      c.next_geq(target);
       continue;
     }
     Score s = 0;
-    uint32_t next = kEndDocid;
     for (size_t i = essential; i < n; ++i) {
       if (order[i]->docid() == cur) {
-        s += order[i]->score(plan.scorer);
+        s += order[i]->block_score(plan.scorer);
         ++plan.postings_scored;
         order[i]->next();
       }
-      next = std::min(next, order[i]->docid());
     }
-    if (next != kEndDocid) plan.scorer.prefetch(next);  // the next candidate, needed soon
-    if (finish(cur, s)) {
-      // Lists that became non-essential no longer propose candidates.
-      next = kEndDocid;
-      for (size_t i = essential; i < n; ++i) next = std::min(next, order[i]->docid());
-    }
-    cur = next;
+    finish(cur, s);
   }
 }
 
