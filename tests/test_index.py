@@ -324,6 +324,13 @@ def test_term_lookup_finds_every_term_and_nothing_else(tmp_path):
     older = Index.open(index.path)
     assert all(older.term_id(w) == t for w, t in terms.items())
     assert all(older.term_id(w) is None for w in absent - terms.keys())
+    # The query engine looks up all of a query's terms at once (misses overlapped): same ids.
+    from mirkit.search import Searcher
+
+    query = [w for pair in zip(words[::7], sorted(absent - terms.keys())) for w in pair]
+    expected = [(terms[w], 1.0) for w in query if w in terms]
+    for opened in (index, older):
+        assert Searcher(opened)._engine.analyze(" ".join(query)) == expected
 
 
 def test_lexicon_and_documents(tmp_path):

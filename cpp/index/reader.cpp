@@ -198,7 +198,10 @@ void IndexReader::build_lexicon() const {
 
 int64_t IndexReader::find_term(std::string_view s) const {
   if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
-  const uint64_t h = term_hash(s);
+  return probe(s, term_hash(s));
+}
+
+int64_t IndexReader::probe(std::string_view s, uint64_t h) const {
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
   const size_t mask = m_slots.size - 1;
   // The table has empty slots and valid ids (built here, or checked on open): probing ends.
@@ -207,6 +210,25 @@ int64_t IndexReader::find_term(std::string_view s) const {
     if (slot.term == kEmptySlot) return -1;
     if (slot.tag == tag && term(slot.term) == s) return slot.term;
   }
+}
+
+void IndexReader::find_terms(const std::string_view* terms, size_t n, int64_t* out) const {
+  if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+  const size_t mask = m_slots.size - 1;
+  std::vector<uint64_t> hashes(n);
+  for (size_t i = 0; i < n; ++i) {
+    hashes[i] = term_hash(terms[i]);
+    __builtin_prefetch(m_slots.data + (hashes[i] & mask));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const TermSlot slot = m_slots[hashes[i] & mask];
+    if (slot.term != kEmptySlot) __builtin_prefetch(term_offsets.data + slot.term);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const TermSlot slot = m_slots[hashes[i] & mask];
+    if (slot.term != kEmptySlot) __builtin_prefetch(m_terms + term_offsets[slot.term]);
+  }
+  for (size_t i = 0; i < n; ++i) out[i] = probe(terms[i], hashes[i]);
 }
 
 std::pair<uint32_t, uint32_t> IndexReader::prefix_range(std::string_view prefix) const {
@@ -342,6 +364,7 @@ void IndexReader::prefetch_term(uint32_t t) const {
   __builtin_prefetch(cf.data + t);
   __builtin_prefetch(term_blocks.data + t);
   __builtin_prefetch(term_max_score.data + t);
+  if (m_layout.thresholds) __builtin_prefetch(term_thresholds.data + t * kNumThresholdRanks);
 }
 
 void IndexReader::prefetch_skips(uint32_t t) const {

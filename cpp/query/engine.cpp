@@ -261,13 +261,22 @@ uint64_t QueryEngine::term_cf(uint32_t term) const {
 }
 
 std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
-  std::vector<QueryTerm> terms;
+  std::vector<std::string> words;
   std::string term;
   m_analyzer.tokenize(text, [&](std::string_view token, uint32_t) {
-    if (!m_analyzer.to_term(token, term)) return;
-    const int64_t t = find_term(term);
-    if (t >= 0) terms.push_back({static_cast<uint32_t>(t), 1.0});
+    if (m_analyzer.to_term(token, term)) words.push_back(term);
   });
+  std::vector<std::string_view> views(words.begin(), words.end());
+  std::vector<int64_t> ids(words.size());
+  if (m_global) {
+    for (size_t i = 0; i < views.size(); ++i) ids[i] = m_global->find_term(views[i]);
+  } else {
+    m_reader.find_terms(views.data(), views.size(), ids.data());  // lookups overlapped
+  }
+  std::vector<QueryTerm> terms;
+  for (const int64_t t : ids) {
+    if (t >= 0) terms.push_back({static_cast<uint32_t>(t), 1.0});
+  }
   return terms;
 }
 
