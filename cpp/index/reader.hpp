@@ -89,9 +89,19 @@ class PostingCursor {
     return m_freqs;
   }
   uint32_t run_length(uint32_t stop) const {
-    uint32_t end = m_pos;
-    while (end < m_n && m_docs[end] < stop) ++end;
-    return end - m_pos;
+    // Galloping, then binary search: runs are often a few postings, but can span the block.
+    if (m_pos >= m_n || m_docs[m_pos] >= stop) return 0;
+    uint32_t lo = m_pos, hi = m_pos + 1, step = 1;  // m_docs[lo] < stop
+    while (hi < m_n && m_docs[hi] < stop) {
+      lo = hi;
+      step *= 2;
+      hi = std::min(m_n, lo + step);
+    }
+    while (hi - lo > 1) {  // m_docs[lo] < stop, and hi == m_n or m_docs[hi] >= stop
+      const uint32_t mid = lo + (hi - lo) / 2;
+      (m_docs[mid] < stop ? lo : hi) = mid;
+    }
+    return hi - m_pos;
   }
   void skip(uint32_t count) {
     m_pos += count;
