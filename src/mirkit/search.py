@@ -173,10 +173,15 @@ class Searcher:
             Pseudo-relevance feedback (the index needs document vectors); the result is the
             second retrieval's.
         """
+        if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None
+                and feedback is None and type(query) is str):
+            # The common call, checked inline: this is per-query overhead on microsecond queries.
+            # Ids come from Index.doc_ids once it is cached (else from the index files).
+            return self._engine.search(query, k, algorithm, self._default_spec,
+                                       self.index._doc_ids)
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
-        # Ids come from Index.doc_ids once it is cached (else from the index files).
         return self._engine.search(self._query(query), k, algorithm, spec, self.index._doc_ids)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
