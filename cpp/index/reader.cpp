@@ -367,6 +367,16 @@ void IndexReader::prefetch_term(uint32_t t) const {
   if (m_layout.thresholds) __builtin_prefetch(term_thresholds.data + t * kNumThresholdRanks);
 }
 
+void IndexReader::prefetch_postings(uint32_t t) const {
+  if (t >= m_layout.n_terms) return;
+  const uint64_t b = term_blocks[t];
+  if (b >= m_layout.n_blocks) return;
+  const uint8_t* docs = m_docids + (b == 0 ? 0 : block_docs_end[b - 1]);
+  __builtin_prefetch(docs);  // prefetches never fault, even past the end of the mapping
+  __builtin_prefetch(docs + 64);
+  __builtin_prefetch(m_freqs + (b == 0 ? 0 : block_freqs_end[b - 1]));
+}
+
 void IndexReader::prefetch_skips(uint32_t t) const {
   if (t >= m_layout.n_terms) return;
   const uint64_t b = term_blocks[t];

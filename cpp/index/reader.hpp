@@ -176,10 +176,12 @@ class IndexReader {
   // Cache hints for the terms of a query, each step issued for all of its terms before any is
   // opened, so that their misses overlap instead of queueing one after another (on an index
   // that is not in cache they are most of a short query's time): prefetch_term for the
-  // per-term arrays, then prefetch_skips for the skip entries of a term's first block.
+  // per-term arrays, then prefetch_skips for the skip entries of a term's first block, then
+  // prefetch_postings for that block's bytes.
   // Out-of-range ids are ignored.
   void prefetch_term(uint32_t term) const;
   void prefetch_skips(uint32_t term) const;
+  void prefetch_postings(uint32_t term) const;  // the first block's docids and frequencies
   // All postings of a term, decoded (for inspection and tests).
   void postings(uint32_t term, std::vector<uint32_t>& docids, std::vector<uint32_t>& freqs) const;
   // Appends document d's distinct term ids (ascending) and their frequencies to terms and tfs;

@@ -377,6 +377,9 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
     for (size_t i = 0; i < terms.size(); ++i) {
       if (local[i] >= 0) m_reader.prefetch_skips(static_cast<uint32_t>(local[i]));
     }
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (local[i] >= 0) m_reader.prefetch_postings(static_cast<uint32_t>(local[i]));
+    }
     std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
     const size_t rank = prime_rank(*prepared, algorithm, k, m_reader.layout().thresholds);
     Score threshold = kNoThreshold;
