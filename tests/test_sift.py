@@ -341,6 +341,26 @@ def test_orientation_histograms_equal_numpy_reference(photo):
         np.testing.assert_allclose(h, expected, rtol=2e-3, atol=2e-4 * expected.max())
 
 
+def test_keypoints_are_described_on_the_gaussian_image_of_the_closest_scale(photo):
+    """Keypoints refined more than half a level below layer 1 or above layer s of their octave
+    get their orientation and descriptor from Gaussian image 0 or s + 1 (Lowe's closest scale),
+    not from one clamped to 1..s (both stages place keypoints with the same locate)."""
+    img = photo[40:300, 60:340]
+    kps = SIFT().detect(img)
+    hist, where = _orientation_histograms(img, kps)
+    t = 3 * np.log2(kps["sigma"].astype(np.float64) / 1.6) - 3 * kps["octave"]
+    nearest = np.clip(np.rint(t), 0, 5)
+    np.testing.assert_array_equal(where[:, 0], kps["octave"] + 1)
+    np.testing.assert_array_equal(where[:, 1], nearest)
+    outside = np.flatnonzero((nearest == 0) | (nearest == 4))
+    assert (nearest[outside] == 0).any() and (nearest[outside] == 4).any()
+    space = scale_space(img)
+    for i in outside[:: max(1, len(outside) // 12)]:
+        k, layer, x, y, scale = where[i]
+        expected = ref.orientation_histogram(space.gaussian[int(k)][int(layer)], x, y, scale)
+        np.testing.assert_allclose(hist[i], expected, rtol=2e-3, atol=2e-4 * expected.max())
+
+
 @pytest.mark.parametrize("theta", [0.0, 14.0, 95.0, 237.5, 355.0])
 def test_orientation_histogram_of_a_ramp_keeps_its_angle(theta):
     """Every gradient of a ramp has angle theta: split between the two nearest bins, the

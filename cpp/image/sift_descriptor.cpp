@@ -153,14 +153,18 @@ void gradient_map(const float* image, int rows, int cols, float* mag, float* ang
 bool locate(const Pyramid& p, const Keypoint& kp, Location& loc) {
   const int n_oct = p.n_octaves(), s = p.n_scales;
   if (n_oct == 0 || !(kp.sigma > 0) || !std::isfinite(kp.sigma)) return false;
-  // sigma = sigma0 * 2^(octave + (layer + sub-scale) / s), the sub-scale offset in (-0.5, 0.5).
+  // sigma = sigma0 * 2^(octave + (layer + sub-scale) / s): a detected keypoint's layer is in
+  // [1, s], its sub-scale offset below kOffsetLimit (0.8), so its scale may lie nearer Gaussian
+  // image 0 or s + 1 of its octave than to any of 1..s.
   const double t = s * std::log2(kp.sigma / p.sigma);
   int octave = kp.octave;
   if (octave < p.first_octave || octave >= p.first_octave + n_oct)
     octave = static_cast<int>(std::floor((t - 0.5) / s));
   loc.k = std::clamp(octave - p.first_octave, 0, n_oct - 1);
   octave = p.first_octave + loc.k;
-  loc.layer = static_cast<int>(std::clamp<double>(std::nearbyint(t - double(octave) * s), 1, s));
+  // The Gaussian image with the closest scale (Lowe 2004, section 5), any of the octave's s + 3.
+  loc.layer =
+      static_cast<int>(std::clamp<double>(std::nearbyint(t - double(octave) * s), 0, s + 2));
   const double step = p.step(loc.k);
   loc.x = (kp.x - p.offset(loc.k)) / step;
   loc.y = (kp.y - p.offset(loc.k)) / step;

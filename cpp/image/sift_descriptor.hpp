@@ -46,9 +46,12 @@ inline constexpr double kDescrIntFactor = 512.0;
 // active SIMD level.
 void gradient_map(const float* image, int rows, int cols, float* mag, float* ang);
 
-// Where a keypoint lies in the pyramid: octave index k, Gaussian layer in [1, n_scales], position
-// and sigma in octave pixels. The octave is the keypoint's own when the pyramid has it, else the
-// one its sigma falls in; the layer is the nearest to its sigma. False when there is no octave.
+// Where a keypoint lies in the pyramid: octave index k, Gaussian layer in [0, n_scales + 2],
+// position and sigma in octave pixels. The octave is the keypoint's own when the pyramid has it,
+// else the one its sigma falls in; the layer is the nearest to its sigma, also outside the DoG
+// layers 1..n_scales that extrema are detected in (a keypoint refined 0.6 level above layer
+// n_scales is described on image n_scales + 1, as Lowe's closest scale, where clamping to the
+// detection layers blurred it 13% less than its scale). False when there is no octave.
 struct Location {
   int k, layer;
   double x, y, scale;

@@ -207,8 +207,10 @@ class SIFT:
         """(n, 128) uint8 descriptors of `keypoints` in `image`.
 
         `keypoints` is a structured array with fields x, y, sigma, angle (as returned by
-        :meth:`detect`; an ``octave`` field is used when present). Each keypoint is described
-        at the octave and Gaussian level its sigma falls in; keypoints outside the image get
+        :meth:`detect`; an ``octave`` field is used when present, else the octave its sigma
+        falls in). Each keypoint is described on the octave's Gaussian image closest to its
+        sigma (Lowe's rule; any of the ``n_scales + 3``, so a keypoint refined past the
+        detection layers uses image 0 or ``n_scales + 1``); keypoints outside the image get
         zero descriptors.
         """
         kps = np.asarray(keypoints)
