@@ -19,14 +19,14 @@ using query::QueryResult;
 using query::QueryTerm;
 using query::ScorerSpec;
 
-Algorithm parse_algorithm(const std::string& name) {
+Algorithm parse_algorithm(std::string_view name) {
   if (name == "taat") return Algorithm::kTaat;
   if (name == "exhaustive") return Algorithm::kExhaustive;
   if (name == "and") return Algorithm::kAnd;
   if (name == "wand") return Algorithm::kWand;
   if (name == "bmw") return Algorithm::kBlockMaxWand;
   if (name == "maxscore") return Algorithm::kMaxScore;
-  throw py::value_error("unknown algorithm '" + name +
+  throw py::value_error("unknown algorithm '" + std::string(name) +
                         "'; expected one of taat, exhaustive, and, wand, bmw, maxscore");
 }
 
@@ -182,10 +182,12 @@ class SearchResult {
 
 // A query from Python: a str (analyzed by the engine, on the worker threads of a batch) or a
 // (terms, weights) pair of analyzed terms. `owners` keeps the str alive while the GIL is released.
-QueryInput query_input(const QueryEngine& e, py::handle query, std::vector<py::object>& owners) {
+// A query as the engine takes it. A text query is viewed in place: `owners` (null where the
+// caller's arguments keep the text alive) holds it while the GIL is released.
+QueryInput query_input(const QueryEngine& e, py::handle query, std::vector<py::object>* owners) {
   QueryInput in;
   if (PyUnicode_Check(query.ptr())) {
-    owners.push_back(py::reinterpret_borrow<py::object>(query));
+    if (owners) owners->push_back(py::reinterpret_borrow<py::object>(query));
     in.text = utf8_view(query);
     return in;
   }
@@ -304,42 +306,39 @@ nothing. Results pickle with their arrays and ids.
            py::arg("total_tokens"), py::arg("global_stats") = py::none(), py::keep_alive<1, 2>(),
            py::keep_alive<1, 7>())
       .def("search",
-           [](py::object self, py::handle query, uint32_t k, const std::string& algorithm,
+           [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
               const ScorerSpec& spec, py::object doc_ids) {
              const QueryEngine& e = self.cast<const QueryEngine&>();
-             const Algorithm a = parse_algorithm(algorithm);
-             std::vector<py::object> owners;
-             const QueryInput in = query_input(e, query, owners);
+             const Algorithm a = parse_algorithm(utf8_view(algorithm));
+             const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
              QueryResult r;
              {
                py::gil_scoped_release release;
                r = e.search(in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec);
              }
-             return SearchResult(std::move(r), py::str(algorithm), std::move(self),
-                                 std::move(doc_ids));
+             return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
            },
            py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
            py::arg("doc_ids"),
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
            "doc_ids: the cached list of external ids, or None.")
       .def("search_batch",
-           [](py::object self, const py::list& queries, uint32_t k, const std::string& algorithm,
+           [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids) {
              const QueryEngine& e = self.cast<const QueryEngine&>();
-             const Algorithm a = parse_algorithm(algorithm);
+             const Algorithm a = parse_algorithm(utf8_view(algorithm));
              std::vector<QueryInput> inputs;
              std::vector<py::object> owners;
              inputs.reserve(queries.size());
-             for (const auto& q : queries) inputs.push_back(query_input(e, q, owners));
+             for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
              std::vector<QueryResult> rs;
              {
                py::gil_scoped_release release;
                rs = e.search_batch(inputs, k, a, spec, threads);
              }
-             const py::str name(algorithm);
              py::list out(rs.size());
              for (size_t i = 0; i < rs.size(); ++i) {
-               out[i] = py::cast(SearchResult(std::move(rs[i]), name, self, doc_ids));
+               out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
              }
              return out;
            },
