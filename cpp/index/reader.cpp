@@ -191,13 +191,17 @@ void IndexReader::check_term_hash() const {
   }
 }
 
+void IndexReader::ensure_lexicon() const {
+  if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+}
+
 void IndexReader::build_lexicon() const {
   m_built_slots = build_term_table(m_layout.n_terms, [this](uint32_t t) { return term_hash(term(t)); });
   m_slots = {m_built_slots.data(), m_built_slots.size()};
 }
 
 int64_t IndexReader::find_term(std::string_view s) const {
-  if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+  ensure_lexicon();
   return probe(s, term_hash(s));
 }
 
@@ -212,8 +216,9 @@ int64_t IndexReader::probe(std::string_view s, uint64_t h) const {
   }
 }
 
-void IndexReader::find_terms(const std::string_view* terms, size_t n, int64_t* out) const {
-  if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+void IndexReader::find_terms(const std::vector<std::string>& terms, int64_t* out) const {
+  const size_t n = terms.size();
+  ensure_lexicon();
   const size_t mask = m_slots.size - 1;
   std::vector<uint64_t> hashes(n);
   for (size_t i = 0; i < n; ++i) {
@@ -253,7 +258,7 @@ std::string_view IndexReader::doc_id(uint32_t d) const {
 uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const {
   const uint64_t first = term_blocks[t];
   const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(kBlockSize, df[t] - (b - first) * kBlockSize));
-  const uint64_t start = b == 0 ? 0 : block_docs_end[b - 1];
+  const uint64_t start = block_start(block_docs_end, b);
   const uint64_t len = block_docs_end[b] - start;
   const uint32_t base = b == first ? 0 : block_last_docid[b - 1] + 1;
   size_t used;
@@ -276,7 +281,7 @@ uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const
 }
 
 void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
-  const uint64_t start = b == 0 ? 0 : block_freqs_end[b - 1];
+  const uint64_t start = block_start(block_freqs_end, b);
   const uint64_t len = block_freqs_end[b] - start;
   size_t used;
   try {
@@ -371,10 +376,10 @@ void IndexReader::prefetch_postings(uint32_t t) const {
   if (t >= m_layout.n_terms) return;
   const uint64_t b = term_blocks[t];
   if (b >= m_layout.n_blocks) return;
-  const uint8_t* docs = m_docids + (b == 0 ? 0 : block_docs_end[b - 1]);
+  const uint8_t* docs = m_docids + block_start(block_docs_end, b);
   __builtin_prefetch(docs);  // prefetches never fault, even past the end of the mapping
   __builtin_prefetch(docs + 64);
-  __builtin_prefetch(m_freqs + (b == 0 ? 0 : block_freqs_end[b - 1]));
+  __builtin_prefetch(m_freqs + block_start(block_freqs_end, b));
 }
 
 void IndexReader::prefetch_skips(uint32_t t) const {
@@ -466,7 +471,7 @@ void PostingCursor::positions(std::vector<uint32_t>& out) {
   if (!m_index->m_layout.positions || m_docid == kEndDocid) return;
   if (!m_freqs_ready) decode_freqs();
   const auto& ends = m_index->block_positions_end;
-  const uint8_t* p = m_index->m_positions + (m_block == 0 ? 0 : ends[m_block - 1]);
+  const uint8_t* p = m_index->m_positions + IndexReader::block_start(ends, m_block);
   const uint8_t* end = m_index->m_positions + ends[m_block];
   for (uint32_t i = 0; i <= m_pos; ++i) {
     uint32_t at = 0;

@@ -164,10 +164,10 @@ class IndexReader {
   // cache at every step on a cold index). The table is the index's term_hash.u64, or for an
   // index without one, built in memory on the first call.
   int64_t find_term(std::string_view term) const;
-  // find_term of n terms into out[0..n), their cache misses overlapped: the home slots of all
+  // find_term of each term into out[0..terms.size()), their cache misses overlapped: the home slots of all
   // of them are fetched first, then the offsets and bytes of the terms those slots name (a
   // query's lookups on a cold index are otherwise three misses in a row, term after term).
-  void find_terms(const std::string_view* terms, size_t n, int64_t* out) const;
+  void find_terms(const std::vector<std::string>& terms, int64_t* out) const;
   // [first, last) term ids starting with prefix.
   std::pair<uint32_t, uint32_t> prefix_range(std::string_view prefix) const;
   std::string_view doc_id(uint32_t docid) const;
@@ -203,8 +203,13 @@ class IndexReader {
  private:
   void validate() const;
   int64_t probe(std::string_view term, uint64_t hash) const;  // find_term with term's hash
+  // Offset where block b starts in a stream whose block end offsets are `ends`.
+  static uint64_t block_start(const Array<uint64_t>& ends, uint64_t b) {
+    return b == 0 ? 0 : ends[b - 1];
+  }
   void check_thresholds(uint64_t t) const;
   void check_term_hash() const;
+  void ensure_lexicon() const;  // m_slots ready: mapped, or built once for older indexes
   void build_lexicon() const;
   template <class T>
   Array<T> map_array(const char* name, uint64_t count);

@@ -68,22 +68,7 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
       // beat the threshold, but not past the next cursor after the group (up to there the group
       // holds every posting); then move the whole group there.
       const uint32_t limit = pivot + 1 < n ? order[pivot + 1]->docid() : kEndDocid;
-      uint32_t next;
-      while (true) {
-        uint32_t last = kEndDocid;
-        for (size_t i = 0; i <= pivot; ++i) last = std::min(last, order[i]->block_last_docid());
-        next = last == kEndDocid ? kEndDocid : last + 1;
-        if (next >= limit) {
-          next = limit;
-          break;
-        }
-        Score bound = 0;
-        for (size_t i = 0; i <= pivot; ++i) {
-          order[i]->shallow_next_geq(next);
-          bound += order[i]->block_max_score();
-        }
-        if (topk.would_enter(bound)) break;
-      }
+      const uint32_t next = skip_blocks(order.begin(), order.begin() + pivot + 1, 0, limit, topk);
       for (size_t i = 0; i <= pivot; ++i) order[i]->next_geq(next);
       sort_by_docid(order);
     }

@@ -23,6 +23,12 @@ void bm25_block_scores(const uint32_t* docs, const uint32_t* freqs, uint32_t n,
 // The level bm25_block_scores uses now (for tests).
 core::SimdLevel bm25_block_level();
 
+// Vector gathers take signed 32-bit indices: the kernels read docid d as index d - 2^31 (its
+// sign bit flipped) from this base, 2^31 floats past norms, so every docid below 2^32 works.
+inline const float* unsigned_gather_base(const float* norms) {
+  return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(norms) + (uintptr_t{1} << 33));
+}
+
 namespace scalar {
 void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const float* norms,
                 double weight, Score* out);

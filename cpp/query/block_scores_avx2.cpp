@@ -10,9 +10,7 @@ namespace mirkit::query::avx2 {
 
 void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const float* norms,
                 double weight, Score* out) {
-  // Gathers take signed 32-bit indices: docid d is read as (d - 2^31) from norms + 2^31.
-  const float* base = reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(norms) +
-                                                     (uintptr_t{1} << 33));
+  const float* base = unsigned_gather_base(norms);
   const __m256i flip = _mm256_set1_epi32(INT32_MIN);
   const __m256d w = _mm256_set1_pd(weight);
   uint32_t i = 0;

@@ -15,9 +15,7 @@ namespace mirkit::query::avx512 {
 
 void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const float* norms,
                 double weight, Score* out) {
-  // Gathers take signed 32-bit indices: docid d is read as (d - 2^31) from norms + 2^31.
-  const void* base = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(norms) +
-                                                   (uintptr_t{1} << 33));
+  const float* base = unsigned_gather_base(norms);
   const __m512i flip = _mm512_set1_epi32(INT32_MIN);
   const __m512d w = _mm512_set1_pd(weight);
   for (uint32_t i = 0; i < n; i += 16) {

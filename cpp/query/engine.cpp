@@ -266,12 +266,11 @@ std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
   m_analyzer.tokenize(text, [&](std::string_view token, uint32_t) {
     if (m_analyzer.to_term(token, term)) words.push_back(term);
   });
-  std::vector<std::string_view> views(words.begin(), words.end());
   std::vector<int64_t> ids(words.size());
   if (m_global) {
-    for (size_t i = 0; i < views.size(); ++i) ids[i] = m_global->find_term(views[i]);
+    for (size_t i = 0; i < words.size(); ++i) ids[i] = m_global->find_term(words[i]);
   } else {
-    m_reader.find_terms(views.data(), views.size(), ids.data());  // lookups overlapped
+    m_reader.find_terms(words, ids.data());  // lookups overlapped
   }
   std::vector<QueryTerm> terms;
   for (const int64_t t : ids) {

@@ -79,17 +79,8 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
             plan.scorer, second, [&](uint32_t doc, Score s) { return !finish(doc, s); });
         continue;
       }
-      uint32_t target;
-      do {
-        const uint32_t last = c.block_last_docid();
-        target = last == kEndDocid ? kEndDocid : last + 1;
-        if (target >= second) {
-          target = second;
-          break;
-        }
-        c.shallow_next_geq(target);
-      } while (!topk.would_enter(c.block_max_score() + others));
-      c.next_geq(target);
+      const auto it = order.begin() + static_cast<std::ptrdiff_t>(first);
+      c.next_geq(skip_blocks(it, it + 1, others, second, topk));
       continue;
     }
     Score s = 0;
