@@ -1,9 +1,19 @@
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import mirkit
 from mirkit._simd import runnable_simd_levels
 from mirkit.benchmarks.data import real_posting_lists
+
+# Property tests draw the same examples on every run (derandomize: seeded by each test's name), so
+# CI's verdict does not rest on luck and a failure reproduces as it was; HYPOTHESIS_PROFILE=explore
+# draws fresh examples on each run, to hunt for new counterexamples locally.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(params=runnable_simd_levels())
