@@ -197,6 +197,19 @@ def test_vectors_round_trip(texts, budget):
         assert v.offsets.size == len(docs) + 1 and v.offsets[-1] == index.stats.n_postings
 
 
+@pytest.mark.parametrize("options", [{}, {"positions": True, "vectors": True}])
+def test_sizes_count_every_file_once(tmp_path, options):
+    docs = [("a", "red fish"), ("b", ""), ("c", "blue fish fish")]
+    index = build(tmp_path, docs, **options)
+    sizes = index.sizes()
+    files = index.manifest["files"]
+    assert sizes["total"] == sum(f["bytes"] for f in files.values())
+    assert sum(v for part, v in sizes.items() if part != "total") == sizes["total"]
+    assert all(sizes[part] > 0 for part in ("docids", "freqs", "skips+scores", "lexicon",
+                                            "term stats", "documents"))
+    assert (sizes["positions"] > 0) == (sizes["vectors"] > 0) == bool(options)
+
+
 def test_vectors_errors(tmp_path):
     docs = [("a", "red fish"), ("b", ""), ("c", "blue fish fish")]
     plain = build(tmp_path, docs, "plain")

@@ -30,7 +30,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Optional, Union
+from typing import NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -636,8 +636,18 @@ class Index:
         return self._reader.doc_lengths
 
     def sizes(self) -> dict:
-        """Bytes per part: docids, freqs, positions, skip list and scores, lexicon, documents,
-        document vectors."""
+        """Bytes per part of the index, and their ``"total"``:
+
+        - ``docids``, ``freqs``, ``positions``: the compressed postings (positions with their
+          block offsets);
+        - ``skips+scores``: per block, its last docid, where its docids and freqs end, and its
+          BM25 upper bound (block-max pruning);
+        - ``lexicon``: the terms and the hash table that maps a term to its id;
+        - ``term stats``: per term, df, cf, its first block, its BM25 upper bound and the
+          thresholds that prime the top-k queue;
+        - ``documents``: lengths and external ids;
+        - ``vectors``: the per-document term vectors (feedback), if built.
+        """
         files = self.manifest["files"]
         parts = {
             "docids": ["docids.bin"],
@@ -645,9 +655,9 @@ class Index:
             "positions": ["positions.bin", "block_positions_end.u64"],
             "skips+scores": ["block_last_docid.u32", "block_docs_end.u64",
                              "block_freqs_end.u64", "block_max_score.f32"],
-            "lexicon": ["terms.bin", "term_offsets.u64", "term_df.u32", "term_cf.u64",
-                        "term_blocks.u64", "term_max_score.f32", _THRESHOLD_FILE,
-                        _TERM_HASH_FILE],
+            "lexicon": ["terms.bin", "term_offsets.u64", _TERM_HASH_FILE],
+            "term stats": ["term_df.u32", "term_cf.u64", "term_blocks.u64", "term_max_score.f32",
+                           _THRESHOLD_FILE],
             "documents": ["doc_lengths.u32", "doc_ids.bin", "doc_id_offsets.u64"],
             "vectors": ["doc_vectors.bin", "doc_vectors_end.u64"],
         }
