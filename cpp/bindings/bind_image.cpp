@@ -103,6 +103,7 @@ void bind_image(py::module_& m) {
   m.def("gaussian_kernel",
         [](double sigma, double truncate) { return to_numpy(image::gaussian_kernel(sigma, truncate)); },
         py::arg("sigma"), py::arg("truncate"), "Normalized Gaussian taps, as scipy.ndimage builds them.");
+  m.def("filter_level", &image::filter_level, "SIMD level of sep_filter's float passes now");
 }
 
 }  // namespace mirkit::bindings

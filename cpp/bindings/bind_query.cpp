@@ -380,6 +380,8 @@ nothing. Results pickle with their arrays and ids.
       py::arg("weight"),
       "(fixed-point BM25 contributions of one block's postings, the SIMD level that computed "
       "them), for tests");
+  m.def("bm25_block_level", [] { return core::level_name(query::bm25_block_level()); },
+        "SIMD level of the BM25 block kernel now");
 }
 
 }  // namespace mirkit::bindings

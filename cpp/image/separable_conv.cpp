@@ -214,4 +214,6 @@ std::vector<double> gaussian_kernel(double sigma, double truncate) {
   return taps;
 }
 
+const char* filter_level() { return core::level_name(kRowPass.chosen()); }
+
 }  // namespace mirkit::image

@@ -47,4 +47,7 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows
 // as scipy.ndimage.gaussian_filter1d builds them. sigma > 0, truncate > 0.
 std::vector<double> gaussian_kernel(double sigma, double truncate);
 
+// The level of the float-sum passes sep_filter runs now (for mirkit.info).
+const char* filter_level();
+
 }  // namespace mirkit::image

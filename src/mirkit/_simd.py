@@ -98,6 +98,8 @@ def info() -> dict:
     kernels["codecs.elias_fano.next_geq"] = _core.codecs.elias_fano_query_level()
     kernels.update({f"image.sift.{part}": level
                     for part, level in _core.image.sift_levels().items()})
+    kernels["image.filters"] = _core.image.filter_level()
+    kernels["query.bm25_block"] = _core.query.bm25_block_level()
     kernels["vectors.distances"] = _core.vectors.kernel_level()
     kernels["vectors.lsh_rerank"] = _core.vectors.lsh_rerank_level()
     kernels["attention.float32"] = _core.attention.kernel(False)
