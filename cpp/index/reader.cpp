@@ -206,14 +206,9 @@ int64_t IndexReader::find_term(std::string_view s) const {
 }
 
 int64_t IndexReader::probe(std::string_view s, uint64_t h) const {
-  const uint32_t tag = static_cast<uint32_t>(h >> 32);
-  const size_t mask = m_slots.size - 1;
   // The table has empty slots and valid ids (built here, or checked on open): probing ends.
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const TermSlot slot = m_slots[i];
-    if (slot.term == kEmptySlot) return -1;
-    if (slot.tag == tag && term(slot.term) == s) return slot.term;
-  }
+  return probe_term_table(m_slots.data, m_slots.size, s, h,
+                          [this](uint32_t t) { return term(t); });
 }
 
 void IndexReader::find_terms(const std::vector<std::string>& terms, int64_t* out) const {

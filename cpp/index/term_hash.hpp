@@ -39,4 +39,18 @@ std::vector<TermSlot> build_term_table(uint64_t n, HashOf&& hash_of) {
   return slots;
 }
 
+// The id of term s (whose hash is h) in a table of `size` slots (a power of two, with an empty
+// slot), term_of(id) giving each id's bytes; -1 when absent.
+template <class TermOf>
+int64_t probe_term_table(const TermSlot* slots, size_t size, std::string_view s, uint64_t h,
+                         TermOf&& term_of) {
+  const uint32_t tag = static_cast<uint32_t>(h >> 32);
+  const size_t mask = size - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const TermSlot slot = slots[i];
+    if (slot.term == kEmptySlot) return -1;
+    if (slot.tag == tag && term_of(slot.term) == s) return slot.term;
+  }
+}
+
 }  // namespace mirkit::index

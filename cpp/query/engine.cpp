@@ -164,16 +164,18 @@ std::vector<QueryTerm> normalize(const std::vector<QueryTerm>& query, uint64_t n
 }  // namespace
 
 int64_t GlobalStats::find_term(std::string_view t) const {
-  uint64_t lo = 0, hi = n_terms();
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    if (term(mid) < t) lo = mid + 1; else hi = mid;
-  }
-  return lo < n_terms() && term(lo) == t ? static_cast<int64_t>(lo) : -1;
+  if (slots.empty()) core::fail_value("global statistics: the term table is not built");
+  return index::probe_term_table(slots.data(), slots.size(), t, index::term_hash(t),
+                                 [this](uint32_t g) { return term(g); });
+}
+
+void GlobalStats::build_term_table() {
+  slots = index::build_term_table(n_terms(), [this](uint32_t g) { return index::term_hash(term(g)); });
 }
 
 void GlobalStats::validate(const index::IndexReader& shard) const {
   const uint64_t n = n_terms();
+  if (n >= index::kEmptySlot) core::fail_value("global statistics: ", n, " terms, too many");
   if (cf.size != n || term_offsets.size != n + 1) {
     core::fail_value("global statistics: ", n, " df values, ", cf.size, " cf values and ",
                      term_offsets.size, " term offsets (expected n + 1)");
@@ -224,6 +226,7 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Analyzer
                        total_tokens);
     }
     m_global = *global;
+    m_global->build_term_table();
     n_docs = global->n_docs;
     total_tokens = global->total_tokens;
     max_length = global->max_length;

@@ -14,6 +14,7 @@
 #include "index/analyzer.hpp"
 #include "index/bm25.hpp"
 #include "index/reader.hpp"
+#include "index/term_hash.hpp"
 #include "query/scorers.hpp"
 
 namespace mirkit::query {
@@ -66,7 +67,11 @@ struct GlobalStats {
   std::string_view term(uint64_t g) const {
     return {terms.data + term_offsets[g], term_offsets[g + 1] - term_offsets[g]};
   }
-  int64_t find_term(std::string_view term) const;  // global id, -1 when absent
+  // Global id, -1 when absent, by hash lookup in `slots` (build_term_table first): a binary
+  // search over millions of terms misses the cache at every step.
+  int64_t find_term(std::string_view term) const;
+  void build_term_table();
+  std::vector<index::TermSlot> slots;
   // std::invalid_argument unless the arrays are consistent with each other and with `shard`
   // (sizes, order, the shard's terms and statistics contained in the global ones).
   void validate(const index::IndexReader& shard) const;
