@@ -20,13 +20,12 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
   std::sort(order.begin(), order.end(),
             [](auto* a, auto* b) { return a->max_score() < b->max_score(); });
   const size_t n = order.size();
-  std::vector<Score> prefix(n);  // prefix[i]: sum of the bounds of order[0..i]
-  Score sum = 0;
-  for (size_t i = 0; i < n; ++i) prefix[i] = sum += order[i]->max_score();
+  std::vector<Score> below(n + 1, 0);  // below[i]: sum of the bounds of order[0..i)
+  for (size_t i = 0; i < n; ++i) below[i + 1] = below[i] + order[i]->max_score();
 
   size_t essential = 0;  // order[0..essential) are non-essential
   auto update_essential = [&] {
-    while (essential < n && !topk.would_enter(prefix[essential])) ++essential;
+    while (essential < n && !topk.would_enter(below[essential + 1])) ++essential;
   };
   update_essential();
   // Completes a candidate's partial score s from the non-essential lists, the heaviest first,
@@ -35,12 +34,10 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
   auto finish = [&](uint32_t doc, Score s) {
     ++plan.docs_scored;
     for (size_t i = essential; i-- > 0;) {
-      if (!topk.would_enter(s + prefix[i])) return false;
+      if (!topk.would_enter(s + below[i + 1])) return false;
       // The bound of the list's block that may hold doc (skip list only), before decoding it.
       order[i]->shallow_next_geq(doc);
-      if (!topk.would_enter(s + order[i]->block_max_score() + (i > 0 ? prefix[i - 1] : 0))) {
-        return false;
-      }
+      if (!topk.would_enter(s + order[i]->block_max_score() + below[i])) return false;
       order[i]->next_geq(doc);
       if (order[i]->docid() == doc) {
         s += order[i]->score(plan.scorer);
@@ -72,7 +69,7 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
       // loop, block by block. Its blocks whose bound plus the non-essential lists' bounds cannot
       // beat the threshold are passed over on the skip list, without decoding them.
       ScoredCursor<S>& c = *order[first];
-      const Score others = essential > 0 ? prefix[essential - 1] : 0;
+      const Score others = below[essential];
       c.shallow_next_geq(cur);
       if (topk.would_enter(c.block_max_score() + others)) {
         plan.postings_scored += c.score_run(
