@@ -180,10 +180,9 @@ class SearchResult {
   py::object m_docids_array, m_scores_array, m_ids;
 };
 
-// A query from Python: a str (analyzed by the engine, on the worker threads of a batch) or a
-// (terms, weights) pair of analyzed terms. `owners` keeps the str alive while the GIL is released.
-// A query as the engine takes it. A text query is viewed in place: `owners` (null where the
-// caller's arguments keep the text alive) holds it while the GIL is released.
+// A query from Python as the engine takes it: a str (analyzed by the engine, on the worker
+// threads of a batch), viewed in place, or a (terms, weights) pair of analyzed terms. `owners`
+// (null where the caller's arguments keep the text alive) holds a str while the GIL is released.
 QueryInput query_input(const QueryEngine& e, py::handle query, std::vector<py::object>* owners) {
   QueryInput in;
   if (PyUnicode_Check(query.ptr())) {
