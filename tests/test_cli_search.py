@@ -141,7 +141,7 @@ def test_boolean_mode_prints_ids(capsys, index):
 
 def test_boolean_syntax_error(capsys, index):
     code, out, err = run_cli(capsys, "search", index.path, "--boolean", "alpha AND (bravo")
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert "mirkit search: error: unbalanced '(' at position 10" in err
 
 
@@ -295,7 +295,7 @@ def test_queries_file_errors(capsys, tmp_path, index, content, message):
     queries.write_bytes(content)
     run = tmp_path / "r.run"
     code, _, err = run_cli(capsys, "search", index.path, "--queries", queries, "--run", run)
-    assert code == 1 and message in err and str(queries) in err
+    assert code == 2 and message in err and str(queries) in err
     assert not run.exists() and os.listdir(tmp_path) == ["q.tsv"]
 
 
@@ -315,7 +315,7 @@ def test_failed_run_leaves_the_old_file_and_no_temporary(capsys, tmp_path, index
     monkeypatch.setattr(cli, "_RUN_CHUNK", 2)
     monkeypatch.setattr(Searcher, "search_batch", failing)
     code, _, err = run_cli(capsys, "search", index.path, "--queries", queries, "--run", run)
-    assert code == 1 and "injected failure" in err
+    assert code == 2 and "injected failure" in err
     assert run.read_text() == "old\n"
     assert sorted(os.listdir(tmp_path)) == ["out.run", "q.tsv"]
 
@@ -324,15 +324,15 @@ def test_run_file_in_a_missing_directory(capsys, tmp_path, index):
     queries = write_queries(tmp_path / "q.tsv", QUERIES)
     code, _, err = run_cli(capsys, "search", index.path, "--queries", queries, "--run",
                            tmp_path / "nowhere" / "out.run")
-    assert code == 1 and "mirkit search: error:" in err
+    assert code == 2 and "mirkit search: error:" in err
 
 
 def test_missing_queries_file_and_index(capsys, tmp_path, index):
     code, _, err = run_cli(capsys, "search", index.path, "--queries", tmp_path / "none.tsv",
                            "--run", tmp_path / "r.run")
-    assert code == 1 and "none.tsv" in err
+    assert code == 2 and "none.tsv" in err
     code, _, err = run_cli(capsys, "search", tmp_path / "no-index", "alpha")
-    assert code == 1 and "no index directory" in err
+    assert code == 2 and "no index directory" in err
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -361,9 +361,9 @@ def test_argument_errors(capsys, index, argv, message):
 
 def test_bad_scorer_values_are_reported(capsys, index):
     code, _, err = run_cli(capsys, "search", index.path, "alpha", "--b", "2")
-    assert code == 1 and "mirkit search: error:" in err
+    assert code == 2 and "mirkit search: error:" in err
     code, _, err = run_cli(capsys, "search", index.path, "alpha", "--scorer", "ql", "--mu", "-1")
-    assert code == 1 and "mu must be > 0" in err
+    assert code == 2 and "mu must be > 0" in err
 
 
 def test_options_before_the_query(capsys, index):
@@ -376,3 +376,46 @@ def test_options_before_the_query(capsys, index):
     with pytest.raises(SystemExit):
         cli.main(["search", str(index.path), "alpha", "bravo"])  # two queries
     assert "unrecognized arguments: bravo" in capsys.readouterr().err
+
+
+# --- user errors: one line, exit status 2, a traceback only with --debug -------------------------
+
+def test_index_of_a_missing_input_names_it(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "index", tmp_path / "nowhere.jsonl", "-o", tmp_path / "i")
+    assert code == 2 and out == ""
+    assert err == f"mirkit index: error: input {tmp_path / 'nowhere.jsonl'} does not exist\n"
+    assert not (tmp_path / "i").exists()
+
+
+def test_index_over_an_existing_output_names_the_option(capsys, tmp_path):
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"id": "a", "text": "alpha"}\n')
+    assert run_cli(capsys, "index", docs, "-o", tmp_path / "i", "-q")[0] == 0
+    code, _, err = run_cli(capsys, "index", docs, "-o", tmp_path / "i", "-q")
+    assert code == 2
+    assert err == f"mirkit index: error: {tmp_path / 'i'} exists; pass --overwrite to replace it\n"
+
+
+def test_os_errors_read_as_the_path_then_what_is_wrong(capsys, tmp_path):
+    queries = tmp_path / "q.tsv"
+    queries.write_text("1\talpha\n")
+    queries.chmod(0)
+    if os.access(queries, os.R_OK):  # root reads anything: make the path a folder instead
+        queries.chmod(0o644)
+        queries.unlink()
+        queries.mkdir()
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"id": "a", "text": "alpha"}\n')
+    assert run_cli(capsys, "index", docs, "-o", tmp_path / "i", "-q")[0] == 0
+    code, _, err = run_cli(capsys, "search", tmp_path / "i", "--queries", queries,
+                           "--run", tmp_path / "r.run")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"mirkit search: error: {queries}: ")
+    assert "errno" not in err.lower() and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(capsys, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no index directory"):
+        cli.main(["stats", str(tmp_path / "none"), "--debug"])
+    with pytest.raises(FileNotFoundError, match="no index directory"):
+        cli.main(["search", str(tmp_path / "none"), "alpha", "--debug"])

@@ -12,6 +12,21 @@ from typing import Optional, Sequence
 
 __all__ = ["main"]
 
+EXIT_USER_ERROR = 2  # as argparse exits on a usage error
+
+
+class UserError(Exception):
+    """A mistake in what the user asked for, reported as one line without a traceback."""
+
+
+def _user_message(error: BaseException) -> str:
+    """The one line a user reads: OS errors name the path first, in plain words."""
+    if isinstance(error, OSError) and error.filename is not None:
+        what = ("does not exist" if isinstance(error, FileNotFoundError)
+                else (error.strerror or str(error)).lower())
+        return f"{error.filename}: {what}"
+    return str(error)
+
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed")
 
@@ -111,7 +126,7 @@ def _print_elias_fano_sizes() -> None:
 def _cmd_index(args) -> int:
     from mirkit._progress import Progress
     from mirkit.analysis import Analyzer
-    from mirkit.documents import InputError, read_documents
+    from mirkit.documents import read_documents
     from mirkit.index import IndexWriter
 
     analyzer = Analyzer(stem=not args.no_stem, stopwords=not args.no_stopwords,
@@ -119,19 +134,21 @@ def _cmd_index(args) -> int:
     options = {"analyzer": analyzer, "codec": args.codec, "positions": args.positions,
                "vectors": args.vectors, "threads": args.threads, "memory_budget": args.memory,
                "overwrite": args.overwrite}
-    try:
-        if args.shards:
-            return _index_sharded(args, options)
-        total = sum(read_documents(source).bytes_total for source in args.input)
-        progress = Progress(total, quiet=args.quiet)
-        with IndexWriter(args.output, **options) as writer:
-            for source in args.input:
-                writer.add_documents(source, format=args.format, skip_errors=args.skip_errors,
-                                     progress=progress)
-        progress.close()
-    except (InputError, FileNotFoundError, FileExistsError, ValueError) as e:
-        print(f"mirkit index: error: {e}", file=sys.stderr)
-        return 1
+    missing = [source for source in args.input if not os.path.exists(source)]
+    if missing:
+        raise UserError(f"input {missing[0]} does not exist" + (
+            f" (nor {len(missing) - 1} more of the inputs)" if len(missing) > 1 else ""))
+    if os.path.exists(args.output) and not args.overwrite:
+        raise UserError(f"{args.output} exists; pass --overwrite to replace it")
+    if args.shards:
+        return _index_sharded(args, options)
+    total = sum(read_documents(source).bytes_total for source in args.input)
+    progress = Progress(total, quiet=args.quiet)
+    with IndexWriter(args.output, **options) as writer:
+        for source in args.input:
+            writer.add_documents(source, format=args.format, skip_errors=args.skip_errors,
+                                 progress=progress)
+    progress.close()
     if not args.quiet:
         print(f"indexed {writer.n_docs:,} documents into {args.output}"
               + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
@@ -168,13 +185,9 @@ def _index_sharded(args, options: dict) -> int:
 
 
 def _cmd_stats(args) -> int:
-    from mirkit.index import Index, IndexCorruptError
+    from mirkit.index import Index
 
-    try:
-        index = Index.open(args.index, verify=not args.no_verify)
-    except (IndexCorruptError, FileNotFoundError, ValueError) as e:
-        print(f"mirkit stats: error: {e}", file=sys.stderr)
-        return 1
+    index = Index.open(args.index, verify=not args.no_verify)
     m = index.manifest
     if args.json:
         print(json.dumps({"manifest": m, "sizes": index.sizes()}, indent=1))
@@ -197,23 +210,18 @@ def _cmd_stats(args) -> int:
 
 
 def _cmd_search(args) -> int:
-    from mirkit.index import Index, IndexCorruptError
+    from mirkit.index import Index
+    from mirkit.search import Searcher
 
-    try:
-        if _is_sharded(args.index):
-            return _search_sharded(args)
-        index = Index.open(args.index, verify=False)
-        if args.boolean:
-            return _boolean_query(index, args.query)
-        from mirkit.search import Searcher
-
-        searcher = Searcher(index, scorer=_scorer(args))
-        if args.queries is None:
-            return _ranked_query(searcher, args)
-        return _run_queries(searcher, args)
-    except (IndexCorruptError, OSError, ValueError) as e:  # InputError is a ValueError
-        print(f"mirkit search: error: {e}", file=sys.stderr)
-        return 1
+    if _is_sharded(args.index):
+        return _search_sharded(args)
+    index = Index.open(args.index, verify=False)
+    if args.boolean:
+        return _boolean_query(index, args.query)
+    searcher = Searcher(index, scorer=_scorer(args))
+    if args.queries is None:
+        return _ranked_query(searcher, args)
+    return _run_queries(searcher, args)
 
 
 def _dask(*names) -> list:
@@ -258,21 +266,14 @@ def _cmd_image_index(args) -> int:
 
     folder = Path(args.folder)
     if not folder.is_dir():
-        print(f"mirkit image-index: error: {folder} is not a folder", file=sys.stderr)
-        return 1
+        raise UserError(f"{folder} is not a folder")
     paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
     if not paths:
-        print(f"mirkit image-index: error: no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}",
-              file=sys.stderr)
-        return 1
+        raise UserError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}")
     ids = [p.relative_to(folder).with_suffix("").as_posix() for p in paths]
     start = time.perf_counter()
-    try:
-        index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
-                                 overwrite=args.overwrite, threads=args.threads, seed=args.seed)
-    except (OSError, ValueError) as e:
-        print(f"mirkit image-index: error: {e}", file=sys.stderr)
-        return 1
+    index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
+                             overwrite=args.overwrite, threads=args.threads, seed=args.seed)
     print(f"indexed {len(index):,} images ({len(index.descriptors):,} SIFT features, "
           f"{index.quantizer.n_words:,} visual words) into {args.output} in "
           f"{time.perf_counter() - start:.1f} s")
@@ -282,13 +283,9 @@ def _cmd_image_index(args) -> int:
 def _cmd_image_search(args) -> int:
     from mirkit.image_search import ImageIndex
 
-    try:
-        index = ImageIndex.load(args.index)
-        start = time.perf_counter()
-        result = index.search(args.query, k=args.k, verify=args.verify, scorer=args.scorer)
-    except (OSError, ValueError) as e:
-        print(f"mirkit image-search: error: {e}", file=sys.stderr)
-        return 1
+    index = ImageIndex.load(args.index)
+    start = time.perf_counter()
+    result = index.search(args.query, k=args.k, verify=args.verify, scorer=args.scorer)
     elapsed = time.perf_counter() - start
     width = max([len("id")] + [len(i) for i in result.ids])
     print(f"{'rank':>4}  {'id':<{width}}  {'score':>10}" + ("  inliers" if args.verify else ""))
@@ -380,9 +377,7 @@ def _cmd_eval(args) -> int:
     qrels, run = read_qrels(args.qrels), read_run(args.run)
     table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
     if not len(table):
-        print(f"mirkit eval: no query of {args.run} has judgments in {args.qrels}",
-              file=sys.stderr)
-        return 1
+        raise UserError(f"no query of {args.run} has judgments in {args.qrels}")
     print("\n".join(table.trec_eval_lines(per_query=args.per_query)))
     if args.plot:
         _plot_curves(args.plot, qrels, [(os.path.basename(args.run), run)], args)
@@ -419,7 +414,7 @@ def _plot_curves(path: str, qrels, named_runs: list, args) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise SystemExit("mirkit: --plot needs matplotlib (pip install 'mirkit[plots]')") from None
+        raise UserError("--plot needs matplotlib (pip install 'mirkit[plots]')") from None
     evaluator = Evaluator(qrels, "iprec_at_recall", **_eval_options(args))
     _, levels, _ = evaluator.plan.specs[0]
     fig, ax = plt.subplots(figsize=(5, 4))
@@ -598,6 +593,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="re-rank by spatial verification (RANSAC homography inliers)")
     p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf"])
     p.set_defaults(func=_cmd_image_search)
+    for name, p in sub.choices.items():
+        p.add_argument("--debug", action="store_true",
+                       help="on an error, show the traceback instead of one line")
+        p.set_defaults(command=name)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["search"]:
         # Intermixed, so that options may come between INDEX_DIR and the optional QUERY
@@ -617,7 +616,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("--synthetic-docs and --max-queries must be >= 1")
     if getattr(args, "shards", None) is not None and args.shards < 1:
         parser.error("--shards must be >= 1")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (UserError, OSError, ValueError) as e:  # the kit's errors are ValueErrors
+        if args.debug:
+            raise
+        print(f"mirkit {args.command}: error: {_user_message(e)}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 if __name__ == "__main__":
