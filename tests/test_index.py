@@ -526,11 +526,12 @@ def _read_everything(path):
             c.positions()
             c.next()
     index.doc_vectors(np.arange(index.stats.n_docs))
+    index.doc_ids
 
 
 @pytest.mark.parametrize("name", ["docids.bin", "freqs.bin", "positions.bin", "term_offsets.u64",
                                   "term_blocks.u64", "block_last_docid.u32", "block_docs_end.u64",
-                                  "terms.bin", "term_df.u32", "doc_id_offsets.u64",
+                                  "terms.bin", "term_df.u32", "doc_ids.bin", "doc_id_offsets.u64",
                                   "doc_vectors.bin", "doc_vectors_end.u64", "term_hash.u64",
                                   "term_thresholds.f32"])
 def test_hostile_files_with_valid_checksums_raise_cleanly(small_index, name):
@@ -551,6 +552,26 @@ def test_hostile_files_with_valid_checksums_raise_cleanly(small_index, name):
     _rewrite_with_checksum(small_index, name, original)
     _read_everything(small_index)
     assert caught > 0
+
+
+def test_ids_that_are_not_utf8_raise_index_corrupt(small_index):
+    """Unchecked (verify=False) damage to the stored ids names the file, not UnicodeDecodeError,
+    on every path that decodes them: all ids, one id, and a search result's ids."""
+    from mirkit.search import Searcher
+
+    def search_everything(index):
+        terms = " ".join(index.term(t) for t in range(index.stats.n_terms))
+        return Searcher(index).search(terms, k=index.stats.n_docs).ids
+
+    original = (small_index / "doc_ids.bin").read_bytes()
+    (small_index / "doc_ids.bin").write_bytes(b"\xff" + original[1:])  # checksum left stale
+    for read in (lambda index: index.doc_ids, lambda index: index.doc_id(0), search_everything):
+        index = Index.open(small_index, verify=False)
+        with pytest.raises(IndexCorruptError, match="doc_ids.bin: the id of document 0 is not "
+                                                    "valid UTF-8"):
+            read(index)
+    with pytest.raises(IndexCorruptError, match="doc_ids.bin"):
+        Index.open(small_index)  # verified: the checksum
 
 
 def test_manifest_problems(small_index):

@@ -184,25 +184,29 @@ void bind_index(py::module_& m) {
            py::arg("n_blocks"), py::arg("docid_codec"), py::arg("freq_codec"),
            py::arg("positions"), py::arg("vectors"), py::arg("thresholds") = false,
            py::arg("term_hash") = false)
-      .def("term", [](const IndexReader& r, uint32_t t) { return std::string(r.term(t)); })
+      .def("term", [](const IndexReader& r, uint32_t t) {
+        return stored_str(r.term(t), "terms.bin", "term", t);
+      })
       .def("find_term", &IndexReader::find_term)
       .def("prefix_range", &IndexReader::prefix_range)
-      .def("doc_id", [](const IndexReader& r, uint32_t d) { return std::string(r.doc_id(d)); })
+      .def("doc_id", [](const IndexReader& r, uint32_t d) {
+        return stored_doc_id(r.doc_id(d), d);
+      })
       .def("doc_ids", [](const IndexReader& r, std::optional<U32Array> docids) {
         // All external ids, or those of the given internal docids.
         const uint32_t* ds = docids ? docids->data() : nullptr;
         const size_t n = docids ? static_cast<size_t>(docids->size()) : r.n_docs();
         py::list out(n);
         for (size_t i = 0; i < n; ++i) {
-          out[i] = to_str(r.doc_id(ds ? ds[i] : static_cast<uint32_t>(i)));  // checks the range
+          const uint32_t d = ds ? ds[i] : static_cast<uint32_t>(i);
+          out[i] = stored_doc_id(r.doc_id(d), d);  // range checked
         }
         return out;
       }, py::arg("docids") = py::none())
       .def("terms", [](const IndexReader& r, uint32_t first, uint32_t last) {
         py::list out;
         for (uint32_t t = first; t < last && t < r.n_terms(); ++t) {
-          std::string_view s = r.term(t);
-          out.append(py::str(s.data(), s.size()));
+          out.append(stored_str(r.term(t), "terms.bin", "term", t));
         }
         return out;
       })

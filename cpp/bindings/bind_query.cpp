@@ -138,7 +138,7 @@ class SearchResult {
       const index::IndexReader& reader = m_engine.cast<const QueryEngine&>().reader();
       for (size_t i = 0; i < m_size; ++i) {
         PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
-                        to_str(reader.doc_id(m_first[i])).release().ptr());
+                        stored_doc_id(reader.doc_id(m_first[i]), m_first[i]).release().ptr());
       }
     }
     m_ids = out;

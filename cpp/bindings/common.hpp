@@ -13,6 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/errors.hpp"
+#include "index/format.hpp"
+
 namespace mirkit::bindings {
 
 namespace py = pybind11;
@@ -63,6 +66,23 @@ inline py::str to_str(std::string_view s) {
   }
   if (str == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(str);
+}
+
+// A term or document id stored in an index, as str. Bytes that are not UTF-8 mean a damaged
+// file (an index opened with verify=False is not checksummed), so they raise IndexCorruptError
+// naming the file, not a bare UnicodeDecodeError.
+inline py::str stored_str(std::string_view s, const char* file, const char* what, uint64_t i) {
+  try {
+    return to_str(s);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_UnicodeDecodeError)) throw;
+    throw index::CorruptIndexError(
+        core::message("index corrupt: ", file, ": ", what, " ", i, " is not valid UTF-8"));
+  }
+}
+
+inline py::str stored_doc_id(std::string_view s, uint32_t docid) {
+  return stored_str(s, "doc_ids.bin", "the id of document", docid);
 }
 
 // Registers the C++ -> Python exception mapping of core/errors.hpp on a module.
