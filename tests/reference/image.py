@@ -7,7 +7,7 @@ kernels longer than the image work as in mirkit (and in scipy.ndimage).
 
 import numpy as np
 
-__all__ = ["NP_PAD", "SCIPY_MODE", "sep_filter"]
+__all__ = ["NP_PAD", "SCIPY_MODE", "gaussian_filter", "gaussian_kernel", "sep_filter"]
 
 #: mirkit border -> numpy.pad mode
 NP_PAD = {"constant": "constant", "replicate": "edge", "reflect": "symmetric",
@@ -29,3 +29,18 @@ def sep_filter(image, kx, ky, border="reflect", cval=0.0, anchor=(None, None)):
     h, w = img.shape[:2]
     rows = sum(ky[i] * padded[i:i + h] for i in range(len(ky)))
     return sum(kx[j] * rows[:, j:j + w] for j in range(len(kx)))
+
+
+def gaussian_kernel(sigma, truncate=4.0):
+    """The sampled Gaussian exp(-x^2 / (2 sigma^2)) at x = -r..r, r = int(truncate sigma + 0.5),
+    divided by its sum (scipy.ndimage.gaussian_filter1d's kernel, written out)."""
+    r = int(truncate * sigma + 0.5)
+    x = np.arange(-r, r + 1, dtype=np.float64)
+    phi = np.exp(-0.5 * x * x / (sigma * sigma))
+    return phi / phi.sum()
+
+
+def gaussian_filter(image, sigma, border="mirror", truncate=4.0):
+    """A 2-D Gaussian blur (the same sigma on both axes) by sep_filter, in float64."""
+    k = gaussian_kernel(sigma, truncate)
+    return sep_filter(image, k, k, border)

@@ -1,7 +1,8 @@
-"""Plain numpy/scipy oracles for the SIFT scale space and DoG extrema (mirkit._sift)."""
+"""Plain numpy oracles for the SIFT scale space, DoG extrema, orientation histograms and
+descriptor samples (mirkit._sift)."""
 
 import numpy as np
-from scipy import ndimage
+from reference.image import gaussian_filter
 
 
 def upsample2x(image):
@@ -19,11 +20,11 @@ def upsample2x(image):
 
 
 def gaussian_pyramid(image, n_octaves, n_scales=3, sigma=1.6, upsample=True):
-    """Lists of (n_scales + 3, H, W) float64 stacks by repeated scipy Gaussian blurs."""
+    """Lists of (n_scales + 3, H, W) float64 stacks by repeated Gaussian blurs (mirrored border,
+    truncated at 4 sigma: scipy.ndimage.gaussian_filter(mode="mirror"), written in numpy)."""
     base = upsample2x(image) if upsample else np.asarray(image, np.float64)
     assumed = 0.5 * (2 if upsample else 1)
-    base = ndimage.gaussian_filter(base, np.sqrt(max(sigma**2 - assumed**2, 0.01)),
-                                   mode="mirror", truncate=4.0)
+    base = gaussian_filter(base, np.sqrt(max(sigma**2 - assumed**2, 0.01)))
     k = 2.0 ** (1.0 / n_scales)
     octaves = []
     for _ in range(n_octaves):
@@ -31,7 +32,7 @@ def gaussian_pyramid(image, n_octaves, n_scales=3, sigma=1.6, upsample=True):
         for i in range(1, n_scales + 3):
             prev = sigma * k ** (i - 1)
             inc = np.sqrt((prev * k) ** 2 - prev**2)
-            levels.append(ndimage.gaussian_filter(levels[-1], inc, mode="mirror", truncate=4.0))
+            levels.append(gaussian_filter(levels[-1], inc))
         octaves.append(np.stack(levels))
         src = levels[n_scales]
         h, w = src.shape[0] // 2 * 2, src.shape[1] // 2 * 2
