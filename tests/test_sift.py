@@ -179,45 +179,13 @@ def test_keypoint_fields(photo):
 # see differently decimated images and share fewer.
 
 
-def _opencv_keypoints(keypoints):
-    """cv2.KeyPoint list as a KEYPOINT_DTYPE array in mirkit's conventions: OpenCV halves the
-    doubled image's coordinates, which puts its centre-aligned pixel q at q / 2 instead of
-    q / 2 - 0.25 (every octave inherits the +0.25 shift); size is the diameter 2 sigma; the
-    octave is the signed low byte of KeyPoint.octave."""
-    k = np.zeros(len(keypoints), KEYPOINT_DTYPE)
-    pt = np.array([p.pt for p in keypoints], np.float64).reshape(-1, 2) - 0.25
-    k["x"], k["y"] = pt[:, 0], pt[:, 1]
-    k["sigma"] = [p.size / 2 for p in keypoints]
-    k["angle"] = [p.angle for p in keypoints]
-    k["response"] = [p.response for p in keypoints]
-    octave = np.array([p.octave & 255 for p in keypoints], np.int32)
-    k["octave"] = np.where(octave >= 128, octave - 256, octave)
-    return k
-
-
 @pytest.fixture(scope="module")
 def opencv_sift(photo8):
     """OpenCV's keypoints (mirkit's conventions) and descriptors of the uint8 photo."""
     cv2 = pytest.importorskip("cv2", reason="needs OpenCV (cv2): SIFT's outside reference")
     keypoints, descriptors = cv2.SIFT_create().detectAndCompute(photo8, None)
     assert len(keypoints) > 500
-    return _opencv_keypoints(keypoints), descriptors
-
-
-def _twins(a, b):
-    """For each keypoint of `a`, the index of the nearest keypoint of `b` within half a pixel of
-    a's octave (0.25 input pixels on the doubled image), 10% in sigma and 5 degrees in angle, or
-    -1 where there is none."""
-    d = np.hypot(a["x"][:, None] - b["x"], a["y"][:, None] - b["y"])
-    ok = ((d < 0.5 * 2.0 ** a["octave"][:, None])
-          & (np.abs(np.log(a["sigma"][:, None] / b["sigma"])) < 0.1)
-          & (np.abs((a["angle"][:, None] - b["angle"] + 180) % 360 - 180) < 5))
-    return np.where(ok.any(axis=1), np.where(ok, d, np.inf).argmin(axis=1), -1)
-
-
-def _cosines(a, b):
-    a, b = a.astype(np.float64), b.astype(np.float64)
-    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return ref.opencv_keypoints(keypoints), descriptors
 
 
 def test_detection_agrees_with_opencv(photo8, opencv_sift, simd_level):
@@ -230,12 +198,12 @@ def test_detection_agrees_with_opencv(photo8, opencv_sift, simd_level):
     # the 0.8 offset limit keeps more keypoints, never fewer
     assert 1.0 < len(ours) / len(theirs) < 1.3
     # repeatability, each side's keypoints found by the other
-    to_ours = _twins(theirs, ours)
+    to_ours = ref.twins(theirs, ours)
     first = theirs["octave"] == -1
     assert first.sum() > 300 and (~first).sum() > 100
     assert (to_ours[first] >= 0).mean() >= 0.90
     assert (to_ours[~first] >= 0).mean() >= 0.75
-    assert (_twins(ours, theirs) >= 0).mean() >= 0.72
+    assert (ref.twins(ours, theirs) >= 0).mean() >= 0.72
     i = np.flatnonzero(to_ours >= 0)
     j = to_ours[i]
     assert (ours["octave"][j] == theirs["octave"][i]).mean() >= 0.98
@@ -245,7 +213,7 @@ def test_detection_agrees_with_opencv(photo8, opencv_sift, simd_level):
     response_err = np.abs(ours["response"][j] / theirs["response"][i] - 1)
     assert np.median(response_err) < 1e-3 and (response_err < 0.03).mean() >= 0.98
     # twins' descriptors are close, and each finds its twin as nearest OpenCV descriptor
-    cos = _cosines(our_desc[j], their_desc[i])
+    cos = ref.descriptor_cosines(our_desc[j], their_desc[i])
     assert np.median(cos) > 0.995 and np.percentile(cos, 1) > 0.97
     a, b = our_desc[j].astype(np.float64), their_desc.astype(np.float64)
     dist = (a * a).sum(axis=1)[:, None] - 2 * a @ b.T + (b * b).sum(axis=1)
@@ -259,7 +227,7 @@ def test_descriptors_of_opencv_keypoints_agree_with_opencv(photo8, opencv_sift, 
     theirs, their_desc = opencv_sift
     ours = SIFT().compute(photo8, theirs)
     assert ours.shape == their_desc.shape
-    cos = _cosines(ours, their_desc)
+    cos = ref.descriptor_cosines(ours, their_desc)
     assert cos.min() > 0.98 and np.median(cos) > 0.998
     dist = np.linalg.norm(ours.astype(np.float64) - their_desc, axis=1)
     assert np.median(dist) < 35
@@ -589,7 +557,7 @@ def test_tiny_but_valid_image():
     # 24 x 24: octaves of 48, 24 and 12 pixels. The reference search finds one extremum, on the
     # doubled image (DoG layer 3, row 32, column 13: input (6.25, 15.75), sigma 1.6); it refines
     # to one keypoint, less than 0.8 octave pixels away, where OpenCV 5.0 finds its only one,
-    # (6.384, 15.470) with sigma 1.483 (after its +0.25 pixel shift, see _opencv_keypoints)
+    # (6.384, 15.470) with sigma 1.483 (after its +0.25 pixel shift, see ref.opencv_keypoints)
     img = _blobs((24, 24))
     extrema = ref.brute_force_extrema(ref.dog(ref.gaussian_pyramid(img, 3)), 0.8 * 0.04 / 3)
     assert extrema == [(0, 3, 32, 13)]
