@@ -49,16 +49,18 @@ def knn(q, b, k: int, metric: str = "l2") -> tuple[np.ndarray, np.ndarray]:
 
 
 def assert_same_neighbors(q, b, dist, ids, k: int, metric: str = "l2", *,
-                          rtol: float = 1e-4, min_equal_ids: float = 0.99) -> None:
+                          rtol: float = 1e-4, min_equal_ids: float = 0.99,
+                          key: np.ndarray | None = None) -> None:
     """Check a k-NN result (dist, ids), (nq, k), against brute force, ties allowed.
 
     ids agree with brute force up to near-ties: the reference score of each returned id equals
     the reference score at that rank (so a tied id may stand in for another), the ids of a row
     are distinct, the returned distances are close to the reference ones, and more than a
-    fraction `min_equal_ids` of the ids equal the reference's exactly (near-ties may differ)."""
+    fraction `min_equal_ids` of the ids equal the reference's exactly (near-ties may differ).
+    `key`: ``scores(q, b, metric)`` when the caller has it already."""
     dist, ids = np.asarray(dist), np.asarray(ids)
     assert dist.shape == ids.shape == (len(q), k), (dist.shape, ids.shape)
-    key = scores(q, b, metric)
+    key = scores(q, b, metric) if key is None else key
     order = np.argsort(key if metric == "l2" else -key, axis=1, kind="stable")[:, :k]
     rdist = np.take_along_axis(key, order, 1)
     assert ((ids >= 0) & (ids < len(b))).all(), "ids out of range"
