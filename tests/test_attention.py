@@ -43,16 +43,16 @@ def test_every_head_width(rng, d):
     assert rel_err(sdpa(q, k, v), ref.sdpa(q, k, v)[0]) < 1e-5
 
 
-def test_simd_levels_agree(rng):
+def test_every_simd_level_matches_reference(rng):
     q, k, v = randn(rng, 2, 3, 100, 64), randn(rng, 2, 3, 170, 64), randn(rng, 2, 3, 170, 40)
     mask = rng.random((3, 100, 170)) > 0.2
-    results = {}
+    expected = ref.sdpa(q, k, v, mask, causal=True)[0]
+    kernels = set()
     for level in mirkit._simd.runnable_simd_levels():
         with mirkit.simd_limit(level):
-            results[attention.kernel()] = sdpa(q, k, v, mask, causal=True)
-    scalar = results.pop("scalar")
-    for name, out in results.items():
-        assert rel_err(out, scalar) < 1e-5, name
+            kernels.add(attention.kernel())
+            assert rel_err(sdpa(q, k, v, mask, causal=True), expected) < 1e-5, level
+    assert "scalar" in kernels
 
 
 def test_threads_give_identical_results(rng):
@@ -158,8 +158,10 @@ def test_float64_path(rng):
 def test_scale_and_input_conversion(rng):
     q, k, v = randn(rng, 10, 8), randn(rng, 12, 8), randn(rng, 12, 8)
     assert rel_err(sdpa(q, k, v, scale=0.3), ref.sdpa(q, k, v, scale=0.3)[0]) < 1e-5
-    half = sdpa(q.astype(np.float16), k.astype(np.float16), v.astype(np.float16))
-    assert half.dtype == np.float32
+    h = [x.astype(np.float16) for x in (q, k, v)]
+    half = sdpa(*h)
+    assert half.dtype == np.float32  # float16 widened to float32 (exactly)
+    assert rel_err(half, ref.sdpa(*h)[0]) < 1e-5
     # Non-contiguous views are copied once, openly.
     qt = np.asfortranarray(q)
     np.testing.assert_array_equal(sdpa(qt, k, v), sdpa(q, k, v))
@@ -194,15 +196,40 @@ def test_against_torch(rng):
 
 # -- bfloat16 ---------------------------------------------------------------------------------
 
+# ties (1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6), infinities, the largest finite float32 and the
+# largest value rounding down (3.0e38), the halfway point above the largest bfloat16 (-> inf),
+# signed zeros, subnormals (one of them a tie), NaN
+_BF16_SPECIALS = np.r_[
+    np.array([1.0, 1.00390625, 1.01171875, -2.5, np.inf, -np.inf, 3.0e38, 0.0, -0.0, 1e-40],
+             np.float32),
+    np.array([0x7F7FFFFF, 0x7F7F8000, 0xFF7F7FFF, 0x00018000, 0x80008000, 0x7FC00000],
+             np.uint32).view(np.float32)]
+
+
 def test_bfloat16_rounding():
-    x = np.array([1.0, 1.00390625, 1.01171875, -2.5, np.inf, 3.0e38, 0.0], dtype=np.float32)
-    # 1 + 2^-8 is a tie (rounds to even: 1.0); 1 + 3 * 2^-8 rounds up to 1 + 2^-6.
+    # by hand: 1 + 2^-8 is a tie (rounds to even: 1.0); 1 + 3 * 2^-8 rounds up to 1 + 2^-6
+    x = _BF16_SPECIALS
     assert from_bfloat16(to_bfloat16(x)).tolist()[:4] == [1.0, 1.0, 1.015625, -2.5]
     assert np.isnan(from_bfloat16(to_bfloat16(np.array([np.nan], np.float32)))).all()
+    # against round-to-nearest-even by its definition (tests/reference/attention.py)
+    y = np.random.default_rng(1).standard_normal(10000).astype(np.float32) * 100
+    for values in (x, y):
+        np.testing.assert_array_equal(to_bfloat16(values), ref.bfloat16_bits(values))
+    bits = np.arange(0, 1 << 16, 7, dtype=np.uint16)  # from_bfloat16: the top half of a float32
+    np.testing.assert_array_equal(from_bfloat16(bits).view(np.uint32),
+                                  bits.astype(np.uint32) << 16)
+
+
+def test_bfloat16_rounding_matches_torch():
     torch = pytest.importorskip("torch")
     y = np.random.default_rng(1).standard_normal(10000).astype(np.float32) * 100
-    expected = torch.from_numpy(y).bfloat16().view(torch.int16).numpy().view(np.uint16)
-    np.testing.assert_array_equal(to_bfloat16(y), expected)
+    nan = np.isnan(_BF16_SPECIALS)  # any NaN pattern will do (torch's CPU gives 0xFFFF)
+    for values in (_BF16_SPECIALS[~nan], y):
+        expected = torch.from_numpy(values).bfloat16().view(torch.int16).numpy().view(np.uint16)
+        np.testing.assert_array_equal(to_bfloat16(values), expected)
+    theirs = torch.from_numpy(_BF16_SPECIALS[nan]).bfloat16().float().numpy()
+    ours = from_bfloat16(to_bfloat16(_BF16_SPECIALS[nan]))
+    assert np.isnan(theirs).all() and np.isnan(ours).all()
 
 
 @pytest.mark.parametrize("d", [16, 64, 128])

@@ -22,7 +22,7 @@ def _torch_mha(torch, e, h, **options):
 
 
 @pytest.mark.parametrize("options", [{}, {"bias": False}, {"kdim": 24, "vdim": 40}])
-def test_matches_torch(rng, options):
+def test_cross_attention_matches_torch(rng, options):
     torch = pytest.importorskip("torch")
     e, h = 32, 4
     module = _torch_mha(torch, e, h, **options)
@@ -37,9 +37,18 @@ def test_matches_torch(rng, options):
         out, w = mha(x, mem_k, mem_v, need_weights=True)
         np.testing.assert_allclose(out, expected.numpy(), atol=2e-5)
         np.testing.assert_allclose(w, expected_w.numpy(), atol=1e-6)
-        if "kdim" in options:
-            return
-        # Self-attention, causal: torch takes the causal mask as attn_mask (True = blocked).
+
+
+@pytest.mark.parametrize("options", [{}, {"bias": False}])  # kdim != d_model: no self-attention
+def test_self_attention_matches_torch(rng, options):
+    torch = pytest.importorskip("torch")
+    e, h = 32, 4
+    module = _torch_mha(torch, e, h, **options)
+    mha = MultiHeadAttention.from_torch_state_dict(module.state_dict(), n_heads=h)
+    x = randn(rng, 3, 20, e)
+    tx = torch.from_numpy(x)
+    with torch.no_grad():
+        # Causal: torch takes the causal mask as attn_mask (True = blocked).
         blocked = torch.triu(torch.ones(20, 20, dtype=torch.bool), diagonal=1)
         expected, _ = module(tx, tx, tx, attn_mask=blocked, need_weights=False)
         np.testing.assert_allclose(mha(x, causal=True), expected.numpy(), atol=2e-5)

@@ -1,5 +1,6 @@
-"""HammingLSH: codes and Hamming distances equal to a numpy reference (np.unpackbits popcount)
-on every SIMD level, candidate sets equal to a (distance, id) sort, exact re-ranked distances,
+"""HammingLSH: codes and Hamming distances equal to a numpy reference (numpy popcounts)
+on every SIMD level, candidate sets equal to a (distance, id) sort, search results equal to a
+numpy re-ranking of those candidates, exact re-ranked distances,
 recall rising with n_bits and n_candidates, determinism per seed, save/load/pickle, errors."""
 
 import pickle
@@ -8,9 +9,7 @@ import numpy as np
 import pytest
 from reference import vectors as ref
 
-import mirkit
 from mirkit import _core, vectors
-from mirkit._simd import runnable_simd_levels
 from mirkit.benchmarks.data import data_dir
 
 
@@ -22,18 +21,58 @@ def clustered():
     return x[:5803], x[5803:]  # 5803: the last scan block is partial
 
 
-def _ref_codes(index, x):
-    """Packed sign codes by numpy: bit j = proj_j . x > t_j, little-endian words."""
-    x64 = index._prepare(np.asarray(x, np.float32)).astype(np.float64)
-    proj = x64 @ index._proj.T.astype(np.float64)
-    bits = np.zeros((len(x), index._words * 64), np.uint8)
-    bits[:, :index.n_bits] = proj > index._threshold
-    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+def _unit(x, metric):
+    """The vectors the index hashes and re-ranks: cosine normalizes rows (zero rows stay 0)."""
+    x = np.asarray(x, np.float64)
+    if metric != "cosine":
+        return x
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1)
+
+
+def _assert_codes(index, x, codes):
+    """`codes` are the packed sign codes of the rows of `x` by numpy: bit j = proj_j . x > t_j,
+    bit j in little-endian word j // 64, padding bits 0 (the index's random hyperplanes and
+    thresholds are its parameters; everything else is numpy, in float64). A bit whose
+    projection lies within float32 rounding of its threshold may go either way: trained
+    thresholds are medians of the first rows added, so one row sits on each of them."""
+    x64 = _unit(np.asarray(x, np.float32), index.metric)
+    proj = index._proj.astype(np.float64)
+    margin = x64 @ proj.T - index._threshold.astype(np.float64)
+    rounding = 1e-5 * (np.abs(x64) @ np.abs(proj).T) + 1e-6 * np.abs(index._threshold)
+    sure = np.abs(margin) > rounding
+    assert codes.shape == (len(x), index._words) and codes.dtype == np.uint64
+    bits = np.unpackbits(codes.view(np.uint8), axis=1, bitorder="little")
+    assert not bits[:, index.n_bits:].any(), "padding bits set"
+    np.testing.assert_array_equal(bits[:, :index.n_bits][sure], (margin > 0)[sure])
+    assert (~sure).mean() < 1e-3, (~sure).sum()  # nearly every bit is checked exactly
+
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint16)  # bits set per byte
 
 
 def _ref_hamming(a, b):
+    """Hamming distances of packed codes: the set bits of a ^ b (numpy >= 2 counts them per
+    word, older numpy a byte at a time from a table)."""
     x = a[:, None, :] ^ b[None, :, :]
-    return np.unpackbits(x.view(np.uint8), axis=2).sum(2).astype(np.uint16)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(x).sum(2, dtype=np.uint16)
+    return _POPCOUNT[x.view(np.uint8)].sum(2, dtype=np.uint16)
+
+
+def _ref_candidates(hd, n):
+    """The n smallest (Hamming distance, id) of every row, -1 past the end."""
+    order = np.lexsort((np.broadcast_to(np.arange(hd.shape[1]), hd.shape), hd), axis=1)[:, :n]
+    return np.pad(order, ((0, 0), (0, n - order.shape[1])), constant_values=-1)
+
+
+def _ref_search(index, base, q, k, n_candidates):
+    """Re-rank the reference candidates of the index's codes exactly: (distances, ids)."""
+    cand = _ref_candidates(_ref_hamming(index.encode(q), index._codes), n_candidates)
+    key = ref.scores(_unit(q, index.metric), _unit(base, index.metric), index.metric)
+    score = np.take_along_axis(key, cand, 1)
+    order = np.argsort(score if index.metric == "l2" else -score, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(score, order, 1), np.take_along_axis(cand, order, 1)
 
 
 @pytest.mark.parametrize("n_bits", [1, 63, 64, 200, 512])
@@ -42,31 +81,30 @@ def test_codes_and_distances_match_numpy(simd_level, clustered, n_bits):
     index = vectors.HammingLSH(24, n_bits=n_bits, seed=3)
     index.add(base)
     codes = index.encode(q)
-    expect = _ref_codes(index, q)
-    # float32 projections may round a value lying on its threshold the other way: allow a few
-    assert (codes != expect).sum() <= 2
-    np.testing.assert_array_equal(index._codes.shape, (len(base), index._words))
+    _assert_codes(index, q, codes)
+    _assert_codes(index, base, index._codes)
     hd = index.hamming_distances(q)
-    np.testing.assert_array_equal(hd, _ref_hamming(codes, index._codes))
+    want = _ref_hamming(codes, index._codes)  # of the codes just checked
+    np.testing.assert_array_equal(hd, want)
     # candidates: the n smallest (Hamming distance, id)
     for n_cand in (1, 37, 600):
-        cand = index.candidates(q, n_candidates=n_cand)
-        order = np.lexsort((np.broadcast_to(np.arange(len(base)), hd.shape), hd), axis=1)
-        np.testing.assert_array_equal(cand, order[:, :n_cand])
+        np.testing.assert_array_equal(index.candidates(q, n_candidates=n_cand),
+                                      _ref_candidates(want, n_cand))
 
 
-def test_simd_levels_agree(clustered):
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_search_matches_reference(simd_level, clustered, metric):
     base, q = clustered
-    index = vectors.HammingLSH(24, n_bits=320, n_candidates=50, seed=1)
+    index = vectors.HammingLSH(24, metric=metric, n_bits=320, n_candidates=50, seed=1)
     index.add(base)
-    results = []
-    for level in runnable_simd_levels():
-        with mirkit.simd_limit(level):
-            results.append((index.hamming_distances(q), *index.search(q, 5)))
-    for r in results[1:]:
-        np.testing.assert_array_equal(r[0], results[0][0])
-        np.testing.assert_array_equal(r[2], results[0][2])
-        np.testing.assert_allclose(r[1], results[0][1], rtol=1e-5, atol=1e-4)
+    _assert_codes(index, base, index._codes)
+    _assert_codes(index, q, index.encode(q))
+    np.testing.assert_array_equal(index.hamming_distances(q),
+                                  _ref_hamming(index.encode(q), index._codes))
+    d, ids = index.search(q, 5)
+    want_d, want_ids = _ref_search(index, base, q, 5, 50)
+    np.testing.assert_array_equal(ids, want_ids)
+    np.testing.assert_allclose(d, want_d, rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("metric", ["l2", "cosine"])
@@ -81,8 +119,8 @@ def test_exact_distances_and_recall_rise(clustered, metric):
             d, ids = index.search(q, 10, n_candidates=n_cand)
             recalls[n_bits, n_cand] = ref.recall(ids, truth[1], 10)
             # returned distances are exact for the returned ids
-            x = index._prepare(base)[ids]
-            qq = index._prepare(q)[:, None, :]
+            x = _unit(base, metric)[ids]
+            qq = _unit(q, metric)[:, None, :]
             exact = ((x - qq) ** 2).sum(2) if metric == "l2" else (x * qq).sum(2)
             np.testing.assert_allclose(d, exact, rtol=1e-4, atol=1e-3)
     assert recalls[32, 10] < recalls[128, 10] < recalls[512, 10]
@@ -118,8 +156,9 @@ def test_thresholds_and_incremental_add(clustered):
     r_trained = ref.recall(trained.search(q + 50, 10).ids, truth, 10)
     r_plain = ref.recall(plain.search(q + 50, 10).ids, truth, 10)
     assert r_trained > r_plain + 0.2
-    # later adds keep the thresholds of the first one
-    np.testing.assert_array_equal(trained._codes, trained.encode(shifted))
+    # later adds keep the thresholds of the first one (numpy codes of every row with them)
+    _assert_codes(trained, shifted, trained._codes)
+    _assert_codes(plain, shifted, plain._codes)
 
 
 def test_padding_empty_and_small():
@@ -184,15 +223,21 @@ def test_errors():
         _core.vectors.sign_encode(index._proj, index._threshold[:3], np.eye(4, dtype=np.float32), 1)
 
 
-def test_sift_subset_recall():
+def test_sift_recall():
     root = data_dir()
     if root is None or not (root / "vectors" / "sift-affine" / "base.npy").is_file():
         pytest.skip("../shared/data/vectors/sift-affine is absent")
-    base = np.load(root / "vectors" / "sift-affine" / "base.npy")[:20000]
-    q = np.load(root / "vectors" / "sift-affine" / "query.npy")[:100]
-    truth = ref.knn(q, base, 10, "l2")[1]
+    path = root / "vectors" / "sift-affine"
+    base = np.load(path / "base.npy")  # all 58964 rows: the ground truth is of the whole base
+    q = np.load(path / "query.npy")[:100]  # held out of the base
+    truth = np.load(path / "groundtruth.npy")[:100, :10]  # the data set's exact top 10
     index = vectors.HammingLSH(128, n_bits=512, seed=0)
     index.add(base)
-    low = ref.recall(index.search(q, 10, n_candidates=10).ids, truth, 10)
-    high = ref.recall(index.search(q, 10, n_candidates=80).ids, truth, 10)
-    assert low < high and high > 0.9
+    recalls = []
+    for n_cand in (10, 80):
+        d, ids = index.search(q, 10, n_candidates=n_cand)
+        recalls.append(ref.recall(ids, truth, 10))
+        # whole-number descriptors: the re-ranked squared distances are exact in float32
+        exact = ((q[:, None, :].astype(np.int64) - base[ids].astype(np.int64)) ** 2).sum(2)
+        np.testing.assert_array_equal(d, exact.astype(np.float32))
+    assert recalls[0] < recalls[1] and recalls[1] > 0.95

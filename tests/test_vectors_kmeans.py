@@ -1,6 +1,9 @@
 """KMeans against a numpy Lloyd from the same initial centres (labels and centres per
 iteration), against scikit-learn's inertia and empty-cluster re-seeding, k-means++ seeding
-distribution, determinism, MiniBatchKMeans, VectorQuantizer, save/load/pickle, error paths."""
+distribution, determinism, MiniBatchKMeans, VectorQuantizer (words, histograms and bags of
+words against numpy's nearest centre and np.bincount, with exact ties and empty, one-row and
+one-word inputs), save/load/pickle, error paths. Every reported inertia is checked against
+numpy's inertia of the centres reported with it."""
 
 import pickle
 
@@ -46,6 +49,9 @@ def test_inertia_matches_sklearn_from_same_init(data):
     ours = vectors.KMeans(8, init=init, tol=1e-4).fit(x)
     theirs = sklearn_cluster.KMeans(8, init=init, n_init=1, tol=1e-4).fit(x)
     assert ours.inertia_ == pytest.approx(theirs.inertia_, rel=1e-2)
+    # each side's reported inertia is that of its centres, computed by numpy
+    assert ours.inertia_ == pytest.approx(ref.inertia(x, ours.cluster_centers_), rel=1e-6)
+    assert theirs.inertia_ == pytest.approx(ref.inertia(x, theirs.cluster_centers_), rel=1e-6)
     assert ours.n_iter_ <= ours.max_iter
 
 
@@ -64,13 +70,21 @@ def test_inertia_matches_sklearn_on_digits():
     assert ours.inertia_ <= 1.01 * theirs.inertia_
 
 
+EMPTY_X = np.array([[0], [0.1], [0.2], [10], [10.1], [20]], np.float32)
+EMPTY_INIT = np.array([[0], [0], [10]], np.float32)  # cluster 1 ties with 0 and gets no row
+
+
+def test_empty_cluster_reseeded_with_farthest_row():
+    ours = vectors.KMeans(3, init=EMPTY_INIT, max_iter=1).fit(EMPTY_X)
+    # by hand: rows 0..2 go to centre 0 (ties: the lower centre), 10 and 10.1 to centre 2, and
+    # 20 (farthest from its centre, 10) becomes the empty cluster's centre
+    np.testing.assert_allclose(ours.cluster_centers_.ravel(), [0.1, 20, 10.05], rtol=1e-6)
+
+
 def test_empty_cluster_reseeded_like_sklearn():
     sklearn_cluster = pytest.importorskip("sklearn.cluster")
-    x = np.array([[0], [0.1], [0.2], [10], [10.1], [20]], np.float32)
-    init = np.array([[0], [0], [10]], np.float32)  # cluster 1 ties with 0 and gets no row
+    x, init = EMPTY_X, EMPTY_INIT
     ours = vectors.KMeans(3, init=init, max_iter=1).fit(x)
-    # the row farthest from its centre (20) becomes the empty cluster's centre
-    np.testing.assert_allclose(ours.cluster_centers_.ravel(), [0.1, 20, 10.05], rtol=1e-6)
     theirs = sklearn_cluster.KMeans(3, init=init, n_init=1, max_iter=1).fit(x)
     np.testing.assert_allclose(ours.cluster_centers_, theirs.cluster_centers_, atol=1e-5)
 
@@ -100,11 +114,12 @@ def test_kmeans_plus_plus_separates_blobs(rng):
     x = x.astype(np.float32)
     hits = 0
     for seed in range(40):
-        km = vectors.KMeans(4, seed=seed, max_iter=1).fit(x)
         init = _core.vectors.kmeans_plus_plus(x, 4, 3, seed, 1)
+        assert init.shape == (4, 2) and all((x == c).all(1).any() for c in init)  # data rows
         hits += len({int(np.argmin(((means - c) ** 2).sum(1))) for c in init}) == 4
-        assert km.inertia_ > 0
     assert hits >= 38
+    km = vectors.KMeans(4, seed=0, max_iter=1).fit(x)
+    assert km.inertia_ == pytest.approx(ref.inertia(x, km.cluster_centers_), rel=1e-6)
 
 
 def test_deterministic_per_seed_and_across_threads(data):
@@ -121,6 +136,9 @@ def test_random_init_and_n_init_keep_the_best(data):
     x, _ = data
     one = vectors.KMeans(8, init="random", n_init=1, seed=3).fit(x)
     many = vectors.KMeans(8, init="random", n_init=6, seed=3).fit(x)
+    for km in (one, many):  # each reports the inertia of the centres it keeps
+        assert km.inertia_ == pytest.approx(ref.inertia(x, km.cluster_centers_), rel=1e-6)
+        np.testing.assert_array_equal(km.labels_, ref.assign(x, km.cluster_centers_))
     assert many.inertia_ <= one.inertia_ + 1e-6
     assert vectors.KMeans(8, init="random").n_init == 10
 
@@ -129,10 +147,12 @@ def test_predict_transform_fit_predict(data):
     x, init = data
     km = vectors.KMeans(8, init=init).fit(x)
     q = x[:100] + 0.1
-    np.testing.assert_array_equal(km.predict(q), ref.sq_dist(q, km.cluster_centers_).argmin(1))
+    np.testing.assert_array_equal(km.predict(q), ref.assign(q, km.cluster_centers_))
     np.testing.assert_allclose(km.transform(q), np.sqrt(ref.sq_dist(q, km.cluster_centers_)),
                                rtol=1e-4, atol=1e-3)
-    np.testing.assert_array_equal(vectors.KMeans(8, init=init).fit_predict(x), km.labels_)
+    np.testing.assert_array_equal(km.labels_, ref.assign(x, km.cluster_centers_))
+    again = vectors.KMeans(8, init=init)
+    np.testing.assert_array_equal(again.fit_predict(x), ref.assign(x, again.cluster_centers_))
     assert km.labels_.dtype == np.int32 and km.predict(q).dtype == np.int32
 
 
@@ -197,10 +217,11 @@ def test_fit_errors(data):
 
 def test_minibatch_close_to_full_lloyd(data):
     x, init = data
-    full = vectors.KMeans(8, init=init).fit(x)
+    _, full = ref.lloyd(x, init)  # numpy Lloyd from the same centres, to its fixed point
     mb = vectors.MiniBatchKMeans(8, init=init, batch_size=256, max_iter=20, seed=0).fit(x)
-    assert mb.inertia_ <= 1.1 * full.inertia_
-    assert mb.inertia_ == pytest.approx(ref.inertia(x, mb.cluster_centers_, mb.labels_), rel=1e-6)
+    assert mb.inertia_ <= 1.1 * ref.inertia(x, full)
+    assert mb.inertia_ == pytest.approx(ref.inertia(x, mb.cluster_centers_), rel=1e-6)
+    np.testing.assert_array_equal(mb.labels_, ref.assign(x, mb.cluster_centers_))
     again = vectors.MiniBatchKMeans(8, init=init, batch_size=256, max_iter=20, seed=0).fit(x)
     np.testing.assert_array_equal(again.cluster_centers_, mb.cluster_centers_)
 
@@ -222,22 +243,73 @@ def test_minibatch_partial_fit_and_save(tmp_path, data):
 
 # --- VectorQuantizer ----------------------------------------------------------------------------
 
+def _assert_words(vq, x, codebook):
+    """histogram and bag_of_words of `x` against numpy: the nearest codebook row of every row
+    by brute force (ties: the lower id), counted by np.bincount; the bag is its non-zero part."""
+    hist = vq.histogram(x)
+    want = ref.histogram(x, codebook)
+    assert hist.dtype == np.int64 and hist.shape == (len(codebook),)
+    np.testing.assert_array_equal(hist, want)
+    ids, counts = vq.bag_of_words(x)
+    assert ids.dtype == np.uint32 and counts.dtype == np.uint32
+    np.testing.assert_array_equal(ids, np.flatnonzero(want))
+    np.testing.assert_array_equal(counts, want[want > 0])
+
+
+def test_histogram_and_bag_of_words_ties_and_edges(simd_level, rng):
+    # Whole numbers: every squared distance is exact in float32, so the ties below are real.
+    codebook = np.array([[0, 0], [2, 0], [0, 2], [2, 0], [5, 5]], np.float32)  # 3 repeats 1
+    x = np.array([
+        [1, 0],   # distance 1 to words 0, 1 and 3: the lowest id, 0
+        [1, 1],   # distance 2 to words 0, 1, 2 and 3: 0
+        [2, 1],   # distance 1 to word 1 and its repeat 3: 1, never 3
+        [2, 0],   # on word 1 (and its repeat 3): 1
+        [0, 2],   # on word 2
+        [1, 2],   # distance 1 to word 2, 5 to words 0 and 1: 2
+        [9, 9],   # far from all: word 4 is the nearest
+        [2, 0],   # word 1 again: a count above 1
+    ], np.float32)
+    vq = vectors.VectorQuantizer(codebook)
+    np.testing.assert_array_equal(vq.quantize(x), ref.assign(x, codebook))
+    np.testing.assert_array_equal(ref.histogram(x, codebook), [2, 3, 2, 0, 1])  # by hand
+    _assert_words(vq, x, codebook)
+    _assert_words(vq, x[:0], codebook)           # no rows: all zeros, an empty bag
+    _assert_words(vq, x[6:7], codebook)          # one row
+    _assert_words(vq, np.repeat(x[:1], 70, 0), codebook)  # every row on one word
+    one_word = vectors.VectorQuantizer(codebook[:1])
+    _assert_words(one_word, x, codebook[:1])     # a one-word codebook takes every row
+    # random tie-heavy data: small integers against a small integer codebook with repeats
+    book = rng.integers(0, 3, (12, 3)).astype(np.float32)
+    book[7] = book[2]
+    pts = rng.integers(0, 3, (500, 3)).astype(np.float32)
+    vq = vectors.VectorQuantizer(book)
+    _assert_words(vq, pts, book)
+    assert vq.histogram(pts)[7] == 0  # a repeated word never wins over its first copy
+    sets = [pts[:0], pts[:1], pts[1:200], pts[200:]]
+    for s, (ids, counts) in zip(sets, vq.bags_of_words(sets)):
+        want_ids, want_counts = ref.bag_of_words(s, book)
+        np.testing.assert_array_equal(ids, want_ids)
+        np.testing.assert_array_equal(counts, want_counts)
+    np.testing.assert_array_equal(vq.quantize(pts.astype(np.int64)), ref.assign(pts, book))
+
+
 def test_vector_quantizer(simd_level, rng):
     codebook = rng.standard_normal((50, 12)).astype(np.float32)
     vq = vectors.VectorQuantizer(codebook)
     sets = [rng.standard_normal((n, 12)).astype(np.float32) for n in (0, 1, 40, 333)]
     words = vq.quantize(sets[3])
-    np.testing.assert_array_equal(words, ref.sq_dist(sets[3], codebook).argmin(1))
+    np.testing.assert_array_equal(words, ref.assign(sets[3], codebook))
     assert words.dtype == np.uint32
-    hist = vq.histogram(sets[3])
-    assert hist.shape == (50,) and hist.sum() == 333
     bags = vq.bags_of_words(sets)
+    assert len(bags) == len(sets)
     for s, (ids, counts) in zip(sets, bags):
-        want_ids, want_counts = vq.bag_of_words(s)
+        _assert_words(vq, s, codebook)
+        want_ids, want_counts = ref.bag_of_words(s, codebook)
         np.testing.assert_array_equal(ids, want_ids)
         np.testing.assert_array_equal(counts, want_counts)
-        np.testing.assert_array_equal(np.bincount(ids, counts, minlength=50), vq.histogram(s))
-    assert vq.document(sets[1]) == f"vw{vq.quantize(sets[1])[0]}"
+        assert ids.dtype == np.uint32 and counts.dtype == np.uint32
+    assert vq.document(sets[3][:3]) == " ".join(
+        f"vw{w}" for w in ref.assign(sets[3][:3], codebook))
     assert vq.bags_of_words([]) == []
     assert repr(vq) == "VectorQuantizer(n_words=50, dim=12)"
     with pytest.raises(ValueError):

@@ -10,20 +10,6 @@ from mirkit import vectors
 from mirkit.benchmarks.data import data_dir
 
 
-def assert_same_neighbors(q, b, dist, ids, k, metric="l2"):
-    """ids agree with brute force up to near-ties: the reference score of each returned id
-    equals the reference score at that rank, ids are distinct, distances are close."""
-    rdist, rids = ref.knn(q, b, k, metric)
-    full = ref.knn(q, b, len(b), metric)
-    key = np.empty((len(q), len(b)))
-    np.put_along_axis(key, full[1], full[0], 1)
-    scale = 1e-4 * max(1.0, float(np.abs(rdist).max()))
-    np.testing.assert_allclose(np.take_along_axis(key, ids, 1), rdist, atol=scale)
-    np.testing.assert_allclose(dist, rdist, rtol=1e-4, atol=scale)
-    assert all(len(set(row)) == k for row in ids.tolist())
-    assert (ids == rids).mean() > 0.99
-
-
 def _data(rng, nq, nb, d, scale=1.0):
     q = (rng.standard_normal((nq, d)) * scale).astype(np.float32)
     b = (rng.standard_normal((nb, d)) * scale).astype(np.float32)
@@ -38,7 +24,7 @@ def test_knn_l2_matches_brute_force(simd_level, rng, nq, nb, d, k):
     q, b = _data(rng, nq, nb, d)
     dist, ids = vectors.knn(q, b, k, threads=2)
     assert ids.dtype == np.int64 and dist.dtype == np.float32 and ids.shape == (nq, k)
-    assert_same_neighbors(q, b, dist, ids, k)
+    ref.assert_same_neighbors(q, b, dist, ids, k)
 
 
 @pytest.mark.parametrize("metric", ["ip", "cosine"])
@@ -46,7 +32,7 @@ def test_knn_similarity_metrics(simd_level, rng, metric):
     q, b = _data(rng, 40, 500, 24)
     b[7] = 0  # an all-zero row: cosine similarity 0
     dist, ids = vectors.knn(q, b, 7, metric=metric)
-    assert_same_neighbors(q, b, dist, ids, 7, metric)
+    ref.assert_same_neighbors(q, b, dist, ids, 7, metric)
     assert (np.diff(dist, axis=1) <= 0).all()  # best (largest) first
 
 
@@ -63,6 +49,7 @@ def test_knn_ties_keep_lower_id(simd_level, rng):
 def test_knn_same_result_for_any_thread_count(rng):
     q, b = _data(rng, 5, 30000, 16)
     one = vectors.knn(q, b, 20, threads=1)
+    ref.assert_same_neighbors(q, b, one.distances, one.ids, 20)
     for threads in (2, 3, 0):
         other = vectors.knn(q, b, 20, threads=threads)
         np.testing.assert_array_equal(one.ids, other.ids)
@@ -71,12 +58,17 @@ def test_knn_same_result_for_any_thread_count(rng):
 
 def test_knn_converts_integer_and_strided_input(rng):
     b8 = rng.integers(0, 256, (200, 16), dtype=np.uint8)
-    q = rng.standard_normal((10, 32)).astype(np.float64)[:, ::2]  # float64, not contiguous
+    q = rng.standard_normal((10, 32)).astype(np.float64)[:, ::2] * 100  # float64, strided
     got = vectors.knn(q, b8, 5)
-    want = vectors.knn(np.ascontiguousarray(q, np.float32), b8.astype(np.float32), 5)
-    np.testing.assert_array_equal(got.ids, want.ids)
+    assert got.ids.dtype == np.int64 and got.distances.dtype == np.float32
+    # the documented conversion: float64 -> float32, integers -> float32 (exact below 2^24)
+    ref.assert_same_neighbors(q.astype(np.float32), b8, got.distances, got.ids, 5)
+    ints = vectors.knn(b8[:7].astype(np.int64), b8, 3)  # each row finds itself first
+    np.testing.assert_array_equal(ints.ids[:, 0], np.arange(7))
+    np.testing.assert_array_equal(ints.distances[:, 0], np.zeros(7, np.float32))
+    ref.assert_same_neighbors(b8[:7], b8, ints.distances, ints.ids, 3)
     empty = vectors.knn(np.zeros((0, 16), np.float32), b8, 3)
-    assert empty.ids.shape == (0, 3)
+    assert empty.ids.shape == (0, 3) and empty.distances.shape == (0, 3)
 
 
 @pytest.mark.parametrize("bad,exc", [
@@ -130,8 +122,9 @@ def test_match_mutual_is_a_subset(rng):
     b = rng.standard_normal((150, 8)).astype(np.float32)
     loose = {tuple(p) for p in vectors.match(a, b, 1.0).pairs.tolist()}
     strict = {tuple(p) for p in vectors.match(a, b, 1.0, mutual=True).pairs.tolist()}
-    assert strict < loose
+    assert loose == set(ref.ratio_match(a, b, 1.0))
     assert strict == set(ref.ratio_match(a, b, 1.0, mutual=True))
+    assert strict < loose
 
 
 def test_match_errors():

@@ -34,3 +34,34 @@ def sinusoidal_positions(n, d):
             angle = pos / 10000 ** (2 * (j // 2) / d)
             out[pos, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
     return out
+
+
+
+def _bfloat16_magnitude(b16: int) -> float:
+    """|value| of bfloat16 bits; a pattern past the largest exponent counts as 2^128 (the next
+    power of two), so that the largest finite value has a neighbour above it."""
+    if (b16 & 0x7F80) == 0x7F80:
+        return 2.0 ** 128
+    return abs(float(np.uint32(b16 << 16).view(np.float32)))
+
+
+def bfloat16_bits(x):
+    """bfloat16 bits (uint16) of float32 values by the definition of round to nearest, ties to
+    even: of the two bfloat16 values around x (the top 16 bits of x, and the next one away from
+    zero), the nearer in float64; on a tie the one whose last bit is 0. NaN -> a quiet NaN;
+    beyond the largest finite value by half a step or more -> infinity."""
+    x = np.asarray(x, dtype=np.float32).ravel()
+    out = np.empty(x.size, dtype=np.uint16)
+    for i, value in enumerate(x):
+        bits = int(value.view(np.uint32))
+        lo, hi = bits >> 16, (bits >> 16) + 1  # toward zero, away from zero (same sign)
+        if np.isnan(value):
+            out[i] = lo | 0x40
+            continue
+        below = abs(float(value)) - _bfloat16_magnitude(lo)
+        above = _bfloat16_magnitude(hi) - abs(float(value))
+        if np.isinf(value) or below < above or (below == above and lo % 2 == 0):
+            out[i] = lo
+        else:
+            out[i] = hi  # past the largest finite value this is the bits of infinity
+    return out

@@ -1,7 +1,9 @@
-"""Plain numpy/scipy oracles for the SIFT scale space and DoG extrema (mirkit._sift)."""
+"""Plain numpy oracles for the SIFT scale space, DoG extrema, orientation histograms and
+descriptor samples (mirkit._sift), and the comparison of keypoint sets with OpenCV's (shared by
+tests/test_sift.py and bench/bench_keypoints.py)."""
 
 import numpy as np
-from scipy import ndimage
+from .image import gaussian_filter
 
 
 def upsample2x(image):
@@ -19,11 +21,11 @@ def upsample2x(image):
 
 
 def gaussian_pyramid(image, n_octaves, n_scales=3, sigma=1.6, upsample=True):
-    """Lists of (n_scales + 3, H, W) float64 stacks by repeated scipy Gaussian blurs."""
+    """Lists of (n_scales + 3, H, W) float64 stacks by repeated Gaussian blurs (mirrored border,
+    truncated at 4 sigma: scipy.ndimage.gaussian_filter(mode="mirror"), written in numpy)."""
     base = upsample2x(image) if upsample else np.asarray(image, np.float64)
     assumed = 0.5 * (2 if upsample else 1)
-    base = ndimage.gaussian_filter(base, np.sqrt(max(sigma**2 - assumed**2, 0.01)),
-                                   mode="mirror", truncate=4.0)
+    base = gaussian_filter(base, np.sqrt(max(sigma**2 - assumed**2, 0.01)))
     k = 2.0 ** (1.0 / n_scales)
     octaves = []
     for _ in range(n_octaves):
@@ -31,7 +33,7 @@ def gaussian_pyramid(image, n_octaves, n_scales=3, sigma=1.6, upsample=True):
         for i in range(1, n_scales + 3):
             prev = sigma * k ** (i - 1)
             inc = np.sqrt((prev * k) ** 2 - prev**2)
-            levels.append(ndimage.gaussian_filter(levels[-1], inc, mode="mirror", truncate=4.0))
+            levels.append(gaussian_filter(levels[-1], inc))
         octaves.append(np.stack(levels))
         src = levels[n_scales]
         h, w = src.shape[0] // 2 * 2, src.shape[1] // 2 * 2
@@ -109,3 +111,66 @@ def descriptor_sample_row(mag, ang, wx, wrow, cbin0, rbin0, cos_t, sin_t, angle,
                   m * fr * fc * (1 - fo), m * fr * fc * fo])
     first = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0 % n
     return np.where(inside, first, 0).astype(np.int64), np.where(inside, w, 0.0)
+
+
+# ---- comparing keypoint sets (OpenCV's with mirkit's, either with the numpy extrema) ---------
+
+#: The fields of mirkit's keypoint arrays (mirkit._sift.KEYPOINT_DTYPE), for OpenCV's keypoints.
+KEYPOINT_FIELDS = np.dtype([("x", "<f4"), ("y", "<f4"), ("sigma", "<f4"), ("angle", "<f4"),
+                            ("response", "<f4"), ("octave", "<i4")])
+
+
+def opencv_keypoints(keypoints):
+    """A list of cv2.KeyPoint as a KEYPOINT_FIELDS array in mirkit's conventions. OpenCV halves
+    the doubled image's coordinates, which puts its centre-aligned pixel q at q / 2 instead of
+    q / 2 - 0.25 (every octave inherits the +0.25 pixel shift); size is the diameter 2 sigma;
+    the octave is the signed low byte of KeyPoint.octave; response is |D| on an image in
+    [0, 1], as mirkit's."""
+    k = np.zeros(len(keypoints), KEYPOINT_FIELDS)
+    pt = np.array([p.pt for p in keypoints], np.float64).reshape(-1, 2) - 0.25
+    k["x"], k["y"] = pt[:, 0], pt[:, 1]
+    k["sigma"] = [p.size / 2 for p in keypoints]
+    k["angle"] = [p.angle for p in keypoints]
+    k["response"] = [p.response for p in keypoints]
+    octave = np.array([p.octave & 255 for p in keypoints], np.int32)
+    k["octave"] = np.where(octave >= 128, octave - 256, octave)
+    return k
+
+
+def twins(a, b):
+    """For each keypoint of `a`, the index of the nearest keypoint of `b` within half a pixel of
+    a's octave (0.25 input pixels on the doubled image, octave -1), 10% in sigma and 5 degrees
+    in angle, or -1 where there is none."""
+    d = np.hypot(a["x"][:, None] - b["x"], a["y"][:, None] - b["y"])
+    ok = ((d < 0.5 * 2.0 ** a["octave"][:, None])
+          & (np.abs(np.log(a["sigma"][:, None] / b["sigma"])) < 0.1)
+          & (np.abs((a["angle"][:, None] - b["angle"] + 180) % 360 - 180) < 5))
+    return np.where(ok.any(axis=1), np.where(ok, d, np.inf).argmin(axis=1), -1)
+
+
+def descriptor_cosines(a, b):
+    """Cosine similarity of the rows of two descriptor arrays, pair by pair."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def near_extrema(keypoints, image, n_scales=3, sigma=1.6, tol_px=0.75, tol_levels=1.5):
+    """For each keypoint of the doubled image's octave (-1) of a uint8 or [0, 1] grey image,
+    whether a 3 x 3 x 3 DoG extremum of the reference pyramid's first octave lies within
+    tol_px input pixels and tol_levels scale levels of it. The search uses OpenCV's
+    pre-threshold, 0.5 of the final contrast threshold 0.04 / n_scales (mirkit's, 0.8 of it,
+    finds a subset); refinement moves a keypoint off its sample by less than one octave pixel
+    in each axis unless it steps to a neighbour sample (0.5 input pixels on the doubled image).
+    Returns (mask of the octave -1 keypoints, the boolean per such keypoint)."""
+    img = np.asarray(image, np.float64)
+    if np.asarray(image).dtype == np.uint8:
+        img = img / 255
+    extrema = np.array(brute_force_extrema(dog(gaussian_pyramid(img, 1, n_scales, sigma)),
+                                           0.5 * 0.04 / n_scales), np.float64).reshape(-1, 4)
+    ex, ey = extrema[:, 3] / 2 - 0.25, extrema[:, 2] / 2 - 0.25  # doubled pixel p: p / 2 - 1/4
+    es = sigma * 2.0 ** (extrema[:, 1] / n_scales) / 2
+    first = keypoints["octave"] == -1
+    k = keypoints[first]
+    d = np.hypot(k["x"][:, None] - ex, k["y"][:, None] - ey)
+    levels = np.abs(np.log2(k["sigma"][:, None] / es)) * n_scales
+    return first, ((d < tol_px) & (levels < tol_levels)).any(axis=1)

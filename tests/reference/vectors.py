@@ -1,7 +1,9 @@
-"""Plain numpy oracles for mirkit.vectors: brute-force kNN, Lloyd's k-means, the ratio test.
+"""Plain numpy oracles for mirkit.vectors: brute-force kNN, Lloyd's k-means, the ratio test,
+nearest-centroid quantization and bag-of-words counts.
 
 Written directly from the definitions, in float64, independently of the C++ kernels (no
-expanded |x|^2 - 2x.c + |c|^2 form, no blocking): the oracle of tests/test_vectors*.py.
+expanded |x|^2 - 2x.c + |c|^2 form): the oracle of tests/test_vectors*.py and
+bench/bench_vectors.py. Rows of queries are taken a few at a time only to bound memory.
 """
 
 from __future__ import annotations
@@ -9,27 +11,66 @@ from __future__ import annotations
 import numpy as np
 
 
+_CHUNK = 1 << 22  # float64 differences held at once (32 MiB)
+
+
 def sq_dist(q: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances, (nq, nb), in float64 from the differences."""
     q = np.asarray(q, np.float64)
     b = np.asarray(b, np.float64)
-    return ((q[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+    out = np.empty((len(q), len(b)))
+    rows = max(1, _CHUNK // max(1, b.size))
+    for i in range(0, len(q), rows):
+        out[i:i + rows] = ((q[i:i + rows, None, :] - b[None, :, :]) ** 2).sum(-1)
+    return out
+
+
+def scores(q, b, metric: str = "l2") -> np.ndarray:
+    """(nq, nb) float64: squared L2 distance (l2), dot product (ip) or cosine similarity of
+    the unit rows (cosine; an all-zero row has similarity 0)."""
+    if metric == "l2":
+        return sq_dist(q, b)
+    q = np.asarray(q, np.float64)
+    b = np.asarray(b, np.float64)
+    if metric == "cosine":
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-300)
+        b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-300)
+    return q @ b.T
 
 
 def knn(q, b, k: int, metric: str = "l2") -> tuple[np.ndarray, np.ndarray]:
     """(distances, ids) nearest first; ties keep the lower id (stable sort)."""
-    q = np.asarray(q, np.float64)
-    b = np.asarray(b, np.float64)
-    if metric == "l2":
-        key = sq_dist(q, b)
-    else:
-        if metric == "cosine":
-            q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-300)
-            b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-300)
-        key = -(q @ b.T)
+    key = scores(q, b, metric)
+    if metric != "l2":
+        key = -key
     ids = np.argsort(key, axis=1, kind="stable")[:, :k]
     dist = np.take_along_axis(key, ids, 1)
     return (dist if metric == "l2" else -dist), ids
+
+
+def assert_same_neighbors(q, b, dist, ids, k: int, metric: str = "l2", *,
+                          rtol: float = 1e-4, min_equal_ids: float = 0.99,
+                          key: np.ndarray | None = None) -> None:
+    """Check a k-NN result (dist, ids), (nq, k), against brute force, ties allowed.
+
+    ids agree with brute force up to near-ties: the reference score of each returned id equals
+    the reference score at that rank (so a tied id may stand in for another), the ids of a row
+    are distinct, the returned distances are close to the reference ones, and more than a
+    fraction `min_equal_ids` of the ids equal the reference's exactly (near-ties may differ).
+    `key`: ``scores(q, b, metric)`` when the caller has it already."""
+    dist, ids = np.asarray(dist), np.asarray(ids)
+    assert dist.shape == ids.shape == (len(q), k), (dist.shape, ids.shape)
+    key = scores(q, b, metric) if key is None else key
+    order = np.argsort(key if metric == "l2" else -key, axis=1, kind="stable")[:, :k]
+    rdist = np.take_along_axis(key, order, 1)
+    assert ((ids >= 0) & (ids < len(b))).all(), "ids out of range"
+    scale = rtol * max(1.0, float(np.abs(rdist).max()))
+    np.testing.assert_allclose(np.take_along_axis(key, ids, 1), rdist, rtol=0, atol=scale,
+                               err_msg="a returned id is not among the true k nearest")
+    np.testing.assert_allclose(dist, rdist, rtol=rtol, atol=scale,
+                               err_msg="returned distances differ from brute force")
+    assert all(len(set(row)) == k for row in ids.tolist()), "repeated ids in a row"
+    assert (ids == order).mean() > min_equal_ids, (ids == order).mean()
 
 
 def lloyd_step(x: np.ndarray, centers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,9 +82,42 @@ def lloyd_step(x: np.ndarray, centers: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return labels, new.astype(np.float32)
 
 
-def inertia(x, centers, labels) -> float:
+def inertia(x, centers, labels=None) -> float:
+    """Sum of squared distances of the rows to their centres (labels None: the nearest)."""
+    if labels is None:
+        labels = assign(x, centers)
     diff = np.asarray(x, np.float64) - np.asarray(centers, np.float64)[labels]
     return float((diff ** 2).sum())
+
+
+def lloyd(x, centers, max_iter: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """Lloyd iterations from `centers` until no label changes (or `max_iter` steps):
+    (labels, centres) of the fixed point. Assumes no cluster ends empty."""
+    centers = np.asarray(centers, np.float32)
+    labels = None
+    for _ in range(max_iter):
+        new_labels, centers = lloyd_step(x, centers)
+        if labels is not None and np.array_equal(new_labels, labels):
+            break
+        labels = new_labels
+    return assign(x, centers), centers
+
+
+def assign(x, centers) -> np.ndarray:
+    """Index of the nearest centre of every row (squared L2; ties: the lower index)."""
+    return sq_dist(x, centers).argmin(1)  # argmin returns the first of equal minima
+
+
+def histogram(x, centers) -> np.ndarray:
+    """Visual-word counts: how many rows have each centre as nearest (length n_centres)."""
+    return np.bincount(assign(x, centers), minlength=len(centers))
+
+
+def bag_of_words(x, centers) -> tuple[np.ndarray, np.ndarray]:
+    """The non-zero entries of :func:`histogram`: (word ids ascending, counts)."""
+    hist = histogram(x, centers)
+    ids = np.flatnonzero(hist)
+    return ids, hist[ids]
 
 
 def ratio_match(a, b, ratio: float, mutual: bool = False) -> list[tuple[int, int]]:
