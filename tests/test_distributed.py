@@ -2,7 +2,10 @@
 
 The oracle is a single index over the same documents in the same order: sharded results must be
 identical to its results, ids and docids equal and scores equal as float64 values, for every
-algorithm, scorer and k. One LocalCluster of worker processes serves the module.
+algorithm, scorer and k. Sharded scores are also checked against plain numpy scoring from the
+raw documents (tests/reference/scoring.py, collection-wide statistics), as the single index is in
+test_search.py. One LocalCluster of worker processes serves the tests that need a cluster (they
+alone skip where dask.distributed is missing).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 
 import numpy as np
 import pytest
+from reference import scoring as ref
 
 from mirkit import _core
 from mirkit.distributed import DistributedSearcher, ShardedIndex, build_index
@@ -21,9 +25,6 @@ from mirkit.index import build_index as build_single
 from mirkit.scoring import BM25, TFIDF, QueryLikelihood
 from mirkit.search import ALGORITHMS, Searcher
 
-distributed = pytest.importorskip("distributed")
-cloudpickle = pytest.importorskip("cloudpickle")
-
 SCORERS = [BM25(), BM25(idf="rsj"), BM25(idf="log"), BM25(k1=1.2, b=0.75), TFIDF(),
            QueryLikelihood(), QueryLikelihood(mu=50)]
 KS = (1, 10, 100)
@@ -31,6 +32,10 @@ KS = (1, 10, 100)
 
 @pytest.fixture(scope="module")
 def client():
+    """A Client of a LocalCluster of 2 worker processes (skips where dask.distributed or
+    cloudpickle is missing)."""
+    distributed = pytest.importorskip("distributed")
+    cloudpickle = pytest.importorskip("cloudpickle")
     # The worker processes unpickle this module's helpers (_DieOnce) by value.
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
@@ -46,6 +51,14 @@ class Corpus:
         self.dir = tmp_path_factory.mktemp(name)
         self.single = Searcher(build_single(docs, self.dir / "single", threads=1))
         self.queries = queries
+        self._reference = None
+
+    @property
+    def reference(self) -> tuple:
+        """(term -> (docids, tfs), document lengths) counted in Python from the documents."""
+        if self._reference is None:
+            self._reference = ref.invert([t for _, t in self.docs], self.single.index.analyzer)
+        return self._reference
 
     def sharded(self, n_shards, client=None, **options):
         path = self.dir / f"sharded-{n_shards}-{client is not None}"
@@ -123,28 +136,50 @@ def test_uneven_shards_from_parts_equal_single_index(tmp_path, cranfield):
     check_all(cranfield, DistributedSearcher(index.path), cranfield.queries, ks=(100,))
 
 
-def test_cluster_shards_equal_single_index(client, synthetic, cranfield_or_none):
-    for corpus in [synthetic] + ([cranfield_or_none] if cranfield_or_none else []):
-        path = corpus.sharded(3, client)
-        searcher = DistributedSearcher(path, client)
-        # The cluster build is the in-process build, file for file.
-        for s in range(3):
-            ours = ShardedIndex.open(path).shard(s)
-            theirs = ShardedIndex.open(corpus.sharded(3)).shard(s)
-            assert ours.manifest["files"] == theirs.manifest["files"]
-        check_all(corpus, searcher, corpus.queries, ks=(10,),
-                  scorers=[BM25(), TFIDF(), QueryLikelihood()],
-                  algorithms=("exhaustive", "and", "bmw", "maxscore"))
-        for q in corpus.queries[:5]:
-            assert_identical(searcher.search(q, 10), corpus.single.search(q, 10))
+@pytest.mark.parametrize("name", ["synthetic", "cranfield"])  # cranfield: ../shared/data
+def test_cluster_shards_equal_single_index(client, request, name):
+    corpus = request.getfixturevalue(name)
+    path = corpus.sharded(3, client)
+    searcher = DistributedSearcher(path, client)
+    # The cluster build is the in-process build, file for file.
+    for s in range(3):
+        ours = ShardedIndex.open(path).shard(s)
+        theirs = ShardedIndex.open(corpus.sharded(3)).shard(s)
+        assert ours.manifest["files"] == theirs.manifest["files"]
+    check_all(corpus, searcher, corpus.queries, ks=(10,),
+              scorers=[BM25(), TFIDF(), QueryLikelihood()],
+              algorithms=("exhaustive", "and", "bmw", "maxscore"))
+    for q in corpus.queries[:5]:
+        assert_identical(searcher.search(q, 10), corpus.single.search(q, 10))
 
 
-@pytest.fixture(scope="module")
-def cranfield_or_none(request):
-    try:
-        return request.getfixturevalue("cranfield")
-    except pytest.skip.Exception:
-        return None
+@pytest.mark.parametrize("scorer", [BM25(), BM25(idf="rsj"), TFIDF(), QueryLikelihood(mu=50)],
+                         ids=str)
+def test_sharded_scores_equal_numpy_reference(synthetic, scorer):
+    """Three shards score with the collection's statistics: their top 10 are numpy's top 10
+    from the raw documents (documents may differ only among scores tied within rounding)."""
+    searcher = DistributedSearcher(synthetic.sharded(3))
+    spec = scorer._spec(synthetic.single.index)
+    name = spec.pop("scorer")
+    postings, lengths = synthetic.reference
+    weighted = {"onlyinthelastdocument": 2.5, synthetic.single.index.terms()[5]: 0.5}
+    queries = [synthetic.single.analyze(q) for q in synthetic.queries] + [weighted]
+    matched = 0
+    for query in queries:
+        result = searcher.search(query, 10, scorer=scorer, algorithm="exhaustive")
+        expected = ref.scores(query, postings, lengths, name, **spec)
+        docids, scores = ref.top_k(expected, 10)
+        assert len(result) == docids.size, query
+        matched += docids.size > 0
+        if not docids.size:
+            continue
+        np.testing.assert_allclose(result.scores, [expected[int(d)] for d in result.docids],
+                                   rtol=2e-6, atol=1e-9)
+        np.testing.assert_allclose(result.scores, scores, rtol=2e-6, atol=1e-9)
+        apart = np.abs(np.diff(scores)) > 1e-6 * (1 + np.abs(scores[1:]))
+        separated = np.append(apart, True) & np.insert(apart, 0, True)
+        np.testing.assert_array_equal(result.docids[separated], docids[separated])
+    assert matched > 30
 
 
 def test_batch_chunks_and_counters(client, synthetic):
@@ -187,7 +222,8 @@ def test_non_ascii_lexicon_order(tmp_path):
     corpus = type("C", (), {"single": one})()
     searcher = DistributedSearcher(build_index(docs, tmp_path / "sharded", None, 3,
                                                analyzer=analyzer).path)
-    assert searcher.index.stats.n_terms == one.index.stats.n_terms
+    assert searcher.index.stats.n_terms == one.index.stats.n_terms == \
+        len({t for _, text in docs for t in analyzer(text)})
     check_all(corpus, searcher, words + [" ".join(words)], ks=(10,))
 
 
@@ -316,7 +352,7 @@ def test_open_checks(synthetic, tmp_path):
     shutil.copytree(synthetic.sharded(2), path)
     index = ShardedIndex.open(path)
     assert repr(index).startswith("ShardedIndex(n_shards=2")
-    assert len(index) == len(synthetic.docs) and index.stats.n_terms == synthetic.single.index.stats.n_terms
+    assert len(index) == len(synthetic.docs) and index.stats.n_terms == len(synthetic.reference[0])
     with pytest.raises(IndexError):
         index.shard(2)
     with pytest.raises(TypeError):
@@ -364,7 +400,7 @@ def test_global_stats_are_checked(synthetic):
     index = ShardedIndex.open(synthetic.sharded(2))
     shard = index.shard(1)
     good = index.global_stats(1)
-    assert (good.n_docs, good.n_terms) == (len(synthetic.docs), synthetic.single.index.stats.n_terms)
+    assert (good.n_docs, good.n_terms) == (len(synthetic.docs), len(synthetic.reference[0]))
     lex = {n: index._array(n, d) for n, d in
            (("terms.bin", np.uint8), ("term_offsets.u64", np.uint64), ("term_df.u32", np.uint32),
             ("term_cf.u64", np.uint64))}
@@ -507,4 +543,4 @@ def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
 def test_single_shard_opens_as_plain_index(synthetic):
     index = ShardedIndex.open(synthetic.sharded(1))
     shard = Index.open(index.path / "shard-00000")
-    assert shard.doc_ids == synthetic.single.index.doc_ids
+    assert shard.doc_ids == [d for d, _ in synthetic.docs]

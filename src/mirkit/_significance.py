@@ -2,10 +2,11 @@
 (numpy only: scipy is not a runtime dependency).
 
 * :func:`paired_ttest` equals ``scipy.stats.ttest_rel(a, b)`` (two-sided).
-* :func:`wilcoxon` equals ``scipy.stats.wilcoxon(a, b)`` with its defaults: zero differences
-  dropped ("wilcox"), no continuity correction, and ``method="auto"``: the exact null
-  distribution for at most 50 pairs without ties or zeros, an exact sign-flip permutation test
-  for at most 13 pairs with them, otherwise the normal approximation with tie correction.
+* :func:`wilcoxon` equals ``scipy.stats.wilcoxon(a, b)`` with its defaults (scipy >= 1.15): zero
+  differences dropped ("wilcox"), no continuity correction, and ``method="auto"``: the exact
+  null distribution for at most 50 pairs without ties or zeros, an exact sign-flip permutation
+  test for at most 13 pairs with them, otherwise the normal approximation with tie correction.
+  Where scipy refuses (one pair, a zero difference) the result is the definition's (0, 1).
 """
 
 from __future__ import annotations

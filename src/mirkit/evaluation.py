@@ -205,6 +205,22 @@ def _read_bytes(path) -> bytes:
         raise InputError(os.fspath(path), None, f"damaged gzip data ({e})") from None
 
 
+def _read_text_bytes(path) -> bytes:
+    """:func:`_read_bytes`, checked to be UTF-8 (qids and docnos come back as ``str``), else
+    :class:`mirkit.documents.InputError` at the line of the first bad byte, before any other
+    check."""
+    data = _read_bytes(path)
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            from mirkit.documents import InputError
+
+            raise InputError(os.fspath(path), data.count(b"\n", 0, e.start) + 1,
+                             f"not UTF-8 ({e.reason})") from None
+    return data
+
+
 class Qrels:
     """Relevance judgments ``{qid: {docno: relevance}}`` held in C++ (see :func:`read_qrels`).
 
@@ -305,18 +321,20 @@ def read_qrels(path: Union[str, os.PathLike]) -> Qrels:
     """Read a TREC qrels file (``qid iter docno relevance``; ``.gz`` too).
 
     Raises :class:`mirkit.documents.InputError` naming the file and line for a malformed
-    line, a non-integer relevance or a document judged twice for a query.
+    line, a non-integer relevance, a document judged twice for a query or bytes that are not
+    UTF-8.
     """
-    return Qrels._wrap(_E.Qrels.parse(_read_bytes(path), os.fspath(path)))
+    return Qrels._wrap(_E.Qrels.parse(_read_text_bytes(path), os.fspath(path)))
 
 
 def read_run(path: Union[str, os.PathLike]) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``; ``.gz`` too).
 
     Raises :class:`mirkit.documents.InputError` naming the file and line for fewer than six
-    fields, a score that is not a number (or NaN) or a document retrieved twice for a query.
+    fields, a score that is not a number (or NaN), a document retrieved twice for a query or
+    bytes that are not UTF-8.
     """
-    return Run._wrap(_E.Run.parse(_read_bytes(path), os.fspath(path)))
+    return Run._wrap(_E.Run.parse(_read_text_bytes(path), os.fspath(path)))
 
 
 @contextlib.contextmanager
