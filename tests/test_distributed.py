@@ -531,12 +531,12 @@ def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
         runs[name] = tmp_path / f"{name}.run"
         search(str(tmp_path / name), "--queries", str(queries), "--run", str(runs[name]), *extra)
     assert runs["single"].read_text() == runs["sharded"].read_text()
-    assert cli.main(["search", sharded, "--boolean", "a AND b"]) == 1
+    assert cli.main(["search", sharded, "--boolean", "a AND b"]) == 2
     assert "not supported on a sharded index" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["index", *parts, "-o", str(tmp_path / "x"), "--shards", "0"])
     assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
-                     "--scheduler", client.scheduler.address]) == 1
+                     "--scheduler", client.scheduler.address]) == 2
     assert "exceeds the 1 input parts" in capsys.readouterr().err
 
 
@@ -544,3 +544,15 @@ def test_single_shard_opens_as_plain_index(synthetic):
     index = ShardedIndex.open(synthetic.sharded(1))
     shard = Index.open(index.path / "shard-00000")
     assert shard.doc_ids == [d for d, _ in synthetic.docs]
+
+
+def test_shard_tasks_of_an_abandoned_build_write_nothing(synthetic, tmp_path):
+    """After a shard fails, tasks that start late (or between their parts) find the marker in
+    the build's directory and return without writing, so removing the directory cannot race
+    with them."""
+    from mirkit.distributed import _ABANDONED, _build_shard
+
+    (tmp_path / _ABANDONED).touch()
+    assert _build_shard(str(tmp_path), 0, [synthetic.docs[:50]], {"threads": 1}, "auto",
+                        False) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [_ABANDONED]

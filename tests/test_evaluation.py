@@ -657,8 +657,11 @@ def test_cli_eval_plot(tmp_path, capsys):
 def test_cli_eval_errors(tmp_path, capsys):
     (tmp_path / "q").write_text("1 0 a 1\n")
     (tmp_path / "r").write_text("2 Q0 a 1 1.0 t\n")
-    assert cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "r")]) == 1
-    assert "no query" in capsys.readouterr().err
+    assert cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "r")]) == 2
+    assert "mirkit eval: error: no query" in capsys.readouterr().err
     (tmp_path / "bad").write_text("1 Q0 a\n")
+    assert cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mirkit eval: error: ") and "bad:1:" in err and err.count("\n") == 1
     with pytest.raises(InputError, match="bad:1:"):
-        cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "bad")])
+        cli.main(["eval", str(tmp_path / "q"), str(tmp_path / "bad"), "--debug"])

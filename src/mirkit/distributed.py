@@ -167,12 +167,22 @@ def _partition(inputs, n_shards: int) -> list:
 
 # --- building --------------------------------------------------------------------------------
 
+_ABANDONED = ".abandoned"  # in a build's temporary directory: a shard task has failed
+
+
 def _build_shard(directory: str, shard: int, parts: list, options: dict, format: str,
-                 skip_errors: bool) -> dict:
-    """Builds one shard into `directory`/shard-NNNNN (a Dask task; safe to run again)."""
+                 skip_errors: bool) -> Optional[dict]:
+    """Builds one shard into `directory`/shard-NNNNN (a Dask task; safe to run again). Returns
+    None without building when the build has failed elsewhere (`directory` is abandoned)."""
+    abandoned = Path(directory) / _ABANDONED
+    if abandoned.exists():
+        return None
     writer = IndexWriter(Path(directory) / _shard_name(shard), overwrite=True, **options)
     try:
         for part in parts:
+            if abandoned.exists():
+                writer.abort()
+                return None
             writer.add_documents(part, format=format, skip_errors=skip_errors)
     except BaseException:
         writer.abort()
@@ -331,7 +341,11 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
             try:
                 infos = client.gather(futures)
             except BaseException:
-                client.cancel(futures)
+                # A running task cannot be stopped (cancel only drops its result): it would go on
+                # writing into tmp while tmp is removed, and leave it behind. Tasks that have not
+                # started see the marker and return at once; wait for every task to settle.
+                (tmp / _ABANDONED).touch()
+                client.gather(futures, errors="skip")
                 raise
         _write_sharded(tmp, infos, started)
         _move_into_place(tmp, path, overwrite)
