@@ -57,6 +57,13 @@ std::string quoted(std::string_view s) {
   return out + "'";
 }
 
+// Where std::from_chars, which takes no '+', should start: after one leading '+', unless another
+// sign follows it ("+-1" is not a number; skipping the '+' would read it as -1).
+const char* number_start(std::string_view s) {
+  const bool plus = s.size() > 1 && s[0] == '+' && s[1] != '+' && s[1] != '-';
+  return s.data() + (plus ? 1 : 0);
+}
+
 void make_key(std::string& key, uint32_t query, std::string_view docno) {
   key.resize(4 + docno.size());
   std::memcpy(key.data(), &query, 4);
@@ -134,7 +141,7 @@ Qrels Qrels::parse(std::string_view text) {
     }
     int32_t rel = 0;
     const char* end = f[3].data() + f[3].size();
-    const char* first = f[3].data() + (f[3][0] == '+' && f[3].size() > 1 ? 1 : 0);
+    const char* first = number_start(f[3]);
     auto [ptr, ec] = std::from_chars(first, end, rel);
     if (ec != std::errc() || ptr != end) {
       fail_line(line_no, core::message("relevance ", quoted(f[3]), " is not an integer"));
@@ -184,7 +191,7 @@ Run Run::parse(std::string_view text) {
     }
     double score = 0;
     const char* end = f[4].data() + f[4].size();
-    const char* first = f[4].data() + (f[4][0] == '+' && f[4].size() > 1 ? 1 : 0);
+    const char* first = number_start(f[4]);
     auto [ptr, ec] = std::from_chars(first, end, score);
     if (ec == std::errc::result_out_of_range) {
       score = std::strtod(std::string(f[4]).c_str(), nullptr);  // +-inf or a denormal, as atof
