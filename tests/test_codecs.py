@@ -125,7 +125,7 @@ def test_every_level_encodes_like_the_reference(codec, rng):
         with mirkit.simd_limit(level):
             data, sdata = codec.encode(x), codec.encode_sorted(s)
             assert data.tobytes() == expected, f"{level} encodes unlike the reference"
-            assert sdata.tobytes() == expected_sorted, f"{level} encodes sorted unlike the reference"
+            assert sdata.tobytes() == expected_sorted, f"{level} encode_sorted unlike the reference"
             np.testing.assert_array_equal(codec.decode(data, x.size), x, err_msg=level)
             np.testing.assert_array_equal(codec.decode_sorted(sdata, s.size), s, err_msg=level)
 

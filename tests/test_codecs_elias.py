@@ -196,7 +196,8 @@ def test_numpy_encoder_and_checked_decoder_match_reference(codec, rng):
         assert ref.encode_sorted_np(codec.name, s) == sdata
         values, _ = ref.decode_checked(codec.name, sdata, s.size, sorted_=True)
         assert values.tolist() == ref.decode_sorted(codec.name, sdata, s.size)
-    assert ref.encode_sorted_np(codec.name, [2**32 - 1]) == ref.encode_sorted(codec.name, [2**32 - 1])
+    top = [2**32 - 1]
+    assert ref.encode_sorted_np(codec.name, top) == ref.encode_sorted(codec.name, top)
 
 
 def test_every_level_matches_reference_on_real_data(codec, real_encoded):
@@ -211,7 +212,8 @@ def test_every_level_matches_reference_on_real_data(codec, real_encoded):
                 assert consumed == len(expected)
             for d, expected in sorted_lists:
                 assert codec.encode_sorted(d).tobytes() == expected, level
-                np.testing.assert_array_equal(codec.decode_sorted(expected, d.size), d, err_msg=level)
+                np.testing.assert_array_equal(codec.decode_sorted(expected, d.size), d,
+                                              err_msg=level)
 
 
 def test_real_data_matches_reference(codec, real_lists):
@@ -256,7 +258,7 @@ def test_every_level_matches_reference_on_corrupt_data(codec, rng):
                     except ValueError as e:
                         got = ("ValueError", str(e))
                 if want[0] == "ValueError":
-                    assert got[0] == "ValueError" and want[1] in got[1], (k, level, sorted_, got, want)
+                    assert got[0] == "ValueError" and want[1] in got[1], (k, level, got, want)
                 else:
                     assert got == want[:1], (k, level, sorted_)
     assert accepted >= 2 and rejected >= 40, (accepted, rejected)
