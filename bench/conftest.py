@@ -2,10 +2,16 @@
 ``mirkit.benchmarks``); these small cases let CI smoke-run every kernel and let developers
 compare implementations with ``pytest bench --benchmark-group-by=param:data``."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from mirkit.benchmarks.data import real_posting_lists, synthetic_gaps
+
+# The pure numpy oracles of tests/reference/ check every side's output before it is timed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 N = 200_000
 

@@ -11,6 +11,7 @@ import mirkit
 from mirkit import codecs
 from mirkit._simd import runnable_simd_levels
 from reference import bp128 as ref
+from reference import stream_vbyte as ref_stream_vbyte
 
 LENGTHS = [0, 1, 127, 128, 129, 255, 256, 257, 383, 384, 385, 1000]
 
@@ -229,7 +230,6 @@ def test_real_lists_match_reference(bp, real_lists):
 def test_smaller_than_stream_vbyte_on_real_gaps(bp, real_lists):
     # What the inverted index relies on: blocks of 128 d-gaps and frequencies pack smaller than
     # their byte-oriented coding.
-    svb = codecs.get("stream_vbyte")
     for x in (real_lists.gaps(), real_lists.freqs):
         x = x[: x.size // 128 * 128]
-        assert bp.encode(x).size < svb.encode(x).size
+        assert bp.encode(x).size < len(ref_stream_vbyte.encode_np(x))

@@ -1,5 +1,6 @@
 """Elias gamma / delta against the plain Python oracle in tests/reference/elias.py: byte-for-byte
-encodings, decoding, corrupt streams, and the same results at every SIMD level."""
+encodings, decoding, corrupt streams, at every SIMD level (numpy encoders and a checked
+decoder, in the same module, stand in for the string-walking oracle on long and corrupt input)."""
 
 import numpy as np
 import pytest
@@ -174,24 +175,45 @@ def test_hostile_count(codec):
     assert codec.decode(b"\xff", 8).tolist() == [1] * 8
 
 
-def test_simd_levels_equal_scalar_on_real_data(codec, real_lists):
+@pytest.fixture(scope="module")
+def real_encoded(real_lists):
+    """{codec name: [(values, reference bytes)], [(docids, reference sorted bytes)]} of a
+    corpus's gaps and frequencies, and of 200 of its lists."""
     gaps = np.maximum(real_lists.gaps(), 1)
-    freqs = real_lists.freqs
     docids = [d for d, _ in real_lists.lists(min_length=50)][:200]
-    encoded = [(codec.encode(x), x) for x in (gaps, freqs)]
-    sorted_encoded = [(codec.encode_sorted(d), d) for d in docids]
-    with mirkit.simd_limit("scalar"):
-        assert codec.encode(gaps).tobytes() == encoded[0][0].tobytes()
-        expected = [codec.decode_with_size(d, x.size) for d, x in encoded]
+    return {name: ([(x, ref.encode_np(name, x)) for x in (gaps, real_lists.freqs)],
+                   [(d, ref.encode_sorted_np(name, d)) for d in docids]) for name in NAMES}
+
+
+def test_numpy_encoder_and_checked_decoder_match_reference(codec, rng):
+    for x in (np.array(EDGE, np.uint32), _mixed(rng, 3000), _mixed(rng, 3000, max_bits=5)):
+        data = ref.encode(codec.name, x.tolist())
+        assert ref.encode_np(codec.name, x) == data
+        values, consumed = ref.decode_checked(codec.name, data, x.size)
+        assert values.tolist() == ref.decode(codec.name, data, x.size) and consumed == len(data)
+        s = np.unique(x)
+        sdata = ref.encode_sorted(codec.name, s.tolist())
+        assert ref.encode_sorted_np(codec.name, s) == sdata
+        values, _ = ref.decode_checked(codec.name, sdata, s.size, sorted_=True)
+        assert values.tolist() == ref.decode_sorted(codec.name, sdata, s.size)
+    top = [2**32 - 1]
+    assert ref.encode_sorted_np(codec.name, top) == ref.encode_sorted(codec.name, top)
+
+
+def test_every_level_matches_reference_on_real_data(codec, real_encoded):
+    plain, sorted_lists = real_encoded[codec.name]
     for level in runnable_simd_levels():
         with mirkit.simd_limit(level):
-            for (data, x), (values, consumed) in zip(encoded, expected):
-                got, got_consumed = codec.decode_with_size(data, x.size)
-                np.testing.assert_array_equal(got, values, err_msg=level)
+            for x, expected in plain:
+                data = codec.encode(x)
+                assert data.tobytes() == expected, level
+                got, consumed = codec.decode_with_size(data, x.size)
                 np.testing.assert_array_equal(got, x, err_msg=level)
-                assert got_consumed == consumed == data.size
-            for data, d in sorted_encoded:
-                np.testing.assert_array_equal(codec.decode_sorted(data, d.size), d, err_msg=level)
+                assert consumed == len(expected)
+            for d, expected in sorted_lists:
+                assert codec.encode_sorted(d).tobytes() == expected, level
+                np.testing.assert_array_equal(codec.decode_sorted(expected, d.size), d,
+                                              err_msg=level)
 
 
 def test_real_data_matches_reference(codec, real_lists):
@@ -201,19 +223,42 @@ def test_real_data_matches_reference(codec, real_lists):
         _check(codec, x)
 
 
-def test_simd_levels_agree_on_corrupt_data(codec, rng):
+def _reference_outcome(name, data, count, sorted_):
+    """(values, consumed) from the checked reference decoder, or ("ValueError", what mirkit's
+    message must say): the binding's size check, or the kind of error and the integer."""
+    if count > 8 * len(data):
+        return "ValueError", f"{len(data)} bytes cannot hold {count} integers"
+    try:
+        values, consumed = ref.decode_checked(name, data, count, sorted_)
+    except ref.EliasError as e:
+        if e.kind == "truncated":
+            return "ValueError", f"truncated or corrupt after {e.index} of {count} integers"
+        return "ValueError", f") at integer {e.index} of {count}"
+    return values.tobytes(), consumed
+
+
+def test_every_level_matches_reference_on_corrupt_data(codec, rng):
     x = _mixed(rng, 3000, max_bits=14)
-    data = bytearray(codec.encode(x).tobytes())
+    data = bytearray(ref.encode(codec.name, x.tolist()))
+    accepted = rejected = 0
     for k in range(30):
-        bad = bytearray(data)
-        for _ in range(3):
+        bad = bytearray(data)  # trial 0: the intact stream
+        for _ in range(3 if k else 0):
             bad[rng.integers(len(bad))] = rng.integers(256)
-        bad = bytes(bad[: len(bad) - rng.integers(0, 40)])
-        results = []
-        for level in runnable_simd_levels():
-            with mirkit.simd_limit(level):
-                try:
-                    results.append(codec.decode(bad, x.size).tobytes())
-                except ValueError as e:
-                    results.append(str(e))
-        assert all(r == results[0] for r in results), k
+        bad = bytes(bad[: len(bad) - (rng.integers(0, 40) if k else 0)])
+        for sorted_ in (False, True):
+            want = _reference_outcome(codec.name, bad, x.size, sorted_)
+            rejected += want[0] == "ValueError"
+            accepted += want[0] != "ValueError"
+            fn = codec.decode_sorted if sorted_ else codec.decode
+            for level in runnable_simd_levels():
+                with mirkit.simd_limit(level):
+                    try:
+                        got = (fn(bad, x.size).tobytes(),)
+                    except ValueError as e:
+                        got = ("ValueError", str(e))
+                if want[0] == "ValueError":
+                    assert got[0] == "ValueError" and want[1] in got[1], (k, level, got, want)
+                else:
+                    assert got == want[:1], (k, level, sorted_)
+    assert accepted >= 2 and rejected >= 40, (accepted, rejected)

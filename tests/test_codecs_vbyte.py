@@ -1,5 +1,6 @@
-"""vbyte against the pure-Python LEB128 reference and against pyfastpfor's (Masked) VByte;
-every SIMD path against the scalar one, on valid, real and corrupt data."""
+"""vbyte against the LEB128 references in tests/reference/vbyte.py (pure Python, and numpy for
+long inputs) and against pyfastpfor's (Masked) VByte: every SIMD level's bytes, values, consumed
+sizes and errors against the reference, on valid, real and corrupt data."""
 
 import numpy as np
 import pytest
@@ -32,19 +33,32 @@ def _decode_sorted_with_size(data, n):
     return vb.decode_sorted(data, n), None
 
 
-def _all_levels(fn, *args):
-    results = {}
+def _reference_outcomes(data, n):
+    """What decode_with_size and decode_sorted must give on `data`, from the numpy reference:
+    (values, consumed) and (prefix sums, None), or ("ValueError", what the message must say:
+    the binding's size check, or the index of the integer the reference could not read)."""
+    try:
+        values, consumed = ref.decode_np(data, n)
+    except ref.VByteError as e:
+        size = len(bytes(data))
+        error = ("ValueError", f"{size} bytes cannot hold {n} integers" if size < n
+                 else f"truncated or corrupt after {e.index} of {n} integers")
+        return error, error
+    return (values.tobytes(), consumed), (np.cumsum(values, dtype=np.uint32).tobytes(), None)
+
+
+def _assert_every_level_matches_reference(data, n):
+    """Decodes `data` at every SIMD level, plain and sorted; returns the reference outcome."""
+    expected = _reference_outcomes(data, n)
     for level in LEVELS:
         with mirkit.simd_limit(level):
-            results[level] = _outcome(fn, *args)
-    return results
-
-
-def _assert_same_everywhere(fn, *args):
-    results = _all_levels(fn, *args)
-    for level, r in results.items():
-        assert r == results["scalar"], f"{level} differs from scalar: {r!r:.200} vs {results['scalar']!r:.200}"
-    return results["scalar"]
+            for fn, want in zip((vb.decode_with_size, _decode_sorted_with_size), expected):
+                got = _outcome(fn, data, n)
+                if want[0] == "ValueError":
+                    assert got[0] == "ValueError" and want[1] in got[1], (level, fn, got, want)
+                else:
+                    assert got == want, f"{level} {fn.__name__}: {got!r:.200} vs {want!r:.200}"
+    return expected[0]
 
 
 # --- byte equality with the reference ---------------------------------------------------------
@@ -61,6 +75,30 @@ def test_documented_bytes():
     assert vb.encode(np.array([300], np.uint32)).tolist() == [0xAC, 0x02]
     assert vb.encode(np.array([2**32 - 1], np.uint32)).tolist() == [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]
     assert vb.encode(np.array([0, 127, 128], np.uint32)).tolist() == [0x00, 0x7F, 0x80, 0x01]
+
+
+def test_numpy_reference_matches_pure_python_reference(rng):
+    # The numpy reference stands in for the byte-by-byte one on long inputs: both agree on
+    # bytes, values, consumed sizes and the integer an error names, valid and corrupt data alike.
+    for n in (0, 1, 2, 17, 300, 2000):
+        x = _mixed(rng, n)
+        data = ref.encode(x)
+        assert ref.encode_np(x) == data
+        for _ in range(30):
+            buf = bytearray(data + bytes(rng.integers(0, 256, int(rng.integers(0, 8)), np.uint8)))
+            for pos in rng.integers(0, len(buf), int(rng.integers(0, 4)) if buf else 0):
+                buf[pos] = int(rng.choice([0x80, 0xFF, 0x10, 0x0F, int(rng.integers(0, 256))]))
+            buf = bytes(buf[: len(buf) - int(rng.integers(0, 3))])
+            try:
+                expected = ref.decode(buf, n)
+            except ref.VByteError as e:
+                with pytest.raises(ref.VByteError) as got:
+                    ref.decode_np(buf, n)
+                assert got.value.index == e.index
+                continue
+            values, consumed = ref.decode_np(buf, n)
+            np.testing.assert_array_equal(values, expected[0])
+            assert consumed == expected[1]
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 1000, 20000])
@@ -127,7 +165,7 @@ def test_pyfastpfor_bytes_and_decoding(name, kind, rng, simd_level):
     np.testing.assert_array_equal(out[: x.size], x)
 
 
-# --- SIMD levels against scalar ----------------------------------------------------------------
+# --- every SIMD level against the reference -------------------------------------------------------
 
 def test_levels_report_their_kernel():
     for level in LEVELS:
@@ -136,7 +174,7 @@ def test_levels_report_their_kernel():
 
 
 @pytest.mark.parametrize("kind", ["mixed", "small", "uniform16", "uniform32", "ones", "mostly_ones", "alternating"])
-def test_levels_agree_on_1e5_values(rng, kind):
+def test_every_level_matches_reference_on_1e5_values(rng, kind):
     n = 100_000
     x = {
         "mixed": lambda: _mixed(rng, n),
@@ -151,28 +189,39 @@ def test_levels_agree_on_1e5_values(rng, kind):
                                         rng.integers(2**28, 2**32, n, dtype=np.uint64),
                                         rng.integers(0, 200, n)).astype(np.uint32),
     }[kind]()
-    data = vb.encode(x)
-    expected = (x.tobytes(), data.size)
+    data = ref.encode_np(x)
+    prefix_sums = np.cumsum(x, dtype=np.uint32)
+    # Every prefix length: tails of every size meet the SIMD paths; the reference decode of a
+    # prefix is the prefix, consuming the bytes that encode it.
+    prefixes = [(m, len(ref.encode_np(x[:m]))) for m in (n - 1, n - 17, n - 64, n - 65, n // 3)]
     for level in LEVELS:
         with mirkit.simd_limit(level):
-            assert vb.encode(x).tobytes() == data.tobytes(), level
-            assert _outcome(vb.decode_with_size, data, n) == expected, level
-            np.testing.assert_array_equal(vb.decode_sorted(data, n), np.cumsum(x, dtype=np.uint32), err_msg=level)
-            # Every prefix length and a few start offsets: tails of every size meet the SIMD paths.
-            for m in (n - 1, n - 17, n - 64, n - 65, n // 3):
-                np.testing.assert_array_equal(vb.decode(data, m), x[:m], err_msg=level)
+            assert vb.encode(x).tobytes() == data, level
+            assert _outcome(vb.decode_with_size, data, n) == (x.tobytes(), len(data)), level
+            np.testing.assert_array_equal(vb.decode_sorted(data, n), prefix_sums, err_msg=level)
+            for m, size in prefixes:
+                assert _outcome(vb.decode_with_size, data, m) == (x[:m].tobytes(), size), level
 
 
-def test_levels_agree_on_real_gaps(real_lists, simd_level):
-    gaps = real_lists.gaps()
+@pytest.fixture(scope="module")
+def real_encoded(real_lists):
+    """The reference bytes of a corpus's gaps, and of each long list's docids (encode_sorted)."""
+    lists = [docids for docids, _ in real_lists.lists(min_length=1000)]
+    return (real_lists.gaps(), ref.encode_np(real_lists.gaps()),
+            [(d, ref.encode_np(np.diff(d, prepend=np.uint32(0)))) for d in lists])
+
+
+def test_every_level_matches_reference_on_real_gaps(real_encoded, simd_level):
+    gaps, expected, lists = real_encoded
     data = vb.encode(gaps)
-    assert data.tobytes() == ref.encode(gaps[:20000]) + vb.encode(gaps[20000:]).tobytes()
+    assert data.tobytes() == expected
     values, consumed = vb.decode_with_size(data, gaps.size)
     np.testing.assert_array_equal(values, gaps)
     assert consumed == data.size
     np.testing.assert_array_equal(vb.decode_sorted(data, gaps.size), np.cumsum(gaps, dtype=np.uint32))
-    for docids, _ in real_lists.lists(min_length=1000):
+    for docids, sorted_expected in lists:
         sdata = vb.encode_sorted(docids)
+        assert sdata.tobytes() == sorted_expected
         np.testing.assert_array_equal(vb.decode_sorted(sdata, docids.size), docids)
 
 
@@ -183,12 +232,12 @@ def test_trailing_bytes_are_not_read_as_values():
     for tail in (b"\xff" * 200, b"\x80" * 7 + b"\x7f" * 100, bytes(rng.integers(0, 256, 300, dtype=np.uint8))):
         for n in (1, 15, 16, 64, 65, 100, 1000):
             x = rng.geometric(0.4, n).astype(np.uint32)
-            data = vb.encode(x).tobytes() + tail
-            r = _assert_same_everywhere(vb.decode_with_size, data, n)
+            data = ref.encode(x) + tail
+            r = _assert_every_level_matches_reference(data, n)
             assert r == (x.tobytes(), len(data) - len(tail))
 
 
-# --- corrupt data: every level accepts and rejects the same inputs ------------------------------
+# --- corrupt data: every level accepts and rejects what the reference does ------------------------
 
 def _positions(size):
     return sorted({0, 1, 5, 11, 12, 15, 16, 47, 48, 63, 64, 65, 100, size // 2, size - 70, size - 6, size - 1})
@@ -202,44 +251,42 @@ def test_fifth_byte_limit(fill):
     for k in _positions(base.size):
         x = base.copy()
         x[k] = 2**32 - 1
-        good = bytearray(vb.encode(x).tobytes())
-        start = len(vb.encode(x[:k]))
+        good = bytearray(ref.encode(x))
+        start = len(ref.encode(x[:k]))
         assert good[start : start + 5] == b"\xff\xff\xff\xff\x0f"
-        assert _assert_same_everywhere(vb.decode_with_size, bytes(good), x.size)[0] == x.tobytes()
+        assert _assert_every_level_matches_reference(bytes(good), x.size)[0] == x.tobytes()
         for last in (0x10, 0x7F, 0x8F):  # too large; too large and "more bytes follow"
             bad = bytearray(good)
             bad[start + 4] = last
-            r = _assert_same_everywhere(vb.decode_with_size, bytes(bad), x.size)
-            assert r[0] == "ValueError"
-            assert f"after {k} of {x.size} integers" in r[1]
-            assert _assert_same_everywhere(_decode_sorted_with_size, bytes(bad), x.size)[0] == "ValueError"
+            r = _assert_every_level_matches_reference(bytes(bad), x.size)
+            assert r == ("ValueError", f"truncated or corrupt after {k} of {x.size} integers")
 
 
 @pytest.mark.parametrize("fill", [1, 300])
 def test_sixth_continuation_byte(fill):
     for k in _positions(300):
         x = np.full(300, fill, dtype=np.uint32)
-        data = bytearray(vb.encode(x).tobytes())
-        start = len(vb.encode(x[:k]))
+        data = bytearray(ref.encode(x))
+        start = len(ref.encode(x[:k]))
         data[start : start + 1] = b"\x80\x80\x80\x80\x80"  # 5 continuation bytes, then a 6th
-        r = _assert_same_everywhere(vb.decode_with_size, bytes(data), x.size)
-        assert r[0] == "ValueError" and f"after {k} of" in r[1]
+        r = _assert_every_level_matches_reference(bytes(data), x.size)
+        assert r == ("ValueError", f"truncated or corrupt after {k} of {x.size} integers")
 
 
 def test_truncation_everywhere(rng):
     x = _mixed(rng, 300)
-    data = vb.encode(x).tobytes()
+    data = ref.encode(x)
     for cut in range(0, len(data)):
-        r = _assert_same_everywhere(vb.decode_with_size, data[:cut], x.size)
+        r = _assert_every_level_matches_reference(data[:cut], x.size)
         assert r[0] == "ValueError"
-    assert _assert_same_everywhere(vb.decode_with_size, data, x.size)[0] == x.tobytes()
+    assert _assert_every_level_matches_reference(data, x.size)[0] == x.tobytes()
 
 
 @pytest.mark.parametrize("kind", ["small", "mixed", "ones"])
-def test_mutated_buffers_same_outcome_at_every_level(rng, kind):
+def test_mutated_buffers_match_reference_at_every_level(rng, kind):
     n = 2000
     x = {"small": rng.geometric(0.3, n), "mixed": _mixed(rng, n), "ones": np.ones(n)}[kind].astype(np.uint32)
-    data = vb.encode(x).tobytes()
+    data = ref.encode(x)
     rejected = 0
     for trial in range(150):
         buf = bytearray(data)
@@ -256,16 +303,7 @@ def test_mutated_buffers_same_outcome_at_every_level(rng, kind):
                 buf[pos] |= 0x80
         cut = int(rng.integers(0, 40)) if trial % 3 == 0 else 0
         buf = bytes(buf[: len(buf) - cut])
-        r = _assert_same_everywhere(vb.decode_with_size, buf, n)
-        s = _assert_same_everywhere(_decode_sorted_with_size, buf, n)
-        assert (r[0] == "ValueError") == (s[0] == "ValueError")
-        if r[0] == "ValueError":
-            rejected += 1
-            with pytest.raises(ref.VByteError):
-                ref.decode(buf, n)
-        else:
-            np.testing.assert_array_equal(np.frombuffer(r[0], np.uint32), ref.decode(buf, n)[0])
-            assert r[1] == ref.decode(buf, n)[1]
+        rejected += _assert_every_level_matches_reference(buf, n)[0] == "ValueError"
     assert rejected > 10
 
 

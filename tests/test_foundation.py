@@ -63,8 +63,6 @@ def test_cli_info(capsys):
     assert "compiler" in capsys.readouterr().out
 
 
-
-
 def test_cli_bench_quick(tmp_path, capsys):
     path = tmp_path / "r.json"
     assert cli.main(["bench", "codecs", "--quick", "--repeat", "2", "--json", str(path)]) == 0
@@ -105,21 +103,43 @@ def test_console_script_is_installed():
     assert "simd_level" in proc.stdout
 
 
-def test_harness_ratio_and_check():
-    slow = harness.Row("g", "slow", lambda: sum(range(20000)), 20000, anchor="fast")
-    fast = harness.Row("g", "fast", lambda: sum(range(200)), 20000)
+def test_harness_checks_then_times_and_computes_ratios(monkeypatch):
+    # Timing is replaced by hand-picked samples, so the medians, throughputs and ratios are
+    # known exactly (and nothing here depends on how fast the machine is).
+    samples = {"slow": [3.0, 1.0, 2.0], "fast": [0.5, 0.25, 1.0]}
+    events = []
+
+    def fake_time_call(fn, repeat, min_time=0.02):
+        label = fn()
+        events.append(("timed", label))
+        return samples[label][:repeat]
+
+    monkeypatch.setattr(harness, "time_call", fake_time_call)
+
+    def check(label):
+        events.append(("checked", label))
+
+    slow = harness.Row("g", "slow", lambda: "slow", 100, anchor="fast", check=check)
+    fast = harness.Row("g", "fast", lambda: "fast", 100, check=check)
     results = harness.run([slow, fast], repeat=3, quiet=True)
+    assert events == [("checked", "slow"), ("timed", "slow"), ("checked", "fast"),
+                      ("timed", "fast")]
     by = {r.label: r for r in results}
-    assert by["slow"].ratio == pytest.approx(by["fast"].median_s / by["slow"].median_s)
-    assert by["slow"].ratio < 1 and by["fast"].ratio is None
+    assert (by["slow"].median_s, by["slow"].min_s, by["slow"].per_second) == (2.0, 1.0, 50.0)
+    assert (by["fast"].median_s, by["fast"].min_s, by["fast"].per_second) == (0.5, 0.25, 200.0)
+    assert by["slow"].ratio == 0.25 and by["fast"].ratio is None  # anchor median / own median
     table = harness.format_table(results)
-    assert "| slow |" in table and "x vs fast" in table
+    assert "| slow | 2000.000 | 0 | 20000000.00 | 0.25x vs fast |" in table
+    assert "| fast | 500.000 | 0 | 5000000.00 |  |" in table
 
     def wrong(_):
         raise AssertionError("output differs")
 
+    events.clear()
     with pytest.raises(AssertionError, match="output differs"):
-        harness.run([harness.Row("g", "bad", lambda: 1, 1, check=wrong)], repeat=1, quiet=True)
+        harness.run([harness.Row("g", "bad", lambda: "slow", 1, check=wrong)], repeat=1,
+                    quiet=True)
+    assert events == []  # a row whose output is wrong is never timed
 
 
 def test_time_call_counts_calls():

@@ -6,12 +6,15 @@ shortest that holds it). Unused code bits of the last control byte are 0; mirkit
 rejects a stream where they are not, and so does this one.
 
 Written for readability, independently of the C++ code: the oracle of
-tests/test_codecs_stream_vbyte.py.
+tests/test_codecs_stream_vbyte.py. ``encode_np`` builds the same bytes with numpy array
+operations, for inputs of 10^5 values and more.
 """
 
 from __future__ import annotations
 
-__all__ = ["encode", "decode", "encode_sorted", "decode_sorted"]
+import numpy as np
+
+__all__ = ["encode", "decode", "encode_sorted", "decode_sorted", "encode_np"]
 
 
 def _length(v: int) -> int:
@@ -76,3 +79,19 @@ def decode_sorted(data, n: int) -> tuple[list[int], int]:
         total = (total + g) % 2**32
         values.append(total)
     return values, consumed
+
+
+def encode_np(values) -> bytes:
+    """:func:`encode` with numpy: the 2-bit codes packed four to a control byte (first integer
+    in the low bits), then each value's low `length` bytes, little-endian, in order."""
+    v = np.asarray(values).ravel()
+    if v.size and (v.min() < 0 or v.max() >= 2**32):
+        raise ValueError("values must be uint32")
+    v = v.astype(np.uint64)
+    length = 1 + sum((v >= np.uint64(1 << (8 * k))).astype(np.int64) for k in (1, 2, 3))
+    codes = np.zeros(-(-v.size // 4) * 4, np.int64)
+    codes[: v.size] = length - 1
+    control = (codes.reshape(-1, 4) << (2 * np.arange(4))).sum(axis=1).astype(np.uint8)
+    k = np.arange(4)
+    rows = ((v[:, None] >> (8 * k).astype(np.uint64)) & np.uint64(0xFF)).astype(np.uint8)
+    return control.tobytes() + rows[k[None, :] < length[:, None]].tobytes()

@@ -21,39 +21,52 @@ frequency order (1 = most frequent; terms absent from GCIDE are dropped) becomes
 synthetic word in rank order (:meth:`SyntheticCorpusParams.words`) among those that every
 system's analyzer keeps as they are: at least two letters, not a stopword, unchanged by the
 Porter and Porter2 stemmers. Without that filter, frequent pseudo-words such as ``a``, ``be``
-or ``do`` would be stopwords for some systems and index terms for others. The kept word of
+or ``do`` would be stopwords for some systems and index terms for others (all systems now index
+mirkit's terms, see below; the filter keeps the mapping as it was). The kept word of
 index r has synthetic rank r plus the words skipped before it (about 6% more: the 10,000th kept
 word has rank 10,558), so its posting list is a little shorter than rank r's.
 
 Systems
 -------
-All rank by BM25 top-k over the disjunction of the query terms; k1 = 0.9, b = 0.4 and Lucene's
-idf ``log(1 + (N - n + 0.5) / (n + 0.5))`` wherever it can be set. Each system analyzes text
-with its own tokenizer and stemmer; all use mirkit's 150-word stopword list:
+All rank by BM25 top-k over the disjunction of the query terms; k1 = 0.9, b = 0.4 wherever it
+can be set. Every system indexes the same terms: mirkit's analysis of each document (Unicode
+tokenizer, lowercase, ASCII folding, mirkit's 150 stopwords, Porter (1980)), handed over as
+pre-analyzed tokens; and each query is analyzed by mirkit's analyzer inside the timed call and
+handed over as terms (a term twice in the query counts twice everywhere). So the systems differ
+only in their BM25 variant, and each one's results can be checked exactly against numpy scoring
+of that variant (bench/bench_query.py does, before timing):
 
 - mirkit: :class:`mirkit.search.Searcher` over a default :func:`mirkit.index.build_index`
   index (built on two threads), every algorithm of :data:`mirkit.search.ALGORITHMS` (``and``
-  is conjunctive, the rest return the same top k); Unicode tokenizer, Porter (1980).
-- PISA (pyterrier-pisa): ``block_simdbp`` index, block-max data over blocks of 64,
-  ``block_max_wand``, ``wand`` and ``maxscore``; its English tokenizer, Porter2; stopwords are
-  dropped from queries only, so they count in its document lengths. Its BM25 idf is
-  Robertson-Sparck Jones's ``log((N - n + 0.5) / (n + 0.5))`` clipped at 1e-6.
-- tantivy: a ``freq`` text field (simple tokenizer, lowercase, ASCII folding, Porter2); its
-  BM25 has fixed k1 = 1.2, b = 0.75 and quantizes document lengths to one byte. Queries go
-  through its query parser as disjunctions, every character but letters and digits made a
-  space (no syntax left); ``search(count=False)`` lets it prune (Block-Max WAND).
-- bm25s: the numba backend, PyStemmer's English (Porter2) stemmer; it scores every document
-  of the corpus for every query (dense accumulators), tokens of two or more characters.
-- rank_bm25: ``BM25Okapi`` on mirkit's analyzed terms (idf floored at 0.25 of the mean idf),
-  scoring every document in Python; only on corpora of at most 20,000 documents.
+  is conjunctive, the rest return the same top k); Lucene's idf
+  ``log(1 + (N - n + 0.5) / (n + 0.5))``, tf part ``(k1 + 1) tf / (tf + k1 (1 - b + b dl /
+  avgdl))``.
+- PISA (pyterrier-pisa): a ``block_simdbp`` index built from term counts (its "toks" indexer,
+  no stemmer, no stopwords), block-max data over blocks of 64, ``block_max_wand``, ``wand``
+  and ``maxscore`` on pre-tokenized weighted queries; its BM25 idf is Robertson-Sparck Jones's
+  ``log((N - n + 0.5) / (n + 0.5))`` clipped at 1e-6, times ``k1 + 1``.
+- tantivy: a ``freq`` text field of the terms joined by spaces, split by its whitespace
+  tokenizer; queries are Boolean disjunctions of term queries, ``search(count=False)`` lets it
+  prune (Block-Max WAND). Its BM25 has fixed k1 = 1.2, b = 0.75, Lucene's idf, and document
+  lengths quantized to one byte (``FIELD_NORMS_TABLE``; the average length is not quantized).
+- bm25s: the numba backend, ``method="lucene"``, indexing the term lists; the same idf as
+  mirkit's and a tf part without the ``k1 + 1`` factor (the same ranking). It scores every
+  document of the corpus for every query (dense accumulators).
+- rank_bm25: ``BM25Okapi`` on the term lists (idf ``log((N - n + 0.5) / (n + 0.5))``, a
+  negative one replaced by 0.25 of the mean idf of the vocabulary), scoring every document in
+  Python; only on corpora of at most 20,000 documents.
+
+:func:`tantivy_index` and :func:`tantivy_query` build the other kind of tantivy index, with its
+own analyzer as close to mirkit's as it allows (Porter2 stemming): tests/test_effectiveness.py
+compares the two whole pipelines by MAP.
 
 Measurement
 -----------
 Each query is timed alone on one thread with ``time.perf_counter`` around the user-facing call,
-including analysis of the query string and the external ids of the hits (``r.ids`` for mirkit,
-the docno strings PISA returns, a fast-field lookup into the same id list for tantivy, an index
-into it for bm25s and rank_bm25; mirkit's ids come from that list too, :attr:`Index.doc_ids`,
-cached before timing). After a warm-up, every system runs ``repeat`` passes, the
+including analysis of the query string (mirkit's analyzer, for every system) and the external
+ids of the hits (``r.ids`` for mirkit, the docno strings PISA returns, a fast-field lookup into
+the same id list for tantivy, an index into it for bm25s and rank_bm25; mirkit's ids come from
+that list too, :attr:`Index.doc_ids`, cached before timing). After a warm-up, every system runs ``repeat`` passes, the
 passes interleaved between systems so drifting machine noise hits all of them alike; a query's
 latency is its median over the passes. Throughput uses two threads over the whole query list:
 ``Searcher.search_batch(threads=2)``, PISA's ``retrieve(threads=2)``, two Python threads for
@@ -61,9 +74,11 @@ tantivy (its search releases the GIL), bm25s's ``n_threads=2`` (numba); rank_bm2
 parallel mode. The objects alive before timing (every system's index, vocabulary, ...) are
 frozen out of Python's cyclic garbage collector (:func:`gc.freeze`): in one process together
 they would make each collection slower for whichever system allocates many container objects
-per query (mirkit's results are not tracked by the collector, but the ids lists are). Before timing, mirkit's ranked-OR algorithms are checked against
-``exhaustive`` (same scores, same ids up to ties), and each system's top 10 is compared with
-mirkit's (``overlap@10``: tokenizers and scoring details differ, so it is high but not 1). The
+per query (mirkit's results are not tracked by the collector, but the ids lists are). Before
+timing, mirkit's ranked-OR algorithms are checked against ``exhaustive`` (same scores, same ids
+up to ties), and each system's top 10 is compared with mirkit's (``overlap@10``: the terms are
+the same, so it falls below 1 only by the BM25 variants: PISA's idf, tantivy's parameters and
+quantized lengths, rank_bm25's idf floor). The
 share of CPU time that other processes took while timing is printed too: two-thread throughput
 means little on a busy machine.
 """
@@ -77,6 +92,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -115,6 +131,7 @@ SUBSET_DOCS, SUBSET_QUERIES = 20_000, 300
 SYNTHETIC_QUERIES = 5_000  # bm25s's dense scoring takes ~10 ms a query on millions of docs
 _DONE = "complete"  # marker file of a finished cached build
 _TANTIVY_ANALYZER = "mirkit_en"
+_TANTIVY_TERMS = "mirkit_terms"
 
 
 @dataclass
@@ -294,25 +311,37 @@ def _output_to(file: Path):
             os.close(copy)
 
 
-def _pisa(docs: Callable[[], list], path: Path) -> list:
+def _analyzed(docs: list, analyzer, batch: int = 10_000):
+    """``(id, terms)`` of every document, by `analyzer`, a batch of texts at a time."""
+    for start in range(0, len(docs), batch):
+        chunk = docs[start:start + batch]
+        yield from zip((doc_id for doc_id, _ in chunk),
+                       analyzer.analyze_many([text for _, text in chunk]))
+
+
+def _pisa(docs: Callable[[], list], path: Path, analyzer) -> list:
     import pyterrier_pisa
     from pyterrier_pisa import _pisathon
 
-    index = pyterrier_pisa.PisaIndex(str(path), text_field="text", stemmer="porter2", threads=2)
+    index = pyterrier_pisa.PisaIndex(str(path), stemmer="none", threads=2)
     ctxt = _pisathon.RetrievalContext()
     with _output_to(path.parent / "pisa.log"):  # PISA's C++ logs and progress bars
-        if not index.built():
-            index.index({"docno": i, "text": t} for i, t in docs())
+        if not index.built():  # from term counts: no tokenizer, stemmer or stopwords of its own
+            index.toks_indexer(text_field="toks", scale=1.0).index(
+                {"docno": str(doc_id), "toks": dict(Counter(terms))}
+                for doc_id, terms in _analyzed(docs(), analyzer))
         # The first preparation with these BM25 parameters computes the block-max data and
         # compresses the index; later runs map the files.
-        _pisathon.prepare_index(ctxt, str(path), "block_simdbp", "bm25", "porter2", quantize=0,
-                                bm25_k1=K1, bm25_b=B, stop_fname=str(_stopword_file(path)))
+        _pisathon.prepare_index(ctxt, str(path), "block_simdbp", "bm25", "", quantize=0,
+                                bm25_k1=K1, bm25_b=B, stop_fname="")
 
     def run(algorithm, queries, k, threads):
         n = len(queries) * k
         docnos = np.empty(n, dtype=object)
         size = _pisathon.retrieve(
-            ctxt, algorithm, queries, k=k, threads=threads,
+            ctxt, algorithm, [(i, {t: float(c) for t, c in Counter(analyzer(q)).items()})
+                              for i, q in queries],
+            k=k, threads=threads, pretokenised=True, query_weighted=1,
             result_qidxs=np.empty(n, np.int32), result_docnos=docnos,
             result_ranks=np.empty(n, np.int32), result_scores=np.empty(n, np.float32))
         return docnos[:size]
@@ -378,12 +407,42 @@ def tantivy_query(index, text: str):
     return index.parse_query("".join(c if c.isalnum() else " " for c in text.lower()), ["body"])
 
 
-def _tantivy(docs: Callable[[], list], path: Path, ids: list) -> list:
-    index = tantivy_index(docs, path)
-    searcher = index.searcher()
+def _tantivy_terms_analyzer():
+    """Splits at spaces, nothing else: the field holds mirkit's terms joined by spaces."""
+    import tantivy
+
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+
+
+def _tantivy(docs: Callable[[], list], path: Path, ids: list, analyzer) -> list:
+    import tantivy
+
+    if not (path / _DONE).is_file():
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+        sb = tantivy.SchemaBuilder()
+        sb.add_integer_field("n", fast=True)
+        sb.add_text_field("body", tokenizer_name=_TANTIVY_TERMS, index_option="freq")
+        index = tantivy.Index(sb.build(), path=str(path))
+        index.register_tokenizer(_TANTIVY_TERMS, _tantivy_terms_analyzer())
+        writer = index.writer(heap_size=400_000_000, num_threads=2)
+        for n, (_, terms) in enumerate(_analyzed(docs(), analyzer)):
+            writer.add_document(tantivy.Document(n=n, body=" ".join(terms)))
+        writer.commit()
+        writer.wait_merging_threads()
+        (path / _DONE).touch()
+    index = tantivy.Index.open(str(path))
+    index.register_tokenizer(_TANTIVY_TERMS, _tantivy_terms_analyzer())
+    searcher, schema = index.searcher(), index.schema
+    should = tantivy.Occur.Should
 
     def search(q, k):
-        hits = searcher.search(tantivy_query(index, q), k, count=False).hits
+        terms = analyzer(q)
+        if not terms:
+            return []
+        query = tantivy.Query.boolean_query(
+            [(should, tantivy.Query.term_query(schema, "body", t)) for t in terms])
+        hits = searcher.search(query, k, count=False).hits
         return [ids[n] for n in searcher.fast_field_values("n", [a for _, a in hits])]
 
     def batch(qs, k, threads):
@@ -396,26 +455,21 @@ def _tantivy(docs: Callable[[], list], path: Path, ids: list) -> list:
     return [Engine("tantivy", "tantivy", search, batch)]
 
 
-def _bm25s(docs: Callable[[], list], path: Path, ids: list) -> list:
+def _bm25s(docs: Callable[[], list], path: Path, ids: list, analyzer) -> list:
     import bm25s
-    from mirkit.analysis import STOPWORDS
-
-    stopwords, stem = sorted(STOPWORDS), _porter2()
-
-    def tokenize(texts, **kw):
-        return bm25s.tokenize(texts, stopwords=stopwords, stemmer=stem, show_progress=False, **kw)
 
     if not (path / _DONE).is_file():
         shutil.rmtree(path, ignore_errors=True)
         model = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numba")
-        model.index(tokenize([t for _, t in docs()]), show_progress=False)
+        model.index([terms for _, terms in _analyzed(docs(), analyzer)], show_progress=False)
         model.save(str(path))
         (path / _DONE).touch()
     model = bm25s.BM25.load(str(path), override_params={"backend": "numba"}, show_progress=False)
+    vocab = model.vocab_dict
 
     def known(texts):
         # bm25s refuses a query without a known token; the caller gets no hits for it
-        return [[t for t in q if t in model.vocab_dict] for q in tokenize(texts, return_ids=False)]
+        return [[t for t in analyzer(q) if t in vocab] for q in texts]
 
     def search(q, k):
         tokens = known([q])
@@ -474,12 +528,13 @@ def engines(corpus: str, cache_dir, *, quick: bool = False, systems: Sequence[st
         if not _available(MODULES[system]):
             print(f"skipping {system}: {MODULES[system]} is not installed", file=out)
             continue
+        # (directories named for what they hold: mirkit's terms, not the systems' own analysis)
         if system == "pisa":
-            found += _pisa(docs, root / "pisa")
+            found += _pisa(docs, root / "pisa-terms", index.analyzer)
         elif system == "tantivy":
-            found += _tantivy(docs, root / "tantivy", index.doc_ids)
+            found += _tantivy(docs, root / "tantivy-terms", index.doc_ids, index.analyzer)
         elif system == "bm25s":
-            found += _bm25s(docs, root / "bm25s", index.doc_ids)
+            found += _bm25s(docs, root / "bm25s-terms", index.doc_ids, index.analyzer)
         elif system == "rank_bm25" and len(index) <= SUBSET_DOCS:
             found += _rank_bm25(docs(), index)
     return index, found
