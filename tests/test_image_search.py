@@ -191,10 +191,17 @@ def test_cli_image_index_and_search(collection, tmp_path, capsys):
     assert lines[0].split() == ["rank", "id", "score", "inliers"]
     assert lines[1].split()[1] == "s1/img2"  # the query itself first
     assert {line.split()[1] for line in lines[1:4]} == {"s1/img1", "s1/img2", "s1/img3"}
-    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out)]) == 1  # exists
-    assert cli.main(["image-index", str(tmp_path / "nothing"), "-o", str(tmp_path / "x")]) == 1
-    assert cli.main(["image-search", str(tmp_path), "q.png"]) == 1
-    assert "error" in capsys.readouterr().err
+    capsys.readouterr()
+    for argv, message in [
+            (["image-index", str(tmp_path / "photos"), "-o", str(out)],
+             f"{out} exists; pass --overwrite to replace it"),
+            (["image-index", str(tmp_path / "nothing"), "-o", str(tmp_path / "x")],
+             f"{tmp_path / 'nothing'} is not a folder"),
+            (["image-search", str(tmp_path), "q.png"], str(tmp_path))]:
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"mirkit {argv[0]}: error: ") and message in err, err
+        assert err.count("\n") == 1
 
 
 def test_benchmark_report_on_sequences(collection, tmp_path):

@@ -674,8 +674,9 @@ def test_cli_index_and_stats(tmp_path, capsys):
     src.write_text("".join(json.dumps({"id": str(i), "text": f"word{i % 7} common text"}) + "\n"
                            for i in range(300)) + "{broken\n")
     out = tmp_path / "idx"
-    assert main(["index", str(src), "-o", str(out), "--threads", "1", "-q"]) == 1
-    assert "docs.jsonl:301" in capsys.readouterr().err
+    assert main(["index", str(src), "-o", str(out), "--threads", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mirkit index: error: ") and "docs.jsonl:301" in err
     assert not out.exists()
     assert main(["index", str(src), "-o", str(out), "--skip-errors", "--codec", "vbyte"]) == 0
     captured = capsys.readouterr()
@@ -689,5 +690,6 @@ def test_cli_index_and_stats(tmp_path, capsys):
     assert main(["index", str(src), "-o", str(vectors), "--skip-errors", "--vectors", "-q"]) == 0
     assert Index.open(vectors).has_vectors and not Index.open(out).has_vectors
     (out / "docids.bin").write_bytes(b"\0")
-    assert main(["stats", str(out)]) == 1
-    assert "docids.bin" in capsys.readouterr().err
+    assert main(["stats", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mirkit stats: error: ") and "docids.bin" in err and err.count("\n") == 1

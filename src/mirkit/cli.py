@@ -123,6 +123,12 @@ def _print_elias_fano_sizes() -> None:
         print(f"| {r['lists']} | {r['n_lists']:,} | {r['actual/theoretical']:.3f} |")
 
 
+def _check_output(args) -> None:
+    """An index command's -o: refused when it exists, naming the option that replaces it."""
+    if os.path.exists(args.output) and not args.overwrite:
+        raise UserError(f"{args.output} exists; pass --overwrite to replace it")
+
+
 def _cmd_index(args) -> int:
     from mirkit._progress import Progress
     from mirkit.analysis import Analyzer
@@ -138,8 +144,7 @@ def _cmd_index(args) -> int:
     if missing:
         raise UserError(f"input {missing[0]} does not exist" + (
             f" (nor {len(missing) - 1} more of the inputs)" if len(missing) > 1 else ""))
-    if os.path.exists(args.output) and not args.overwrite:
-        raise UserError(f"{args.output} exists; pass --overwrite to replace it")
+    _check_output(args)
     if args.shards:
         return _index_sharded(args, options)
     total = sum(read_documents(source).bytes_total for source in args.input)
@@ -270,6 +275,7 @@ def _cmd_image_index(args) -> int:
     paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
     if not paths:
         raise UserError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}")
+    _check_output(args)
     ids = [p.relative_to(folder).with_suffix("").as_posix() for p in paths]
     start = time.perf_counter()
     index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
