@@ -36,13 +36,14 @@ def _missing_test_requirements() -> list:
             continue  # not in the test extra, or not for this platform
         if req.name == "mirkit":
             continue  # the test extra may name other extras of mirkit itself
+        wanted = f"{req.name}{req.specifier}"
         try:
             version = metadata.version(req.name)
         except metadata.PackageNotFoundError:
-            missing.append(f"{req} (not installed)")
+            missing.append(f"{wanted} (not installed)")
             continue
         if not req.specifier.contains(version, prereleases=True):
-            missing.append(f"{req} (found {version})")
+            missing.append(f"{wanted} (found {version})")
     return missing
 
 
@@ -93,9 +94,14 @@ def pytest_make_collect_report(collector):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """One line per distinct skip reason, with its count, whatever test or file it came from."""
+    """One line per distinct skip reason, with its count, whatever test or file it came from;
+    in strict mode, a closing line saying so."""
     import re
     from collections import Counter
+
+    if strict_mode():
+        terminalreporter.write_line(f"mirkit: strict references mode was on ({STRICT_VARIABLE}=1):"
+                                    " every reference and ../shared/data were required")
 
     reasons = Counter()
     for report in terminalreporter.stats.get("skipped", []):
