@@ -33,8 +33,8 @@ std::vector<std::string_view> utf8_views(const py::list& items, const char* arg)
   return out;
 }
 
-index::AnalyzerConfig analyzer_config(const py::dict& d) {
-  index::AnalyzerConfig c;
+analysis::AnalyzerConfig analyzer_config(const py::dict& d) {
+  analysis::AnalyzerConfig c;
   for (auto [key, value] : d) {
     std::string k = py::str(key);
     if (k == "lowercase") c.lowercase = value.cast<bool>();

@@ -296,7 +296,7 @@ nothing. Results pickle with their arrays and ids.
 
   py::class_<QueryEngine>(m, "QueryEngine",
                           "Ranked retrieval over an IndexReader (thread safe; GIL released).")
-      .def(py::init([](const index::IndexReader& reader, const index::Analyzer& analyzer,
+      .def(py::init([](const index::IndexReader& reader, const analysis::Analyzer& analyzer,
                        double k1, double b, uint64_t total_tokens, const PyGlobalStats* global) {
              return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens,
                                     global ? &global->stats : nullptr);

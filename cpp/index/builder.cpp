@@ -172,7 +172,7 @@ class IdHashSet {
 struct IndexBuilder::State {
   std::string dir;
   BuildOptions options;
-  Analyzer analyzer;
+  analysis::Analyzer analyzer;
   const codecs::Codec* docid_codec;
   const codecs::Codec* freq_codec;
   unsigned threads;

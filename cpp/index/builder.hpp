@@ -20,13 +20,13 @@
 #include <string_view>
 #include <vector>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 #include "index/bm25.hpp"
 
 namespace mirkit::index {
 
 struct BuildOptions {
-  AnalyzerConfig analyzer;
+  analysis::AnalyzerConfig analyzer;
   std::string docid_codec = "bp128";
   std::string freq_codec = "bp128";
   bool positions = false;

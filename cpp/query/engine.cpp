@@ -210,7 +210,7 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
   }
 }
 
-QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
+QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analyzer& analyzer,
                          const index::Bm25Params& stored, uint64_t total_tokens,
                          const GlobalStats* global)
     : m_reader(reader), m_analyzer(analyzer), m_stored(stored) {

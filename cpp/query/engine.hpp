@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 #include "index/bm25.hpp"
 #include "index/reader.hpp"
 #include "index/term_hash.hpp"
@@ -83,7 +83,7 @@ class QueryEngine {
   // `analyzer` is the index's (text queries). With `global` (copied; may be null) the index is
   // a shard and scores use the collection's statistics; term ids are then global ids, and the
   // stored bounds, computed with the shard's own statistics, are not used.
-  QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
+  QueryEngine(const index::IndexReader& reader, const analysis::Analyzer& analyzer,
               const index::Bm25Params& stored, uint64_t total_tokens,
               const GlobalStats* global = nullptr);
   ~QueryEngine();
@@ -119,7 +119,7 @@ class QueryEngine {
   uint64_t term_cf(uint32_t term) const;
 
   const index::IndexReader& m_reader;
-  index::Analyzer m_analyzer;
+  analysis::Analyzer m_analyzer;
   index::Bm25Params m_stored;
   Collection m_collection;
   std::optional<GlobalStats> m_global;
