@@ -112,7 +112,14 @@ class QueryEngine {
   struct Prepared;  // per scorer: document norms, bounds (engine.cpp)
 
  private:
+  struct QueryPlan;  // one query's terms, scale, bounds and threshold (engine.cpp)
+
   std::shared_ptr<Prepared> prepare(const ScorerSpec& scorer) const;
+  // search() in steps: the plan (term ids, scale, prefetches, bounds, threshold priming), then
+  // the dispatch to the algorithm and the extraction of the results.
+  void plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& terms, Algorithm algorithm,
+                  const ScorerSpec& scorer) const;
+  void plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm, Prepared& prepared) const;
   uint64_t n_query_terms() const;
   int64_t local_term(uint32_t term) const;  // the shard's id of a query term id, -1 if absent
   uint64_t term_df(uint32_t term) const;    // statistics of a query term id
