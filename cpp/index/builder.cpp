@@ -159,10 +159,7 @@ struct IndexBuilder::State {
     freq_codec = codecs::find_codec(options.freq_codec);
     if (!docid_codec) core::fail_value("unknown docid codec '", options.docid_codec, "'");
     if (!freq_codec) core::fail_value("unknown freq codec '", options.freq_codec, "'");
-    if (!(options.bm25.k1 >= 0) || !(options.bm25.b >= 0 && options.bm25.b <= 1)) {
-      core::fail_value("BM25 needs k1 >= 0 and 0 <= b <= 1; got k1=", options.bm25.k1,
-                       " b=", options.bm25.b);
-    }
+    check_bm25(options.bm25.k1, options.bm25.b);
     threads = core::resolve_threads(options.threads);
     workers.resize(threads);
     ids_file = std::make_unique<FileWriter>(path(kDocIdsFile));

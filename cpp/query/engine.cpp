@@ -28,9 +28,7 @@ struct TermBounds {
 }  // namespace
 
 void ScorerSpec::validate() const {
-  if (kind == ScorerKind::kBm25 && !(std::isfinite(k1) && k1 >= 0 && b >= 0 && b <= 1)) {
-    core::fail_value("BM25 needs a finite k1 >= 0 and 0 <= b <= 1; got k1=", k1, ", b=", b);
-  }
+  if (kind == ScorerKind::kBm25) index::check_bm25(k1, b);
   if (kind == ScorerKind::kQueryLikelihood && !(std::isfinite(mu) && mu > 0)) {
     core::fail_value("query likelihood needs a finite mu > 0; got mu=", mu);
   }
@@ -43,10 +41,6 @@ const double* TfIdfScorer::log_table() {
     return t;
   }();
   return table.data();
-}
-
-bool uses_bounds(Algorithm a) {
-  return a == Algorithm::kWand || a == Algorithm::kBlockMaxWand || a == Algorithm::kMaxScore;
 }
 
 struct QueryEngine::Prepared {

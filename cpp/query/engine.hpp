@@ -15,14 +15,10 @@
 #include "index/bm25.hpp"
 #include "index/reader.hpp"
 #include "index/term_hash.hpp"
+#include "query/algorithm.hpp"
 #include "query/scorers.hpp"
 
 namespace mirkit::query {
-
-enum class Algorithm : uint8_t { kTaat, kExhaustive, kAnd, kWand, kBlockMaxWand, kMaxScore };
-
-// Whether the algorithm prunes with upper bounds (and so needs them for its scorer).
-bool uses_bounds(Algorithm a);
 
 struct QueryTerm {
   uint32_t term;
