@@ -204,7 +204,7 @@ def test_tables_match_unicodedata_for_every_code_point():
 
 @needs_same_unicode
 def test_committed_tables_match_the_generator(tmp_path):
-    gen = ROOT / "cpp" / "index" / "gen_unicode_tables.py"
+    gen = ROOT / "cpp" / "analysis" / "gen_unicode_tables.py"
     if not gen.is_file():
         pytest.skip("needs the source checkout")
     subprocess.run([sys.executable, str(gen), "--out", str(tmp_path)], check=True,

@@ -7,15 +7,15 @@
 #include <vector>
 
 #include "bindings/common.hpp"
-#include "index/analyzer.hpp"
-#include "index/unicode_tables.hpp"
+#include "analysis/analyzer.hpp"
+#include "analysis/unicode_tables.hpp"
 
 namespace mirkit::bindings {
 
 namespace {
 
-using index::Analyzer;
-using index::AnalyzerConfig;
+using analysis::Analyzer;
+using analysis::AnalyzerConfig;
 
 py::list to_py(const std::vector<std::string>& terms) {
   py::list out(terms.size());
@@ -118,7 +118,7 @@ py::list analyze_many(const Analyzer& a, const py::list& texts, py::ssize_t thre
 }
 
 py::tuple char_properties() {
-  namespace u = index::unicode;
+  namespace u = analysis::unicode;
   const py::ssize_t n = u::kNumCodePoints;
   py::array_t<uint8_t> cls(n), fold(n), fold_lower(n);
   py::array_t<uint32_t> lower(n);
@@ -137,8 +137,8 @@ py::tuple char_properties() {
 }  // namespace
 
 void bind_analysis(py::module_& m) {
-  m.attr("unicode_version") = index::unicode::kUnicodeVersion;
-  m.attr("MAX_TOKEN_LENGTH") = index::kMaxTokenLength;
+  m.attr("unicode_version") = analysis::unicode::kUnicodeVersion;
+  m.attr("MAX_TOKEN_LENGTH") = analysis::kMaxTokenLength;
 
   py::class_<Analyzer>(m, "Analyzer",
                        "Tokenizer + stopwords + Porter stemmer (immutable; safe to share between "
@@ -186,14 +186,14 @@ void bind_analysis(py::module_& m) {
            "analyze() of each str in a list, on `threads` threads (0 = all cores), GIL released.");
 
   m.def(
-      "porter_stem", [](const py::str& word) { return to_str(index::porter_stem(utf8_view(word))); },
+      "porter_stem", [](const py::str& word) { return to_str(analysis::porter_stem(utf8_view(word))); },
       py::arg("word"), "Porter stem (original algorithm) of a lowercase a-z word; others unchanged.");
   m.def(
-      "is_stopword", [](const py::str& word) { return index::is_stopword(utf8_view(word)); },
+      "is_stopword", [](const py::str& word) { return analysis::is_stopword(utf8_view(word)); },
       py::arg("word"));
   m.def("stopwords", [] {
     py::list out;
-    for (std::string_view w : index::stopword_list()) out.append(to_str(w));
+    for (std::string_view w : analysis::stopword_list()) out.append(to_str(w));
     return out;
   });
   m.def("_char_properties", &char_properties,

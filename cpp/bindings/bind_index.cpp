@@ -33,8 +33,8 @@ std::vector<std::string_view> utf8_views(const py::list& items, const char* arg)
   return out;
 }
 
-index::AnalyzerConfig analyzer_config(const py::dict& d) {
-  index::AnalyzerConfig c;
+analysis::AnalyzerConfig analyzer_config(const py::dict& d) {
+  analysis::AnalyzerConfig c;
   for (auto [key, value] : d) {
     std::string k = py::str(key);
     if (k == "lowercase") c.lowercase = value.cast<bool>();
@@ -46,6 +46,17 @@ index::AnalyzerConfig analyzer_config(const py::dict& d) {
     else throw py::value_error("unknown analyzer option '" + k + "'");
   }
   return c;
+}
+
+const char* presence_name(index::FilePresence p) {
+  switch (p) {
+    case index::FilePresence::kAlways: return "always";
+    case index::FilePresence::kPositions: return "positions";
+    case index::FilePresence::kVectors: return "vectors";
+    case index::FilePresence::kThresholds: return "thresholds";
+    case index::FilePresence::kTermHash: return "term_hash";
+  }
+  return "?";
 }
 
 // A read-only numpy view of a mapped array; `owner` (the reader) keeps the mapping alive.
@@ -64,6 +75,19 @@ void bind_index(py::module_& m) {
   m.attr("THRESHOLD_RANKS") =
       py::tuple(py::cast(std::vector<uint32_t>(std::begin(index::kThresholdRanks),
                                                std::end(index::kThresholdRanks))));
+  m.attr("FORMAT_VERSION") = index::kFormatVersion;
+  m.attr("BLOCK_SIZE") = index::kBlockSize;
+  // Every index file: (name, part, element dtype, when it exists), from format.hpp.
+  py::list files;
+  for (const index::IndexFile& f : index::kIndexFiles) {
+    files.append(py::make_tuple(f.name, f.part, f.dtype, presence_name(f.presence)));
+  }
+  m.attr("FILES") = py::tuple(files);
+  m.attr("BM25_DEFAULT_K1") = index::kDefaultK1;
+  m.attr("BM25_DEFAULT_B") = index::kDefaultB;
+  m.def("check_bm25", &index::check_bm25, py::arg("k1"), py::arg("b"),
+        "Raises ValueError unless k1 is finite and >= 0 and b is in [0, 1] (the builder's and "
+        "the scorer's check).");
 
   m.def("crc32c", [](const py::buffer& data, uint32_t crc) {
         ByteView v = byte_view(data, "data");

@@ -13,22 +13,12 @@ namespace mirkit::bindings {
 namespace {
 
 using query::Algorithm;
+using query::parse_algorithm;
 using query::QueryEngine;
 using query::QueryInput;
 using query::QueryResult;
 using query::QueryTerm;
 using query::ScorerSpec;
-
-Algorithm parse_algorithm(std::string_view name) {
-  if (name == "taat") return Algorithm::kTaat;
-  if (name == "exhaustive") return Algorithm::kExhaustive;
-  if (name == "and") return Algorithm::kAnd;
-  if (name == "wand") return Algorithm::kWand;
-  if (name == "bmw") return Algorithm::kBlockMaxWand;
-  if (name == "maxscore") return Algorithm::kMaxScore;
-  throw py::value_error("unknown algorithm '" + std::string(name) +
-                        "'; expected one of taat, exhaustive, and, wand, bmw, maxscore");
-}
 
 ScorerSpec parse_scorer(const std::string& kind, double k1, double b, const std::string& idf,
                         double mu) {
@@ -213,6 +203,10 @@ index::Array<T> span(const py::array_t<T, py::array::c_style>& a, const char* na
 void bind_query(py::module_& m) {
   using U8Arr = py::array_t<uint8_t, py::array::c_style>;
   using U64Arr = py::array_t<uint64_t, py::array::c_style>;
+  // The ranked algorithms' names, in query::Algorithm order (mirkit.search.ALGORITHMS).
+  m.attr("ALGORITHMS") =
+      py::tuple(py::cast(std::vector<std::string>(std::begin(query::kAlgorithmNames),
+                                                  std::end(query::kAlgorithmNames))));
   py::class_<PyGlobalStats>(m, "GlobalStats", R"doc(Statistics of a whole document-partitioned collection, for the engine of one shard.
 
 Scores then use the collection's N, token count, longest document and per-term df and cf, and
@@ -246,8 +240,8 @@ arrays are kept alive, not copied; they are checked against the shard when an en
       .def_property_readonly("max_length", [](const PyGlobalStats& g) { return g.stats.max_length; });
 
   py::class_<ScorerSpec>(m, "ScorerSpec", "A scorer and its parameters (mirkit.scoring makes them).")
-      .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = 0.9,
-           py::arg("b") = 0.4, py::arg("idf") = "lucene", py::arg("mu") = 1000.0);
+      .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = index::kDefaultK1,
+           py::arg("b") = index::kDefaultB, py::arg("idf") = "lucene", py::arg("mu") = 1000.0);
 
   py::class_<SearchResult>(m, "SearchResult", R"doc(The top k of one query, best first (read-only).
 
@@ -296,7 +290,7 @@ nothing. Results pickle with their arrays and ids.
 
   py::class_<QueryEngine>(m, "QueryEngine",
                           "Ranked retrieval over an IndexReader (thread safe; GIL released).")
-      .def(py::init([](const index::IndexReader& reader, const index::Analyzer& analyzer,
+      .def(py::init([](const index::IndexReader& reader, const analysis::Analyzer& analyzer,
                        double k1, double b, uint64_t total_tokens, const PyGlobalStats* global) {
              return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens,
                                     global ? &global->stats : nullptr);

@@ -8,12 +8,29 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/errors.hpp"
+
 namespace mirkit::index {
 
+// The defaults (Anserini's and PISA's): the parameters of an index built without others, and
+// so of the bounds it stores, and the scorer's when a query names none.
+inline constexpr double kDefaultK1 = 0.9;
+inline constexpr double kDefaultB = 0.4;
+
 struct Bm25Params {
-  double k1 = 0.9;  // Anserini/PISA defaults
-  double b = 0.4;
+  double k1 = kDefaultK1;
+  double b = kDefaultB;
 };
+
+// The one check of BM25 parameters (the builder's, the query scorer's, and Python's through
+// mirkit._core.index.check_bm25): k1 finite and >= 0, b finite and in [0, 1]. Throws
+// std::invalid_argument naming the first bad one, in the words mirkit.scoring.BM25 used.
+inline void check_bm25(double k1, double b) {
+  if (!std::isfinite(k1)) core::fail_value("k1 must be finite, got ", k1);
+  if (!(k1 >= 0)) core::fail_value("k1 must be >= 0, got ", k1);
+  if (!std::isfinite(b)) core::fail_value("b must be finite, got ", b);
+  if (!(b >= 0 && b <= 1)) core::fail_value("b must be in [0, 1], got ", b);
+}
 
 inline double bm25_idf(uint64_t n_docs, uint64_t df) {
   double n = static_cast<double>(n_docs), d = static_cast<double>(df);

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <mutex>
-#include <queue>
 
 #include "core/errors.hpp"
 #include "core/files.hpp"
@@ -13,8 +11,8 @@
 #include "core/parallel.hpp"
 #include "index/format.hpp"
 #include "index/reader.hpp"
+#include "index/run_merge.hpp"
 #include "index/string_map.hpp"
-#include "index/term_hash.hpp"
 
 namespace mirkit::index {
 
@@ -64,49 +62,7 @@ struct Worker {
   }
 };
 
-// The sorted entries of one run, from memory or from a spilled run file.
-struct RunEntry {
-  std::string_view term;
-  uint32_t df;
-  const uint8_t* data;
-  size_t size;
-};
-
-class RunSource {
- public:
-  virtual ~RunSource() = default;
-  // false at the end of the run
-  virtual bool next(RunEntry& entry) = 0;
-};
-
-class FileRunSource : public RunSource {
- public:
-  explicit FileRunSource(const std::string& path) : m_file(path), m_p(m_file.data()) {}
-  bool next(RunEntry& e) override {
-    const uint8_t* end = m_file.data() + m_file.size();
-    if (m_p == end) return false;
-    uint32_t len = 0, df = 0, size = 0;
-    const uint8_t* p = core::get_varint(m_p, end, len);
-    if (p && static_cast<size_t>(end - p) >= len) {
-      e.term = std::string_view(reinterpret_cast<const char*>(p), len);
-      p = core::get_varint(p + len, end, df);
-      if (p) p = core::get_varint(p, end, size);
-      if (p && static_cast<size_t>(end - p) >= size) {
-        e.df = df;
-        e.data = p;
-        e.size = size;
-        m_p = p + size;
-        return true;
-      }
-    }
-    throw std::runtime_error("run file " + m_file.path() + " is truncated");
-  }
-
- private:
-  core::MappedFile m_file;
-  const uint8_t* m_p;
-};
-
+// The current run, from memory (spilled runs are read by FileRunSource).
 class MemoryRunSource : public RunSource {
  public:
   MemoryRunSource(const StringMap& dict, const std::vector<TermBuffer>& buffers,
@@ -172,7 +128,7 @@ class IdHashSet {
 struct IndexBuilder::State {
   std::string dir;
   BuildOptions options;
-  Analyzer analyzer;
+  analysis::Analyzer analyzer;
   const codecs::Codec* docid_codec;
   const codecs::Codec* freq_codec;
   unsigned threads;
@@ -203,13 +159,10 @@ struct IndexBuilder::State {
     freq_codec = codecs::find_codec(options.freq_codec);
     if (!docid_codec) core::fail_value("unknown docid codec '", options.docid_codec, "'");
     if (!freq_codec) core::fail_value("unknown freq codec '", options.freq_codec, "'");
-    if (!(options.bm25.k1 >= 0) || !(options.bm25.b >= 0 && options.bm25.b <= 1)) {
-      core::fail_value("BM25 needs k1 >= 0 and 0 <= b <= 1; got k1=", options.bm25.k1,
-                       " b=", options.bm25.b);
-    }
+    check_bm25(options.bm25.k1, options.bm25.b);
     threads = core::resolve_threads(options.threads);
     workers.resize(threads);
-    ids_file = std::make_unique<FileWriter>(path("doc_ids.bin"));
+    ids_file = std::make_unique<FileWriter>(path(kDocIdsFile));
   }
 
   std::string path(const char* name) const { return (fs::path(dir) / name).string(); }
@@ -334,17 +287,10 @@ struct IndexBuilder::State {
     std::string name = (fs::path(dir) / "runs" / core::message("run-", run_files.size())).string();
     {
       FileWriter out(name);
-      uint8_t tmp[15];
       for (uint32_t t : sorted_terms()) {
-        std::string_view term = dict.key(t);
         const TermBuffer& b = buffers[t];
         if (b.df == 0) continue;  // entered the dictionary in a batch that failed
-        out.write(tmp, core::put_varint(tmp, static_cast<uint32_t>(term.size())) - tmp);
-        out.write(term.data(), term.size());
-        uint8_t* e = core::put_varint(tmp, b.df);
-        e = core::put_varint(e, static_cast<uint32_t>(b.bytes.size()));
-        out.write(tmp, e - tmp);
-        out.write(b.bytes.data(), b.bytes.size());
+        write_run_entry(out, RunEntry{dict.key(t), b.df, b.bytes.data(), b.bytes.size()});
       }
       out.close();
     }
@@ -371,7 +317,7 @@ struct IndexBuilder::State {
   // Linear scan of the ids written so far; only runs when a 64-bit id hash repeats.
   int64_t find_written_id(std::string_view id) {
     ids_file->flush();
-    core::MappedFile written(path("doc_ids.bin"));
+    core::MappedFile written(path(kDocIdsFile));
     for (size_t d = 0; d + 1 < id_offsets.size(); ++d) {
       std::string_view s(reinterpret_cast<const char*>(written.data()) + id_offsets[d],
                          id_offsets[d + 1] - id_offsets[d]);
@@ -419,208 +365,6 @@ struct IndexBuilder::State {
   void write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats);
 };
 
-namespace {
-
-// Encodes the merged postings of each term into blocks and writes every output file.
-class BlockWriter {
- public:
-  BlockWriter(const std::string& dir, const BuildOptions& options, const codecs::Codec& docs,
-              const codecs::Codec& freqs, const std::vector<uint32_t>& doc_lengths,
-              uint64_t total_tokens)
-      : m_options(options),
-        m_docs_codec(docs),
-        m_freqs_codec(freqs),
-        m_freq_coding(freq_coding(freqs)),
-        m_doc_lengths(doc_lengths),
-        m_avg_length(doc_lengths.empty() || total_tokens == 0
-                         ? 1.0
-                         : static_cast<double>(total_tokens) / doc_lengths.size()) {
-    const size_t n_files = std::size(kPostingFiles) - (options.positions ? 0 : kPositionFiles);
-    for (size_t i = 0; i < n_files; ++i) {
-      m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kPostingFiles[i]).string()));
-    }
-    m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kThresholdFile).string()));
-    m_thresholds_file = m_files.back().get();
-    m_files.push_back(std::make_unique<FileWriter>((fs::path(dir) / kTermHashFile).string()));
-    m_term_hash_file = m_files.back().get();
-    m_terms_offsets().put<uint64_t>(0);
-    m_term_blocks().put<uint64_t>(0);
-  }
-
-  void begin_term(std::string_view term, uint64_t df) {
-    m_terms().write(term.data(), term.size());
-    m_terms_offsets().put<uint64_t>(m_terms().bytes());
-    m_term_hashes.push_back(term_hash(term));
-    m_df().put<uint32_t>(static_cast<uint32_t>(df));
-    m_idf = bm25_idf(m_doc_lengths.size(), df);
-    m_cf = 0;
-    m_term_max = 0;
-    m_prev_last = -1;
-    ++m_n_terms;
-  }
-
-  void add(uint32_t docid, uint32_t tf, const uint32_t* positions) {
-    m_docids[m_n] = docid;
-    m_tfs[m_n] = tf;
-    if (m_options.positions) {
-      uint32_t prev = 0;
-      for (uint32_t k = 0; k < tf; ++k) {
-        core::append_varint(m_positions, positions[k] - prev);
-        prev = positions[k];
-      }
-    }
-    m_cf += tf;
-    if (++m_n == kBlockSize) flush_block();
-  }
-
-  void end_term() {
-    if (m_n) flush_block();
-    m_cf_file().put<uint64_t>(m_cf);
-    m_term_max_file().put<float>(float_upper_bound(m_term_max));
-    m_term_blocks().put<uint64_t>(m_n_blocks);
-    std::sort_heap(m_top.begin(), m_top.end(), std::greater<double>());  // largest first
-    for (uint32_t r : kThresholdRanks) {
-      m_thresholds_file->put<float>(r <= m_top.size() ? float_lower_bound(m_top[r - 1]) : 0.0f);
-    }
-    m_top.clear();
-  }
-
-  std::vector<FileInfo> close() {
-    const std::vector<TermSlot> table =
-        build_term_table(m_term_hashes.size(), [&](uint32_t t) { return m_term_hashes[t]; });
-    m_term_hash_file->write(table.data(), table.size() * sizeof(TermSlot));
-    std::vector<FileInfo> info;
-    for (auto& f : m_files) {
-      f->close();
-      info.push_back({fs::path(f->path()).filename().string(), f->bytes(), f->crc()});
-    }
-    return info;
-  }
-
-  uint64_t n_terms() const { return m_n_terms; }
-  uint64_t n_postings() const { return m_n_postings; }
-  uint64_t n_blocks() const { return m_n_blocks; }
-
- private:
-  FileWriter& m_terms() { return *m_files[0]; }
-  FileWriter& m_terms_offsets() { return *m_files[1]; }
-  FileWriter& m_df() { return *m_files[2]; }
-  FileWriter& m_cf_file() { return *m_files[3]; }
-  FileWriter& m_term_blocks() { return *m_files[4]; }
-  FileWriter& m_term_max_file() { return *m_files[5]; }
-  FileWriter& m_block_last() { return *m_files[6]; }
-  FileWriter& m_block_docs_end() { return *m_files[7]; }
-  FileWriter& m_block_freqs_end() { return *m_files[8]; }
-  FileWriter& m_block_max() { return *m_files[9]; }
-  FileWriter& m_docids_file() { return *m_files[10]; }
-  FileWriter& m_freqs_file() { return *m_files[11]; }
-  FileWriter& m_positions_file() { return *m_files[12]; }
-  FileWriter& m_block_positions_end() { return *m_files[13]; }
-
-  // Keeps the term's kMaxRank largest scores in m_top (a min-heap).
-  void keep_top(double s) {
-    constexpr size_t kMaxRank = kThresholdRanks[kNumThresholdRanks - 1];
-    if (m_top.size() < kMaxRank) {
-      m_top.push_back(s);
-      std::push_heap(m_top.begin(), m_top.end(), std::greater<double>());
-    } else if (s > m_top.front()) {
-      std::pop_heap(m_top.begin(), m_top.end(), std::greater<double>());
-      m_top.back() = s;
-      std::push_heap(m_top.begin(), m_top.end(), std::greater<double>());
-    }
-  }
-
-  void flush_block() {
-    const uint32_t base = static_cast<uint32_t>(m_prev_last + 1);
-    uint32_t values[kBlockSize];
-    for (uint32_t i = 0; i < m_n; ++i) values[i] = m_docids[i] - base;
-    m_scratch.resize(std::max(m_docs_codec.max_encoded_bytes(values, m_n), size_t{16}));
-    size_t bytes = m_docs_codec.requires_sorted
-                       ? m_docs_codec.encode(values, m_n, m_scratch.data())
-                       : m_docs_codec.encode_sorted(values, m_n, m_scratch.data());
-    m_docids_file().write(m_scratch.data(), bytes);
-    m_block_docs_end().put<uint64_t>(m_docids_file().bytes());
-
-    uint32_t sum = 0;
-    for (uint32_t i = 0; i < m_n; ++i) {
-      switch (m_freq_coding) {
-        case FreqCoding::kMinusOne: values[i] = m_tfs[i] - 1; break;
-        case FreqCoding::kPlain: values[i] = m_tfs[i]; break;
-        case FreqCoding::kPrefixSum: values[i] = sum += m_tfs[i]; break;
-      }
-    }
-    m_scratch.resize(std::max(m_freqs_codec.max_encoded_bytes(values, m_n), size_t{16}));
-    bytes = m_freqs_codec.encode(values, m_n, m_scratch.data());
-    m_freqs_file().write(m_scratch.data(), bytes);
-    m_block_freqs_end().put<uint64_t>(m_freqs_file().bytes());
-
-    double block_max = 0;
-    for (uint32_t i = 0; i < m_n; ++i) {
-      double s = bm25_term(m_idf, m_tfs[i], m_doc_lengths[m_docids[i]], m_avg_length,
-                           m_options.bm25);
-      block_max = std::max(block_max, s);
-      keep_top(s);
-    }
-    m_term_max = std::max(m_term_max, block_max);
-    m_block_max().put<float>(float_upper_bound(block_max));
-    m_block_last().put<uint32_t>(m_docids[m_n - 1]);
-    if (m_options.positions) {
-      m_positions_file().write(m_positions.data(), m_positions.size());
-      m_block_positions_end().put<uint64_t>(m_positions_file().bytes());
-      m_positions.clear();
-    }
-    m_prev_last = m_docids[m_n - 1];
-    m_n_postings += m_n;
-    m_n = 0;
-    ++m_n_blocks;
-  }
-
-  const BuildOptions& m_options;
-  const codecs::Codec& m_docs_codec;
-  const codecs::Codec& m_freqs_codec;
-  const FreqCoding m_freq_coding;
-  const std::vector<uint32_t>& m_doc_lengths;
-  const double m_avg_length;
-  std::vector<std::unique_ptr<FileWriter>> m_files;
-  FileWriter* m_thresholds_file;  // owned by m_files
-  FileWriter* m_term_hash_file;   // owned by m_files
-  std::vector<uint64_t> m_term_hashes;  // of every term so far, for term_hash.u64
-  std::vector<double> m_top;      // keep_top's heap
-  std::vector<uint8_t> m_scratch, m_positions;
-  uint32_t m_docids[kBlockSize], m_tfs[kBlockSize];
-  uint32_t m_n = 0;
-  int64_t m_prev_last = -1;
-  double m_idf = 0, m_term_max = 0;
-  uint64_t m_cf = 0, m_n_blocks = 0, m_n_terms = 0, m_n_postings = 0;
-};
-
-// Decodes one run entry's postings and feeds them to the block writer.
-void replay(const RunEntry& e, bool positions, BlockWriter& out, std::vector<uint32_t>& pos) {
-  const uint8_t* p = e.data;
-  const uint8_t* end = e.data + e.size;
-  uint32_t docid = 0;
-  for (uint32_t k = 0; k < e.df; ++k) {
-    uint32_t gap = 0, tf = 0;
-    p = core::get_varint(p, end, gap);
-    if (p) p = core::get_varint(p, end, tf);
-    if (!p) throw std::runtime_error("corrupt run entry for term " + std::string(e.term));
-    docid += gap;
-    pos.resize(tf);
-    if (positions) {
-      uint32_t at = 0;
-      for (uint32_t j = 0; j < tf && p; ++j) {
-        uint32_t g = 0;
-        p = core::get_varint(p, end, g);
-        pos[j] = at += g;
-      }
-      if (!p) throw std::runtime_error("corrupt run entry for term " + std::string(e.term));
-    }
-    out.add(docid, tf, pos.data());
-  }
-}
-
-}  // namespace
-
 BuildStats IndexBuilder::State::finish() {
   if (finished) throw std::logic_error("IndexBuilder: finish called twice");
   finished = true;
@@ -630,49 +374,24 @@ BuildStats IndexBuilder::State::finish() {
 
   ids_file->close();
   {
-    FileWriter offsets(path("doc_id_offsets.u64"));
+    FileWriter offsets(path(kDocIdOffsetsFile));
     offsets.write_array(id_offsets.data(), id_offsets.size());
     offsets.close();
-    stats.files.push_back({"doc_id_offsets.u64", offsets.bytes(), offsets.crc()});
-    stats.files.push_back({"doc_ids.bin", ids_file->bytes(), ids_file->crc()});
-    FileWriter lengths(path("doc_lengths.u32"));
+    stats.files.push_back({kDocIdOffsetsFile, offsets.bytes(), offsets.crc()});
+    stats.files.push_back({kDocIdsFile, ids_file->bytes(), ids_file->crc()});
+    FileWriter lengths(path(kDocLengthsFile));
     lengths.write_array(doc_lengths.data(), doc_lengths.size());
     lengths.close();
-    stats.files.push_back({"doc_lengths.u32", lengths.bytes(), lengths.crc()});
+    stats.files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
   }
 
   std::vector<std::unique_ptr<RunSource>> sources;
   for (const std::string& f : run_files) sources.push_back(std::make_unique<FileRunSource>(f));
   sources.push_back(std::make_unique<MemoryRunSource>(dict, buffers, sorted_terms()));
 
-  BlockWriter out(dir, options, *docid_codec, *freq_codec, doc_lengths, total_tokens);
-  std::vector<uint32_t> pos;
-  // k-way merge by term; equal terms come out in run order, which is docid order.
-  std::vector<RunEntry> heads(sources.size());
-  auto later = [&](size_t a, size_t b) {
-    return heads[a].term != heads[b].term ? heads[a].term > heads[b].term : a > b;
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
-  for (size_t s = 0; s < sources.size(); ++s) {
-    if (sources[s]->next(heads[s])) heap.push(s);
-  }
-  std::vector<size_t> same;
-  while (!heap.empty()) {
-    same.clear();
-    std::string_view term = heads[heap.top()].term;
-    uint64_t df = 0;
-    while (!heap.empty() && heads[heap.top()].term == term) {
-      same.push_back(heap.top());
-      df += heads[heap.top()].df;
-      heap.pop();
-    }
-    out.begin_term(term, df);
-    for (size_t s : same) replay(heads[s], options.positions, out, pos);
-    out.end_term();
-    for (size_t s : same) {
-      if (sources[s]->next(heads[s])) heap.push(s);
-    }
-  }
+  BlockWriter out(dir, *docid_codec, *freq_codec, options.positions, options.bm25,
+                  doc_lengths.data(), doc_lengths.size(), total_tokens);
+  merge_runs(sources, options.positions, out);
   for (FileInfo& f : out.close()) stats.files.push_back(std::move(f));
   sources.clear();
   if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
@@ -701,8 +420,8 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
   const IndexReader reader(dir, layout);
   const codecs::Codec& ids_codec = codecs::elias_fano::kCodec;
   const codecs::Codec& tfs_codec = codecs::elias::kGammaCodec;
-  FileWriter records(path(kVectorFiles[0]));
-  FileWriter ends(path(kVectorFiles[1]));
+  FileWriter records(path(kDocVectorsFile));
+  FileWriter ends(path(kDocVectorsEndFile));
   constexpr size_t kPairBytes = 2 * sizeof(uint32_t), kDocBytes = 2 * sizeof(uint64_t);
   std::vector<uint32_t> terms, tfs;  // the range's pairs, document by document
   std::vector<uint64_t> start, fill;

@@ -10,6 +10,9 @@
 // the output depends only on the documents and options: spilled, single- and multi-threaded
 // builds are byte-identical. Document vectors, when asked for, are the written postings read
 // back and transposed, one docid range at a time within the budget (see format.hpp).
+//
+// This file holds the SPIMI state (analysis, term buffers, spills) and the per-document files;
+// the merge of the runs is run_merge.hpp's and the encoding of blocks block_writer.hpp's.
 #pragma once
 
 #include <cstddef>
@@ -20,13 +23,14 @@
 #include <string_view>
 #include <vector>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 #include "index/bm25.hpp"
+#include "index/block_writer.hpp"
 
 namespace mirkit::index {
 
 struct BuildOptions {
-  AnalyzerConfig analyzer;
+  analysis::AnalyzerConfig analyzer;
   std::string docid_codec = "bp128";
   std::string freq_codec = "bp128";
   bool positions = false;
@@ -34,12 +38,6 @@ struct BuildOptions {
   unsigned threads = 1;
   size_t memory_budget = size_t{1} << 30;  // bytes of postings buffers + dictionaries
   Bm25Params bm25;
-};
-
-struct FileInfo {
-  std::string name;
-  uint64_t bytes;
-  uint32_t crc32c;
 };
 
 struct BuildStats {

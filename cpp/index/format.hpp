@@ -73,24 +73,70 @@ class CorruptIndexError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// The files of the postings, lexicon and block index (written by BlockWriter in this order);
-// the last two exist only in indexes with positions.
-inline constexpr const char* kPostingFiles[] = {
-    "terms.bin",           "term_offsets.u64",    "term_df.u32",          "term_cf.u64",
-    "term_blocks.u64",     "term_max_score.f32",  "block_last_docid.u32", "block_docs_end.u64",
-    "block_freqs_end.u64", "block_max_score.f32", "docids.bin",           "freqs.bin",
-    "positions.bin",       "block_positions_end.u64"};
-inline constexpr size_t kPositionFiles = 2;
+// Every file of an index, named once: the writers (BlockWriter, IndexBuilder) and the reader use
+// these names, and kIndexFiles lists them all with their part and element type (exported to
+// Python as mirkit._core.index.FILES).
+inline constexpr const char* kTermsFile = "terms.bin";
+inline constexpr const char* kTermOffsetsFile = "term_offsets.u64";
+inline constexpr const char* kTermDfFile = "term_df.u32";
+inline constexpr const char* kTermCfFile = "term_cf.u64";
+inline constexpr const char* kTermBlocksFile = "term_blocks.u64";
+inline constexpr const char* kTermMaxScoreFile = "term_max_score.f32";
+inline constexpr const char* kThresholdFile = "term_thresholds.f32";
+inline constexpr const char* kTermHashFile = "term_hash.u64";
+inline constexpr const char* kBlockLastDocidFile = "block_last_docid.u32";
+inline constexpr const char* kBlockDocsEndFile = "block_docs_end.u64";
+inline constexpr const char* kBlockFreqsEndFile = "block_freqs_end.u64";
+inline constexpr const char* kBlockMaxScoreFile = "block_max_score.f32";
+inline constexpr const char* kDocidsFile = "docids.bin";
+inline constexpr const char* kFreqsFile = "freqs.bin";
+inline constexpr const char* kPositionsFile = "positions.bin";
+inline constexpr const char* kBlockPositionsEndFile = "block_positions_end.u64";
+inline constexpr const char* kDocLengthsFile = "doc_lengths.u32";
+inline constexpr const char* kDocIdsFile = "doc_ids.bin";
+inline constexpr const char* kDocIdOffsetsFile = "doc_id_offsets.u64";
+inline constexpr const char* kDocVectorsFile = "doc_vectors.bin";
+inline constexpr const char* kDocVectorsEndFile = "doc_vectors_end.u64";
+
+// When an index has a file: always, or when its manifest (IndexLayout) says it has positions,
+// vectors, thresholds or the term hash table. Every build writes the last two; indexes written
+// before they existed lack them.
+enum class FilePresence : uint8_t { kAlways, kPositions, kVectors, kThresholds, kTermHash };
+
+struct IndexFile {
+  const char* name;
+  const char* part;   // what it holds (the parts of mirkit.index.Index.sizes())
+  const char* dtype;  // its elements, as numpy names them ("uint8" for byte streams)
+  FilePresence presence;
+};
+
+inline constexpr IndexFile kIndexFiles[] = {
+    {kTermsFile, "lexicon", "uint8", FilePresence::kAlways},
+    {kTermOffsetsFile, "lexicon", "uint64", FilePresence::kAlways},
+    {kTermHashFile, "lexicon", "uint64", FilePresence::kTermHash},
+    {kTermDfFile, "term stats", "uint32", FilePresence::kAlways},
+    {kTermCfFile, "term stats", "uint64", FilePresence::kAlways},
+    {kTermBlocksFile, "term stats", "uint64", FilePresence::kAlways},
+    {kTermMaxScoreFile, "term stats", "float32", FilePresence::kAlways},
+    {kThresholdFile, "term stats", "float32", FilePresence::kThresholds},
+    {kBlockLastDocidFile, "skips+scores", "uint32", FilePresence::kAlways},
+    {kBlockDocsEndFile, "skips+scores", "uint64", FilePresence::kAlways},
+    {kBlockFreqsEndFile, "skips+scores", "uint64", FilePresence::kAlways},
+    {kBlockMaxScoreFile, "skips+scores", "float32", FilePresence::kAlways},
+    {kDocidsFile, "docids", "uint8", FilePresence::kAlways},
+    {kFreqsFile, "freqs", "uint8", FilePresence::kAlways},
+    {kPositionsFile, "positions", "uint8", FilePresence::kPositions},
+    {kBlockPositionsEndFile, "positions", "uint64", FilePresence::kPositions},
+    {kDocLengthsFile, "documents", "uint32", FilePresence::kAlways},
+    {kDocIdsFile, "documents", "uint8", FilePresence::kAlways},
+    {kDocIdOffsetsFile, "documents", "uint64", FilePresence::kAlways},
+    {kDocVectorsFile, "vectors", "uint8", FilePresence::kVectors},
+    {kDocVectorsEndFile, "vectors", "uint64", FilePresence::kVectors},
+};
+
 // Threshold priming: the ranks whose scores term_thresholds.f32 holds, per term in this order.
 inline constexpr uint32_t kThresholdRanks[] = {1, 10, 100, 1000};
 inline constexpr size_t kNumThresholdRanks = std::size(kThresholdRanks);
-inline constexpr const char* kThresholdFile = "term_thresholds.f32";
-inline constexpr const char* kTermHashFile = "term_hash.u64";
-// Per-document files (written by IndexBuilder::finish).
-inline constexpr const char* kDocumentFiles[] = {"doc_lengths.u32", "doc_ids.bin",
-                                                  "doc_id_offsets.u64"};
-// Optional document vectors (written by IndexBuilder::finish after the postings).
-inline constexpr const char* kVectorFiles[] = {"doc_vectors.bin", "doc_vectors_end.u64"};
 
 enum class FreqCoding { kMinusOne, kPlain, kPrefixSum };
 

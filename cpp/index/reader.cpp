@@ -45,40 +45,35 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   m_freq_coding = freq_coding(*m_freq_codec);
   if (layout.n_docs > kMaxDocs) corrupt("n_docs=", layout.n_docs, " is too large");
 
-  std::vector<const char*> names(std::begin(kPostingFiles), std::end(kPostingFiles));
-  if (!layout.positions) names.resize(names.size() - kPositionFiles);
-  names.insert(names.end(), std::begin(kDocumentFiles), std::end(kDocumentFiles));
-  if (layout.vectors) names.insert(names.end(), std::begin(kVectorFiles), std::end(kVectorFiles));
-  if (layout.thresholds) names.push_back(kThresholdFile);
-  if (layout.term_hash) names.push_back(kTermHashFile);
-  for (const char* name : names) {
-    m_files.emplace_back(name, core::MappedFile((fs::path(directory) / name).string()));
+  for (const IndexFile& f : kIndexFiles) {
+    if (!has_file(layout, f)) continue;
+    m_files.emplace_back(f.name, core::MappedFile((fs::path(directory) / f.name).string()));
   }
   const uint64_t nt = layout.n_terms, nb = layout.n_blocks, nd = layout.n_docs;
-  term_offsets = map_array<uint64_t>("term_offsets.u64", nt + 1);
-  df = map_array<uint32_t>("term_df.u32", nt);
-  cf = map_array<uint64_t>("term_cf.u64", nt);
-  term_blocks = map_array<uint64_t>("term_blocks.u64", nt + 1);
-  term_max_score = map_array<float>("term_max_score.f32", nt);
-  block_last_docid = map_array<uint32_t>("block_last_docid.u32", nb);
-  block_docs_end = map_array<uint64_t>("block_docs_end.u64", nb);
-  block_freqs_end = map_array<uint64_t>("block_freqs_end.u64", nb);
-  block_max_score = map_array<float>("block_max_score.f32", nb);
-  doc_lengths = map_array<uint32_t>("doc_lengths.u32", nd);
-  doc_id_offsets = map_array<uint64_t>("doc_id_offsets.u64", nd + 1);
-  if (layout.positions) block_positions_end = map_array<uint64_t>("block_positions_end.u64", nb);
+  term_offsets = map_array<uint64_t>(kTermOffsetsFile, nt + 1);
+  df = map_array<uint32_t>(kTermDfFile, nt);
+  cf = map_array<uint64_t>(kTermCfFile, nt);
+  term_blocks = map_array<uint64_t>(kTermBlocksFile, nt + 1);
+  term_max_score = map_array<float>(kTermMaxScoreFile, nt);
+  block_last_docid = map_array<uint32_t>(kBlockLastDocidFile, nb);
+  block_docs_end = map_array<uint64_t>(kBlockDocsEndFile, nb);
+  block_freqs_end = map_array<uint64_t>(kBlockFreqsEndFile, nb);
+  block_max_score = map_array<float>(kBlockMaxScoreFile, nb);
+  doc_lengths = map_array<uint32_t>(kDocLengthsFile, nd);
+  doc_id_offsets = map_array<uint64_t>(kDocIdOffsetsFile, nd + 1);
+  if (layout.positions) block_positions_end = map_array<uint64_t>(kBlockPositionsEndFile, nb);
   if (layout.thresholds) term_thresholds = map_array<float>(kThresholdFile, nt * kNumThresholdRanks);
   if (layout.term_hash) {
     m_slots = map_array<TermSlot>(kTermHashFile, file(kTermHashFile).size() / sizeof(TermSlot));
   }
-  m_terms = reinterpret_cast<const char*>(file("terms.bin").data());
-  m_docids = file("docids.bin").data();
-  m_freqs = file("freqs.bin").data();
-  m_doc_ids = reinterpret_cast<const char*>(file("doc_ids.bin").data());
-  if (layout.positions) m_positions = file("positions.bin").data();
+  m_terms = reinterpret_cast<const char*>(file(kTermsFile).data());
+  m_docids = file(kDocidsFile).data();
+  m_freqs = file(kFreqsFile).data();
+  m_doc_ids = reinterpret_cast<const char*>(file(kDocIdsFile).data());
+  if (layout.positions) m_positions = file(kPositionsFile).data();
   if (layout.vectors) {
-    doc_vectors_end = map_array<uint64_t>("doc_vectors_end.u64", nd);
-    m_vectors = file("doc_vectors.bin").data();
+    doc_vectors_end = map_array<uint64_t>(kDocVectorsEndFile, nd);
+    m_vectors = file(kDocVectorsFile).data();
   }
   validate();
 }
@@ -109,37 +104,37 @@ void IndexReader::validate() const {
     }
     if (exact_end && a.size && a[a.size - 1] != limit) corrupt(name, ": last offset ", a[a.size - 1], " != ", limit);
   };
-  check_offsets(term_offsets, file("terms.bin").size(), "term_offsets.u64", true);
-  if (term_offsets.size && term_offsets[0] != 0) corrupt("term_offsets.u64: first offset is not 0");
-  check_offsets(doc_id_offsets, file("doc_ids.bin").size(), "doc_id_offsets.u64", true);
-  if (doc_id_offsets[0] != 0) corrupt("doc_id_offsets.u64: first offset is not 0");
-  check_offsets(block_docs_end, file("docids.bin").size(), "block_docs_end.u64", true);
-  check_offsets(block_freqs_end, file("freqs.bin").size(), "block_freqs_end.u64", true);
+  check_offsets(term_offsets, file(kTermsFile).size(), kTermOffsetsFile, true);
+  if (term_offsets.size && term_offsets[0] != 0) corrupt(kTermOffsetsFile, ": first offset is not 0");
+  check_offsets(doc_id_offsets, file(kDocIdsFile).size(), kDocIdOffsetsFile, true);
+  if (doc_id_offsets[0] != 0) corrupt(kDocIdOffsetsFile, ": first offset is not 0");
+  check_offsets(block_docs_end, file(kDocidsFile).size(), kBlockDocsEndFile, true);
+  check_offsets(block_freqs_end, file(kFreqsFile).size(), kBlockFreqsEndFile, true);
   if (m_layout.positions) {
-    check_offsets(block_positions_end, file("positions.bin").size(), "block_positions_end.u64", true);
+    check_offsets(block_positions_end, file(kPositionsFile).size(), kBlockPositionsEndFile, true);
   }
   if (m_layout.vectors) {
-    const uint64_t size = file("doc_vectors.bin").size();
-    check_offsets(doc_vectors_end, size, "doc_vectors_end.u64", true);
-    if (doc_vectors_end.size == 0 && size != 0) corrupt("doc_vectors.bin: ", size, " bytes for no documents");
+    const uint64_t size = file(kDocVectorsFile).size();
+    check_offsets(doc_vectors_end, size, kDocVectorsEndFile, true);
+    if (doc_vectors_end.size == 0 && size != 0) corrupt(kDocVectorsFile, ": ", size, " bytes for no documents");
   }
-  check_offsets(term_blocks, m_layout.n_blocks, "term_blocks.u64", true);
-  if (term_blocks[0] != 0) corrupt("term_blocks.u64: first entry is not 0");
+  check_offsets(term_blocks, m_layout.n_blocks, kTermBlocksFile, true);
+  if (term_blocks[0] != 0) corrupt(kTermBlocksFile, ": first entry is not 0");
   if (m_layout.n_terms >= kEmptySlot) corrupt("n_terms=", m_layout.n_terms, " is too large");
   if (m_layout.term_hash) check_term_hash();
   for (uint64_t t = 0; t < m_layout.n_terms; ++t) {
     if (t > 0 && !(term(static_cast<uint32_t>(t - 1)) < term(static_cast<uint32_t>(t)))) {
-      corrupt("terms.bin: terms not strictly sorted at term ", t);
+      corrupt(kTermsFile, ": terms not strictly sorted at term ", t);
     }
     uint64_t blocks = term_blocks[t + 1] - term_blocks[t];
     if (df[t] == 0 || df[t] > m_layout.n_docs || blocks != (df[t] + kBlockSize - 1) / kBlockSize) {
-      corrupt("term_df.u32 / term_blocks.u64: term ", t, " has df ", df[t], " and ", blocks, " blocks");
+      corrupt(kTermDfFile, " / ", kTermBlocksFile, ": term ", t, " has df ", df[t], " and ", blocks, " blocks");
     }
     if (m_layout.thresholds) check_thresholds(t);
     int64_t prev = -1;
     for (uint64_t b = term_blocks[t]; b < term_blocks[t + 1]; ++b) {
       if (static_cast<int64_t>(block_last_docid[b]) <= prev || block_last_docid[b] >= m_layout.n_docs) {
-        corrupt("block_last_docid.u32: block ", b, " of term ", t, " is out of order or range");
+        corrupt(kBlockLastDocidFile, ": block ", b, " of term ", t, " is out of order or range");
       }
       prev = block_last_docid[b];
     }
@@ -262,7 +257,7 @@ uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const
                ? m_docid_codec->decode(m_docids + start, len, out, n)
                : m_docid_codec->decode_sorted(m_docids + start, len, out, n);
   } catch (const std::invalid_argument& e) {
-    corrupt("docids.bin: block ", b, " of term '", term(t), "': ", e.what());
+    corrupt(kDocidsFile, ": block ", b, " of term '", term(t), "': ", e.what());
   }
   // Rebase and check that the docids increase strictly (a wrap past 2^32 shows as a decrease),
   // in two loops the compiler vectorizes: every cursor runs this on each block it enters.
@@ -270,7 +265,7 @@ uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const
   uint32_t bad = (used != len) | (out[0] < base);
   for (uint32_t i = 1; i < n; ++i) bad |= out[i] <= out[i - 1];
   if (bad || out[n - 1] != block_last_docid[b]) {
-    corrupt("docids.bin: block ", b, " of term '", term(t), "' does not match the skip list");
+    corrupt(kDocidsFile, ": block ", b, " of term '", term(t), "' does not match the skip list");
   }
   return n;
 }
@@ -282,7 +277,7 @@ void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
   try {
     used = m_freq_codec->decode(m_freqs + start, len, out, n);
   } catch (const std::invalid_argument& e) {
-    corrupt("freqs.bin: block ", b, ": ", e.what());
+    corrupt(kFreqsFile, ": block ", b, ": ", e.what());
   }
   bool bad = used != len;
   switch (m_freq_coding) {
@@ -302,7 +297,7 @@ void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
       break;
     }
   }
-  if (bad) corrupt("freqs.bin: block ", b, " is inconsistent");
+  if (bad) corrupt(kFreqsFile, ": block ", b, " is inconsistent");
 }
 
 void IndexReader::postings(uint32_t t, std::vector<uint32_t>& docids,
@@ -334,7 +329,7 @@ size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
   p = core::get_varint(p, end, n);
   // A hostile count is refused before anything grows.
   if (!p || n > m_layout.n_terms || n > tfs_codec.max_decoded_count(end - p)) {
-    corrupt("doc_vectors.bin: document ", d, " has a bad term count");
+    corrupt(kDocVectorsFile, ": document ", d, " has a bad term count");
   }
   const size_t at = terms.size();
   terms.resize(at + n);
@@ -344,7 +339,7 @@ size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
     used = ids_codec.decode(p, end - p, terms.data() + at, n);
     used += tfs_codec.decode(p + used, end - p - used, tfs.data() + at, n);
   } catch (const std::invalid_argument& e) {
-    corrupt("doc_vectors.bin: document ", d, ": ", e.what());
+    corrupt(kDocVectorsFile, ": document ", d, ": ", e.what());
   }
   bool bad = used != static_cast<size_t>(end - p) || (n && terms[at + n - 1] >= m_layout.n_terms);
   uint64_t length = 0;
@@ -353,7 +348,7 @@ size_t IndexReader::doc_vector(uint32_t d, std::vector<uint32_t>& terms,
     length += tfs[i];
   }
   if (bad || length != doc_lengths[d]) {
-    corrupt("doc_vectors.bin: document ", d, " is inconsistent (term order, range or length)");
+    corrupt(kDocVectorsFile, ": document ", d, " is inconsistent (term order, range or length)");
   }
   return n;
 }
@@ -473,7 +468,7 @@ void PostingCursor::positions(std::vector<uint32_t>& out) {
     for (uint32_t k = 0; k < m_freqs[i]; ++k) {
       uint32_t gap;
       p = core::get_varint(p, end, gap);
-      if (!p) corrupt("positions.bin: block ", m_block, " is truncated");
+      if (!p) corrupt(kPositionsFile, ": block ", m_block, " is truncated");
       at += gap;
       if (i == m_pos) out.push_back(at);
     }

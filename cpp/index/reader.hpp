@@ -33,6 +33,18 @@ struct IndexLayout {
   bool term_hash = false;   // term_hash.u64 (the same)
 };
 
+// Whether an index of this layout has file f.
+inline bool has_file(const IndexLayout& layout, const IndexFile& f) {
+  switch (f.presence) {
+    case FilePresence::kAlways: return true;
+    case FilePresence::kPositions: return layout.positions;
+    case FilePresence::kVectors: return layout.vectors;
+    case FilePresence::kThresholds: return layout.thresholds;
+    case FilePresence::kTermHash: return layout.term_hash;
+  }
+  return false;
+}
+
 template <class T>
 struct Array {
   const T* data = nullptr;

@@ -28,9 +28,7 @@ struct TermBounds {
 }  // namespace
 
 void ScorerSpec::validate() const {
-  if (kind == ScorerKind::kBm25 && !(std::isfinite(k1) && k1 >= 0 && b >= 0 && b <= 1)) {
-    core::fail_value("BM25 needs a finite k1 >= 0 and 0 <= b <= 1; got k1=", k1, ", b=", b);
-  }
+  if (kind == ScorerKind::kBm25) index::check_bm25(k1, b);
   if (kind == ScorerKind::kQueryLikelihood && !(std::isfinite(mu) && mu > 0)) {
     core::fail_value("query likelihood needs a finite mu > 0; got mu=", mu);
   }
@@ -43,10 +41,6 @@ const double* TfIdfScorer::log_table() {
     return t;
   }();
   return table.data();
-}
-
-bool uses_bounds(Algorithm a) {
-  return a == Algorithm::kWand || a == Algorithm::kBlockMaxWand || a == Algorithm::kMaxScore;
 }
 
 struct QueryEngine::Prepared {
@@ -210,7 +204,7 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
   }
 }
 
-QueryEngine::QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
+QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analyzer& analyzer,
                          const index::Bm25Params& stored, uint64_t total_tokens,
                          const GlobalStats* global)
     : m_reader(reader), m_analyzer(analyzer), m_stored(stored) {
@@ -333,7 +327,126 @@ void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk) {
   }
 }
 
+// The top k, best first, with scores back in doubles, and the work counters.
+template <class S>
+QueryResult ranked_result(TopKQueue& topk, const Plan<S>& plan, double scale) {
+  QueryResult result;
+  const auto ranked = topk.finish();
+  result.docids.reserve(ranked.size());
+  result.scores.reserve(ranked.size());
+  for (const auto& [s, d] : ranked) {
+    result.docids.push_back(d);
+    result.scores.push_back(static_cast<double>(s) / scale);
+  }
+  for (const auto& c : plan.cursors) result.postings_decoded += c.postings_decoded();
+  result.postings_scored = plan.postings_scored;
+  result.docs_scored = plan.docs_scored;
+  return result;
+}
+
 }  // namespace
+
+// A query before any scorer object exists: its terms mapped to the index's ids, with their unit
+// parameters, the fixed-point scale, the upper bounds the pruning algorithms need and the
+// threshold that primes the top k.
+struct QueryEngine::QueryPlan {
+  struct Term {
+    int64_t local = -1;      // the index's id of the query term; -1 when a shard lacks it
+    double weight = 0.0;     // query weight
+    TermParams unit;         // W1 and a at query weight 1
+    // Upper bounds (pruning algorithms only): max_bound and blocks[b], times factor.
+    const float* blocks = nullptr;
+    float max_bound = 0.0f;
+    double factor = 0.0;
+  };
+  std::vector<Term> terms;  // one per distinct query term, in term-id order
+  bool matches_nothing = false;
+  double scale = 1.0;
+  double weight_sum = 0.0;  // of the query weights (query likelihood's document part)
+  Score threshold = kNoThreshold;
+  std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
+};
+
+// Maps the query terms to the index's ids (prefetching their per-term arrays) and picks the
+// fixed-point scale.
+//
+// The scale is a power of two that keeps every sum of contributions below 2^52 (below 2^53
+// after rounding each contribution), so every integer score converts to its double exactly: the
+// returned doubles rank and tie exactly as the integers do, and shards' results merge by their
+// doubles (with 2^61, distinct sums could round to one double and show a tie out of docid
+// order). A shard computes the scale, and the document part's weight, from every query term
+// the whole collection holds, including those it lacks, so that its scores are the single
+// index's.
+void QueryEngine::plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& terms,
+                             Algorithm algorithm, const ScorerSpec& spec) const {
+  plan.terms.resize(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    plan.terms[i].local = local_term(terms[i].term);
+    plan.terms[i].weight = terms[i].weight;
+    if (plan.terms[i].local >= 0) m_reader.prefetch_term(static_cast<uint32_t>(plan.terms[i].local));
+  }
+  double magnitude = 0.0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    QueryPlan::Term& t = plan.terms[i];
+    // A conjunction with a term no document of the shard holds matches nothing here.
+    if (t.local < 0 && algorithm == Algorithm::kAnd) {
+      plan.matches_nothing = true;
+      return;
+    }
+    t.unit = unit_params(spec, m_collection, term_df(terms[i].term), term_cf(terms[i].term));
+    magnitude += t.weight * t.unit.weight * f_limit(spec, m_collection, t.unit);
+    plan.weight_sum += t.weight;
+  }
+  if (spec.kind == ScorerKind::kQueryLikelihood) {
+    magnitude += plan.weight_sum * std::log1p(std::max<double>(1.0, m_collection.max_length) / spec.mu);
+  }
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);
+  plan.scale = std::ldexp(1.0, std::clamp(52 - exponent, -1000, 1000));
+}
+
+// Prefetches the first blocks, then sets each term's upper bounds, stored in the index or
+// computed for this scorer, and primes the threshold from the stored thresholds.
+void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
+                              Prepared& prepared) const {
+  for (const QueryPlan::Term& t : plan.terms) {
+    if (t.local >= 0) m_reader.prefetch_skips(static_cast<uint32_t>(t.local));
+  }
+  for (const QueryPlan::Term& t : plan.terms) {
+    if (t.local >= 0) m_reader.prefetch_postings(static_cast<uint32_t>(t.local));
+  }
+  if (!uses_bounds(algorithm)) return;
+  const uint64_t n_docs = m_reader.n_docs();
+  const size_t rank = prime_rank(prepared, algorithm, k, m_reader.layout().thresholds);
+  for (QueryPlan::Term& term : plan.terms) {
+    if (term.local < 0) continue;  // a shard without the term: no postings here
+    const uint32_t t = static_cast<uint32_t>(term.local);
+    const double w = term.weight;
+    term.factor = w * plan.scale * kBoundSlack;
+    if (prepared.stored) {
+      const double idf_ratio = bm25_idf(prepared.spec.idf, n_docs, m_reader.df[t]) /
+                               index::bm25_idf(n_docs, m_reader.df[t]);
+      term.factor *= idf_ratio;
+      term.blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
+      term.max_bound = m_reader.term_max_score[t];
+      if (rank < index::kNumThresholdRanks) {
+        // At least r documents have this term's contribution >= v (the stored lower bound of
+        // its r-th largest, r >= k), so the k-th best score is too. Contributions here differ
+        // from the index's double scores by float rounding (well under 1e-6 relative) and
+        // round to integers: floor(v * w * scale * idf_ratio * (1 - 1e-6)) - 1 is below every
+        // one of them. A document scoring that much may still tie into the top k, so the
+        // queue starts just below it.
+        const float v = m_reader.term_thresholds[t * index::kNumThresholdRanks + rank];
+        const double lower = std::floor(v * w * plan.scale * idf_ratio * (1.0 - 1e-6)) - 1.0;
+        if (v > 0.0f) plan.threshold = std::max(plan.threshold, static_cast<Score>(lower) - 1);
+      }
+    } else {
+      plan.keep.push_back(term_bounds(prepared, m_reader, term.unit, t));
+      term.blocks = plan.keep.back()->blocks.data();
+      term.max_bound = plan.keep.back()->max;
+    }
+  }
+}
 
 QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
                                 Algorithm algorithm, const ScorerSpec& spec) const {
@@ -343,93 +456,27 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
   QueryResult result;
   const uint64_t n_docs = m_reader.n_docs();  // of this index (a shard: fewer than N)
   if (terms.empty() || n_docs == 0) return result;
+  QueryPlan plan;
+  plan_terms(plan, terms, algorithm, spec);
+  if (plan.matches_nothing) return result;
+  plan_bounds(plan, k, algorithm, *prepared);
 
-  // Fixed-point scale: a power of two that keeps every sum of contributions below 2^52 (below
-  // 2^53 after rounding each contribution), so every integer score converts to its double
-  // exactly: the returned doubles rank and tie exactly as the integers do, and shards' results
-  // merge by their doubles (with 2^61, distinct sums could round to one double and show a tie
-  // out of docid order). A shard computes the scale, and the document part's weight, from every
-  // query term the whole collection holds, including those it lacks, so that its scores are the
-  // single index's.
-  std::vector<TermParams> unit(terms.size());
-  std::vector<int64_t> local(terms.size());
-  for (size_t i = 0; i < terms.size(); ++i) {
-    local[i] = local_term(terms[i].term);
-    if (local[i] >= 0) m_reader.prefetch_term(static_cast<uint32_t>(local[i]));
-  }
-  double magnitude = 0.0, weight_sum = 0.0;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    // A conjunction with a term no document of the shard holds matches nothing here.
-    if (local[i] < 0 && algorithm == Algorithm::kAnd) return result;
-    unit[i] = unit_params(spec, m_collection, term_df(terms[i].term), term_cf(terms[i].term));
-    magnitude += terms[i].weight * unit[i].weight * f_limit(spec, m_collection, unit[i]);
-    weight_sum += terms[i].weight;
-  }
-  if (spec.kind == ScorerKind::kQueryLikelihood) {
-    magnitude += weight_sum * std::log1p(std::max<double>(1.0, m_collection.max_length) / spec.mu);
-  }
-  int exponent = 0;
-  std::frexp(magnitude, &exponent);
-  const double scale = std::ldexp(1.0, std::clamp(52 - exponent, -1000, 1000));
-
-  with_scorer(*prepared, m_reader, weight_sum * scale, [&](const auto& scorer) {
+  // Dispatch: the cursors, with the plan's bounds, to the algorithm for this scorer type.
+  with_scorer(*prepared, m_reader, plan.weight_sum * plan.scale, [&](const auto& scorer) {
     using S = std::decay_t<decltype(scorer)>;
-    Plan<S> plan{scorer, {}, static_cast<uint32_t>(n_docs)};
-    plan.cursors.reserve(terms.size());
-    for (size_t i = 0; i < terms.size(); ++i) {
-      if (local[i] >= 0) m_reader.prefetch_skips(static_cast<uint32_t>(local[i]));
-    }
-    for (size_t i = 0; i < terms.size(); ++i) {
-      if (local[i] >= 0) m_reader.prefetch_postings(static_cast<uint32_t>(local[i]));
-    }
-    std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
-    const size_t rank = prime_rank(*prepared, algorithm, k, m_reader.layout().thresholds);
-    Score threshold = kNoThreshold;
-    for (size_t i = 0; i < terms.size(); ++i) {
-      if (local[i] < 0) continue;  // a shard without the term: no postings here
-      const uint32_t t = static_cast<uint32_t>(local[i]);
-      const double w = terms[i].weight;
-      plan.cursors.emplace_back(m_reader.cursor(t), TermParams{w * unit[i].weight * scale, unit[i].a});
-      if (!uses_bounds(algorithm)) continue;
-      double factor = w * scale * kBoundSlack;
-      const float* blocks;
-      float max;
-      if (prepared->stored) {
-        const double idf_ratio =
-            bm25_idf(spec.idf, n_docs, m_reader.df[t]) / index::bm25_idf(n_docs, m_reader.df[t]);
-        factor *= idf_ratio;
-        blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
-        max = m_reader.term_max_score[t];
-        if (rank < index::kNumThresholdRanks) {
-          // At least r documents have this term's contribution >= v (the stored lower bound of
-          // its r-th largest, r >= k), so the k-th best score is too. Contributions here differ
-          // from the index's double scores by float rounding (well under 1e-6 relative) and
-          // round to integers: floor(v * w * scale * idf_ratio * (1 - 1e-6)) - 1 is below every
-          // one of them. A document scoring that much may still tie into the top k, so the
-          // queue starts just below it.
-          const float v = m_reader.term_thresholds[t * index::kNumThresholdRanks + rank];
-          const double lower = std::floor(v * w * scale * idf_ratio * (1.0 - 1e-6)) - 1.0;
-          if (v > 0.0f) threshold = std::max(threshold, static_cast<Score>(lower) - 1);
-        }
-      } else {
-        keep.push_back(term_bounds(*prepared, m_reader, unit[i], t));
-        blocks = keep.back()->blocks.data();
-        max = keep.back()->max;
+    Plan<S> run{scorer, {}, static_cast<uint32_t>(n_docs)};
+    run.cursors.reserve(plan.terms.size());
+    for (const QueryPlan::Term& t : plan.terms) {
+      if (t.local < 0) continue;
+      run.cursors.emplace_back(m_reader.cursor(static_cast<uint32_t>(t.local)),
+                               TermParams{t.weight * t.unit.weight * plan.scale, t.unit.a});
+      if (uses_bounds(algorithm)) {
+        run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
       }
-      plan.cursors.back().set_bounds(ceil_to_score(max * factor), blocks, factor);
     }
-    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), threshold);
-    run_algorithm(algorithm, plan, topk);
-    const auto ranked = topk.finish();
-    result.docids.reserve(ranked.size());
-    result.scores.reserve(ranked.size());
-    for (const auto& [s, d] : ranked) {
-      result.docids.push_back(d);
-      result.scores.push_back(static_cast<double>(s) / scale);
-    }
-    for (const auto& c : plan.cursors) result.postings_decoded += c.postings_decoded();
-    result.postings_scored = plan.postings_scored;
-    result.docs_scored = plan.docs_scored;
+    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), plan.threshold);
+    run_algorithm(algorithm, run, topk);
+    result = ranked_result(topk, run, plan.scale);
   });
   return result;
 }

@@ -11,18 +11,14 @@
 #include <string_view>
 #include <vector>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 #include "index/bm25.hpp"
 #include "index/reader.hpp"
 #include "index/term_hash.hpp"
+#include "query/algorithm.hpp"
 #include "query/scorers.hpp"
 
 namespace mirkit::query {
-
-enum class Algorithm : uint8_t { kTaat, kExhaustive, kAnd, kWand, kBlockMaxWand, kMaxScore };
-
-// Whether the algorithm prunes with upper bounds (and so needs them for its scorer).
-bool uses_bounds(Algorithm a);
 
 struct QueryTerm {
   uint32_t term;
@@ -83,7 +79,7 @@ class QueryEngine {
   // `analyzer` is the index's (text queries). With `global` (copied; may be null) the index is
   // a shard and scores use the collection's statistics; term ids are then global ids, and the
   // stored bounds, computed with the shard's own statistics, are not used.
-  QueryEngine(const index::IndexReader& reader, const index::Analyzer& analyzer,
+  QueryEngine(const index::IndexReader& reader, const analysis::Analyzer& analyzer,
               const index::Bm25Params& stored, uint64_t total_tokens,
               const GlobalStats* global = nullptr);
   ~QueryEngine();
@@ -112,14 +108,21 @@ class QueryEngine {
   struct Prepared;  // per scorer: document norms, bounds (engine.cpp)
 
  private:
+  struct QueryPlan;  // one query's terms, scale, bounds and threshold (engine.cpp)
+
   std::shared_ptr<Prepared> prepare(const ScorerSpec& scorer) const;
+  // search() in steps: the plan (term ids, scale, prefetches, bounds, threshold priming), then
+  // the dispatch to the algorithm and the extraction of the results.
+  void plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& terms, Algorithm algorithm,
+                  const ScorerSpec& scorer) const;
+  void plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm, Prepared& prepared) const;
   uint64_t n_query_terms() const;
   int64_t local_term(uint32_t term) const;  // the shard's id of a query term id, -1 if absent
   uint64_t term_df(uint32_t term) const;    // statistics of a query term id
   uint64_t term_cf(uint32_t term) const;
 
   const index::IndexReader& m_reader;
-  index::Analyzer m_analyzer;
+  analysis::Analyzer m_analyzer;
   index::Bm25Params m_stored;
   Collection m_collection;
   std::optional<GlobalStats> m_global;

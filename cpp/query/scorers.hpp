@@ -27,7 +27,7 @@ enum class Idf : uint8_t { kLucene, kRsj, kLog };
 
 struct ScorerSpec {
   ScorerKind kind = ScorerKind::kBm25;
-  double k1 = 0.9, b = 0.4;  // BM25
+  double k1 = index::kDefaultK1, b = index::kDefaultB;  // BM25
   Idf idf = Idf::kLucene;    // BM25
   double mu = 1000.0;        // query likelihood
 

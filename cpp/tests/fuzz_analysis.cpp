@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 
-using mirkit::index::Analyzer;
-using mirkit::index::AnalyzerConfig;
+using mirkit::analysis::Analyzer;
+using mirkit::analysis::AnalyzerConfig;
 
 namespace {
 
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   for (long it = 0; it < iterations; ++it) {
     std::string word(rng() % 24, 'a');
     for (char& c : word) c = "abcdeilmnorstuvwyz"[rng() % 18];
-    const std::string stem = mirkit::index::porter_stem(word);
+    const std::string stem = mirkit::analysis::porter_stem(word);
     if (stem.size() > word.size() || (stem.empty() && word != "s" && !word.empty())) {
       return fail("stem longer than its word or empty", word);
     }

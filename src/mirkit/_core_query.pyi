@@ -5,6 +5,9 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
+# The ranked algorithms' names (mirkit.search.ALGORITHMS reads them).
+ALGORITHMS: tuple[str, ...]
+
 class ScorerSpec:
     def __init__(self, scorer: str = "bm25", k1: float = 0.9, b: float = 0.4,
                  idf: str = "lucene", mu: float = 1000.0) -> None: ...

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mirkit::index {
+namespace mirkit::analysis {
 
 // Upper bound of max_length: keeps the per-call token buffer (4 bytes per code point) small.
 inline constexpr uint32_t kMaxTokenLength = 1u << 16;
@@ -89,4 +89,4 @@ const std::vector<std::string_view>& stopword_list();
 std::string porter_stem(std::string_view word);
 void porter_stem_inplace(std::string& word);
 
-}  // namespace mirkit::index
+}  // namespace mirkit::analysis

@@ -4,9 +4,9 @@
 // dictionary text uses as such ("first", "one", "well") are not on it.
 #include <array>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 
-namespace mirkit::index {
+namespace mirkit::analysis {
 
 namespace {
 
@@ -93,4 +93,4 @@ const std::vector<std::string_view>& stopword_list() {
   return list;
 }
 
-}  // namespace mirkit::index
+}  // namespace mirkit::analysis

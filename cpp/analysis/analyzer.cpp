@@ -5,14 +5,14 @@
 // letters/digits when they are ASCII (é -> e, ﬁ -> fi, ² -> 2) or a conventional ASCII spelling
 // (æ -> ae, ß -> ss, ø -> o, þ -> th); a combining mark whose base came out ASCII is dropped with
 // it (so decomposed "e" + U+0301 folds like precomposed é), other marks are kept. The tables come
-// from cpp/index/gen_unicode_tables.py.
+// from cpp/analysis/gen_unicode_tables.py.
 #include <cstring>
 
 #include "core/errors.hpp"
-#include "index/analyzer.hpp"
-#include "index/unicode_tables.hpp"
+#include "analysis/analyzer.hpp"
+#include "analysis/unicode_tables.hpp"
 
-namespace mirkit::index {
+namespace mirkit::analysis {
 
 namespace {
 
@@ -200,4 +200,4 @@ std::vector<std::string> Analyzer::analyze(std::string_view text) const {
   return terms;
 }
 
-}  // namespace mirkit::index
+}  // namespace mirkit::analysis

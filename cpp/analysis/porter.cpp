@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
-#include "index/analyzer.hpp"
+#include "analysis/analyzer.hpp"
 
-namespace mirkit::index {
+namespace mirkit::analysis {
 
 namespace {
 
@@ -235,4 +235,4 @@ std::string porter_stem(std::string_view word) {
   return out;
 }
 
-}  // namespace mirkit::index
+}  // namespace mirkit::analysis
