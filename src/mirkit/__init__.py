@@ -1,8 +1,8 @@
 """mirkit: a multimedia information-retrieval kit with fast C++ kernels.
 
 Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression),
-:mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer), :mod:`mirkit.documents` (input
-readers), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` and
+:mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer), :mod:`mirkit.ingest` (input
+readers; also importable as :mod:`mirkit.documents`), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` and
 :mod:`mirkit.scoring` (ranked and Boolean retrieval), :mod:`mirkit.evaluation` (trec_eval's
 measures), :mod:`mirkit.feedback` (Rocchio), :mod:`mirkit.image` (filters, SIFT),
 :mod:`mirkit.geometry` (homographies), :mod:`mirkit.vectors` (k-means, kNN, LSH),
@@ -11,7 +11,7 @@ corpora) and :mod:`mirkit.distributed` (sharded indexes on Dask, imported on dem
 the ``distributed`` extra).
 """
 
-from mirkit import (analysis, attention, codecs, datasets, documents, geometry, image, index,
+from mirkit import (analysis, attention, codecs, datasets, geometry, image, index, ingest,
                     vectors)
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__

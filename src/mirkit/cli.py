@@ -126,7 +126,7 @@ def _print_elias_fano_sizes() -> None:
 def _cmd_index(args) -> int:
     from mirkit._progress import Progress
     from mirkit.analysis import Analyzer
-    from mirkit.documents import read_documents
+    from mirkit.ingest import read_documents
     from mirkit.index import IndexWriter
 
     analyzer = Analyzer(stem=not args.no_stem, stopwords=not args.no_stopwords,

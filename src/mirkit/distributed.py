@@ -266,7 +266,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
     inputs : sequence
         Either the documents themselves (``(id, text)`` pairs or dicts), cut into `n_shards`
         slices of equal count, or a sequence of parts, each a path (a file or folder that
-        :func:`mirkit.documents.read_documents` reads) or an iterable of documents (it must
+        :func:`mirkit.ingest.read_documents` reads) or an iterable of documents (it must
         pickle: it travels to a worker). Parts go to shards in contiguous groups of about equal
         size (bytes of the files; documents of sized partitions), so the order of the documents
         is kept: global docids are those of :func:`mirkit.index.build_index` over the same

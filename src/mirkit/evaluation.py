@@ -200,7 +200,7 @@ def _read_bytes(path) -> bytes:
     try:
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as e:
-        from mirkit.documents import InputError
+        from mirkit.ingest import InputError
 
         raise InputError(os.fspath(path), None, f"damaged gzip data ({e})") from None
 
@@ -304,7 +304,7 @@ def _as_dict(value, what: str) -> dict:
 def read_qrels(path: Union[str, os.PathLike]) -> Qrels:
     """Read a TREC qrels file (``qid iter docno relevance``; ``.gz`` too).
 
-    Raises :class:`mirkit.documents.InputError` naming the file and line for a malformed
+    Raises :class:`mirkit.ingest.InputError` naming the file and line for a malformed
     line, a non-integer relevance or a document judged twice for a query.
     """
     return Qrels._wrap(_E.Qrels.parse(_read_bytes(path), os.fspath(path)))
@@ -313,7 +313,7 @@ def read_qrels(path: Union[str, os.PathLike]) -> Qrels:
 def read_run(path: Union[str, os.PathLike]) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``; ``.gz`` too).
 
-    Raises :class:`mirkit.documents.InputError` naming the file and line for fewer than six
+    Raises :class:`mirkit.ingest.InputError` naming the file and line for fewer than six
     fields, a score that is not a number (or NaN) or a document retrieved twice for a query.
     """
     return Run._wrap(_E.Run.parse(_read_bytes(path), os.fspath(path)))
@@ -396,10 +396,10 @@ def _lines(qid: str, docnos, scores: list, tag: str):
 def read_queries(path: Union[str, os.PathLike]) -> list:
     """``(qid, text)`` pairs of a ``qid<TAB>query text`` file; blank lines are skipped.
 
-    Raises :class:`mirkit.documents.InputError` (file and line) for a line without a tab, an
+    Raises :class:`mirkit.ingest.InputError` (file and line) for a line without a tab, an
     empty or spaced qid, a query without text, a repeated qid or bytes that are not UTF-8.
     """
-    from mirkit.documents import InputError
+    from mirkit.ingest import InputError
 
     path = os.fspath(path)
     queries, seen = [], {}

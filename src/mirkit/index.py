@@ -38,6 +38,7 @@ from mirkit import _core, codecs
 from mirkit._validate import as_uint32_1d
 from mirkit._version import __version__
 from mirkit.analysis import Analyzer
+from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
 
 __all__ = [
     "DEFAULT_CODEC",
@@ -267,13 +268,11 @@ class IndexWriter:
         """Add every document of `source` and return how many were added.
 
         `source` is a path (JSON Lines, TREC SGML, a folder of files, or a gzip'ed variant) or
-        an iterable of ``(id, text)`` pairs or dicts; see :func:`mirkit.documents.read_documents`.
-        Malformed input raises :class:`mirkit.documents.InputError` naming the file and line,
+        an iterable of ``(id, text)`` pairs or dicts; see :func:`mirkit.ingest.read_documents`.
+        Malformed input raises :class:`mirkit.ingest.InputError` naming the file and line,
         unless `skip_errors`, in which case it is skipped and counted in ``skipped``/``errors``.
         `progress` is an object with ``update(docs, nbytes)`` (e.g. ``mirkit._progress.Progress``).
         """
-        from mirkit.documents import read_documents
-
         self._check_open()
         self._flush()
         before = self.n_docs
@@ -287,7 +286,7 @@ class IndexWriter:
                 progress.update(added, batch.nbytes)
             self.skipped += reader.skipped - skipped_before
             skipped_before = reader.skipped
-        self.errors.extend(reader.errors[: max(0, 100 - len(self.errors))])
+        self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
         return self.n_docs - before
 
     def _flush(self) -> None:
@@ -302,8 +301,6 @@ class IndexWriter:
             duplicate = self._builder.add_batch(ids, texts)
             if duplicate is None:
                 return added
-            from mirkit.documents import InputError
-
             i, first = duplicate
             path, line = locations[i]
             error = InputError(path, line,
@@ -311,7 +308,7 @@ class IndexWriter:
             if not skip_errors:
                 raise error
             self.skipped += 1
-            if len(self.errors) < 100:
+            if len(self.errors) < MAX_KEPT_ERRORS:
                 self.errors.append(error)
             ids, texts, locations = ids[:i] + ids[i + 1:], texts[:i] + texts[i + 1:], \
                 locations[:i] + locations[i + 1:]

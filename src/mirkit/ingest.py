@@ -1,4 +1,4 @@
-"""Document input for index building: JSON Lines, TREC SGML, folders of files, gzip, iterables.
+"""Document input (ingest) for index building: JSON Lines, TREC SGML, folders of files, gzip, iterables.
 
 :func:`read_documents` turns a source into a :class:`DocumentReader`, an iterable of
 :class:`DocBatch` (parallel lists of ids, texts and locations). The index writer consumes these
@@ -50,9 +50,9 @@ non-string text or a non-integer id (:class:`InputTypeError`, which is also a ``
 empty id, invalid UTF-8 (at the line of the first bad byte), a lone surrogate escaped in JSON,
 TREC structure errors (a ``<DOC>`` without ``</DOC>``, a missing, empty, unterminated or repeated
 ``<DOCNO>``, at the line of the ``<DOC>`` tag; text or a ``</DOC>`` outside a document, at its
-own line). With ``skip_errors=True`` such documents
-are skipped instead and counted in :attr:`DocumentReader.skipped`; the first 100 errors are kept
-in :attr:`DocumentReader.errors`. A corrupt or truncated gzip stream always raises: the rest of
+own line). With ``skip_errors=True`` such documents are skipped instead and counted in
+:attr:`DocumentReader.skipped`; the first :data:`MAX_KEPT_ERRORS` errors are kept in
+:attr:`DocumentReader.errors`. A corrupt or truncated gzip stream always raises: the rest of
 that file cannot be delimited into documents. A source that does not exist raises
 ``FileNotFoundError`` when the reader is made.
 
@@ -84,6 +84,7 @@ from mirkit._validate import check_positive_int
 
 __all__ = [
     "ITERABLE",
+    "MAX_KEPT_ERRORS",
     "DocBatch",
     "DocumentReader",
     "InputError",
@@ -106,7 +107,10 @@ _EXTENSION_FORMATS = {
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
-_MAX_KEPT_ERRORS = 100
+
+#: Errors kept in ``errors`` by a reader (and by :class:`mirkit.index.IndexWriter`) with
+#: ``skip_errors=True``; the rest are only counted in ``skipped``.
+MAX_KEPT_ERRORS = 100
 
 Location = tuple[str, int]
 # A parser yields documents as (id, text, location) tuples, and malformed ones as InputError
@@ -209,7 +213,7 @@ class DocumentReader:
     skipped : int
         Documents skipped by the last iteration (``skip_errors=True``).
     errors : list of InputError
-        The first 100 of those errors.
+        The first :data:`MAX_KEPT_ERRORS` of those errors.
     bytes_total : int or None
         Size of the input files as stored, for a progress bar; None for an iterable.
 
@@ -388,7 +392,7 @@ class DocumentReader:
         if not self._skip_errors:
             raise error
         self.skipped += 1
-        if len(self.errors) < _MAX_KEPT_ERRORS:
+        if len(self.errors) < MAX_KEPT_ERRORS:
             self.errors.append(error)
 
 
