@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mirkit import _progress, documents
+from mirkit import _progress, documents, ingest
 from mirkit._progress import Progress
 from mirkit.benchmarks.data import data_dir
 from mirkit.documents import (
@@ -26,7 +26,7 @@ from mirkit.documents import (
 )
 
 # Chunk sizes that cut lines, tags and UTF-8 sequences at every place, and the default.
-CHUNKS = [1, 3, 7, 64, documents._CHUNK]
+CHUNKS = [1, 3, 7, 64, ingest._CHUNK]
 
 
 def docs_of(source, **kwargs):
@@ -64,7 +64,7 @@ def jsonl(*records) -> bytes:
 
 @pytest.fixture(params=CHUNKS, ids=lambda n: f"chunk{n}")
 def chunk(request):
-    with mock.patch.object(documents, "_CHUNK", request.param):
+    with mock.patch.object(ingest, "_CHUNK", request.param):
         yield request.param
 
 
@@ -371,7 +371,7 @@ def test_corrupt_gzip_always_raises(tmp_path, name):
     path = write(tmp_path / name, data[: len(data) // 2])
     with (
         pytest.raises(InputError, match="corrupt gzip data") as info,
-        mock.patch.object(documents, "_CHUNK", 64),
+        mock.patch.object(ingest, "_CHUNK", 64),
     ):
         docs_of(path, skip_errors=True)
     # The error names the line being read where the data breaks off (a 64-byte chunk holds at
@@ -591,7 +591,7 @@ def test_jsonl_round_trip(tmp_path_factory, records, ensure_ascii, chunk, batch_
         (str(i), "\n".join(t for t in (title, text) if t), (str(path), n))
         for n, (i, title, text) in enumerate(records, 1)
     ]
-    with mock.patch.object(documents, "_CHUNK", chunk):
+    with mock.patch.object(ingest, "_CHUNK", chunk):
         assert docs_of(path, batch_size=batch_size) == expected
 
 
@@ -624,7 +624,7 @@ def test_trec_round_trip(tmp_path_factory, records, chunk, compress):
         expected.append((doc_id.strip(), body, (str(path), line)))
         line += doc.count("\n")
     write(path, "".join(out).encode(), compress)
-    with mock.patch.object(documents, "_CHUNK", chunk):
+    with mock.patch.object(ingest, "_CHUNK", chunk):
         assert docs_of(path) == expected
 
 

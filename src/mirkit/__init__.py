@@ -11,10 +11,11 @@ corpora) and :mod:`mirkit.distributed` (sharded indexes on Dask, imported on dem
 the ``distributed`` extra).
 """
 
-from mirkit import (analysis, attention, codecs, datasets, geometry, image, index, ingest,
-                    vectors)
+from mirkit import (analysis, attention, codecs, datasets, documents, geometry, image, index,
+                    ingest, vectors)
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__
 
 __all__ = ["__version__", "analysis", "attention", "codecs", "datasets", "documents", "geometry",
-           "image", "index", "info", "set_simd_level", "simd_level", "simd_limit", "vectors"]
+           "image", "index", "info", "ingest", "set_simd_level", "simd_level", "simd_limit",
+           "vectors"]
