@@ -75,7 +75,7 @@ import numpy as np
 from mirkit import _core
 from mirkit._validate import check_count
 from mirkit._version import __version__
-from mirkit.index import (
+from mirkit.index.reader import (
     Index,
     IndexCorruptError,
     IndexStats,
