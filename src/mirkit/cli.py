@@ -234,11 +234,10 @@ def _dask(*names) -> list:
 
 
 def _is_sharded(path) -> bool:
-    try:
-        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
-            return json.load(f).get("format") == "mirkit-sharded-index"
-    except (OSError, ValueError, AttributeError):
-        return False  # Index.open reports what is wrong
+    from mirkit.distributed import FORMAT_NAME
+    from mirkit.index._manifest import manifest_format
+
+    return manifest_format(path) == FORMAT_NAME  # else Index.open reports what is wrong
 
 
 def _search_sharded(args) -> int:
@@ -345,12 +344,13 @@ def _ranked_query(searcher, args) -> int:
 
 
 def _run_queries(searcher, args) -> int:
-    from mirkit.evaluation import _atomic_output, read_queries, run_lines
+    from mirkit._files import atomic_output
+    from mirkit.evaluation import read_queries, run_lines
 
     queries = read_queries(args.queries)
     start = time.perf_counter()
     lines = 0
-    with _atomic_output(args.run) as out:
+    with atomic_output(args.run) as out:
         for first in range(0, len(queries), _RUN_CHUNK):
             chunk = queries[first:first + _RUN_CHUNK]
             results = searcher.search_batch([text for _, text in chunk], args.k,

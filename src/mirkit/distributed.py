@@ -73,25 +73,18 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from mirkit import _core
+from mirkit._files import fsync_dir, move_into_place, temp_sibling, write_file
 from mirkit._validate import check_count
 from mirkit._version import __version__
-from mirkit.index.reader import (
-    Index,
-    IndexCorruptError,
-    IndexStats,
-    IndexWriter,
-    _fsync_dir,
-    _load_manifest,
-    _move_into_place,
-    _write_manifest_file,
-)
+from mirkit.index import Index, IndexCorruptError, IndexStats, IndexWriter
+from mirkit.index._manifest import load_manifest, write_manifest
 from mirkit.scoring import Scorer, get_scorer
 from mirkit.search import Query, Searcher, SearchResult, check_search_options
 
-__all__ = ["FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
 
 FORMAT_VERSION = 1
-_FORMAT_NAME = "mirkit-sharded-index"
+FORMAT_NAME = "mirkit-sharded-index"
 _LEXICON = {"terms.bin": np.uint8, "term_offsets.u64": np.uint64, "term_df.u32": np.uint32,
             "term_cf.u64": np.uint64}
 
@@ -182,12 +175,7 @@ def _build_shard(directory: str, shard: int, parts: list, options: dict, format:
 
 
 def _write_file(directory: Path, name: str, data: np.ndarray) -> dict:
-    path = directory / name
-    with open(path, "wb") as f:
-        f.write(data.tobytes())
-        f.flush()
-        os.fsync(f.fileno())
-    return {"bytes": path.stat().st_size, "crc32c": _core.index.file_crc32c(str(path))}
+    return write_file(directory / name, data.tobytes())
 
 
 def _check_unique_ids(shards: list) -> None:
@@ -224,7 +212,7 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         offset += index.stats.n_docs
     total = sum(i.stats.total_tokens for i in shards)
     manifest = {
-        "format": _FORMAT_NAME,
+        "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "mirkit_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -242,12 +230,12 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
                   "skipped": sum(i["skipped"] for i in infos)},
         "files": files,
     }
-    _write_manifest_file(directory, manifest)
+    write_manifest(directory, manifest)
     # What lost attempts may have left (IndexWriter's hidden temporary directories) goes.
     for entry in directory.iterdir():
         if entry.name.startswith("."):
             shutil.rmtree(entry, ignore_errors=True)
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
 
 def _check_client(client) -> None:
@@ -315,7 +303,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
     groups = _partition(inputs, n_shards)
     started = time.perf_counter()
-    tmp = parent / f".{path.name}.tmp-{uuid.uuid4().hex[:12]}"
+    tmp = temp_sibling(path)
     tmp.mkdir()
     try:
         # Checks every option here, as the writer does, before any task starts.
@@ -334,7 +322,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
                 client.cancel(futures)
                 raise
         _write_sharded(tmp, infos, started)
-        _move_into_place(tmp, path, overwrite)
+        move_into_place(tmp, path, overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -354,13 +342,9 @@ class ShardedIndex:
     def __init__(self, path: Path, manifest: dict):
         self.path = path
         self.manifest = manifest
-        s = manifest["stats"]
-        self.stats = IndexStats(n_docs=s["n_docs"], n_terms=s["n_terms"],
-                                n_postings=s["n_postings"], total_tokens=s["total_tokens"],
-                                avg_doc_length=s["avg_doc_length"],
-                                max_doc_length=s["max_doc_length"])
-        self.doc_offsets = np.array([e["doc_offset"] for e in manifest["shards"]] + [s["n_docs"]],
-                                    np.int64)
+        self.stats = IndexStats.from_manifest(manifest)
+        self.doc_offsets = np.array([e["doc_offset"] for e in manifest["shards"]]
+                                    + [self.stats.n_docs], np.int64)
         self._lexicon: Optional[dict] = None
         self._lock = threading.Lock()
 
@@ -379,9 +363,9 @@ class ShardedIndex:
             If the format version is newer than this mirkit reads.
         """
         path = Path(path)
-        manifest = _load_manifest(path, _FORMAT_NAME, FORMAT_VERSION, "sharded index",
-                                  ("n_docs", "n_terms", "n_postings", "total_tokens",
-                                   "max_doc_length"), _check_manifest, verify)
+        manifest = load_manifest(path, FORMAT_NAME, FORMAT_VERSION, "sharded index",
+                                 ("n_docs", "n_terms", "n_postings", "total_tokens",
+                                  "max_doc_length"), _check_manifest, verify)
         return cls(path, manifest)
 
     def __repr__(self) -> str:

@@ -40,11 +40,9 @@ reads two uninitialized variables (we scale as its comment intends).
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import math
 import os
-import uuid
 import zlib
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Optional, Union
@@ -52,6 +50,7 @@ from typing import NamedTuple, Optional, Union
 import numpy as np
 
 from mirkit import _core
+from mirkit._files import atomic_output
 from mirkit._significance import TestResult, paired_ttest, wilcoxon
 from mirkit._validate import check_count
 
@@ -319,27 +318,9 @@ def read_run(path: Union[str, os.PathLike]) -> Run:
     return Run._wrap(_E.Run.parse(_read_bytes(path), os.fspath(path)))
 
 
-@contextlib.contextmanager
-def _atomic_output(path):
-    """A text file written under a temporary name, synced and renamed onto `path` when the
-    block succeeds, removed when it fails: readers never see half a file."""
-    directory, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
 def write_qrels(path: Union[str, os.PathLike], qrels: Union[Qrels, Mapping]) -> None:
     """Write qrels as ``qid 0 docno relevance`` lines (atomically)."""
-    with _atomic_output(path) as out:
+    with atomic_output(path) as out:
         for qid, docno, rel in zip(*Qrels(qrels)._impl.judgments()):
             out.write(f"{qid} 0 {docno} {rel}\n")
 
@@ -356,7 +337,7 @@ def write_run(path: Union[str, os.PathLike], run: Union[Run, Mapping], tag: Opti
         run = Run.from_results(run)
     run = Run(run)
     tag = run.tag if tag is None else tag
-    with _atomic_output(path) as out:
+    with atomic_output(path) as out:
         for qid, (docnos, scores) in run.ranked().items():
             out.writelines(_lines(qid, docnos, scores.tolist(), tag))
 

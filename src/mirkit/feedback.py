@@ -171,7 +171,7 @@ class Rocchio:
             For an unknown external id or a docid out of range.
         """
         index = searcher.index
-        index._check_vectors()
+        index.check_vectors()
         if relevant is None:
             if nonrelevant is not None:
                 raise ValueError("nonrelevant needs relevant (pseudo-relevance feedback "
@@ -242,7 +242,7 @@ class Rocchio:
     def search_batch(self, searcher, queries: Sequence[Query], k: int, *,
                      algorithm: str = "bmw", scorer=None, threads: int = 0) -> list:
         """:meth:`search` of every query; both retrievals run as one batch on `threads`."""
-        searcher.index._check_vectors()
+        searcher.index.check_vectors()
         firsts = searcher.search_batch(queries, self._first_depth, algorithm=algorithm,
                                        scorer=scorer, threads=threads)
         expanded = [self._rocchio(searcher.index, searcher.analyze(q),

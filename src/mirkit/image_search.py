@@ -35,6 +35,7 @@ from typing import NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from mirkit import __version__
+from mirkit._files import move_into_place, write_json
 from mirkit.analysis import Analyzer
 from mirkit.geometry import find_homography
 from mirkit.image import SIFT
@@ -241,12 +242,12 @@ class ImageIndex:
                              "sigma": sift.sigma, "contrast_threshold": sift.contrast_threshold,
                              "edge_threshold": sift.edge_threshold, "upsample": sift.upsample,
                              "max_keypoints": sift.max_keypoints, "threads": sift.threads}}
-            _write_json(work / "meta.json", meta)
+            write_json(work / "meta.json", meta)
             if target is None:
                 built = cls(work)
                 built._cleanup = weakref.finalize(built, shutil.rmtree, work, True)
                 return built
-            _replace(work, target)
+            move_into_place(work, target, overwrite=True)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -260,7 +261,7 @@ class ImageIndex:
         work = Path(tempfile.mkdtemp(prefix=".mirkit-image-index-", dir=target.absolute().parent))
         try:
             shutil.copytree(self.path, work, dirs_exist_ok=True)
-            _replace(work, target)
+            move_into_place(work, target, overwrite=True)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -324,21 +325,3 @@ class ImageIndex:
         fit = find_homography(xy[pairs[:, 0]], d_xy[pairs[:, 1]].astype(np.float64),
                               threshold=threshold)
         return fit.n_inliers
-
-
-def _write_json(path: Path, data: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _replace(work: Path, target: Path) -> None:
-    """Move the finished directory `work` to `target`, replacing what is there."""
-    old = None
-    if target.exists():
-        old = work.with_name(work.name + "-old")
-        os.replace(target, old)
-    os.replace(work, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -178,11 +178,12 @@ class Searcher:
             # The common call, checked inline: this is per-query overhead on microsecond queries.
             # Ids come from Index.doc_ids once it is cached (else from the index files).
             return self._engine.search(query, k, algorithm, self._default_spec,
-                                       self.index._doc_ids)
+                                       self.index.cached_doc_ids)
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
-        return self._engine.search(self._query(query), k, algorithm, spec, self.index._doc_ids)
+        return self._engine.search(self._query(query), k, algorithm, spec,
+                                   self.index.cached_doc_ids)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
@@ -195,7 +196,7 @@ class Searcher:
                                                     scorer=scorer, threads=threads)
         prepared = [q if type(q) is str else self._query(q) for q in queries]
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
-                                         self.index._doc_ids)
+                                         self.index.cached_doc_ids)
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
