@@ -40,9 +40,15 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
-__all__ = ["Scorer", "BM25", "TFIDF", "QueryLikelihood", "SCORERS", "get_scorer"]
+__all__ = ["BM25", "BM25_B", "BM25_K1", "IDF_FORMS", "QueryLikelihood", "SCORERS", "Scorer",
+           "TFIDF", "check_bm25_b", "check_bm25_k1", "get_scorer"]
 
 IDF_FORMS = ("lucene", "rsj", "log")
+
+#: BM25's defaults, Anserini's and PISA's: an index precomputes its bounds with them unless
+#: told otherwise (:class:`mirkit.index.IndexWriter`), and :class:`BM25` takes the index's.
+BM25_K1 = 0.9
+BM25_B = 0.4
 
 
 class Scorer:
@@ -64,6 +70,20 @@ def _check_real(value, name: str) -> float:
     return value
 
 
+def check_bm25_k1(k1, name: str = "k1") -> float:
+    """BM25's `k1` as a float: a finite number >= 0 (TypeError or ValueError otherwise)."""
+    if _check_real(k1, name) < 0:
+        raise ValueError(f"{name} must be >= 0, got {k1}")
+    return float(k1)
+
+
+def check_bm25_b(b, name: str = "b") -> float:
+    """BM25's `b` as a float: a number in [0, 1] (TypeError or ValueError otherwise)."""
+    if not 0 <= _check_real(b, name) <= 1:
+        raise ValueError(f"{name} must be in [0, 1], got {b}")
+    return float(b)
+
+
 @dataclass(frozen=True)
 class BM25(Scorer):
     """Okapi BM25.
@@ -72,8 +92,8 @@ class BM25(Scorer):
     ----------
     k1, b : float, optional
         Term-frequency saturation (``k1 >= 0``) and length normalization (``0 <= b <= 1``).
-        None takes the index's (see :attr:`mirkit.index.Index.bm25`; 0.9 and 0.4 by default),
-        which lets pruning use the bounds stored in the index.
+        None takes the index's (see :attr:`mirkit.index.Index.bm25`; :data:`BM25_K1` and
+        :data:`BM25_B` by default), which lets pruning use the bounds stored in the index.
     idf : {"lucene", "rsj", "log"}
         The idf form (module docstring).
     """
@@ -84,10 +104,10 @@ class BM25(Scorer):
     name = "bm25"
 
     def __post_init__(self):
-        if self.k1 is not None and _check_real(self.k1, "k1") < 0:
-            raise ValueError(f"k1 must be >= 0, got {self.k1}")
-        if self.b is not None and not 0 <= _check_real(self.b, "b") <= 1:
-            raise ValueError(f"b must be in [0, 1], got {self.b}")
+        if self.k1 is not None:
+            check_bm25_k1(self.k1)
+        if self.b is not None:
+            check_bm25_b(self.b)
         if self.idf not in IDF_FORMS:
             raise ValueError(f"idf must be one of {IDF_FORMS}, got {self.idf!r}")
 

@@ -27,9 +27,10 @@ word has rank 10,558), so its posting list is a little shorter than rank r's.
 
 Systems
 -------
-All rank by BM25 top-k over the disjunction of the query terms; k1 = 0.9, b = 0.4 and Lucene's
-idf ``log(1 + (N - n + 0.5) / (n + 0.5))`` wherever it can be set. Each system analyzes text
-with its own tokenizer and stemmer; all use mirkit's 150-word stopword list:
+All rank by BM25 top-k over the disjunction of the query terms; mirkit's default k1 and b
+(:data:`mirkit.scoring.BM25_K1`, :data:`~mirkit.scoring.BM25_B`) and Lucene's idf
+``log(1 + (N - n + 0.5) / (n + 0.5))`` wherever they can be set. Each system analyzes text with
+its own tokenizer and stemmer; all use mirkit's 150-word stopword list:
 
 - mirkit: :class:`mirkit.search.Searcher` over a default :func:`mirkit.index.build_index`
   index (built on two threads), every algorithm of :data:`mirkit.search.ALGORITHMS` (``and``
@@ -87,6 +88,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from mirkit.benchmarks.indexing import _available
+from mirkit.scoring import BM25_B, BM25_K1
 
 __all__ = [
     "K_VALUES",
@@ -107,7 +109,7 @@ __all__ = [
     "time_breakdown",
 ]
 
-K1, B = 0.9, 0.4
+K1, B = BM25_K1, BM25_B  # mirkit's defaults, given to every system
 K_VALUES = (10, 1000)
 SYSTEMS = ("mirkit", "pisa", "tantivy", "bm25s", "rank_bm25")
 PISA_ALGORITHMS = ("block_max_wand", "wand", "maxscore")

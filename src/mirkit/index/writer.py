@@ -17,6 +17,7 @@ from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
+from mirkit.scoring import BM25_B, BM25_K1, check_bm25_b, check_bm25_k1
 
 __all__ = ["BLOCK_SIZE", "DEFAULT_CODEC", "IndexWriter", "MEMORY_OVERHEAD", "build_index"]
 
@@ -79,7 +80,8 @@ class IndexWriter:
     memory_budget : int or str
         Bytes (or ``"512MB"``) of postings buffers and dictionaries before a run spills to disk.
     bm25_k1, bm25_b : float
-        BM25 parameters of the precomputed block-max and term-max scores.
+        BM25 parameters of the precomputed block-max and term-max scores (by default
+        :data:`mirkit.scoring.BM25_K1` and :data:`~mirkit.scoring.BM25_B`).
     overwrite : bool
         Replace an existing index at `path` on commit (the old one stays intact until then).
     batch_size : int
@@ -109,8 +111,8 @@ class IndexWriter:
     def __init__(self, path, *, analyzer: Optional[Analyzer] = None, codec: str = DEFAULT_CODEC,
                  freq_codec: Optional[str] = None, positions: bool = False,
                  vectors: bool = False, threads: int = 0,
-                 memory_budget: Union[int, str] = "1GB", bm25_k1: float = 0.9,
-                 bm25_b: float = 0.4, overwrite: bool = False, batch_size: int = 4096):
+                 memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
+                 bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -120,11 +122,6 @@ class IndexWriter:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
-        for name, value in (("bm25_k1", bm25_k1), ("bm25_b", bm25_b)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number")
-        if not (bm25_k1 >= 0 and 0 <= bm25_b <= 1):
-            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={bm25_k1}, b={bm25_b}")
         self.path = Path(path)
         self.analyzer = analyzer
         self.codec = _check_codec(codec, "codec")
@@ -133,7 +130,8 @@ class IndexWriter:
         self.vectors = bool(vectors)
         self.threads = int(threads)
         self.memory_budget = _parse_bytes(memory_budget, "memory_budget")
-        self.bm25 = {"k1": float(bm25_k1), "b": float(bm25_b)}
+        self.bm25 = {"k1": check_bm25_k1(bm25_k1, "bm25_k1"),
+                     "b": check_bm25_b(bm25_b, "bm25_b")}
         self.overwrite = bool(overwrite)
         self.batch_size = int(batch_size)
         if self.path.exists() and not self.overwrite:
