@@ -297,7 +297,7 @@ def _cmd_image_search(args) -> int:
 
 
 def _scorer(args):
-    from mirkit.scoring import BM25, TFIDF, QueryLikelihood
+    from mirkit.search.scoring import BM25, TFIDF, QueryLikelihood
 
     if args.scorer == "bm25":
         return BM25(k1=args.k1, b=args.b, idf=args.idf or "lucene")
@@ -307,7 +307,7 @@ def _scorer(args):
 
 
 def _boolean_query(index, expression: str) -> int:
-    from mirkit._boolean import boolean_search
+    from mirkit.search._boolean import boolean_search
 
     start = time.perf_counter()
     result = boolean_search(index, expression)
@@ -322,7 +322,7 @@ def _feedback(args):
     """Rocchio pseudo-relevance feedback with Anserini's defaults, when asked for."""
     if not args.feedback:
         return None
-    from mirkit.feedback import Rocchio
+    from mirkit.search.feedback import Rocchio
 
     return Rocchio(docs=args.fb_docs, terms=args.fb_terms)
 
@@ -502,7 +502,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--no-verify", action="store_true", help="skip the checksum pass")
     p.set_defaults(func=_cmd_stats)
-    from mirkit.scoring import IDF_FORMS
+    from mirkit.search.scoring import IDF_FORMS
     from mirkit.search import ALGORITHMS
 
     p = sub.add_parser("search", help="ranked (or Boolean) search; a TREC run of a query file",

@@ -78,7 +78,7 @@ from mirkit._validate import check_count
 from mirkit._version import __version__
 from mirkit.index import Index, IndexCorruptError, IndexStats, IndexWriter
 from mirkit.index._manifest import load_manifest, write_manifest
-from mirkit.scoring import Scorer, get_scorer
+from mirkit.search.scoring import Scorer, get_scorer
 from mirkit.search import Query, Searcher, SearchResult, check_search_options
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]

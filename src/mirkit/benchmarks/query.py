@@ -88,7 +88,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from mirkit.benchmarks.indexing import _available
-from mirkit.scoring import BM25_B, BM25_K1
+from mirkit.search.scoring import BM25_B, BM25_K1
 
 __all__ = [
     "K_VALUES",

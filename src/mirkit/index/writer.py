@@ -17,7 +17,7 @@ from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
-from mirkit.scoring import BM25_B, BM25_K1, check_bm25_b, check_bm25_k1
+from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25_b, check_bm25_k1
 
 __all__ = ["BLOCK_SIZE", "DEFAULT_CODEC", "IndexWriter", "MEMORY_OVERHEAD", "build_index"]
 

@@ -45,8 +45,8 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import check_count
-from mirkit.index import Index
-from mirkit.scoring import Scorer, get_scorer
+from mirkit.index.reader import Index
+from mirkit.search.scoring import Scorer, get_scorer
 
 __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
@@ -200,8 +200,9 @@ class Searcher:
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
-        unranked: a :class:`mirkit._boolean.BooleanResult` (see :func:`~mirkit._boolean.boolean_search`)."""
-        from mirkit._boolean import boolean_search
+        unranked: a :class:`mirkit.search._boolean.BooleanResult` (see
+        :func:`~mirkit.search._boolean.boolean_search`)."""
+        from mirkit.search._boolean import boolean_search
 
         return boolean_search(self.index, expression)
 
@@ -224,7 +225,7 @@ def check_search_options(k, algorithm: str) -> int:
 
 
 def _feedback(feedback):
-    from mirkit.feedback import Rocchio
+    from mirkit.search.feedback import Rocchio
 
     if not isinstance(feedback, Rocchio):
         raise TypeError(f"feedback must be a mirkit.feedback.Rocchio, got "
