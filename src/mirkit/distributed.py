@@ -79,7 +79,8 @@ from mirkit._version import __version__
 from mirkit.index import Index, IndexCorruptError, IndexStats, IndexWriter
 from mirkit.index._manifest import load_manifest, write_manifest
 from mirkit.search.scoring import Scorer, get_scorer
-from mirkit.search import Query, Searcher, SearchResult, check_search_options
+from mirkit.search import Searcher, SearchResult, check_search_options
+from mirkit.search.query import Query, check_query
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
 
@@ -565,7 +566,7 @@ class DistributedSearcher:
         """The top `k` documents of `query` over all shards (see
         :meth:`mirkit.search.Searcher.search`; `feedback` is not supported)."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
-        _check_query(query, "query")
+        check_query(query, "query")
         return self._run([[query]], k, algorithm, scorer, 1)[0]
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
@@ -580,7 +581,7 @@ class DistributedSearcher:
             raise TypeError("queries must be a sequence of queries, not one query")
         queries = list(queries)
         for i, q in enumerate(queries):
-            _check_query(q, f"queries[{i}]")
+            check_query(q, f"queries[{i}]")
         if chunks is None:
             chunks = 1 if self.client is None else max(1, sum(self.client.nthreads().values()))
         chunks = check_count(chunks, "chunks")
@@ -602,10 +603,3 @@ class DistributedSearcher:
             _precompute(*args)
         else:
             self.client.run(_precompute, *args)
-
-
-def _check_query(query, name: str) -> None:
-    if not isinstance(query, (str, Mapping)):
-        raise TypeError(f"{name} must be str or a mapping of terms to weights, got "
-                        f"{type(query).__name__}")
-

@@ -1,15 +1,10 @@
-"""Search: ranked retrieval with dynamic pruning (:mod:`mirkit.search.searcher`), its scorers
-(:mod:`mirkit.search.scoring`), relevance feedback (:mod:`mirkit.search.feedback`) and Boolean
-retrieval (``mirkit.search._boolean``)."""
+"""Search: ranked retrieval with dynamic pruning (:mod:`mirkit.search.searcher`), its queries
+(:mod:`mirkit.search.query`) and scorers (:mod:`mirkit.search.scoring`), relevance feedback
+(:mod:`mirkit.search.feedback`) and Boolean retrieval (``mirkit.search._boolean``)."""
 
 from mirkit.search import searcher
-from mirkit.search.searcher import (
-    ALGORITHMS,
-    Query,
-    SearchResult,
-    Searcher,
-    check_search_options,
-)
+from mirkit.search.query import Query
+from mirkit.search.searcher import ALGORITHMS, SearchResult, Searcher, check_search_options
 
 __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 

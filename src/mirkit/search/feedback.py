@@ -65,15 +65,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
 from mirkit._validate import as_uint32_1d, check_count, check_positive_int
+from mirkit.search.query import Query
 
 __all__ = ["Rocchio"]
 
-Query = Union[str, Mapping[str, float]]
 DocIds = Union[Sequence[str], Sequence[int], np.ndarray]
 
 

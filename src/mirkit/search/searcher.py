@@ -36,24 +36,19 @@ Examples
 
 from __future__ import annotations
 
-import math
 import os
-from collections import Counter
-from typing import Mapping, Sequence, Union
-
-import numpy as np
+from typing import Sequence, Union
 
 from mirkit import _core
 from mirkit._validate import check_count
 from mirkit.index.reader import Index
+from mirkit.search.query import Query, weighted_terms
 from mirkit.search.scoring import Scorer, get_scorer
 
 __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
 ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
 _ALGORITHM_SET = frozenset(ALGORITHMS)
-
-Query = Union[str, Mapping[str, float]]
 
 
 #: The top k of one query (a compiled class; see its docstring): ``docids``, ``scores``, ``ids``,
@@ -115,21 +110,7 @@ class Searcher:
 
     def analyze(self, query: Query) -> dict:
         """The weighted terms of a query: ``{term: weight}`` (terms in order of appearance)."""
-        if isinstance(query, str):
-            return dict(Counter(self.index.analyzer(query)))
-        if not isinstance(query, Mapping):
-            raise TypeError(f"query must be str or a mapping of terms to weights, "
-                            f"got {type(query).__name__}")
-        out = {}
-        for term, weight in query.items():
-            if not isinstance(term, str):
-                raise TypeError(f"query terms must be str, got {type(term).__name__}")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)):
-                raise TypeError(f"weight of {term!r} must be a number, got {type(weight).__name__}")
-            if not (math.isfinite(weight) and weight > 0):
-                raise ValueError(f"weight of {term!r} must be finite and > 0, got {weight}")
-            out[term] = float(weight)
-        return out
+        return weighted_terms(self.index.analyzer, query)
 
     def _options(self, k, algorithm, scorer) -> tuple:
         # The common call (a plain int k, a known algorithm, the searcher's scorer) is checked
