@@ -30,7 +30,7 @@ def _collision_rate(metric, a, b, n_tables, n_bits, width=None, seed=0):
     index = vectors.LSHIndex(a.size, metric=metric, n_tables=n_tables, n_bits=n_bits,
                              width=width, seed=seed)
     x = index._prepare(np.stack([a, b]).astype(np.float32))
-    h = _core.vectors.lsh_hash(vectors._FAMILY[metric], index._proj, index._shift,
+    h = _core.vectors.lsh_hash(vectors.lsh._FAMILY[metric], index._proj, index._shift,
                                float(width or 1), n_tables, x, 1)
     return float((h[:, 0] == h[:, 1]).mean())
 
