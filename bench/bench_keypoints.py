@@ -6,7 +6,7 @@ timing, plus one accuracy check on a rotated crop."""
 import numpy as np
 import pytest
 
-from mirkit._sift import SIFT
+from mirkit.image._sift import SIFT
 
 skimage_data = pytest.importorskip("skimage.data")
 

@@ -1,13 +1,13 @@
-"""SIFT (mirkit._sift): scale space against repeated scipy blurs, DoG extrema against a brute-force
-numpy search, keypoint covariance under translation and 90-degree rotation, descriptor unit tests
-on synthetic patches, SIMD and thread-count invariance, error paths."""
+"""SIFT (mirkit.image._sift): scale space against repeated scipy blurs, DoG extrema against a
+brute-force numpy search, keypoint covariance under translation and 90-degree rotation, descriptor
+unit tests on synthetic patches, SIMD and thread-count invariance, error paths."""
 
 import numpy as np
 import pytest
 from reference import sift as ref
 
 from mirkit import _core
-from mirkit._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
+from mirkit.image._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
 
 
 @pytest.fixture(scope="module")

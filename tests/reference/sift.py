@@ -1,4 +1,4 @@
-"""Plain numpy/scipy oracles for the SIFT scale space and DoG extrema (mirkit._sift)."""
+"""Plain numpy/scipy oracles for the SIFT scale space and DoG extrema (mirkit.image._sift)."""
 
 import numpy as np
 from scipy import ndimage
