@@ -51,7 +51,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._files import atomic_output
-from mirkit._significance import TestResult, paired_ttest, wilcoxon
+from mirkit.evaluation.significance import TestResult, paired_ttest, wilcoxon
 from mirkit._validate import check_count
 
 __all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
