@@ -5,6 +5,7 @@ and :func:`suggest_lsh_params` to pick the parameters of a target recall."""
 from __future__ import annotations
 
 import math
+import threading
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -17,6 +18,40 @@ from mirkit.vectors.exact import Neighbors, knn, normalized
 __all__ = ["HammingLSH", "LSHIndex", "LSHParams", "suggest_lsh_params"]
 
 _FAMILY = {"cosine": 0, "l2": 1}
+
+
+class _Rows:
+    """An array that grows by rows in amortized O(1) per row: a buffer twice as large as needed
+    when it fills up, its first `n` rows in use (:meth:`view`, C-contiguous; the rows past `n`
+    are undefined). A buffer it was handed (:meth:`adopt`: a loaded or unpickled array, perhaps
+    read-only or memory-mapped) is copied before it is first written."""
+
+    def __init__(self, empty: np.ndarray):
+        self.adopt(empty)
+
+    def adopt(self, arr: np.ndarray) -> None:
+        self._buf, self.n, self._owned = arr, len(arr), False
+
+    def view(self) -> np.ndarray:
+        return self._buf[:self.n]
+
+    @property
+    def nbytes(self) -> int:
+        return self._buf.nbytes
+
+    def resize(self, n: int) -> np.ndarray:
+        """Room for `n` rows (the new ones undefined), keeping the first; returns the buffer."""
+        if n > len(self._buf) or not self._owned:
+            grown = np.empty((max(n, 2 * len(self._buf)),) + self._buf.shape[1:],
+                             self._buf.dtype)
+            grown[:self.n] = self._buf[:self.n]
+            self._buf, self._owned = grown, True
+        self.n = n
+        return self._buf
+
+    def append(self, rows: np.ndarray) -> None:
+        start = self.n
+        self.resize(start + len(rows))[start:self.n] = rows
 
 
 class LSHIndex(Saved):
@@ -94,9 +129,10 @@ class LSHIndex(Saved):
         rng = np.random.default_rng(self.seed)
         self._proj = rng.standard_normal((self.n_tables * self.n_bits, self.dim)).astype(np.float32)
         self._unit_shift = rng.random(self.n_tables * self.n_bits).astype(np.float32)
-        self._data = np.zeros((0, self.dim), np.float32)
-        self._hashes = np.zeros((self.n_tables, 0), np.uint32)
-        self._build()
+        self._vectors = _Rows(np.zeros((0, self.dim), np.float32))
+        self._hash_rows = _Rows(np.zeros((0, self.n_tables), np.uint32))  # (n, L): rows append
+        self._lock = threading.Lock()
+        self._built: Optional[tuple] = None  # (n, slot_bits, offsets, ids) of the buckets
 
     # -- state ------------------------------------------------------------------------------
 
@@ -104,9 +140,34 @@ class LSHIndex(Saved):
     def _shift(self) -> np.ndarray:
         return self._unit_shift * np.float32(self.width or 1.0)
 
-    def _build(self) -> None:
-        self._slot_bits = max(4, min(24, math.ceil(math.log2(max(len(self._data), 1)))))
-        self._offsets, self._ids = _core.vectors.lsh_build(self._hashes, self._slot_bits)
+    @property
+    def _data(self) -> np.ndarray:
+        return self._vectors.view()
+
+    @property
+    def _hashes(self) -> np.ndarray:
+        """The hash of every vector in every table, (n_tables, n)."""
+        return np.ascontiguousarray(self._hash_rows.view().T)
+
+    def _buckets(self) -> tuple:
+        """``(slot_bits, offsets, ids, data)`` over every vector added. An add only hashes its
+        vectors and appends them: a bucket array holds each table's ids grouped by slot (CSR,
+        2^slot_bits slots for n vectors), so taking in new rows moves most of it whatever the
+        method, and C++ rebuilds it from the stored hashes faster than numpy can insert into
+        it. The buckets are therefore built once, by the first search after one or more adds
+        (under a lock: concurrent searches build them once), and are exactly those of an index
+        that got every vector in one add."""
+        built = self._built
+        if built is None or built[0] != len(self):
+            with self._lock:
+                built = self._built
+                n = len(self)
+                if built is None or built[0] != n:
+                    slot_bits = max(4, min(24, math.ceil(math.log2(max(n, 1)))))
+                    offsets, ids = _core.vectors.lsh_build(self._hashes, slot_bits)
+                    built = self._built = (n, slot_bits, offsets, ids)
+        n, slot_bits, offsets, ids = built
+        return slot_bits, offsets, ids, self._data[:n]
 
     def _params(self) -> dict:
         return {"dim": self.dim, "metric": self.metric, "n_tables": self.n_tables,
@@ -118,9 +179,11 @@ class LSHIndex(Saved):
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes held: vectors, per-table hashes and buckets, projections."""
-        return sum(a.nbytes for a in (self._data, self._hashes, self._offsets, self._ids,
-                                      self._proj, self._unit_shift))
+        """Bytes held: vectors and per-table hashes (with the room kept for adds), the buckets
+        last built, projections."""
+        buckets = () if self._built is None else self._built[2:]
+        return sum(a.nbytes for a in (self._vectors, self._hash_rows, *buckets, self._proj,
+                                      self._unit_shift))
 
     def __repr__(self) -> str:
         return (f"LSHIndex(n={len(self)}, dim={self.dim}, metric={self.metric!r}, "
@@ -133,19 +196,22 @@ class LSHIndex(Saved):
         return normalized(x) if self.metric == "cosine" else x
 
     def add(self, X) -> None:
-        """Add the rows of `X`; they get ids len(self), len(self) + 1, ..."""
+        """Add the rows of `X`; they get ids len(self), len(self) + 1, ...
+
+        Only the new rows are hashed; they are appended in amortized O(1) time per row (the
+        arrays grow geometrically) and the buckets take them in on the next search, so adding
+        in many small batches costs about what one large add does."""
         x = self._prepare(as_float32_matrix(X, "X", dim=self.dim))
         if len(self) + len(x) > 2**32 - 1:
             raise ValueError("an LSHIndex holds at most 2**32 - 1 vectors")
+        if not len(x):
+            return
         if self.metric == "l2" and self.width is None:
-            if not len(x):
-                return
             self.width = _default_width(x, self.threads)
         hashes = _core.vectors.lsh_hash(_FAMILY[self.metric], self._proj, self._shift,
                                         float(self.width or 1.0), self.n_tables, x, self.threads)
-        self._data = np.concatenate([self._data, x])
-        self._hashes = np.ascontiguousarray(np.concatenate([self._hashes, hashes], axis=1))
-        self._build()
+        self._vectors.append(x)
+        self._hash_rows.append(hashes.T)
 
     def _search(self, Q, k, n_probes, n_rerank):
         """(distances, ids, candidates found, candidates re-ranked)."""
@@ -156,10 +222,11 @@ class LSHIndex(Saved):
         else:
             n_rerank = check_positive_int(n_rerank, "n_rerank")
         q = self._prepare(as_float32_matrix(Q, "queries", dim=self.dim))
+        slot_bits, offsets, ids, data = self._buckets()
         return _core.vectors.lsh_search(
             _FAMILY[self.metric], self._proj, self._shift, float(self.width or 1.0),
-            self.n_tables, self._slot_bits, self._offsets, self._ids, self._data, q, k,
-            n_probes, n_rerank, self.metric == "l2", self.threads)
+            self.n_tables, slot_bits, offsets, ids, data, q, k, n_probes, n_rerank,
+            self.metric == "l2", self.threads)
 
     def search(self, Q, k: int, *, n_probes: Optional[int] = None,
                n_rerank: Optional[int] = None) -> Neighbors:
@@ -192,8 +259,9 @@ class LSHIndex(Saved):
             raise ValueError(f"saved vectors must be float32 (n, {self.dim})")
         if hashes.shape != (self.n_tables, len(data)):
             raise ValueError(f"saved hashes must have shape ({self.n_tables}, {len(data)})")
-        self._data, self._hashes = data, hashes
-        self._build()  # buckets are rebuilt from the hashes, never trusted from disk
+        self._vectors.adopt(data)
+        self._hash_rows.adopt(hashes.T)
+        self._built = None  # buckets are rebuilt from the hashes, never trusted from disk
 
 
 class HammingLSH(Saved):
@@ -272,20 +340,36 @@ class HammingLSH(Saved):
         self._proj = np.ascontiguousarray(np.concatenate(bases)[:self.n_bits], np.float32)
         self._threshold = np.zeros(self.n_bits, np.float32)
         self._trained = not self.train_thresholds
-        self._data = np.zeros((0, self.dim), np.float32)
-        self._codes = np.zeros((0, self._words), np.uint64)
-        self._build()
+        self._vectors = _Rows(np.zeros((0, self.dim), np.float32))
+        self._code_rows = _Rows(np.zeros((0, self._words), np.uint64))
+        # The scan layout: blocks of 8 codes, word-major (n_blocks, words, 8), padding codes 0.
+        self._block_rows = _Rows(np.zeros((0, self._words, 8), np.uint64))
 
     @property
     def _words(self) -> int:
         return -(-self.n_bits // 64)
 
-    def _build(self) -> None:
-        """The scan layout: blocks of 8 codes, word-major (n_blocks, words, 8)."""
-        n = len(self._codes)
-        padded = np.zeros((-(-n // 8) * 8, self._words), np.uint64)
-        padded[:n] = self._codes
-        self._blocks = np.ascontiguousarray(padded.reshape(-1, 8, self._words).transpose(0, 2, 1))
+    @property
+    def _data(self) -> np.ndarray:
+        return self._vectors.view()
+
+    @property
+    def _codes(self) -> np.ndarray:
+        return self._code_rows.view()
+
+    @property
+    def _blocks(self) -> np.ndarray:
+        return self._block_rows.view()
+
+    def _write_blocks(self, first: int, codes: np.ndarray) -> None:
+        """Writes the codes of vectors first, first + 1, ... into their slots of the blocks
+        (and 0 into the slots after the last code)."""
+        end = first + len(codes)
+        at = np.arange(first, end)
+        blocks = self._block_rows.resize(-(-end // 8))
+        blocks[at // 8, :, at % 8] = codes
+        if end % 8:
+            blocks[end // 8, :, end % 8:] = 0
 
     def _params(self) -> dict:
         return {"dim": self.dim, "metric": self.metric, "n_bits": self.n_bits,
@@ -298,8 +382,8 @@ class HammingLSH(Saved):
     @property
     def memory_bytes(self) -> int:
         """Bytes held: vectors, codes (twice: packed and scan layout), hyperplanes."""
-        return sum(a.nbytes for a in (self._data, self._codes, self._blocks, self._proj,
-                                      self._threshold))
+        return (self._vectors.nbytes + self._code_rows.nbytes + self._block_rows.nbytes
+                + self._proj.nbytes + self._threshold.nbytes)
 
     def __repr__(self) -> str:
         return (f"HammingLSH(n={len(self)}, dim={self.dim}, metric={self.metric!r}, "
@@ -318,7 +402,11 @@ class HammingLSH(Saved):
         return _core.vectors.sign_encode(self._proj, self._threshold, x, self.threads)
 
     def add(self, X) -> None:
-        """Add the rows of `X`; they get ids len(self), len(self) + 1, ..."""
+        """Add the rows of `X`; they get ids len(self), len(self) + 1, ...
+
+        Only the new rows are encoded and written, appended in amortized O(1) time per row (the
+        arrays grow geometrically): adding in many small batches costs about what one large add
+        does."""
         x = self._prepare(as_float32_matrix(X, "X", dim=self.dim))
         if len(self) + len(x) > 2**32 - 1:
             raise ValueError("a HammingLSH holds at most 2**32 - 1 vectors")
@@ -330,9 +418,10 @@ class HammingLSH(Saved):
                                                    np.float32)
             self._trained = True
         codes = _core.vectors.sign_encode(self._proj, self._threshold, x, self.threads)
-        self._data = np.concatenate([self._data, x])
-        self._codes = np.concatenate([self._codes, codes])
-        self._build()
+        first = len(self)
+        self._vectors.append(x)
+        self._code_rows.append(codes)
+        self._write_blocks(first, codes)
 
     def _search(self, Q, k, n_candidates, want_candidates):
         k = check_positive_int(k, "k")
@@ -384,9 +473,12 @@ class HammingLSH(Saved):
             raise ValueError(f"saved codes must have shape ({len(data)}, {self._words})")
         if threshold.shape != (self.n_bits,):
             raise ValueError(f"saved thresholds must have shape ({self.n_bits},)")
-        self._data, self._codes, self._threshold = data, codes, threshold
+        self._vectors.adopt(data)
+        self._code_rows.adopt(codes)
+        self._block_rows.adopt(np.zeros((0, self._words, 8), np.uint64))
+        self._write_blocks(0, codes)
+        self._threshold = threshold
         self._trained = self._trained or len(data) > 0
-        self._build()
 
 
 def _default_width(x: np.ndarray, threads: int) -> float:
