@@ -12,12 +12,13 @@ raise ``ValueError``.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Optional
 
 import numpy as np
 
 __all__ = ["as_float32_matrix", "as_uint32_1d", "check_count", "check_nonnegative",
-           "check_positive_int"]
+           "check_positive_int", "progress_bar"]
 
 _UINT32_MAX = np.iinfo(np.uint32).max
 
@@ -101,3 +102,40 @@ def as_float32_matrix(x, name: str, dim: Optional[int] = None, min_rows: int = 0
         row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
         raise ValueError(f"{name} holds NaN or infinite values (row {row})")
     return arr
+
+
+class _NoBar:
+    """The bar of an operation asked to show none: tqdm is not even imported."""
+
+    def update(self, n: float = 1) -> None:
+        pass
+
+    def set_postfix(self, *args, **kwargs) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def progress_bar(progress, **options):
+    """The progress bar of a long operation, as its `progress` argument asks:
+
+    - False (or None): none;
+    - True: a ``tqdm.auto`` bar with `options` (``total``, ``unit``, ``desc``, ...): on stderr
+      when stderr is a terminal, quiet when it is not (a log file, CI), a widget in a notebook;
+    - an open tqdm bar (anything with ``update(n)`` and ``set_postfix``): advanced as it is and
+      left open, so that one bar can follow several calls.
+
+    Yields the bar. Raises TypeError for anything else.
+    """
+    if progress is None or isinstance(progress, (bool, np.bool_)):
+        if not progress:
+            yield _NoBar()
+            return
+        from tqdm.auto import tqdm
+
+        # disable=None: tqdm's own rule, no bar unless stderr is a terminal (or a notebook).
+        with tqdm(disable=None, **options) as bar:
+            yield bar
+    elif callable(getattr(progress, "update", None)):
+        yield progress
+    else:
+        raise TypeError(f"progress must be a bool or a tqdm bar, got {type(progress).__name__}")

@@ -124,7 +124,7 @@ def _print_elias_fano_sizes() -> None:
 
 
 def _cmd_index(args) -> int:
-    from mirkit._progress import Progress
+    from mirkit._validate import progress_bar
     from mirkit.analysis import Analyzer
     from mirkit.ingest import read_documents
     from mirkit.index import IndexWriter
@@ -143,12 +143,12 @@ def _cmd_index(args) -> int:
     if args.shards:
         return _index_sharded(args, options)
     total = sum(read_documents(source).bytes_total for source in args.input)
-    progress = Progress(total, quiet=args.quiet)
-    with IndexWriter(args.output, **options) as writer:
+    # One bar for every input: quiet with -q, or when stderr is not a terminal.
+    with progress_bar(not args.quiet, total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                      desc="indexing") as bar, IndexWriter(args.output, **options) as writer:
         for source in args.input:
             writer.add_documents(source, format=args.format, skip_errors=args.skip_errors,
-                                 progress=progress)
-    progress.close()
+                                 progress=bar)
     if not args.quiet:
         print(f"indexed {writer.n_docs:,} documents into {args.output}"
               + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
@@ -272,7 +272,8 @@ def _cmd_image_index(args) -> int:
     ids = [p.relative_to(folder).with_suffix("").as_posix() for p in paths]
     start = time.perf_counter()
     index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
-                             overwrite=args.overwrite, threads=args.threads, seed=args.seed)
+                             overwrite=args.overwrite, threads=args.threads, seed=args.seed,
+                             progress=True)
     print(f"indexed {len(index):,} images ({len(index.descriptors):,} SIFT features, "
           f"{index.quantizer.n_words:,} visual words) into {args.output} in "
           f"{time.perf_counter() - start:.1f} s")
@@ -345,12 +346,14 @@ def _ranked_query(searcher, args) -> int:
 
 def _run_queries(searcher, args) -> int:
     from mirkit._files import atomic_output
+    from mirkit._validate import progress_bar
     from mirkit.evaluation import read_queries, run_lines
 
     queries = read_queries(args.queries)
     start = time.perf_counter()
     lines = 0
-    with atomic_output(args.run) as out:
+    with atomic_output(args.run) as out, \
+            progress_bar(True, total=len(queries), unit="query", desc="searching") as bar:
         for first in range(0, len(queries), _RUN_CHUNK):
             chunk = queries[first:first + _RUN_CHUNK]
             results = searcher.search_batch([text for _, text in chunk], args.k,
@@ -359,6 +362,7 @@ def _run_queries(searcher, args) -> int:
             for (qid, _), result in zip(chunk, results):
                 out.writelines(run_lines(qid, result.ids, result.scores, args.tag))
                 lines += len(result)
+            bar.update(len(chunk))
     elapsed = time.perf_counter() - start
     print(f"wrote {lines:,} lines for {len(queries):,} queries to {args.run} in {elapsed:.2f} s "
           f"({len(queries) / elapsed if elapsed else 0:,.0f} queries/s, {args.algorithm}, "

@@ -12,6 +12,7 @@ import numpy as np
 
 from mirkit import _core, codecs
 from mirkit._files import fsync_dir, move_into_place, temp_sibling
+from mirkit._validate import progress_bar
 from mirkit._version import __version__
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
@@ -192,14 +193,16 @@ class IndexWriter:
             self._flush()
 
     def add_documents(self, source, *, format: str = "auto", skip_errors: bool = False,
-                      progress=None, **reader_options) -> int:
+                      progress=False, **reader_options) -> int:
         """Add every document of `source` and return how many were added.
 
         `source` is a path (JSON Lines, TREC SGML, a folder of files, or a gzip'ed variant) or
         an iterable of ``(id, text)`` pairs or dicts; see :func:`mirkit.ingest.read_documents`.
         Malformed input raises :class:`mirkit.ingest.InputError` naming the file and line,
         unless `skip_errors`, in which case it is skipped and counted in ``skipped``/``errors``.
-        `progress` is an object with ``update(docs, nbytes)`` (e.g. ``mirkit._progress.Progress``).
+        `progress`: True shows a tqdm bar of the input bytes read, with the documents added so
+        far, on stderr when it is a terminal; an open tqdm bar is advanced instead (one bar for
+        several sources); False, the default, shows nothing.
         """
         self._check_open()
         self._flush()
@@ -207,13 +210,15 @@ class IndexWriter:
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
         skipped_before = 0
-        for batch in reader:
-            added = self._add_batch(batch.ids, batch.texts, batch.locations, skip_errors)
-            self.bytes_read += batch.nbytes
-            if progress is not None:
-                progress.update(added, batch.nbytes)
-            self.skipped += reader.skipped - skipped_before
-            skipped_before = reader.skipped
+        with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
+                          unit_divisor=1024, desc="indexing") as bar:
+            for batch in reader:
+                self._add_batch(batch.ids, batch.texts, batch.locations, skip_errors)
+                self.bytes_read += batch.nbytes
+                self.skipped += reader.skipped - skipped_before
+                skipped_before = reader.skipped
+                bar.set_postfix(docs=f"{self.n_docs:,}", refresh=False)
+                bar.update(batch.nbytes)
         self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
         return self.n_docs - before
 
@@ -306,9 +311,10 @@ class IndexWriter:
 
 
 
-def build_index(source, path, *, format: str = "auto", skip_errors: bool = False, progress=None,
-                **options) -> "Index":
-    """Index `source` (see :meth:`IndexWriter.add_documents`) into `path` and open it.
+def build_index(source, path, *, format: str = "auto", skip_errors: bool = False,
+                progress=False, **options) -> "Index":
+    """Index `source` (see :meth:`IndexWriter.add_documents`, which also says what `progress`
+    shows) into `path` and open it.
 
     Keyword options are those of :class:`IndexWriter`.
     """

@@ -40,7 +40,7 @@ import os
 from typing import Sequence, Union
 
 from mirkit import _core
-from mirkit._validate import check_count
+from mirkit._validate import check_count, progress_bar
 from mirkit.index.reader import Index
 from mirkit.search.query import Query, weighted_terms
 from mirkit.search.scoring import Scorer, get_scorer
@@ -49,6 +49,7 @@ __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
 ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
 _ALGORITHM_SET = frozenset(ALGORITHMS)
+_PROGRESS_CHUNK = 1024  # queries a batch answers between two updates of its progress bar
 
 
 #: The top k of one query (a compiled class; see its docstring): ``docids``, ``scores``, ``ids``,
@@ -168,10 +169,25 @@ class Searcher:
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
-                     threads: int = 0, feedback=None) -> list:
-        """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released."""
+                     threads: int = 0, feedback=None, progress=False) -> list:
+        """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
+
+        `progress`: True shows a tqdm bar of the queries answered on stderr when it is a
+        terminal (the batch then runs in chunks of 1,024 queries); an open tqdm bar is advanced
+        instead. The results are the same either way."""
         k, spec = self._options(k, algorithm, scorer)
         threads = check_count(threads, "threads")
+        if progress is not None and progress is not False:
+            queries = list(queries)
+            out: list = []
+            with progress_bar(progress, total=len(queries), unit="query",
+                              desc="searching") as bar:
+                for start in range(0, len(queries), _PROGRESS_CHUNK):
+                    chunk = queries[start:start + _PROGRESS_CHUNK]
+                    out += self.search_batch(chunk, k, algorithm=algorithm, scorer=scorer,
+                                             threads=threads, feedback=feedback)
+                    bar.update(len(chunk))
+            return out
         if feedback is not None:
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)

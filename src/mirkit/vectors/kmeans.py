@@ -9,7 +9,13 @@ from typing import Optional
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, check_count, check_nonnegative, check_positive_int
+from mirkit._validate import (
+    as_float32_matrix,
+    check_count,
+    check_nonnegative,
+    check_positive_int,
+    progress_bar,
+)
 from mirkit.vectors._store import Saved
 
 __all__ = ["KMeans", "MiniBatchKMeans"]
@@ -175,18 +181,23 @@ class KMeans(_Centers):
                 "max_iter": self.max_iter, "tol": self.tol, "seed": self.seed,
                 "threads": self.threads}
 
-    def fit(self, X) -> "KMeans":
-        """Cluster the rows of `X` (n >= n_clusters); returns self."""
+    def fit(self, X, *, progress=False) -> "KMeans":
+        """Cluster the rows of `X` (n >= n_clusters); returns self.
+
+        `progress`: True shows a tqdm bar of the `n_init` runs on stderr when it is a terminal
+        (each run's Lloyd iterations are one C++ call); an open tqdm bar is advanced instead."""
         x = as_float32_matrix(X, "X", min_rows=self.n_clusters)
         tol_abs = self.tol * float(np.var(x, axis=0, dtype=np.float64).mean())
         rng = np.random.default_rng(self.seed)
         best = None
-        for _ in range(self.n_init):
-            centers = _initial_centers(x, self.n_clusters, self.init, rng, self.threads)
-            labels, n_iter, inertia = _core.vectors.lloyd(x, centers, self.max_iter, tol_abs,
-                                                          self.threads)
-            if best is None or inertia < best[2]:
-                best = (centers, labels, inertia, n_iter)
+        with progress_bar(progress, total=self.n_init, unit="run", desc="k-means") as bar:
+            for _ in range(self.n_init):
+                centers = _initial_centers(x, self.n_clusters, self.init, rng, self.threads)
+                labels, n_iter, inertia = _core.vectors.lloyd(x, centers, self.max_iter,
+                                                              tol_abs, self.threads)
+                if best is None or inertia < best[2]:
+                    best = (centers, labels, inertia, n_iter)
+                bar.update(1)
         self.cluster_centers_, labels, self.inertia_, self.n_iter_ = best
         self.labels_ = labels.astype(np.int32)
         return self
@@ -296,21 +307,27 @@ class MiniBatchKMeans(_Centers):
         self.n_iter_ = getattr(self, "n_iter_", 0) + 1
         return self
 
-    def fit(self, X) -> "MiniBatchKMeans":
-        """Cluster the rows of `X` in mini-batches; returns self."""
+    def fit(self, X, *, progress=False) -> "MiniBatchKMeans":
+        """Cluster the rows of `X` in mini-batches; returns self.
+
+        `progress`: True shows a tqdm bar of the epochs on stderr when it is a terminal; an
+        open tqdm bar is advanced instead."""
         x = as_float32_matrix(X, "X", min_rows=self.n_clusters)
         self._rng = np.random.default_rng(self.seed)
         self._start(x)
         tol_abs = self.tol * float(np.var(x, axis=0, dtype=np.float64).mean())
         self.n_iter_ = 0
-        for _ in range(self.max_iter):
-            order = self._rng.permutation(x.shape[0])
-            shift = 0.0
-            for start in range(0, x.shape[0], self.batch_size):
-                shift += self._step(x[np.sort(order[start:start + self.batch_size])])
-            self.n_iter_ += 1
-            if shift <= tol_abs:
-                break
+        with progress_bar(progress, total=self.max_iter, unit="epoch",
+                          desc="mini-batch k-means") as bar:
+            for _ in range(self.max_iter):
+                order = self._rng.permutation(x.shape[0])
+                shift = 0.0
+                for start in range(0, x.shape[0], self.batch_size):
+                    shift += self._step(x[np.sort(order[start:start + self.batch_size])])
+                self.n_iter_ += 1
+                bar.update(1)
+                if shift <= tol_abs:
+                    break
         labels, _ = _core.vectors.assign(x, self.cluster_centers_, self.threads)
         self.labels_ = labels.astype(np.int32)
         self.inertia_ = _core.vectors.inertia(x, self.cluster_centers_, labels, self.threads)
