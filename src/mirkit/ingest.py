@@ -1,4 +1,4 @@
-"""Document input (ingest) for index building: JSON Lines, TREC SGML, folders of files, gzip, iterables.
+"""Document input for index building: JSON Lines, TREC SGML, folders of files, gzip, iterables.
 
 :func:`read_documents` turns a source into a :class:`DocumentReader`, an iterable of
 :class:`DocBatch` (parallel lists of ids, texts and locations). The index writer consumes these
