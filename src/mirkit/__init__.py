@@ -2,13 +2,14 @@
 
 Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression),
 :mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer), :mod:`mirkit.ingest` (input
-readers; also importable as :mod:`mirkit.documents`), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` and
-:mod:`mirkit.scoring` (ranked and Boolean retrieval), :mod:`mirkit.evaluation` (trec_eval's
-measures), :mod:`mirkit.feedback` (Rocchio), :mod:`mirkit.image` (filters, SIFT),
+readers), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` (ranked and
+Boolean retrieval, its scorers and Rocchio feedback), :mod:`mirkit.evaluation` (trec_eval's
+measures), :mod:`mirkit.image` (filters, SIFT), :mod:`mirkit.image_search` (bag of visual words),
 :mod:`mirkit.geometry` (homographies), :mod:`mirkit.vectors` (k-means, kNN, LSH),
 :mod:`mirkit.attention` (scaled dot-product attention), :mod:`mirkit.datasets` (synthetic
 corpora) and :mod:`mirkit.distributed` (sharded indexes on Dask, imported on demand: it needs
-the ``distributed`` extra).
+the ``distributed`` extra). :mod:`mirkit.documents`, :mod:`mirkit.scoring` and
+:mod:`mirkit.feedback` are their former names, still importable.
 """
 
 from mirkit import (analysis, attention, codecs, datasets, documents, geometry, image, index,
