@@ -52,17 +52,7 @@ def load_manifest(path: Path, format_name: str, version: int, what: str, stat_ke
     """The manifest of the `what` directory `path`: its format, `version`, statistics
     (`stat_keys`: ints >= 0) and file entries checked, then ``check(manifest, where)`` (raising
     KeyError, TypeError or AttributeError if malformed), then every file's size and, with
-    `verify`, its CRC-32C.
-
-    Raises
-    ------
-    FileNotFoundError
-        If `path` is not a directory.
-    IndexCorruptError
-        If the manifest or a file is missing, damaged or inconsistent (names the file).
-    IndexVersionError
-        If the format version is newer than `version`.
-    """
+    `verify`, its CRC-32C. Raises what :meth:`mirkit.index.Index.open` documents."""
     if not path.is_dir():
         raise FileNotFoundError(f"no index directory at {path}")
     where = path / MANIFEST

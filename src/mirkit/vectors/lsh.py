@@ -54,7 +54,25 @@ class _Rows:
         self.resize(start + len(rows))[start:self.n] = rows
 
 
-class LSHIndex(Saved):
+class _Candidates(Saved):
+    """What both LSH indexes share: the vectors their candidates are re-ranked against, in
+    ``_vectors`` (rows appended in place), normalized first for ``metric="cosine"``."""
+
+    metric: str
+    _vectors: _Rows
+
+    def __len__(self) -> int:
+        return self._vectors.n
+
+    @property
+    def _data(self) -> np.ndarray:
+        return self._vectors.view()
+
+    def _prepare(self, x: np.ndarray) -> np.ndarray:
+        return normalized(x) if self.metric == "cosine" else x
+
+
+class LSHIndex(_Candidates):
     """Multi-probe LSH: L tables of K concatenated hashes, candidates re-ranked exactly.
 
     ``metric="cosine"`` uses random-hyperplane sign hashes (Charikar 2002) on unit-normalized
@@ -141,10 +159,6 @@ class LSHIndex(Saved):
         return self._unit_shift * np.float32(self.width or 1.0)
 
     @property
-    def _data(self) -> np.ndarray:
-        return self._vectors.view()
-
-    @property
     def _hashes(self) -> np.ndarray:
         """The hash of every vector in every table, (n_tables, n)."""
         return np.ascontiguousarray(self._hash_rows.view().T)
@@ -174,9 +188,6 @@ class LSHIndex(Saved):
                 "n_bits": self.n_bits, "width": self.width, "n_probes": self.n_probes,
                 "n_rerank": self.n_rerank, "seed": self.seed, "threads": self.threads}
 
-    def __len__(self) -> int:
-        return len(self._data)
-
     @property
     def memory_bytes(self) -> int:
         """Bytes held: vectors and per-table hashes (with the room kept for adds), the buckets
@@ -191,9 +202,6 @@ class LSHIndex(Saved):
                 f"memory={self.memory_bytes / 2**20:.1f} MiB)")
 
     # -- building and searching -------------------------------------------------------------
-
-    def _prepare(self, x: np.ndarray) -> np.ndarray:
-        return normalized(x) if self.metric == "cosine" else x
 
     def add(self, X) -> None:
         """Add the rows of `X`; they get ids len(self), len(self) + 1, ...
@@ -264,7 +272,7 @@ class LSHIndex(Saved):
         self._built = None  # buckets are rebuilt from the hashes, never trusted from disk
 
 
-class HammingLSH(Saved):
+class HammingLSH(_Candidates):
     """Hamming-ranking LSH: sign codes of every vector scanned in full, the closest re-ranked.
 
     Each vector gets an `n_bits`-bit code, bit j = ``[a_j . x > t_j]`` for random hyperplanes
@@ -350,10 +358,6 @@ class HammingLSH(Saved):
         return -(-self.n_bits // 64)
 
     @property
-    def _data(self) -> np.ndarray:
-        return self._vectors.view()
-
-    @property
     def _codes(self) -> np.ndarray:
         return self._code_rows.view()
 
@@ -376,9 +380,6 @@ class HammingLSH(Saved):
                 "n_candidates": self.n_candidates, "train_thresholds": self.train_thresholds,
                 "seed": self.seed, "threads": self.threads}
 
-    def __len__(self) -> int:
-        return len(self._data)
-
     @property
     def memory_bytes(self) -> int:
         """Bytes held: vectors, codes (twice: packed and scan layout), hyperplanes."""
@@ -391,9 +392,6 @@ class HammingLSH(Saved):
                 f"memory={self.memory_bytes / 2**20:.1f} MiB)")
 
     # -- building and searching -------------------------------------------------------------
-
-    def _prepare(self, x: np.ndarray) -> np.ndarray:
-        return normalized(x) if self.metric == "cosine" else x
 
     def encode(self, X) -> np.ndarray:
         """Sign codes of the rows of `X`: uint64 (n, ceil(n_bits / 64)), bit j of the code in
