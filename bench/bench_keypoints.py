@@ -8,7 +8,7 @@ one accuracy check on a rotated crop, scored here in numpy."""
 import numpy as np
 import pytest
 
-from mirkit._sift import SIFT
+from mirkit.image._sift import SIFT
 from tests.reference import geometry as ref_geometry
 from tests.reference import sift as ref
 

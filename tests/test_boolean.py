@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mirkit import _core
-from mirkit._boolean import BooleanResult, BooleanSyntaxError, boolean_search, compile_boolean
+from mirkit.search._boolean import BooleanResult, BooleanSyntaxError, boolean_search, compile_boolean
 from mirkit.index import build_index
 
 # Words of very different document frequencies, so posting lists span 1 to ~15 blocks.
@@ -418,9 +418,9 @@ def test_result_object(nato):
 def test_doctests():
     import doctest
 
-    import mirkit._boolean
+    import mirkit.search._boolean
 
-    failed, attempted = doctest.testmod(mirkit._boolean, optionflags=doctest.NORMALIZE_WHITESPACE)
+    failed, attempted = doctest.testmod(mirkit.search._boolean, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
 
 

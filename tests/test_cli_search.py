@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mirkit import cli
-from mirkit._boolean import boolean_search
+from mirkit.search._boolean import boolean_search
 from mirkit.evaluation import run_lines, trec_scores
 from mirkit.index import build_index
 from mirkit.scoring import BM25, TFIDF, QueryLikelihood

@@ -1,8 +1,8 @@
-"""Document input (mirkit.documents) and the progress line (mirkit._progress)."""
+"""Document input (mirkit.documents, which is mirkit.ingest); the progress bars are in
+test_progress.py."""
 
 import doctest
 import gzip
-import io
 import json
 import pickle
 import zlib
@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mirkit import _progress, documents
-from mirkit._progress import Progress
+from mirkit import documents, ingest
 from mirkit.benchmarks.data import data_dir
 from mirkit.documents import (
     ITERABLE,
@@ -26,7 +25,7 @@ from mirkit.documents import (
 )
 
 # Chunk sizes that cut lines, tags and UTF-8 sequences at every place, and the default.
-CHUNKS = [1, 3, 7, 64, documents._CHUNK]
+CHUNKS = [1, 3, 7, 64, ingest._CHUNK]
 
 
 def docs_of(source, **kwargs):
@@ -64,7 +63,7 @@ def jsonl(*records) -> bytes:
 
 @pytest.fixture(params=CHUNKS, ids=lambda n: f"chunk{n}")
 def chunk(request):
-    with mock.patch.object(documents, "_CHUNK", request.param):
+    with mock.patch.object(ingest, "_CHUNK", request.param):
         yield request.param
 
 
@@ -371,7 +370,7 @@ def test_corrupt_gzip_always_raises(tmp_path, name):
     path = write(tmp_path / name, data[: len(data) // 2])
     with (
         pytest.raises(InputError, match="corrupt gzip data") as info,
-        mock.patch.object(documents, "_CHUNK", 64),
+        mock.patch.object(ingest, "_CHUNK", 64),
     ):
         docs_of(path, skip_errors=True)
     # The error names the line being read where the data breaks off (a 64-byte chunk holds at
@@ -591,7 +590,7 @@ def test_jsonl_round_trip(tmp_path_factory, records, ensure_ascii, chunk, batch_
         (str(i), "\n".join(t for t in (title, text) if t), (str(path), n))
         for n, (i, title, text) in enumerate(records, 1)
     ]
-    with mock.patch.object(documents, "_CHUNK", chunk):
+    with mock.patch.object(ingest, "_CHUNK", chunk):
         assert docs_of(path, batch_size=batch_size) == expected
 
 
@@ -624,99 +623,11 @@ def test_trec_round_trip(tmp_path_factory, records, chunk, compress):
         expected.append((doc_id.strip(), body, (str(path), line)))
         line += doc.count("\n")
     write(path, "".join(out).encode(), compress)
-    with mock.patch.object(documents, "_CHUNK", chunk):
+    with mock.patch.object(ingest, "_CHUNK", chunk):
         assert docs_of(path) == expected
 
 
-# --- progress ----------------------------------------------------------------------------------
-
-
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
-def test_progress_log_stream_reports_every_few_seconds():
-    clock, out = Clock(), io.StringIO()
-    progress = Progress(10_000_000, stream=out, clock=clock)
-    clock.now += 1
-    progress.update(1000, 1_000_000)
-    assert out.getvalue() == ""  # not a terminal: at most one line every 5 s
-    clock.now += 4
-    progress.update(1_233_567, 2_075_000)
-    clock.now += 2
-    progress.update(1000, 1000)
-    assert out.getvalue() == "1,234,567 docs  246,913 docs/s  0.6 MB/s  [30%]\n"
-    clock.now += 3
-    progress.update(1, 6_924_000)
-    clock.now += 10
-    progress.close()
-    progress.close()
-    assert out.getvalue().splitlines() == [
-        "1,234,567 docs  246,913 docs/s  0.6 MB/s  [30%]",
-        "1,235,568 docs  123,557 docs/s  1.0 MB/s  [100%]",
-        "1,235,568 docs in 20.0 s  61,778 docs/s  0.5 MB/s  10.0 MB",
-    ]
-
-
-def test_progress_terminal_rewrites_one_line():
-    clock, out = Clock(), Terminal()
-    progress = Progress(stream=out, clock=clock, min_interval=0.5)
-    clock.now += 0.25
-    progress.update(10, 100)
-    clock.now += 0.25
-    progress.update(1_000_000, 12_300_000)
-    clock.now += 1.0
-    progress.update(0, 0)  # shorter line: padded over the longer one
-    clock.now += 0.5
-    progress.close()
-    assert out.getvalue() == (
-        "\r1,000,010 docs  2,000,020 docs/s  24.6 MB/s"
-        "\r1,000,010 docs  666,673 docs/s  8.2 MB/s   "
-        "\r1,000,010 docs in 2.0 s  500,005 docs/s  6.2 MB/s  12.3 MB\n"
-    )
-
-
-def test_progress_quiet_zero_total_and_zero_time():
-    clock, out = Clock(), io.StringIO()
-    with Progress(0, stream=out, clock=clock, quiet=True) as progress:
-        clock.now += 60
-        progress.update(5, 5)
-    assert out.getvalue() == "" and progress.docs == 5 and progress.nbytes == 5
-    progress = Progress(0, stream=out, clock=clock, min_interval=0)
-    assert progress._line(clock.now) == "0 docs  0 docs/s  0.0 MB/s  [100%]"
-
-
-def test_progress_defaults_to_stderr(capsys):
-    Progress().close()
-    assert capsys.readouterr().err.startswith("0 docs in ")
-
-
-@pytest.mark.parametrize(
-    "kwargs, kind",
-    [
-        ({"total_bytes": -1}, ValueError),
-        ({"total_bytes": 1.5}, TypeError),
-        ({"quiet": "no"}, TypeError),
-        ({"min_interval": -0.1}, ValueError),
-        ({"min_interval": float("nan")}, ValueError),
-        ({"min_interval": "1"}, TypeError),
-    ],
-)
-def test_progress_bad_options(kwargs, kind):
-    with pytest.raises(kind):
-        Progress(**kwargs)
-
-
-@pytest.mark.parametrize("module", [documents, _progress])
+@pytest.mark.parametrize("module", [documents])
 def test_doctests(module):
     failed, attempted = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0

@@ -1,4 +1,4 @@
-"""SIFT (mirkit._sift): scale space against repeated numpy Gaussian blurs, DoG extrema against a
+"""SIFT (mirkit.image._sift): scale space against repeated numpy Gaussian blurs, DoG extrema against a
 brute-force numpy search, orientation histograms and descriptor samples against numpy oracles
 (tests/reference/sift.py), detection and descriptors against OpenCV's SIFT on a real photo,
 keypoint covariance under translation and 90-degree rotation, descriptor unit tests on synthetic
@@ -11,7 +11,7 @@ from reference import image as ref_image
 from reference import sift as ref
 
 from mirkit import _core
-from mirkit._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
+from mirkit.image._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
 
 
 @pytest.fixture(scope="module")

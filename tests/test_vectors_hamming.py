@@ -241,3 +241,58 @@ def test_sift_recall():
         exact = ((q[:, None, :].astype(np.int64) - base[ids].astype(np.int64)) ** 2).sum(2)
         np.testing.assert_array_equal(d, exact.astype(np.float32))
     assert recalls[0] < recalls[1] and recalls[1] > 0.95
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_adds_in_any_batches_equal_one_add(clustered, metric):
+    """An add encodes only its rows and writes them into the scan blocks (the last, partial
+    block filled in place), so any sequence of adds gives the codes, blocks and results of one
+    add of everything; with every code a candidate, search is brute-force numpy k-NN. (The
+    thresholds are not trained: trained ones come from the first add's rows.)"""
+    base, q = clustered
+    whole = vectors.HammingLSH(24, metric=metric, n_bits=100, n_candidates=25,
+                               train_thresholds=False, seed=2)
+    whole.add(base)
+    parts = vectors.HammingLSH(24, metric=metric, n_bits=100, n_candidates=25,
+                               train_thresholds=False, seed=2)
+    rng = np.random.default_rng(3)
+    first = 0
+    for size in [1, 2, 0, 5, 8, 13, 100] + list(rng.integers(0, 700, 30)):
+        parts.add(base[first:first + size])
+        first = min(len(base), first + size)
+        assert len(parts) == first
+        if rng.random() < 0.2:
+            np.testing.assert_array_equal(parts._blocks, _blocks_of(parts._codes))
+    parts.add(base[first:])
+    np.testing.assert_array_equal(parts._codes, whole._codes)
+    np.testing.assert_array_equal(parts._blocks, whole._blocks)
+    for want, got in [(whole.search(q, 10), parts.search(q, 10)),
+                      (whole.candidates(q), parts.candidates(q))]:
+        for w, g in zip(want if isinstance(want, tuple) else [want],
+                        got if isinstance(got, tuple) else [got]):
+            np.testing.assert_array_equal(g, w)
+    d, ids = parts.search(q, 10, n_candidates=len(base))
+    want_d, want_ids = ref.knn(q, base, 10, metric)
+    np.testing.assert_array_equal(ids, want_ids)
+    np.testing.assert_allclose(d, want_d, rtol=1e-4, atol=1e-3)
+
+
+def _blocks_of(codes):
+    """The scan layout of `codes` by numpy: blocks of 8, word-major, padding codes 0."""
+    padded = np.zeros((-(-len(codes) // 8) * 8, codes.shape[1]), np.uint64)
+    padded[:len(codes)] = codes
+    return padded.reshape(-1, 8, codes.shape[1]).transpose(0, 2, 1)
+
+
+def test_loaded_index_takes_more_adds(tmp_path, clustered):
+    """A loaded (memory-mapped, read-only) index copies its arrays on the first add."""
+    base, q = clustered
+    index = vectors.HammingLSH(24, n_bits=64, n_candidates=20, seed=1)
+    index.add(base[:3001])
+    index.save(tmp_path / "h")
+    loaded = vectors.HammingLSH.load(tmp_path / "h", mmap=True)
+    loaded.add(base[3001:])
+    index.add(base[3001:])
+    np.testing.assert_array_equal(loaded._blocks, index._blocks)
+    np.testing.assert_array_equal(loaded.search(q, 5).ids, index.search(q, 5).ids)
+    assert not np.shares_memory(loaded._data, np.load(tmp_path / "h" / "data.npy", mmap_mode="r"))

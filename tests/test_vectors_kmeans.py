@@ -176,6 +176,52 @@ def test_save_load_and_pickle(tmp_path, data):
         vectors.KMeans.load(tmp_path / "missing")
 
 
+def test_save_is_atomic_and_checksummed(tmp_path, data):
+    """Saving replaces the directory in one rename (a failed save leaves the old one, and no
+    temporary); loading checks each file's size and CRC-32C against meta.json."""
+    import json
+
+    x, _ = data
+    km = vectors.KMeans(4, seed=1, max_iter=3).fit(x)
+    path = tmp_path / "nested" / "km"
+    km.save(path)
+    files = json.loads((path / "meta.json").read_text())["files"]
+    assert sorted(files) == ["cluster_centers.npy", "labels.npy"]
+    assert files["labels.npy"]["bytes"] == (path / "labels.npy").stat().st_size
+    other = vectors.KMeans(4, seed=2, max_iter=3).fit(x)
+    other.save(path)  # replaces the first save
+    np.testing.assert_array_equal(vectors.KMeans.load(path).cluster_centers_,
+                                  other.cluster_centers_)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["km"]
+
+    class Unsaveable(vectors.KMeans):  # its second array fails to write
+        def _arrays(self):
+            return {**super()._arrays(), "labels": np.array([None], dtype=object)}
+
+    broken = Unsaveable(4, seed=3, max_iter=3).fit(x)
+    with pytest.raises(ValueError, match="allow_pickle"):
+        broken.save(path)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["km"]
+    np.testing.assert_array_equal(vectors.KMeans.load(path).labels_, other.labels_)
+
+    labels = path / "labels.npy"
+    raw = bytearray(labels.read_bytes())
+    raw[-1] ^= 1
+    labels.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="labels.npy: checksum mismatch"):
+        vectors.KMeans.load(path)
+    vectors.KMeans.load(path, verify=False)  # sizes still match
+    labels.write_bytes(bytes(raw[:-4]))
+    with pytest.raises(ValueError, match="labels.npy: .* bytes, the manifest says"):
+        vectors.KMeans.load(path, verify=False)
+    # A save from before the checksums (no "files" in meta.json) still loads.
+    other.save(path)
+    meta = json.loads((path / "meta.json").read_text())
+    del meta["files"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    np.testing.assert_array_equal(vectors.KMeans.load(path).labels_, other.labels_)
+
+
 @pytest.mark.parametrize("kwargs,exc", [
     ({"n_clusters": 0}, ValueError),
     ({"n_clusters": 2.5}, TypeError),

@@ -30,7 +30,7 @@ def _collision_rate(metric, a, b, n_tables, n_bits, width=None, seed=0):
     index = vectors.LSHIndex(a.size, metric=metric, n_tables=n_tables, n_bits=n_bits,
                              width=width, seed=seed)
     x = index._prepare(np.stack([a, b]).astype(np.float32))
-    h = _core.vectors.lsh_hash(vectors._FAMILY[metric], index._proj, index._shift,
+    h = _core.vectors.lsh_hash(vectors.lsh._FAMILY[metric], index._proj, index._shift,
                                float(width or 1), n_tables, x, 1)
     return float((h[:, 0] == h[:, 1]).mean())
 
@@ -201,3 +201,93 @@ def test_sift_recall_rises_with_probes():
         exact = ((q[rows[0]].astype(np.int64) - base[ids[rows]].astype(np.int64)) ** 2).sum(1)
         np.testing.assert_array_equal(d[rows], exact.astype(np.float32))
     assert recalls == sorted(recalls) and recalls[-1] > recalls[0] + 0.1 and recalls[-1] >= 0.95
+
+
+# --- appending: any sequence of adds gives the index one add of everything gives -----------
+
+def _batches(rng, n, pattern):
+    """Cut points of `n` rows: one add, single rows first, or random sizes (some empty)."""
+    if pattern == "one":
+        return [0, n]
+    if pattern == "singles-first":
+        return [0, 1, 2, 3, 10, n]
+    sizes = rng.choice([0, 1, 7, 100, 333, 1200], size=40)
+    cuts = np.minimum(np.cumsum(np.r_[0, sizes]), n)
+    return list(cuts[cuts < n]) + [n]
+
+
+@pytest.mark.parametrize("pattern", ["one", "singles-first", "random"])
+@pytest.mark.parametrize("metric,kwargs", [
+    ("l2", {"n_tables": 6, "n_bits": 6, "width": 3.0}),
+    ("cosine", {"n_tables": 4, "n_bits": 10, "n_rerank": 40}),
+])
+def test_adds_in_any_batches_equal_one_add(clustered, pattern, metric, kwargs):
+    """Adds only hash and append their rows; the buckets the next search builds hold every row
+    (the slot count grows with n: 5800 rows cross 1024, 2048 and 4096), so searches between and
+    after the adds answer as an index that took all the rows in one add. (The width is given:
+    left to the index, it comes from the first add's rows.)"""
+    base, q = clustered
+    rng = np.random.default_rng(7)
+    whole = vectors.LSHIndex(24, metric=metric, seed=3, **kwargs)
+    whole.add(base)
+    parts = vectors.LSHIndex(24, metric=metric, seed=3, **kwargs)
+    cuts = _batches(rng, len(base), pattern)
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        parts.add(base[a:b])
+        if rng.random() < 0.3:  # a search between adds builds the buckets of what is there
+            prefix = vectors.LSHIndex(24, metric=metric, seed=3, **kwargs)
+            prefix.add(base[:b])
+            np.testing.assert_array_equal(parts.search(q[:20], 5, n_probes=3).ids,
+                                          prefix.search(q[:20], 5, n_probes=3).ids)
+    assert len(parts) == len(whole)
+    np.testing.assert_array_equal(parts._hashes, whole._hashes)
+    for n_probes in (1, 4):
+        want, got = whole._search(q, 10, n_probes, None), parts._search(q, 10, n_probes, None)
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g, w)
+    # The re-ranked distances are the exact ones of the ids returned.
+    d, ids = parts.search(q, 10, n_probes=4)
+    found = ids >= 0
+    if metric == "l2":
+        exact = ref.sq_dist(q, base)[np.nonzero(found)[0], ids[found]]
+        np.testing.assert_allclose(d[found], exact, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_appended_rows_are_all_found_brute_force(clustered, metric):
+    """With buckets that hold every row (one hash a table, all of it probed), search is exact:
+    equal to brute-force numpy k-NN over all the rows, however they were added."""
+    base, q = clustered
+    kwargs = {"n_bits": 1, "n_probes": 2} if metric == "cosine" else {"n_bits": 1, "width": 1e9}
+    index = vectors.LSHIndex(24, metric=metric, n_tables=2, seed=0, **kwargs)
+    for a, b in [(0, 1), (1, 50), (50, 50), (50, 3000), (3000, len(base))]:
+        index.add(base[a:b])
+    d, ids = index.search(q, 10)
+    want_d, want_ids = ref.knn(q, base, 10, metric)
+    np.testing.assert_array_equal(ids, want_ids)
+    np.testing.assert_allclose(d, want_d, rtol=1e-4, atol=1e-3)
+
+
+def test_add_appends_without_copying_what_is_there(tmp_path, clustered):
+    """Capacity grows geometrically: 100 adds reallocate the vectors about log2(100) times, not
+    100, and an add never touches the buckets (the next search builds them once)."""
+    base, q = clustered
+    index = vectors.LSHIndex(24, n_tables=2, n_bits=4, width=3.0)
+    capacities = []
+    for a in range(0, 5000, 50):
+        index.add(base[a:a + 50])
+        capacity = len(index._vectors._buf)
+        if not capacities or capacity != capacities[-1]:
+            capacities.append(capacity)
+        assert len(index) <= capacity <= 2 * len(index) and index._built is None
+    assert capacities == [50 * 2**i for i in range(8)]
+    index.search(base[:1], 1)
+    built = index._built
+    index.search(base[:1], 1)
+    assert index._built is built and built[0] == len(index) == 5000
+    # A loaded (memory-mapped, read-only) index copies its arrays on the first add.
+    index.save(tmp_path / "lsh")
+    loaded = vectors.LSHIndex.load(tmp_path / "lsh", mmap=True)
+    loaded.add(base[5000:])
+    index.add(base[5000:])
+    np.testing.assert_array_equal(loaded.search(q, 5).ids, index.search(q, 5).ids)

@@ -1,20 +1,22 @@
 """mirkit: a multimedia information-retrieval kit with fast C++ kernels.
 
 Domains live in submodules: :mod:`mirkit.codecs` (posting-list compression),
-:mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer), :mod:`mirkit.documents` (input
-readers), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` and
-:mod:`mirkit.scoring` (ranked and Boolean retrieval), :mod:`mirkit.evaluation` (trec_eval's
-measures), :mod:`mirkit.feedback` (Rocchio), :mod:`mirkit.image` (filters, SIFT),
+:mod:`mirkit.analysis` (tokenizer, stopwords, Porter stemmer), :mod:`mirkit.ingest` (input
+readers), :mod:`mirkit.index` (the compressed inverted index), :mod:`mirkit.search` (ranked and
+Boolean retrieval, its scorers and Rocchio feedback), :mod:`mirkit.evaluation` (trec_eval's
+measures), :mod:`mirkit.image` (filters, SIFT), :mod:`mirkit.image_search` (bag of visual words),
 :mod:`mirkit.geometry` (homographies), :mod:`mirkit.vectors` (k-means, kNN, LSH),
 :mod:`mirkit.attention` (scaled dot-product attention), :mod:`mirkit.datasets` (synthetic
 corpora) and :mod:`mirkit.distributed` (sharded indexes on Dask, imported on demand: it needs
-the ``distributed`` extra).
+the ``distributed`` extra). :mod:`mirkit.documents`, :mod:`mirkit.scoring` and
+:mod:`mirkit.feedback` are their former names, still importable.
 """
 
 from mirkit import (analysis, attention, codecs, datasets, documents, geometry, image, index,
-                    vectors)
+                    ingest, vectors)
 from mirkit._simd import info, set_simd_level, simd_level, simd_limit
 from mirkit._version import __version__
 
 __all__ = ["__version__", "analysis", "attention", "codecs", "datasets", "documents", "geometry",
-           "image", "index", "info", "set_simd_level", "simd_level", "simd_limit", "vectors"]
+           "image", "index", "info", "ingest", "set_simd_level", "simd_level", "simd_limit",
+           "vectors"]

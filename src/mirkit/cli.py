@@ -130,9 +130,9 @@ def _check_output(args) -> None:
 
 
 def _cmd_index(args) -> int:
-    from mirkit._progress import Progress
+    from mirkit._validate import progress_bar
     from mirkit.analysis import Analyzer
-    from mirkit.documents import read_documents
+    from mirkit.ingest import read_documents
     from mirkit.index import IndexWriter
 
     analyzer = Analyzer(stem=not args.no_stem, stopwords=not args.no_stopwords,
@@ -148,12 +148,12 @@ def _cmd_index(args) -> int:
     if args.shards:
         return _index_sharded(args, options)
     total = sum(read_documents(source).bytes_total for source in args.input)
-    progress = Progress(total, quiet=args.quiet)
-    with IndexWriter(args.output, **options) as writer:
+    # One bar for every input: quiet with -q, or when stderr is not a terminal.
+    with progress_bar(not args.quiet, total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                      desc="indexing") as bar, IndexWriter(args.output, **options) as writer:
         for source in args.input:
             writer.add_documents(source, format=args.format, skip_errors=args.skip_errors,
-                                 progress=progress)
-    progress.close()
+                                 progress=bar)
     if not args.quiet:
         print(f"indexed {writer.n_docs:,} documents into {args.output}"
               + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
@@ -239,11 +239,10 @@ def _dask(*names) -> list:
 
 
 def _is_sharded(path) -> bool:
-    try:
-        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
-            return json.load(f).get("format") == "mirkit-sharded-index"
-    except (OSError, ValueError, AttributeError):
-        return False  # Index.open reports what is wrong
+    from mirkit.distributed import FORMAT_NAME
+    from mirkit.index._manifest import manifest_format
+
+    return manifest_format(path) == FORMAT_NAME  # else Index.open reports what is wrong
 
 
 def _search_sharded(args) -> int:
@@ -279,7 +278,8 @@ def _cmd_image_index(args) -> int:
     ids = [p.relative_to(folder).with_suffix("").as_posix() for p in paths]
     start = time.perf_counter()
     index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
-                             overwrite=args.overwrite, threads=args.threads, seed=args.seed)
+                             overwrite=args.overwrite, threads=args.threads, seed=args.seed,
+                             progress=True)
     print(f"indexed {len(index):,} images ({len(index.descriptors):,} SIFT features, "
           f"{index.quantizer.n_words:,} visual words) into {args.output} in "
           f"{time.perf_counter() - start:.1f} s")
@@ -304,7 +304,7 @@ def _cmd_image_search(args) -> int:
 
 
 def _scorer(args):
-    from mirkit.scoring import BM25, TFIDF, QueryLikelihood
+    from mirkit.search.scoring import BM25, TFIDF, QueryLikelihood
 
     if args.scorer == "bm25":
         return BM25(k1=args.k1, b=args.b, idf=args.idf or "lucene")
@@ -314,7 +314,7 @@ def _scorer(args):
 
 
 def _boolean_query(index, expression: str) -> int:
-    from mirkit._boolean import boolean_search
+    from mirkit.search._boolean import boolean_search
 
     start = time.perf_counter()
     result = boolean_search(index, expression)
@@ -329,7 +329,7 @@ def _feedback(args):
     """Rocchio pseudo-relevance feedback with Anserini's defaults, when asked for."""
     if not args.feedback:
         return None
-    from mirkit.feedback import Rocchio
+    from mirkit.search.feedback import Rocchio
 
     return Rocchio(docs=args.fb_docs, terms=args.fb_terms)
 
@@ -351,12 +351,15 @@ def _ranked_query(searcher, args) -> int:
 
 
 def _run_queries(searcher, args) -> int:
-    from mirkit.evaluation import _atomic_output, read_queries, run_lines
+    from mirkit._files import atomic_output
+    from mirkit._validate import progress_bar
+    from mirkit.evaluation import read_queries, run_lines
 
     queries = read_queries(args.queries)
     start = time.perf_counter()
     lines = 0
-    with _atomic_output(args.run) as out:
+    with atomic_output(args.run) as out, \
+            progress_bar(True, total=len(queries), unit="query", desc="searching") as bar:
         for first in range(0, len(queries), _RUN_CHUNK):
             chunk = queries[first:first + _RUN_CHUNK]
             results = searcher.search_batch([text for _, text in chunk], args.k,
@@ -365,6 +368,7 @@ def _run_queries(searcher, args) -> int:
             for (qid, _), result in zip(chunk, results):
                 out.writelines(run_lines(qid, result.ids, result.scores, args.tag))
                 lines += len(result)
+            bar.update(len(chunk))
     elapsed = time.perf_counter() - start
     print(f"wrote {lines:,} lines for {len(queries):,} queries to {args.run} in {elapsed:.2f} s "
           f"({len(queries) / elapsed if elapsed else 0:,.0f} queries/s, {args.algorithm}, "
@@ -508,7 +512,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--no-verify", action="store_true", help="skip the checksum pass")
     p.set_defaults(func=_cmd_stats)
-    from mirkit.scoring import IDF_FORMS
+    from mirkit.search.scoring import IDF_FORMS
     from mirkit.search import ALGORITHMS
 
     p = sub.add_parser("search", help="ranked (or Boolean) search; a TREC run of a query file",

@@ -73,25 +73,19 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from mirkit import _core
+from mirkit._files import fsync_dir, move_into_place, temp_sibling, write_file
 from mirkit._validate import check_count
 from mirkit._version import __version__
-from mirkit.index import (
-    Index,
-    IndexCorruptError,
-    IndexStats,
-    IndexWriter,
-    _fsync_dir,
-    _load_manifest,
-    _move_into_place,
-    _write_manifest_file,
-)
-from mirkit.scoring import Scorer, get_scorer
-from mirkit.search import Query, Searcher, SearchResult, check_search_options
+from mirkit.index import Index, IndexCorruptError, IndexStats, IndexWriter
+from mirkit.index._manifest import load_manifest, write_manifest
+from mirkit.search.scoring import Scorer, get_scorer
+from mirkit.search import Searcher, SearchResult, check_search_options
+from mirkit.search.query import Query, check_query
 
-__all__ = ["FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
 
 FORMAT_VERSION = 1
-_FORMAT_NAME = "mirkit-sharded-index"
+FORMAT_NAME = "mirkit-sharded-index"
 _LEXICON = {"terms.bin": np.uint8, "term_offsets.u64": np.uint64, "term_df.u32": np.uint32,
             "term_cf.u64": np.uint64}
 
@@ -192,12 +186,7 @@ def _build_shard(directory: str, shard: int, parts: list, options: dict, format:
 
 
 def _write_file(directory: Path, name: str, data: np.ndarray) -> dict:
-    path = directory / name
-    with open(path, "wb") as f:
-        f.write(data.tobytes())
-        f.flush()
-        os.fsync(f.fileno())
-    return {"bytes": path.stat().st_size, "crc32c": _core.index.file_crc32c(str(path))}
+    return write_file(directory / name, data.tobytes())
 
 
 def _check_unique_ids(shards: list) -> None:
@@ -234,7 +223,7 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         offset += index.stats.n_docs
     total = sum(i.stats.total_tokens for i in shards)
     manifest = {
-        "format": _FORMAT_NAME,
+        "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "mirkit_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -252,12 +241,12 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
                   "skipped": sum(i["skipped"] for i in infos)},
         "files": files,
     }
-    _write_manifest_file(directory, manifest)
+    write_manifest(directory, manifest)
     # What lost attempts may have left (IndexWriter's hidden temporary directories) goes.
     for entry in directory.iterdir():
         if entry.name.startswith("."):
             shutil.rmtree(entry, ignore_errors=True)
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
 
 def _check_client(client) -> None:
@@ -276,7 +265,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
     inputs : sequence
         Either the documents themselves (``(id, text)`` pairs or dicts), cut into `n_shards`
         slices of equal count, or a sequence of parts, each a path (a file or folder that
-        :func:`mirkit.documents.read_documents` reads) or an iterable of documents (it must
+        :func:`mirkit.ingest.read_documents` reads) or an iterable of documents (it must
         pickle: it travels to a worker). Parts go to shards in contiguous groups of about equal
         size (bytes of the files; documents of sized partitions), so the order of the documents
         is kept: global docids are those of :func:`mirkit.index.build_index` over the same
@@ -325,7 +314,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
     groups = _partition(inputs, n_shards)
     started = time.perf_counter()
-    tmp = parent / f".{path.name}.tmp-{uuid.uuid4().hex[:12]}"
+    tmp = temp_sibling(path)
     tmp.mkdir()
     try:
         # Checks every option here, as the writer does, before any task starts.
@@ -348,7 +337,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
                 client.gather(futures, errors="skip")
                 raise
         _write_sharded(tmp, infos, started)
-        _move_into_place(tmp, path, overwrite)
+        move_into_place(tmp, path, overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -368,13 +357,9 @@ class ShardedIndex:
     def __init__(self, path: Path, manifest: dict):
         self.path = path
         self.manifest = manifest
-        s = manifest["stats"]
-        self.stats = IndexStats(n_docs=s["n_docs"], n_terms=s["n_terms"],
-                                n_postings=s["n_postings"], total_tokens=s["total_tokens"],
-                                avg_doc_length=s["avg_doc_length"],
-                                max_doc_length=s["max_doc_length"])
-        self.doc_offsets = np.array([e["doc_offset"] for e in manifest["shards"]] + [s["n_docs"]],
-                                    np.int64)
+        self.stats = IndexStats.from_manifest(manifest)
+        self.doc_offsets = np.array([e["doc_offset"] for e in manifest["shards"]]
+                                    + [self.stats.n_docs], np.int64)
         self._lexicon: Optional[dict] = None
         self._lock = threading.Lock()
 
@@ -393,9 +378,9 @@ class ShardedIndex:
             If the format version is newer than this mirkit reads.
         """
         path = Path(path)
-        manifest = _load_manifest(path, _FORMAT_NAME, FORMAT_VERSION, "sharded index",
-                                  ("n_docs", "n_terms", "n_postings", "total_tokens",
-                                   "max_doc_length"), _check_manifest, verify)
+        manifest = load_manifest(path, FORMAT_NAME, FORMAT_VERSION, "sharded index",
+                                 ("n_docs", "n_terms", "n_postings", "total_tokens",
+                                  "max_doc_length"), _check_manifest, verify)
         return cls(path, manifest)
 
     def __repr__(self) -> str:
@@ -595,7 +580,7 @@ class DistributedSearcher:
         """The top `k` documents of `query` over all shards (see
         :meth:`mirkit.search.Searcher.search`; `feedback` is not supported)."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
-        _check_query(query, "query")
+        check_query(query, "query")
         return self._run([[query]], k, algorithm, scorer, 1)[0]
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
@@ -610,7 +595,7 @@ class DistributedSearcher:
             raise TypeError("queries must be a sequence of queries, not one query")
         queries = list(queries)
         for i, q in enumerate(queries):
-            _check_query(q, f"queries[{i}]")
+            check_query(q, f"queries[{i}]")
         if chunks is None:
             chunks = 1 if self.client is None else max(1, sum(self.client.nthreads().values()))
         chunks = check_count(chunks, "chunks")
@@ -632,10 +617,3 @@ class DistributedSearcher:
             _precompute(*args)
         else:
             self.client.run(_precompute, *args)
-
-
-def _check_query(query, name: str) -> None:
-    if not isinstance(query, (str, Mapping)):
-        raise TypeError(f"{name} must be str or a mapping of terms to weights, got "
-                        f"{type(query).__name__}")
-

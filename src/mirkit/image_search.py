@@ -35,6 +35,8 @@ from typing import NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from mirkit import __version__
+from mirkit._files import move_into_place, write_json
+from mirkit._validate import progress_bar
 from mirkit.analysis import Analyzer
 from mirkit.geometry import find_homography
 from mirkit.image import SIFT
@@ -149,7 +151,7 @@ class ImageIndex:
     def build(cls, images: Sequence, ids: Optional[Sequence[str]] = None, *,
               n_words: int = 4096, codebook=None, path=None, sift: Optional[SIFT] = None,
               sample: int = 200_000, kmeans_iter: int = 20, seed: int = 0, threads: int = 0,
-              overwrite: bool = False) -> "ImageIndex":
+              overwrite: bool = False, progress=False) -> "ImageIndex":
         """Index `images` (file paths or arrays, see :func:`load_image`).
 
         Parameters
@@ -175,6 +177,9 @@ class ImageIndex:
             Seed of the sample and the k-means; worker threads (0 = all cores).
         overwrite : bool
             Replace an existing index at `path`.
+        progress : bool
+            Show tqdm bars of the images read (SIFT) and of the codebook's k-means on stderr
+            when it is a terminal.
 
         Raises
         ------
@@ -205,10 +210,12 @@ class ImageIndex:
             raise FileExistsError(f"{target} exists; pass overwrite=True to replace it")
 
         xy, descriptors = [], []
-        for image in images:
-            kp, desc = sift.detect_and_compute(load_image(image))
-            xy.append(np.stack([kp["x"], kp["y"]], axis=1).astype(np.float32))
-            descriptors.append(desc)
+        with progress_bar(progress, total=len(images), unit="image", desc="SIFT") as bar:
+            for image in images:
+                kp, desc = sift.detect_and_compute(load_image(image))
+                xy.append(np.stack([kp["x"], kp["y"]], axis=1).astype(np.float32))
+                descriptors.append(desc)
+                bar.update(1)
         offsets = np.cumsum([0] + [len(d) for d in descriptors]).astype(np.int64)
         all_desc = np.concatenate(descriptors)
         if codebook is None:
@@ -218,7 +225,8 @@ class ImageIndex:
             rng = np.random.default_rng(seed)
             rows = np.sort(rng.choice(len(all_desc), min(sample, len(all_desc)), replace=False))
             km = KMeans(n_words, max_iter=kmeans_iter, seed=seed, threads=threads)
-            codebook = km.fit(all_desc[rows].astype(np.float32)).cluster_centers_
+            codebook = km.fit(all_desc[rows].astype(np.float32),
+                              progress=progress).cluster_centers_
         quantizer = (codebook if isinstance(codebook, VectorQuantizer)
                      else VectorQuantizer(codebook, threads=threads))
         words = quantizer.quantize(all_desc) if len(all_desc) else np.zeros(0, np.uint32)
@@ -241,12 +249,12 @@ class ImageIndex:
                              "sigma": sift.sigma, "contrast_threshold": sift.contrast_threshold,
                              "edge_threshold": sift.edge_threshold, "upsample": sift.upsample,
                              "max_keypoints": sift.max_keypoints, "threads": sift.threads}}
-            _write_json(work / "meta.json", meta)
+            write_json(work / "meta.json", meta)
             if target is None:
                 built = cls(work)
                 built._cleanup = weakref.finalize(built, shutil.rmtree, work, True)
                 return built
-            _replace(work, target)
+            move_into_place(work, target, overwrite=True)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -260,7 +268,7 @@ class ImageIndex:
         work = Path(tempfile.mkdtemp(prefix=".mirkit-image-index-", dir=target.absolute().parent))
         try:
             shutil.copytree(self.path, work, dirs_exist_ok=True)
-            _replace(work, target)
+            move_into_place(work, target, overwrite=True)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -324,21 +332,3 @@ class ImageIndex:
         fit = find_homography(xy[pairs[:, 0]], d_xy[pairs[:, 1]].astype(np.float64),
                               threshold=threshold)
         return fit.n_inliers
-
-
-def _write_json(path: Path, data: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _replace(work: Path, target: Path) -> None:
-    """Move the finished directory `work` to `target`, replacing what is there."""
-    old = None
-    if target.exists():
-        old = work.with_name(work.name + "-old")
-        os.replace(target, old)
-    os.replace(work, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

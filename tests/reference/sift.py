@@ -1,5 +1,5 @@
 """Plain numpy oracles for the SIFT scale space, DoG extrema, orientation histograms and
-descriptor samples (mirkit._sift), and the comparison of keypoint sets with OpenCV's (shared by
+descriptor samples (mirkit.image._sift), and the comparison of keypoint sets with OpenCV's (shared by
 tests/test_sift.py and bench/bench_keypoints.py)."""
 
 import numpy as np

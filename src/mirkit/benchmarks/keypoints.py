@@ -53,7 +53,7 @@ class Features:
 
 
 def _mirkit(image: np.ndarray, threads: int = 1) -> Features:
-    from mirkit._sift import SIFT
+    from mirkit.image import SIFT
 
     kps, desc = SIFT(threads=threads).detect_and_compute(image)
     return Features(np.stack([kps["x"], kps["y"]], 1).astype(np.float64),
@@ -276,7 +276,7 @@ def _median_time(fn, repeat: int) -> float:
 
 def timing(quick: bool = False, repeat: int = 5) -> list[dict]:
     """Median seconds of detect and detect+compute, mirkit and OpenCV, 1 and 2 threads."""
-    from mirkit._sift import SIFT
+    from mirkit.image import SIFT
 
     try:
         import cv2

@@ -36,24 +36,20 @@ Examples
 
 from __future__ import annotations
 
-import math
 import os
-from collections import Counter
-from typing import Mapping, Sequence, Union
-
-import numpy as np
+from typing import Sequence, Union
 
 from mirkit import _core
-from mirkit._validate import check_count
-from mirkit.index import Index
-from mirkit.scoring import Scorer, get_scorer
+from mirkit._validate import check_count, progress_bar
+from mirkit.index.reader import Index
+from mirkit.search.query import Query, weighted_terms
+from mirkit.search.scoring import Scorer, get_scorer
 
 __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
 ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
 _ALGORITHM_SET = frozenset(ALGORITHMS)
-
-Query = Union[str, Mapping[str, float]]
+_PROGRESS_CHUNK = 1024  # queries a batch answers between two updates of its progress bar
 
 
 #: The top k of one query (a compiled class; see its docstring): ``docids``, ``scores``, ``ids``,
@@ -115,21 +111,7 @@ class Searcher:
 
     def analyze(self, query: Query) -> dict:
         """The weighted terms of a query: ``{term: weight}`` (terms in order of appearance)."""
-        if isinstance(query, str):
-            return dict(Counter(self.index.analyzer(query)))
-        if not isinstance(query, Mapping):
-            raise TypeError(f"query must be str or a mapping of terms to weights, "
-                            f"got {type(query).__name__}")
-        out = {}
-        for term, weight in query.items():
-            if not isinstance(term, str):
-                raise TypeError(f"query terms must be str, got {type(term).__name__}")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)):
-                raise TypeError(f"weight of {term!r} must be a number, got {type(weight).__name__}")
-            if not (math.isfinite(weight) and weight > 0):
-                raise ValueError(f"weight of {term!r} must be finite and > 0, got {weight}")
-            out[term] = float(weight)
-        return out
+        return weighted_terms(self.index.analyzer, query)
 
     def _options(self, k, algorithm, scorer) -> tuple:
         # The common call (a plain int k, a known algorithm, the searcher's scorer) is checked
@@ -178,29 +160,46 @@ class Searcher:
             # The common call, checked inline: this is per-query overhead on microsecond queries.
             # Ids come from Index.doc_ids once it is cached (else from the index files).
             return self._engine.search(query, k, algorithm, self._default_spec,
-                                       self.index._doc_ids)
+                                       self.index.cached_doc_ids)
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
-        return self._engine.search(self._query(query), k, algorithm, spec, self.index._doc_ids)
+        return self._engine.search(self._query(query), k, algorithm, spec,
+                                   self.index.cached_doc_ids)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
-                     threads: int = 0, feedback=None) -> list:
-        """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released."""
+                     threads: int = 0, feedback=None, progress=False) -> list:
+        """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
+
+        `progress`: True shows a tqdm bar of the queries answered on stderr when it is a
+        terminal (the batch then runs in chunks of 1,024 queries); an open tqdm bar is advanced
+        instead. The results are the same either way."""
         k, spec = self._options(k, algorithm, scorer)
         threads = check_count(threads, "threads")
+        if progress is not None and progress is not False:
+            queries = list(queries)
+            out: list = []
+            with progress_bar(progress, total=len(queries), unit="query",
+                              desc="searching") as bar:
+                for start in range(0, len(queries), _PROGRESS_CHUNK):
+                    chunk = queries[start:start + _PROGRESS_CHUNK]
+                    out += self.search_batch(chunk, k, algorithm=algorithm, scorer=scorer,
+                                             threads=threads, feedback=feedback)
+                    bar.update(len(chunk))
+            return out
         if feedback is not None:
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
         prepared = [q if type(q) is str else self._query(q) for q in queries]
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
-                                         self.index._doc_ids)
+                                         self.index.cached_doc_ids)
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
-        unranked: a :class:`mirkit._boolean.BooleanResult` (see :func:`~mirkit._boolean.boolean_search`)."""
-        from mirkit._boolean import boolean_search
+        unranked: a :class:`mirkit.search._boolean.BooleanResult` (see
+        :func:`~mirkit.search._boolean.boolean_search`)."""
+        from mirkit.search._boolean import boolean_search
 
         return boolean_search(self.index, expression)
 
@@ -223,7 +222,7 @@ def check_search_options(k, algorithm: str) -> int:
 
 
 def _feedback(feedback):
-    from mirkit.feedback import Rocchio
+    from mirkit.search.feedback import Rocchio
 
     if not isinstance(feedback, Rocchio):
         raise TypeError(f"feedback must be a mirkit.feedback.Rocchio, got "

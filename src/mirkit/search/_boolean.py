@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mirkit import _core
-from mirkit.index import Index
+from mirkit.index.reader import Index
 
 __all__ = ["BooleanResult", "BooleanSyntaxError", "boolean_search", "compile_boolean"]
 

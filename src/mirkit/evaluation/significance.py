@@ -1,5 +1,5 @@
-"""Paired significance tests over per-query values, computed as ``scipy.stats`` computes them
-(numpy only: scipy is not a runtime dependency).
+"""Comparing two runs (:func:`compare`) with paired significance tests over per-query values,
+computed as ``scipy.stats`` computes them (numpy only: scipy is not a runtime dependency).
 
 * :func:`paired_ttest` equals ``scipy.stats.ttest_rel(a, b)`` (two-sided).
 * :func:`wilcoxon` equals ``scipy.stats.wilcoxon(a, b)`` with its defaults (scipy >= 1.15): zero
@@ -16,7 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["TestResult", "paired_ttest", "wilcoxon"]
+from mirkit.evaluation.measures import SUMMED, Evaluator, Measures
+
+__all__ = ["Comparison", "TestResult", "compare", "paired_ttest", "wilcoxon"]
 
 
 class TestResult(NamedTuple):
@@ -138,3 +140,48 @@ def wilcoxon(a, b) -> TestResult:
     var = (count * (count + 1.0) * (2.0 * count + 1.0) - (ties ** 3 - ties).sum() / 2.0) / 24.0
     z = (r_plus - mean) / math.sqrt(var)
     return TestResult(statistic, math.erfc(abs(z) / math.sqrt(2.0)))
+
+
+class Comparison(NamedTuple):
+    """One measure of two systems over the same queries (see :func:`compare`)."""
+
+    measure: str
+    mean_a: float
+    mean_b: float
+    difference: float   # mean_b - mean_a
+    ttest: TestResult
+    wilcoxon: TestResult
+    significant: bool   # both p-values below alpha
+
+    def __str__(self) -> str:
+        return (f"{self.measure}: {self.mean_a:.4f} -> {self.mean_b:.4f} "
+                f"({self.difference:+.4f}; t-test p={self.ttest.pvalue:.4g}, "
+                f"Wilcoxon p={self.wilcoxon.pvalue:.4g})")
+
+
+def compare(qrels, run_a, run_b, measures: Measures = ("map", "ndcg_cut.10", "P.10"), *,
+            alpha: float = 0.05, **options) -> list:
+    """Per-measure means of two runs over the queries both are evaluated on, the difference
+    (b - a), the paired t-test and Wilcoxon signed-rank test, and whether both p-values are
+    below `alpha`. Summed and geometric measures (num_*, gm_map) are left out."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    evaluator = Evaluator(qrels, measures, **options)
+    a, b = evaluator.table(run_a), evaluator.table(run_b)
+    common = sorted(set(a.qids) & set(b.qids))
+    if not common:
+        raise ValueError("the runs share no evaluated query")
+    row_a = {q: i for i, q in enumerate(a.qids)}
+    row_b = {q: i for i, q in enumerate(b.qids)}
+    rows_a = [row_a[q] for q in common]
+    rows_b = [row_b[q] for q in common]
+    out = []
+    for j, name in enumerate(a.names):
+        if name in SUMMED or name == "gm_map":
+            continue
+        x, y = a.values[rows_a, j], b.values[rows_b, j]
+        t, w = paired_ttest(y, x), wilcoxon(y, x)
+        significant = bool(t.pvalue < alpha and w.pvalue < alpha)
+        out.append(Comparison(name, float(x.mean()), float(y.mean()), float(y.mean() - x.mean()),
+                              t, w, significant))
+    return out

@@ -1,5 +1,5 @@
 """Image filtering: separable 2-D filters with the border modes of scipy.ndimage and OpenCV;
-SIFT keypoints and descriptors (:class:`SIFT`, from :mod:`mirkit._sift`, which documents its
+SIFT keypoints and descriptors (:class:`SIFT`, from ``mirkit.image._sift``, which documents its
 conventions) built on them.
 
 Every filter here is one or two calls of :func:`sep_filter`, a vertical then a horizontal 1-D
@@ -54,7 +54,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from mirkit import _core
-from mirkit._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
+from mirkit.image._sift import KEYPOINT_DTYPE, SIFT, ScaleSpace, scale_space
 from mirkit._validate import check_count, check_positive_int
 
 __all__ = ["BORDERS", "KEYPOINT_DTYPE", "SIFT", "ScaleSpace", "box_filter", "derivative",

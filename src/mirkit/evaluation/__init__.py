@@ -1,0 +1,29 @@
+"""Evaluation exactly as trec_eval computes it: the measures (:mod:`mirkit.evaluation.measures`,
+whose documentation says how runs are ranked and judged), TREC files
+(:mod:`mirkit.evaluation.io`) and the comparison of two runs with paired significance tests
+(:mod:`mirkit.evaluation.significance`)."""
+
+from mirkit.evaluation.io import (
+    Qrels,
+    Run,
+    read_qrels,
+    read_queries,
+    read_run,
+    run_lines,
+    trec_scores,
+    write_qrels,
+    write_run,
+)
+from mirkit.evaluation.measures import MEASURES, Evaluation, Evaluator, evaluate, parse_measures
+from mirkit.evaluation.significance import (
+    Comparison,
+    TestResult,
+    compare,
+    paired_ttest,
+    wilcoxon,
+)
+
+__all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
+           "compare", "evaluate", "paired_ttest", "parse_measures", "read_qrels",
+           "read_queries", "read_run", "run_lines", "trec_scores", "wilcoxon", "write_qrels",
+           "write_run"]

@@ -1,0 +1,12 @@
+"""Search: ranked retrieval with dynamic pruning (:mod:`mirkit.search.searcher`), its queries
+(:mod:`mirkit.search.query`) and scorers (:mod:`mirkit.search.scoring`), relevance feedback
+(:mod:`mirkit.search.feedback`) and Boolean retrieval (``mirkit.search._boolean``)."""
+
+from mirkit.search import searcher
+from mirkit.search.query import Query
+from mirkit.search.searcher import ALGORITHMS, SearchResult, Searcher, check_search_options
+
+__all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
+
+# doctest.testmod(mirkit.search) runs the examples of what it exports.
+__test__ = {"searcher": searcher, "Searcher": Searcher}
