@@ -605,13 +605,18 @@ def test_manifest_problems(small_index):
     ({"memory_budget": 100}, ValueError),
     ({"memory_budget": 1.5}, TypeError),
     ({"bm25_b": 2.0}, ValueError),
+    ({"bm25_k1": float("inf")}, ValueError),  # an index whose bounds would be NaN
+    ({"bm25_k1": -0.5}, ValueError),
+    ({"bm25_k1": "0.9"}, TypeError),
     ({"analyzer": "porter"}, TypeError),
     ({"batch_size": 0}, ValueError),
 ])
 def test_bad_writer_options(tmp_path, kwargs, error):
-    with pytest.raises(error):
+    with pytest.raises(error) as info:
         IndexWriter(tmp_path / "x", **kwargs)
     assert list(tmp_path.iterdir()) == []
+    name = next(iter(kwargs))
+    assert name in str(info.value) or name == "analyzer"
 
 
 def test_writer_misuse(tmp_path):

@@ -86,8 +86,10 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex
 
 FORMAT_VERSION = 1
 FORMAT_NAME = "mirkit-sharded-index"
-_LEXICON = {"terms.bin": np.uint8, "term_offsets.u64": np.uint64, "term_df.u32": np.uint32,
-            "term_cf.u64": np.uint64}
+# The collection's lexicon, in the order merge_lexicons returns it, with the dtypes of the C++
+# format's file table.
+_LEXICON = {name: np.dtype(dtype) for name, _, dtype, _ in _core.index.FILES
+            if name in ("terms.bin", "term_offsets.u64", "term_df.u32", "term_cf.u64")}
 
 
 def _shard_name(shard: int) -> str:
@@ -210,10 +212,8 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         raise ValueError(f"{n_docs} documents exceed the 2**32 - 2 a collection may hold")
     _check_unique_ids(shards)
     terms, offsets, df, cf, maps = _core.index.merge_lexicons([i.reader for i in shards])
-    files = {"terms.bin": _write_file(directory, "terms.bin", terms),
-             "term_offsets.u64": _write_file(directory, "term_offsets.u64", offsets),
-             "term_df.u32": _write_file(directory, "term_df.u32", df),
-             "term_cf.u64": _write_file(directory, "term_cf.u64", cf)}
+    files = {name: _write_file(directory, name, data)
+             for name, data in zip(_LEXICON, (terms, offsets, df, cf))}
     shard_entries, offset = [], 0
     for s, (index, ids) in enumerate(zip(shards, maps)):
         name = f"{_shard_name(s)}.term_ids.u32"  # _check_manifest expects these names

@@ -17,7 +17,7 @@ from mirkit.index._manifest import IndexCorruptError, IndexVersionError, load_ma
 __all__ = ["DocVectors", "FORMAT_NAME", "FORMAT_VERSION", "Index", "IndexCorruptError",
            "IndexStats", "IndexVersionError", "PostingCursor"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = _core.index.FORMAT_VERSION  # the C++ reader's (cpp/index/format.hpp)
 FORMAT_NAME = "mirkit-index"
 VECTOR_CODECS = "elias_fano+elias_gamma"  # document vectors: term ids + frequencies
 THRESHOLD_FILE = "term_thresholds.f32"  # top-k threshold priming (absent in older indexes)
@@ -283,20 +283,9 @@ class Index:
         - ``vectors``: the per-document term vectors (feedback), if built.
         """
         files = self.manifest["files"]
-        parts = {
-            "docids": ["docids.bin"],
-            "freqs": ["freqs.bin"],
-            "positions": ["positions.bin", "block_positions_end.u64"],
-            "skips+scores": ["block_last_docid.u32", "block_docs_end.u64",
-                             "block_freqs_end.u64", "block_max_score.f32"],
-            "lexicon": ["terms.bin", "term_offsets.u64", TERM_HASH_FILE],
-            "term stats": ["term_df.u32", "term_cf.u64", "term_blocks.u64", "term_max_score.f32",
-                           THRESHOLD_FILE],
-            "documents": ["doc_lengths.u32", "doc_ids.bin", "doc_id_offsets.u64"],
-            "vectors": ["doc_vectors.bin", "doc_vectors_end.u64"],
-        }
-        out = {part: sum(files[n]["bytes"] for n in names if n in files)
-               for part, names in parts.items()}
+        out: dict = {}
+        for name, part, _, _ in _core.index.FILES:  # the C++ format's list: name, part, ...
+            out[part] = out.get(part, 0) + (files[name]["bytes"] if name in files else 0)
         out["total"] = sum(f["bytes"] for f in files.values())
         return out
 

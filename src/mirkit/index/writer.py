@@ -18,12 +18,12 @@ from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
-from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25_b, check_bm25_k1
+from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
 
 __all__ = ["BLOCK_SIZE", "DEFAULT_CODEC", "IndexWriter", "MEMORY_OVERHEAD", "build_index"]
 
 DEFAULT_CODEC = "bp128"
-BLOCK_SIZE = 128
+BLOCK_SIZE = _core.index.BLOCK_SIZE  # postings per block (the C++ format owns it)
 MEMORY_OVERHEAD = 40 << 20  # fixed buffers outside the budget (file writers, batches), bytes
 
 
@@ -131,8 +131,8 @@ class IndexWriter:
         self.vectors = bool(vectors)
         self.threads = int(threads)
         self.memory_budget = _parse_bytes(memory_budget, "memory_budget")
-        self.bm25 = {"k1": check_bm25_k1(bm25_k1, "bm25_k1"),
-                     "b": check_bm25_b(bm25_b, "bm25_b")}
+        k1, b = check_bm25(bm25_k1, bm25_b, prefix="bm25_")
+        self.bm25 = {"k1": k1, "b": b}
         self.overwrite = bool(overwrite)
         self.batch_size = int(batch_size)
         if self.path.exists() and not self.overwrite:

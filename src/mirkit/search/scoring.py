@@ -40,15 +40,18 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from mirkit import _core
+
 __all__ = ["BM25", "BM25_B", "BM25_K1", "IDF_FORMS", "QueryLikelihood", "SCORERS", "Scorer",
-           "TFIDF", "check_bm25_b", "check_bm25_k1", "get_scorer"]
+           "TFIDF", "check_bm25", "get_scorer"]
 
 IDF_FORMS = ("lucene", "rsj", "log")
 
 #: BM25's defaults, Anserini's and PISA's: an index precomputes its bounds with them unless
 #: told otherwise (:class:`mirkit.index.IndexWriter`), and :class:`BM25` takes the index's.
-BM25_K1 = 0.9
-BM25_B = 0.4
+#: The C++ engine owns them (``_core.index.BM25_DEFAULT_K1`` / ``BM25_DEFAULT_B``).
+BM25_K1 = _core.index.BM25_DEFAULT_K1
+BM25_B = _core.index.BM25_DEFAULT_B
 
 
 class Scorer:
@@ -70,18 +73,22 @@ def _check_real(value, name: str) -> float:
     return value
 
 
-def check_bm25_k1(k1, name: str = "k1") -> float:
-    """BM25's `k1` as a float: a finite number >= 0 (TypeError or ValueError otherwise)."""
-    if _check_real(k1, name) < 0:
-        raise ValueError(f"{name} must be >= 0, got {k1}")
-    return float(k1)
-
-
-def check_bm25_b(b, name: str = "b") -> float:
-    """BM25's `b` as a float: a number in [0, 1] (TypeError or ValueError otherwise)."""
-    if not 0 <= _check_real(b, name) <= 1:
-        raise ValueError(f"{name} must be in [0, 1], got {b}")
-    return float(b)
+def check_bm25(k1=None, b=None, *, prefix: str = "") -> tuple:
+    """BM25's `k1` and `b` (None: not given) as floats, by the one rule the index builder and
+    the query engine apply (C++, ``_core.index.check_bm25``): numbers (TypeError otherwise),
+    k1 finite and >= 0, b in [0, 1] (ValueError otherwise). `prefix` names the arguments as
+    the caller's signature does (``"bm25_"`` for :class:`mirkit.index.IndexWriter`)."""
+    values = []
+    for value, name in ((k1, "k1"), (b, "b")):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"{prefix}{name} must be a number, got {type(value).__name__}")
+        values.append(None if value is None else float(value))
+    try:
+        _core.index.check_bm25(BM25_K1 if values[0] is None else values[0],
+                               BM25_B if values[1] is None else values[1])
+    except ValueError as e:
+        raise ValueError(f"{prefix}{e}") from None
+    return tuple(values)
 
 
 @dataclass(frozen=True)
@@ -104,10 +111,7 @@ class BM25(Scorer):
     name = "bm25"
 
     def __post_init__(self):
-        if self.k1 is not None:
-            check_bm25_k1(self.k1)
-        if self.b is not None:
-            check_bm25_b(self.b)
+        check_bm25(self.k1, self.b)
         if self.idf not in IDF_FORMS:
             raise ValueError(f"idf must be one of {IDF_FORMS}, got {self.idf!r}")
 

@@ -47,7 +47,7 @@ from mirkit.search.scoring import Scorer, get_scorer
 
 __all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
 
-ALGORITHMS = ("taat", "exhaustive", "and", "wand", "bmw", "maxscore")
+ALGORITHMS = _core.query.ALGORITHMS  # the engine's names (cpp/query/algorithm.hpp)
 _ALGORITHM_SET = frozenset(ALGORITHMS)
 _PROGRESS_CHUNK = 1024  # queries a batch answers between two updates of its progress bar
 
