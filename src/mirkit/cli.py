@@ -28,7 +28,7 @@ def _user_message(error: BaseException) -> str:
     return str(error)
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
-              "attention", "image_search", "distributed")
+              "attention", "image_search", "distributed", "pyterrier")
 
 
 def _cmd_info(args) -> int:
