@@ -358,11 +358,12 @@ def results_frame(topics: pd.DataFrame, results: list, docnos) -> pd.DataFrame:
     ``qid`` as str, then ``docno`` (taken from `docnos`, :attr:`MirkitIndex.docnos`), ``score``
     and ``rank`` (from 0). Every column is a ``take`` of a pandas array (or a numpy array), so
     pandas neither copies nor re-inspects the strings."""
-    lengths = np.fromiter(map(len, results), np.intp, len(results))
+    parts = [r.docids for r in results]
+    lengths = np.fromiter([p.size for p in parts], np.intp, len(parts))
     total = int(lengths.sum())
     row = np.repeat(np.arange(len(results)), lengths)
     if total:
-        docids = np.concatenate([r.docids for r in results])
+        docids = np.concatenate(parts)
         scores = np.concatenate([r.scores for r in results])
     else:
         docids, scores = np.empty(0, np.uint32), np.empty(0, np.float64)
