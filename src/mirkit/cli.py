@@ -28,7 +28,7 @@ def _user_message(error: BaseException) -> str:
     return str(error)
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
-              "attention", "image_search", "distributed")
+              "attention", "image_search", "distributed", "pyterrier")
 
 
 def _cmd_info(args) -> int:
@@ -554,7 +554,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     o.add_argument("qrels", metavar="QRELS")
     o.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                    help="trec_eval measure, e.g. map, P.5,10, ndcg_cut_10, recall.1000, "
-                   "iprec_at_recall, bpref, rbp.p=0.8, official, all (repeatable; default "
+                   "iprec_at_recall, bpref, rbp.p=0.8, official, all, or an ir_measures name: "
+                   "AP, nDCG@10, P(rel=2)@5, R@1000, RR, Judged@10 (repeatable; default "
                    "official)")
     o.add_argument("-c", "--complete", action="store_true",
                    help="average over every qrels query; one the run lacks scores 0")

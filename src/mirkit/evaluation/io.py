@@ -52,8 +52,9 @@ def _read_text_bytes(path) -> bytes:
 class Qrels:
     """Relevance judgments ``{qid: {docno: relevance}}`` held in C++ (see :func:`read_qrels`).
 
-    Build from a dict with ``Qrels(d)``; a ``Qrels`` can be given wherever qrels are expected,
-    which saves converting the dict again.
+    Build from a dict with ``Qrels(d)``, or from a pandas DataFrame with PyTerrier's columns
+    (``qid``, ``docno``, ``label``) or ir_measures' (``query_id``, ``doc_id``, ``relevance``);
+    a ``Qrels`` can be given wherever qrels are expected, which saves converting again.
     """
 
     __slots__ = ("_impl",)
@@ -91,7 +92,9 @@ class Qrels:
 class Run:
     """Ranked results ``{qid: {docno: score}}`` held in C++ (see :func:`read_run`).
 
-    Scores are kept as 32-bit floats, as trec_eval keeps them. ``tag`` is the run name.
+    Scores are kept as 32-bit floats, as trec_eval keeps them. ``tag`` is the run name. A
+    pandas DataFrame of ``qid``, ``docno`` and ``score`` (a PyTerrier results frame; or
+    ir_measures' ``query_id``, ``doc_id``, ``score``) is taken too.
     """
 
     __slots__ = ("_impl",)
@@ -136,9 +139,34 @@ class Run:
         return f"Run({self._impl.n_queries} queries, {len(self)} documents, tag={self.tag!r})"
 
 
+# DataFrame columns of qrels and runs: PyTerrier's names, then ir_measures'
+_FRAME_COLUMNS = {"qrels": (("qid", "query_id"), ("docno", "doc_id"), ("label", "relevance")),
+                  "run": (("qid", "query_id"), ("docno", "doc_id"), ("score",))}
+
+
+def _frame_dict(frame, what: str) -> dict:
+    """``{qid: {docno: value}}`` of a pandas DataFrame of qrels (``qid``, ``docno``, ``label``:
+    PyTerrier's columns, or ir_measures' ``query_id``, ``doc_id``, ``relevance``) or of a run
+    (``score`` for the value); qids and docnos as str."""
+    names = []
+    for choices in _FRAME_COLUMNS[what]:
+        found = [c for c in choices if c in frame.columns]
+        if not found:
+            raise ValueError(f"{what} DataFrame needs a column {' or '.join(choices)}; it has "
+                             f"{list(frame.columns)}")
+        names.append(found[0])
+    out: dict = {}
+    qids, docnos = (frame[c].astype(str).tolist() for c in names[:2])
+    for qid, docno, value in zip(qids, docnos, frame[names[2]].tolist()):
+        out.setdefault(qid, {})[docno] = value
+    return out
+
+
 def _as_dict(value, what: str) -> dict:
     if isinstance(value, dict):
         return value
+    if hasattr(value, "columns") and hasattr(value, "astype"):  # a pandas DataFrame
+        return _frame_dict(value, what)
     if not isinstance(value, Mapping):
         raise TypeError(f"{what} must be a mapping {{qid: {{docno: value}}}}, got "
                         f"{type(value).__name__}")

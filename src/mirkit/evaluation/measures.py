@@ -33,6 +33,18 @@ RBP (Moffat & Zobel 2008) uses the relevance levels scaled into [0, 1] (divided 
 level when it exceeds 1) as gains; its residual, as in trec_eval, is p**n plus the weight of the
 unjudged retrieved documents, and 0 when every retrieved document is judged.
 
+ir_measures names (Sean MacAvaney's ir_measures, which PyTerrier's ``pt.Experiment`` uses) are
+accepted too and computed by the same code, with the same values as ir_measures gives; the
+results are keyed by the name as ir_measures prints it::
+
+    AP  AP@k  nDCG  nDCG@k  P@k  R@k  RR  Rprec  Bpref  Success@k     map, map_cut, ndcg, ...
+    Judged@k                      share of the top k (of fewer retrieved: of those) in the qrels
+    (rel=N)                       relevance level N for this measure: P(rel=2)@5, AP(rel=2)
+
+Judged ranks as ir_measures does (score, then docno ascending) on the run's 32-bit scores.
+ir_measures scores a qrels query that the run lacks as 0, which is ``complete=True`` here (its
+means are over every qrels query; mirkit's default, trec_eval's, leaves such queries out).
+
 Known differences from trec_eval: it sorts ndcg gains with an integer comparison, so gains
 closer than 1 may be ordered arbitrarily in its ideal ranking (we sort exactly), and its rbp
 reads two uninitialized variables (we scale as its comment intends).
@@ -41,6 +53,7 @@ reads two uninitialized variables (we scale as its comment intends).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import NamedTuple, Optional, Union
 
@@ -180,6 +193,47 @@ def parse_measures(measures: Measures = None) -> _Plan:
 
 
 
+# ir_measures name -> (trec_eval family without a cutoff, with one); Judged is computed here
+_IR_MEASURES = {"AP": ("map", "map_cut"), "nDCG": ("ndcg", "ndcg_cut"), "P": (None, "P"),
+                "R": (None, "recall"), "RR": ("recip_rank", None), "Rprec": ("Rprec", None),
+                "Bpref": ("bpref", None), "Success": (None, "success"), "Judged": (None, None)}
+_IR_RE = re.compile(r"([A-Za-z]+)(?:\((rel=-?[0-9]+)?\))?(?:@([0-9]+))?")
+
+
+class _IRMeasure(NamedTuple):
+    """An ir_measures name: its label, the trec_eval measure computing it (None for Judged),
+    its relevance level (None: the evaluator's) and cutoff (None: none)."""
+
+    label: str
+    trec: Optional[str]
+    rel: Optional[int]
+    cutoff: Optional[int]
+
+
+def ir_measure(spec: str) -> Optional[_IRMeasure]:
+    """The :class:`_IRMeasure` of an ir_measures name, None if `spec` is not one (a trec_eval
+    name); ValueError for an ir_measures measure or parameter mirkit does not compute."""
+    m = _IR_RE.fullmatch(spec)
+    if m is None or m.group(1) not in _IR_MEASURES or (spec in _FAMILIES):
+        return None
+    name, rel, cutoff = m.group(1), m.group(2), m.group(3)
+    plain, cut = _IR_MEASURES[name]
+    if name == "Judged":
+        if cutoff is None or rel is not None:
+            raise ValueError(f"measure {spec!r}: Judged takes a cutoff (Judged@10) and no rel")
+    elif (cutoff is None and plain is None) or (cutoff is not None and cut is None):
+        form = f"{name}@k" if plain is None else name
+        raise ValueError(f"measure {spec!r}: mirkit computes {name} as {form}")
+    if rel is not None and name == "nDCG":
+        raise ValueError(f"measure {spec!r}: nDCG takes no rel (its gains are the levels)")
+    if cutoff is not None and int(cutoff) < 1:
+        raise ValueError(f"measure {spec!r}: the cutoff must be >= 1")
+    level = None if rel is None else int(rel[4:])
+    label = name + ("" if rel is None else f"({rel})") + ("" if cutoff is None else f"@{cutoff}")
+    trec = None if name == "Judged" else (plain if cutoff is None else f"{cut}_{cutoff}")
+    return _IRMeasure(label, trec, level, None if cutoff is None else int(cutoff))
+
+
 # --------------------------------------------------------------------------------------------
 # evaluation
 
@@ -272,7 +326,15 @@ class Evaluator:
                  judged_only: bool = False, complete: bool = False,
                  max_docs: Optional[int] = None, threads: int = 1):
         self.qrels = Qrels(qrels)
-        self.plan = parse_measures(measures)
+        if measures is None:
+            measures = ["official"]
+        elif isinstance(measures, str):
+            measures = [measures]
+        trec, self._ir = [], []
+        for spec in measures:
+            ir = ir_measure(spec.strip()) if isinstance(spec, str) else None
+            (trec if ir is None else self._ir).append(spec if ir is None else ir)
+        self.plan = parse_measures(trec) if trec or not self._ir else _Plan([], [], False)
         if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
             raise TypeError(f"relevance_level must be an int, got {type(relevance_level).__name__}")
         self.relevance_level = int(relevance_level)
@@ -282,22 +344,71 @@ class Evaluator:
         if self.max_docs == 0:
             raise ValueError("max_docs must be >= 1")
         self.threads = check_count(threads, "threads")
-        measure = _E.Measure
-        self._specs = [(getattr(measure, family), [float(p) for p in params])
-                       for family, params, _ in self.plan.specs]
+        self._specs = _compiled(self.plan)
+        # ir_measures names: one trec_eval plan per relevance level, then each name's column
+        levels: dict = {}
+        for ir in self._ir:
+            if ir.trec is not None:
+                levels.setdefault(self.relevance_level if ir.rel is None else ir.rel,
+                                  []).append(ir.trec)
+        self._ir_plans = {level: parse_measures(names) for level, names in levels.items()}
+        self._ir_specs = {level: _compiled(plan) for level, plan in self._ir_plans.items()}
+
+    @property
+    def names(self) -> list:
+        """The names of the computed values: trec_eval's, then the ir_measures names given."""
+        return self.plan.names + [ir.label for ir in self._ir]
+
+    def _evaluate(self, run: Run, specs: list, level: int) -> tuple:
+        return _E.evaluate(
+            self.qrels._impl, run._impl, specs, level, self.judged_only, self.complete,
+            2**64 - 1 if self.max_docs is None else self.max_docs, self.threads)
 
     def table(self, run) -> Evaluation:
-        """The :class:`Evaluation` of `run` (a :class:`Run` or ``{qid: {docno: score}}``)."""
+        """The :class:`Evaluation` of `run` (a :class:`Run`, ``{qid: {docno: score}}`` or a
+        DataFrame as :class:`Run` takes it)."""
         run = Run(run)
-        qids, missing, values = _E.evaluate(
-            self.qrels._impl, run._impl, self._specs, self.relevance_level, self.judged_only,
-            self.complete, 2**64 - 1 if self.max_docs is None else self.max_docs, self.threads)
-        return Evaluation(qids, self.plan.names, values, missing.astype(bool), run.tag,
+        qids, missing, values = self._evaluate(run, self._specs, self.relevance_level)
+        if self._ir:
+            columns = {level: self._evaluate(run, specs, level)[2]
+                       for level, specs in self._ir_specs.items()}
+            extra = np.empty((len(qids), len(self._ir)))
+            for j, ir in enumerate(self._ir):
+                if ir.trec is None:
+                    extra[:, j] = self._judged(run, qids, ir.cutoff)
+                else:
+                    level = self.relevance_level if ir.rel is None else ir.rel
+                    extra[:, j] = columns[level][:, self._ir_plans[level].names.index(ir.trec)]
+            values = np.hstack([values.reshape(len(qids), len(self.plan.names)), extra])
+        return Evaluation(qids, self.names, values, missing.astype(bool), run.tag,
                           self.plan.num_q)
+
+    def _judged(self, run: Run, qids: list, cutoff: int) -> np.ndarray:
+        """ir_measures' Judged@cutoff of each query: the share of its top `cutoff` documents
+        (score descending, then docno ascending) that the qrels hold."""
+        if getattr(self, "_judged_sets", None) is None:
+            self._judged_sets = {q: set(d) for q, d in self.qrels.to_dict().items()}
+        ranked = run.ranked()
+        out = np.zeros(len(qids))
+        for i, qid in enumerate(qids):
+            if qid not in ranked:
+                continue
+            docnos, scores = ranked[qid]
+            docnos = np.asarray(docnos, dtype=str)
+            top = docnos[np.lexsort((docnos, -scores.astype(np.float64)))[:cutoff]]
+            judged = self._judged_sets.get(qid, ())
+            out[i] = sum(d in judged for d in top.tolist()) / len(top)
+        return out
 
     def evaluate(self, run) -> dict:
         """``{qid: {measure: value}}`` of `run`, like pytrec_eval's ``evaluate``."""
         return self.table(run).per_query()
+
+
+def _compiled(plan: _Plan) -> list:
+    """The C++ measure specs of a plan."""
+    return [(getattr(_E.Measure, family), [float(p) for p in params])
+            for family, params, _ in plan.specs]
 
 
 def evaluate(qrels, run, measures: Measures = None, **options) -> dict:

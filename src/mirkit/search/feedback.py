@@ -176,17 +176,26 @@ class Rocchio:
             if nonrelevant is not None:
                 raise ValueError("nonrelevant needs relevant (pseudo-relevance feedback "
                                  "chooses its own non-relevant documents)")
-            first = searcher.search(query, self._first_depth, algorithm=algorithm,
+            first = searcher.search(query, self.first_depth, algorithm=algorithm,
                                     scorer=scorer)
-            relevant, nonrelevant = self._feedback_docs(first.docids)
+            return self.expand_ranked(searcher, query, first.docids)
         else:
             relevant = _docids(index, relevant, "relevant")
             nonrelevant = _docids(index, [] if nonrelevant is None else nonrelevant,
                                   "nonrelevant")
         return self._rocchio(index, searcher.analyze(query), relevant, nonrelevant)
 
+    def expand_ranked(self, searcher, query: Query, ranking) -> dict:
+        """Pseudo-relevance feedback from a first retrieval done elsewhere: the expanded query
+        from `ranking`, the internal docids of its documents best first (its top `docs` are
+        relevant, its last `nonrelevant_docs` non-relevant, as :meth:`expand` takes them)."""
+        ranking = as_uint32_1d(ranking, "ranking")
+        return self._rocchio(searcher.index, searcher.analyze(query),
+                             *self._feedback_docs(ranking))
+
     @property
-    def _first_depth(self) -> int:
+    def first_depth(self) -> int:
+        """Depth of the first retrieval that pseudo-relevance feedback reads."""
         return self.nonrelevant_depth if self.nonrelevant_docs else self.docs
 
     def _feedback_docs(self, ranking: np.ndarray) -> tuple:
@@ -243,10 +252,9 @@ class Rocchio:
                      algorithm: str = "bmw", scorer=None, threads: int = 0) -> list:
         """:meth:`search` of every query; both retrievals run as one batch on `threads`."""
         searcher.index.check_vectors()
-        firsts = searcher.search_batch(queries, self._first_depth, algorithm=algorithm,
+        firsts = searcher.search_batch(queries, self.first_depth, algorithm=algorithm,
                                        scorer=scorer, threads=threads)
-        expanded = [self._rocchio(searcher.index, searcher.analyze(q),
-                                  *self._feedback_docs(first.docids))
+        expanded = [self.expand_ranked(searcher, q, first.docids)
                     for q, first in zip(queries, firsts)]
         return searcher.search_batch(expanded, k, algorithm=algorithm, scorer=scorer,
                                      threads=threads)
