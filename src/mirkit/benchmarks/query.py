@@ -99,7 +99,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -378,6 +378,15 @@ def tantivy_analyzer():
 def tantivy_index(docs: Callable[[], list], path: Path):
     """Open (or build) a tantivy index of `docs` with a ``body`` text field analyzed by
     :func:`tantivy_analyzer` and a fast ``n`` field holding each document's position."""
+    return _tantivy_open(lambda: (text for _, text in docs()), path, _TANTIVY_ANALYZER,
+                         tantivy_analyzer)
+
+
+def _tantivy_open(texts: Callable[[], Iterable[str]], path: Path, name: str,
+                  make_analyzer: Callable):
+    """Open (or build, once: a marker file says it is complete) a tantivy index whose ``body``
+    field holds `texts` analyzed by the tokenizer `name` (made by `make_analyzer`), with a fast
+    ``n`` field holding each document's position."""
     import tantivy
 
     if not (path / _DONE).is_file():
@@ -385,17 +394,17 @@ def tantivy_index(docs: Callable[[], list], path: Path):
         path.mkdir(parents=True)
         sb = tantivy.SchemaBuilder()
         sb.add_integer_field("n", fast=True)
-        sb.add_text_field("body", tokenizer_name=_TANTIVY_ANALYZER, index_option="freq")
+        sb.add_text_field("body", tokenizer_name=name, index_option="freq")
         index = tantivy.Index(sb.build(), path=str(path))
-        index.register_tokenizer(_TANTIVY_ANALYZER, tantivy_analyzer())
+        index.register_tokenizer(name, make_analyzer())
         writer = index.writer(heap_size=400_000_000, num_threads=2)
-        for n, (_, text) in enumerate(docs()):
+        for n, text in enumerate(texts()):
             writer.add_document(tantivy.Document(n=n, body=text))
         writer.commit()
         writer.wait_merging_threads()
         (path / _DONE).touch()
     index = tantivy.Index.open(str(path))
-    index.register_tokenizer(_TANTIVY_ANALYZER, tantivy_analyzer())
+    index.register_tokenizer(name, make_analyzer())
     return index
 
 
@@ -419,22 +428,8 @@ def _tantivy_terms_analyzer():
 def _tantivy(docs: Callable[[], list], path: Path, ids: list, analyzer) -> list:
     import tantivy
 
-    if not (path / _DONE).is_file():
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True)
-        sb = tantivy.SchemaBuilder()
-        sb.add_integer_field("n", fast=True)
-        sb.add_text_field("body", tokenizer_name=_TANTIVY_TERMS, index_option="freq")
-        index = tantivy.Index(sb.build(), path=str(path))
-        index.register_tokenizer(_TANTIVY_TERMS, _tantivy_terms_analyzer())
-        writer = index.writer(heap_size=400_000_000, num_threads=2)
-        for n, (_, terms) in enumerate(_analyzed(docs(), analyzer)):
-            writer.add_document(tantivy.Document(n=n, body=" ".join(terms)))
-        writer.commit()
-        writer.wait_merging_threads()
-        (path / _DONE).touch()
-    index = tantivy.Index.open(str(path))
-    index.register_tokenizer(_TANTIVY_TERMS, _tantivy_terms_analyzer())
+    index = _tantivy_open(lambda: (" ".join(terms) for _, terms in _analyzed(docs(), analyzer)),
+                          path, _TANTIVY_TERMS, _tantivy_terms_analyzer)
     searcher, schema = index.searcher(), index.schema
     should = tantivy.Occur.Should
 
