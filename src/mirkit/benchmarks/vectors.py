@@ -169,7 +169,7 @@ def _knn_section(repeat: int, data) -> None:
 
 
 def _recall(ids: np.ndarray, truth: np.ndarray) -> float:
-    return mirkit_lsh._recall(np.asarray(ids)[:, :10], truth[:, :10])
+    return mirkit_lsh.recall_at_k(np.asarray(ids)[:, :10], truth[:, :10])
 
 
 def _ann_section(quick: bool, repeat: int, data) -> None:
@@ -186,7 +186,7 @@ def _ann_section(quick: bool, repeat: int, data) -> None:
 
     start = time.perf_counter()
     if quick:
-        params = vectors.LSHParams("l2", 32, 10, 3 * mirkit_lsh._default_width(base, 0) / 4, 4,
+        params = vectors.LSHParams("l2", 32, 10, 3 * mirkit_lsh.default_lsh_width(base) / 4, 4,
                                    float("nan"), float("nan"))
         how = "fixed (quick)"
     else:

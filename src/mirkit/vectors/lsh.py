@@ -15,7 +15,8 @@ from mirkit._validate import as_float32_matrix, check_count, check_positive_int
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn, normalized
 
-__all__ = ["HammingLSH", "LSHIndex", "LSHParams", "suggest_lsh_params"]
+__all__ = ["HammingLSH", "LSHIndex", "LSHParams", "default_lsh_width", "recall_at_k",
+           "suggest_lsh_params"]
 
 _FAMILY = {"cosine": 0, "l2": 1}
 
@@ -215,7 +216,7 @@ class LSHIndex(_Candidates):
         if not len(x):
             return
         if self.metric == "l2" and self.width is None:
-            self.width = _default_width(x, self.threads)
+            self.width = default_lsh_width(x, self.threads)
         hashes = _core.vectors.lsh_hash(_FAMILY[self.metric], self._proj, self._shift,
                                         float(self.width or 1.0), self.n_tables, x, self.threads)
         self._vectors.append(x)
@@ -479,8 +480,9 @@ class HammingLSH(_Candidates):
         self._trained = self._trained or len(data) > 0
 
 
-def _default_width(x: np.ndarray, threads: int) -> float:
-    """4 x the median distance from a sample of rows to their 10th nearest neighbour."""
+def default_lsh_width(x: np.ndarray, threads: int = 0) -> float:
+    """The bucket width :class:`LSHIndex` takes for rows like `x` when none is given: 4 x the
+    median distance from a sample of rows to their 10th nearest neighbour."""
     sample = x[np.random.default_rng(0).permutation(len(x))[:2000]]
     kth = min(11, len(sample))
     dist = knn(sample, sample, kth, threads=threads).distances[:, -1]
@@ -555,7 +557,7 @@ def suggest_lsh_params(X, *, metric: str = "l2", k: int = 10, target_recall: flo
     truth = knn(queries, base, k, metric=metric, threads=threads).ids
     if bits is None:
         bits = (8, 10, 12, 14) if metric == "l2" else (8, 12, 16)
-    unit = _default_width(base, threads) / 4 if metric == "l2" else None
+    unit = default_lsh_width(base, threads) / 4 if metric == "l2" else None
     best = fallback = None
     for n_tables in tables:
         for n_bits in bits:
@@ -566,7 +568,7 @@ def suggest_lsh_params(X, *, metric: str = "l2", k: int = 10, target_recall: flo
                 index.add(base)
                 for probes in (1, 2, 4, 8, 16, 32, 64):
                     _, ids, cand, _ = index._search(queries, k, probes, None)
-                    recall = _recall(ids, truth)
+                    recall = recall_at_k(ids, truth)
                     params = LSHParams(metric, n_tables, n_bits, width, probes, recall,
                                        float(cand.mean()))
                     cost = params.candidates + 2 * n_tables * probes
@@ -581,6 +583,11 @@ def suggest_lsh_params(X, *, metric: str = "l2", k: int = 10, target_recall: flo
     return best[1] if best else fallback
 
 
-def _recall(found: np.ndarray, truth: np.ndarray) -> float:
-    """Fraction of the true neighbours (rows of `truth`) among the ids found (recall@k)."""
+def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
+    """Fraction of the true neighbours (rows of `truth`, ids) among the ids found, row by row
+    (recall@k for k = truth's width).
+
+    >>> recall_at_k(np.array([[1, 2], [3, 9]]), np.array([[2, 1], [3, 4]]))
+    0.75
+    """
     return float((found[:, :, None] == truth[:, None, :]).any(1).sum()) / truth.size
