@@ -377,17 +377,28 @@ def _run_queries(searcher, args) -> int:
 
 
 def _eval_options(args) -> dict:
+    if args.rel_format != "qrels":
+        raise UserError(f"-R {args.rel_format}: only the qrels format is supported (trec_eval's "
+                        f"prefs, qrels_prefs and qrels_jg formats are not)")
+    if args.max_docs is not None and args.max_docs < 1:
+        raise UserError(f"-M must be >= 1, got {args.max_docs}")
+    if args.num_docs < 0:
+        raise UserError(f"-N must be >= 0, got {args.num_docs}")
     return {"relevance_level": args.level, "judged_only": args.judged_only,
-            "complete": args.complete, "max_docs": args.max_docs, "threads": 0}
+            "complete": args.complete, "max_docs": args.max_docs, "threads": 0,
+            "num_docs": args.num_docs, "version": args.trec_eval}
 
 
 def _cmd_eval(args) -> int:
-    from mirkit.evaluation import Evaluator, read_qrels, read_run
+    from mirkit.evaluation import Evaluator, read_qrels, read_run, read_zscores
 
+    zscores = read_zscores(args.zscores) if args.zscores else None
     qrels, run = read_qrels(args.qrels), read_run(args.run)
     table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
     if not len(table):
         raise UserError(f"no query of {args.run} has judgments in {args.qrels}")
+    if zscores is not None:
+        table = table.zscores(zscores)
     print("\n".join(table.trec_eval_lines(per_query=args.per_query)))
     if args.plot:
         _plot_curves(args.plot, qrels, [(os.path.basename(args.run), run)], args)
@@ -554,8 +565,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     o.add_argument("qrels", metavar="QRELS")
     o.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                    help="trec_eval measure, e.g. map, P.5,10, ndcg_cut_10, recall.1000, "
-                   "iprec_at_recall, bpref, rbp.p=0.8, official, all (repeatable; default "
-                   "official)")
+                   "iprec_at_recall, bpref, rbp.p=0.8, or a set: official, set, all_trec, all "
+                   "(repeatable; default official)")
     o.add_argument("-c", "--complete", action="store_true",
                    help="average over every qrels query; one the run lacks scores 0")
     o.add_argument("-l", "--level", type=int, default=1, metavar="N",
@@ -564,6 +575,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="drop retrieved documents that are not judged")
     o.add_argument("-M", "--max-docs", type=int, default=None, metavar="N",
                    help="documents per query evaluated (default all)")
+    o.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
+                   help="format of QRELS: qrels (trec_eval's prefs, qrels_prefs and qrels_jg "
+                   "are not supported)")
+    o.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
+                   help="documents in the collection (for utility's fourth coefficient)")
+    o.add_argument("--trec-eval", type=int, choices=(9, 10), default=9, metavar="VERSION",
+                   help="follow trec_eval 9.0.8's conventions (9, default, as pytrec_eval) or "
+                   "10.0's (iprec_at_recall rounds with lround)")
     o.add_argument("--plot", metavar="FILE.png",
                    help="draw the interpolated precision-recall curves (needs matplotlib)")
     p = sub.add_parser("eval", parents=[trec_eval_options],
@@ -573,6 +592,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        "'measure<TAB>qid|all<TAB>value' lines.")
     p.add_argument("run", metavar="RUN")
     p.add_argument("-q", "--per-query", action="store_true", help="also print every query")
+    p.add_argument("-Z", "--zscores", metavar="FILE", help="standardize every value with the "
+                   "per-query means and deviations of FILE (lines 'qid measure mean stddev'), "
+                   "as trec_eval -Z")
     p.set_defaults(func=_cmd_eval)
     p = sub.add_parser("compare", parents=[trec_eval_options],
                        help="two runs side by side: means, difference, t-test and Wilcoxon",
@@ -605,7 +627,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.set_defaults(func=_cmd_image_search)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
-                       help="on an error, show the traceback instead of one line")
+                       help="on an error, show the traceback instead of one line (or set "
+                       "MIRKIT_DEBUG=1)")
         p.set_defaults(command=name)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["search"]:
@@ -629,7 +652,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.func(args)
     except (UserError, OSError, ValueError) as e:  # the kit's errors are ValueErrors
-        if args.debug:
+        if args.debug or os.environ.get("MIRKIT_DEBUG", "") not in ("", "0"):
             raise
         print(f"mirkit {args.command}: error: {_user_message(e)}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -9,6 +9,7 @@ from mirkit.evaluation.io import (
     read_qrels,
     read_queries,
     read_run,
+    read_zscores,
     run_lines,
     trec_scores,
     write_qrels,
@@ -25,5 +26,5 @@ from mirkit.evaluation.significance import (
 
 __all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
            "compare", "evaluate", "paired_ttest", "parse_measures", "read_qrels",
-           "read_queries", "read_run", "run_lines", "trec_scores", "wilcoxon", "write_qrels",
+           "read_queries", "read_run", "read_zscores", "run_lines", "trec_scores", "wilcoxon", "write_qrels",
            "write_run"]

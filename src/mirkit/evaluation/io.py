@@ -17,8 +17,8 @@ from mirkit import _core
 from mirkit._files import atomic_output
 from mirkit.ingest import InputError
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_queries", "read_run", "run_lines", "trec_scores",
-           "write_qrels", "write_run"]
+__all__ = ["Qrels", "Run", "read_qrels", "read_queries", "read_run", "read_zscores", "run_lines",
+           "trec_scores", "write_qrels", "write_run"]
 
 _E = _core.eval
 
@@ -248,3 +248,32 @@ def read_queries(path: Union[str, os.PathLike]) -> list:
             seen[qid] = line_no
             queries.append((qid, text))
     return queries
+
+
+def read_zscores(path: Union[str, os.PathLike]) -> dict:
+    """trec_eval's ``-Z`` file: lines ``qid measure mean stddev`` (whitespace separated) as
+    ``{(qid, measure): (mean, stddev)}``; a malformed line raises
+    :class:`mirkit.ingest.InputError` naming the file and line.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "z")
+    >>> _ = open(path, "w").write("301 map 0.25 0.1\\n")
+    >>> read_zscores(path)
+    {('301', 'map'): (0.25, 0.1)}
+    """
+    out = {}
+    text = _read_text_bytes(path).decode("utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        try:
+            if len(fields) != 4:
+                raise ValueError(f"expected 4 fields (qid measure mean stddev), got {len(fields)}")
+            qid, measure, mean, stddev = fields
+            out[(qid, measure)] = (float(mean), float(stddev))
+        except ValueError as e:
+            raise InputError(os.fspath(path), number, str(e).replace("could not convert string "
+                                                                       "to float", "not a number")
+                             ) from None
+    return out
