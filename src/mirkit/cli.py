@@ -78,8 +78,7 @@ def _cmd_bench(args) -> int:
     names = args.names or list(BENCHMARKS)
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
-        print(f"unknown benchmark(s) {unknown}; available: {list(BENCHMARKS)}", file=sys.stderr)
-        return 2
+        raise UserError(f"unknown benchmark(s) {unknown}; available: {list(BENCHMARKS)}")
     results = []
     # Each section says how it times (the query benchmark takes per-query medians of at most
     # 3 passes, indexing at most 3 builds), so the header claims no repetition count.
@@ -473,6 +472,17 @@ def _check_search_args(parser, args) -> None:
             parser.error(f"--{option} applies to --scorer {scorer} only")
 
 
+def _check_counts(args) -> None:
+    """The options that must be >= 1, checked after parsing (UserError: one line, exit 2)."""
+    if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
+        raise UserError("--docs and --repeat must be >= 1")
+    max_queries = getattr(args, "max_queries", None)
+    if getattr(args, "synthetic_docs", 1) < 1 or (max_queries is not None and max_queries < 1):
+        raise UserError("--synthetic-docs and --max-queries must be >= 1")
+    if getattr(args, "shards", None) is not None and args.shards < 1:
+        raise UserError("--shards must be >= 1")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="mirkit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -642,14 +652,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from mirkit.index import DEFAULT_CODEC
 
         args.codec = DEFAULT_CODEC
-    if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
-        parser.error("--docs and --repeat must be >= 1")
-    max_queries = getattr(args, "max_queries", None)
-    if getattr(args, "synthetic_docs", 1) < 1 or (max_queries is not None and max_queries < 1):
-        parser.error("--synthetic-docs and --max-queries must be >= 1")
-    if getattr(args, "shards", None) is not None and args.shards < 1:
-        parser.error("--shards must be >= 1")
     try:
+        _check_counts(args)
         return args.func(args)
     except (UserError, OSError, ValueError) as e:  # the kit's errors are ValueErrors
         if args.debug or os.environ.get("MIRKIT_DEBUG", "") not in ("", "0"):
