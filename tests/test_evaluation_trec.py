@@ -21,7 +21,13 @@ from test_evaluation import assert_same, random_case
 
 from mirkit import cli
 from mirkit.benchmarks.data import data_dir
-from mirkit.evaluation import Evaluator, evaluate, parse_measures
+from mirkit.evaluation import (
+    Evaluator,
+    evaluate,
+    evaluate_judgment_groups,
+    parse_measures,
+    read_qrels_jg,
+)
 
 # every family of trec_eval's all_trec that pytrec_eval returns (relstring is a string)
 ALL_TREC = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -178,9 +184,10 @@ QUICKTEST = {  # expected output -> trec_eval's command line (its Makefile, run 
     "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 test/qrels.test "
     "test/results.test",
     "out.test.aqZ": "-q -m all_trec -Z test/zscores_file test/qrels.test test/results.test",
+    "out.test.qrels_jg": "-m qrels_jg -q -R qrels_jg test/qrels.123 test/results.test",
 }
-# not reproduced: out.test.prefs, out.test.qrels_prefs and out.test.qrels_jg need trec_eval's
-# preference and judgment-group formats (-R prefs, qrels_prefs, qrels_jg), refused below
+# not reproduced: out.test.prefs and out.test.qrels_prefs need trec_eval's preference formats
+# (-R prefs, qrels_prefs), refused below
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +212,7 @@ def test_quicktest_outputs_byte_for_byte(quicktest_dir, monkeypatch):
 
 def test_unsupported_rel_formats_are_one_line_errors(quicktest_dir, monkeypatch, capsys):
     monkeypatch.chdir(quicktest_dir)
-    for fmt in ("prefs", "qrels_prefs", "qrels_jg"):
+    for fmt in ("prefs", "qrels_prefs"):
         assert cli.main(["eval", "-q", "-R", fmt, "test/qrels.test", "test/results.test"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"mirkit eval: error: -R {fmt}: ") and err.count("\n") == 1
@@ -242,3 +249,28 @@ def test_zscores_file_errors_name_the_line(tmp_path, capsys):
                      str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mirkit eval: error: ") and "z:2:" in err and err.count("\n") == 1
+
+
+def test_judgment_groups_average_the_groups_measures(tmp_path):
+    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each group's map, P, Rprec_mult of a query (the
+    plain evaluator on that group's judgments), averaged over the groups that judged it."""
+    rng = np.random.default_rng(7)
+    qrels, run = random_case(rng, n_queries=12)
+    groups = {"a": qrels, "b": {q: {d: (r + 1) % 3 for d, r in judged.items()}
+                                for q, judged in list(qrels.items())[::2]}}
+    lines = [f"{q} {jg} {d} {r}" for jg, g in groups.items() for q, j in g.items()
+             for d, r in j.items()]
+    (tmp_path / "jg").write_text("\n".join(lines) + "\n")
+    read = read_qrels_jg(tmp_path / "jg")
+    assert sorted(read) == ["a", "b"] and read["b"].to_dict() == groups["b"]
+    table = evaluate_judgment_groups(read, run, ["map_avgjg", "P_avgjg.5", "Rprec_mult_avgjg"])
+    assert table.names[:2] == ["map_avgjg", "P_avgjg_5"]
+    per_group = {jg: evaluate(g, run, ["map", "P.5", "Rprec_mult"]) for jg, g in groups.items()}
+    for qid, values in table.per_query().items():
+        judged = [per_group[jg][qid] for jg in groups if qid in per_group[jg]]
+        assert values["map_avgjg"] == pytest.approx(np.mean([v["map"] for v in judged]))
+        assert values["P_avgjg_5"] == pytest.approx(np.mean([v["P_5"] for v in judged]))
+        assert values["Rprec_mult_avgjg_0.40"] == pytest.approx(
+            np.mean([v["Rprec_mult_0.40"] for v in judged]))
+    with pytest.raises(ValueError, match="judgment-group measure"):
+        evaluate_judgment_groups(read, run, "map")

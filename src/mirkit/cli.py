@@ -375,10 +375,11 @@ def _run_queries(searcher, args) -> int:
     return 0
 
 
-def _eval_options(args) -> dict:
-    if args.rel_format != "qrels":
-        raise UserError(f"-R {args.rel_format}: only the qrels format is supported (trec_eval's "
-                        f"prefs, qrels_prefs and qrels_jg formats are not)")
+def _eval_options(args, rel_format: str = "qrels") -> dict:
+    if args.rel_format != rel_format:
+        raise UserError(f"-R {args.rel_format}: not supported here (mirkit eval reads qrels and, "
+                        f"with -R qrels_jg, judgment groups; not trec_eval's prefs and "
+                        f"qrels_prefs formats)")
     if args.max_docs is not None and args.max_docs < 1:
         raise UserError(f"-M must be >= 1, got {args.max_docs}")
     if args.num_docs < 0:
@@ -389,11 +390,23 @@ def _eval_options(args) -> dict:
 
 
 def _cmd_eval(args) -> int:
-    from mirkit.evaluation import Evaluator, read_qrels, read_run, read_zscores
+    from mirkit.evaluation import (
+        Evaluator,
+        evaluate_judgment_groups,
+        read_qrels,
+        read_qrels_jg,
+        read_run,
+        read_zscores,
+    )
 
     zscores = read_zscores(args.zscores) if args.zscores else None
-    qrels, run = read_qrels(args.qrels), read_run(args.run)
-    table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
+    if args.rel_format == "qrels_jg":
+        groups, run = read_qrels_jg(args.qrels), read_run(args.run)
+        table = evaluate_judgment_groups(groups, run, args.measure or "qrels_jg",
+                                         **_eval_options(args, "qrels_jg"))
+    else:
+        qrels, run = read_qrels(args.qrels), read_run(args.run)
+        table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
     if not len(table):
         raise UserError(f"no query of {args.run} has judgments in {args.qrels}")
     if zscores is not None:
@@ -586,8 +599,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     o.add_argument("-M", "--max-docs", type=int, default=None, metavar="N",
                    help="documents per query evaluated (default all)")
     o.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
-                   help="format of QRELS: qrels (trec_eval's prefs, qrels_prefs and qrels_jg "
-                   "are not supported)")
+                   help="format of QRELS: qrels, or (eval) qrels_jg, judgment groups "
+                   "('qid jg docno rel', measures map_avgjg, P_avgjg, Rprec_mult_avgjg); "
+                   "trec_eval's prefs and qrels_prefs are not supported")
     o.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
                    help="documents in the collection (for utility's fourth coefficient)")
     o.add_argument("--trec-eval", type=int, choices=(9, 10), default=9, metavar="VERSION",

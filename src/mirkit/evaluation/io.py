@@ -17,7 +17,8 @@ from mirkit import _core
 from mirkit._files import atomic_output
 from mirkit.ingest import InputError
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_queries", "read_run", "read_zscores", "run_lines",
+__all__ = ["Qrels", "Run", "read_qrels", "read_qrels_jg", "read_queries", "read_run",
+           "read_zscores", "run_lines",
            "trec_scores", "write_qrels", "write_run"]
 
 _E = _core.eval
@@ -153,6 +154,33 @@ def read_qrels(path: Union[str, os.PathLike]) -> Qrels:
     UTF-8.
     """
     return Qrels._wrap(_E.Qrels.parse(_read_text_bytes(path), os.fspath(path)))
+
+
+def read_qrels_jg(path: Union[str, os.PathLike]) -> dict:
+    """Read trec_eval's judgment-group qrels (``qid jg docno relevance``: the second column
+    names the judgment group, a user) as ``{jg: Qrels}``, groups in ``strcmp`` order.
+
+    Each group is read as :func:`read_qrels` reads a file, with the same errors at the same
+    line numbers.
+    """
+    data = _read_text_bytes(path)
+    lines = data.split(b"\n")
+    groups: dict = {}
+    for i, line in enumerate(lines):
+        fields = line.split()
+        if len(fields) >= 2 and not fields[0].startswith(b"#"):
+            groups.setdefault(fields[1], []).append(i)
+    # lines that name no group (blank, comments, malformed) go to every group, where the
+    # qrels parser skips or refuses them at their own line number
+    shared = set(range(len(lines))) - {i for members in groups.values() for i in members}
+    if not groups:
+        groups[b"0"] = []
+    out = {}
+    for jg in sorted(groups):
+        keep = shared | set(groups[jg])
+        text = b"\n".join(line if i in keep else b"" for i, line in enumerate(lines))
+        out[jg.decode()] = Qrels._wrap(_E.Qrels.parse(text, os.fspath(path)))
+    return out
 
 
 def read_run(path: Union[str, os.PathLike]) -> Run:

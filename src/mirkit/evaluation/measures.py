@@ -63,7 +63,8 @@ from mirkit import _core
 from mirkit._validate import check_count
 from mirkit.evaluation.io import Qrels, Run
 
-__all__ = ["MEASURES", "Evaluation", "Evaluator", "evaluate", "parse_measures"]
+__all__ = ["MEASURES", "Evaluation", "Evaluator", "evaluate", "evaluate_judgment_groups",
+           "parse_measures"]
 
 _E = _core.eval
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -448,3 +449,87 @@ def evaluate(qrels, run, measures: Measures = None, **options) -> dict:
     """``{qid: {measure: value}}`` of `run` against `qrels` (see :class:`Evaluator` for the
     options), equal to pytrec_eval's and trec_eval's values."""
     return Evaluator(qrels, measures, **options).evaluate(run)
+
+
+# --------------------------------------------------------------------------------------------
+# judgment groups (trec_eval -R qrels_jg)
+
+_JUDGMENT_GROUP_FAMILIES = {"map_avgjg": "map", "P_avgjg": "P",
+                            "Rprec_mult_avgjg": "Rprec_mult"}
+_JUDGMENT_GROUP_SET = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+
+
+def _judgment_group_measure(spec: str) -> str:
+    """The measure of one group behind a judgment-group measure name: P_avgjg.5 -> P.5."""
+    if not isinstance(spec, str):
+        raise TypeError(f"measure names must be str, got {type(spec).__name__}")
+    spec = spec.strip()
+    if spec in ("runid", "num_q"):
+        return spec
+    for name, base in sorted(_JUDGMENT_GROUP_FAMILIES.items(), key=lambda x: -len(x[0])):
+        if spec == name or spec.startswith((name + ".", name + "_")):
+            return base + spec[len(name):]
+    raise ValueError(f"unknown judgment-group measure {spec!r}; expected one of "
+                     f"{list(_JUDGMENT_GROUP_FAMILIES)} (with parameters like P_avgjg.5,10) "
+                     f"or the set 'qrels_jg'")
+
+
+def evaluate_judgment_groups(groups: dict, run, measures: Measures = "qrels_jg",
+                             **options) -> Evaluation:
+    """The :class:`Evaluation` of `run` against judgment groups (trec_eval ``-R qrels_jg``):
+    ``map_avgjg``, ``P_avgjg`` and ``Rprec_mult_avgjg`` are map, P and Rprec_mult computed
+    against each group's judgments of a query, averaged over the groups that judged it.
+
+    Parameters
+    ----------
+    groups : mapping
+        ``{jg: qrels}`` as :func:`mirkit.evaluation.read_qrels_jg` returns.
+    run : Run or mapping
+        The run.
+    measures : str or iterable of str
+        Judgment-group measures (``P_avgjg.5,10``) or ``"qrels_jg"``, the set of all three.
+    **options
+        As :class:`Evaluator` takes them.
+
+    Examples
+    --------
+    >>> groups = {"u1": {"q": {"a": 1, "b": 0}}, "u2": {"q": {"a": 0, "b": 1}}}
+    >>> table = evaluate_judgment_groups(groups, {"q": {"a": 2.0, "b": 1.0}}, "map_avgjg")
+    >>> table.per_query()
+    {'q': {'map_avgjg': 0.75}}
+    """
+    if isinstance(measures, str) or measures is None:
+        measures = [measures or "qrels_jg"]
+    specs = []
+    for spec in measures:
+        if spec == "qrels_jg":
+            specs += [_judgment_group_measure(m) for m in _JUDGMENT_GROUP_SET]
+        else:
+            specs.append(_judgment_group_measure(spec))
+    if not groups:
+        raise ValueError("no judgment groups")
+    plan = parse_measures(specs)
+    run = Run(run)
+    tables = [Evaluator(qrels, specs, **options).table(run) for _, qrels in sorted(
+        groups.items())]
+    qids = sorted({q for t in tables for q in t.qids}, key=lambda q: q.encode())
+    row = {q: i for i, q in enumerate(qids)}
+    values = np.zeros((len(qids), len(plan.names)))
+    count = np.zeros(len(qids))
+    missing = np.ones(len(qids), dtype=bool)
+    for t in tables:   # summed in group order, as trec_eval sums them
+        rows = [row[q] for q in t.qids]
+        values[rows] += t.values
+        count[rows] += 1
+        missing[rows] &= t.missing
+    values[count > 1] /= count[count > 1, None]
+    names = [_avgjg_name(n) for n in plan.names]
+    return Evaluation(qids, names, values, missing, run.tag, plan.num_q, runid=plan.runid,
+                      version=tables[0]._version)
+
+
+def _avgjg_name(name: str) -> str:
+    for base in ("Rprec_mult", "map", "P"):
+        if name == base or name.startswith(base + "_"):
+            return base + "_avgjg" + name[len(base):]
+    return name
