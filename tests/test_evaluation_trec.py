@@ -274,3 +274,14 @@ def test_judgment_groups_average_the_groups_measures(tmp_path):
             np.mean([v["Rprec_mult_0.40"] for v in judged]))
     with pytest.raises(ValueError, match="judgment-group measure"):
         evaluate_judgment_groups(read, run, "map")
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.evaluation.io
+    import mirkit.evaluation.measures
+
+    for module in (mirkit.evaluation.io, mirkit.evaluation.measures):
+        failed, attempted = doctest.testmod(module)
+        assert attempted and not failed, module.__name__
