@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import shlex
 
 import numpy as np
@@ -115,7 +114,8 @@ def test_relstring_as_trec_eval_prints_it():
     assert table.strings == {"relstring_4": ["10->"], "relstring": ["10->.3"]}
     assert table.names == ["map"] and table.per_query() == {"q": {"map": table["map"][0]}}
     lines = table.trec_eval_lines(per_query=True)
-    assert lines[1:3] == ["relstring             \tq\t'10->.3'", "relstring_4           \tq\t'10->'"]
+    assert lines[1:3] == ["relstring             \tq\t'10->.3'",
+                          "relstring_4           \tq\t'10->'"]
     assert not any("relstring" in line and "\tall\t" in line for line in lines)
 
 

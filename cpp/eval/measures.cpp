@@ -568,8 +568,8 @@ void validate(const MeasureSpec& spec) {
     for (size_t i = 0; i < p.size(); ++i) {
       bool integral =
           spec.measure != Measure::kIprecAtRecall && spec.measure != Measure::kRprecMult;
-      if (!std::isfinite(p[i]) || (!integral && p[i] < 0) || (integral && (p[i] < 1 || p[i] != std::floor(p[i]) ||
-                                                p[i] > 9.0e18))) {
+      const bool bad_integer = integral && (p[i] < 1 || p[i] != std::floor(p[i]) || p[i] > 9.0e18);
+      if (!std::isfinite(p[i]) || (!integral && p[i] < 0) || bad_integer) {
         core::fail_value("cutoff ", p[i], " must be a positive integer");
       }
       if (i && p[i] <= p[i - 1]) core::fail_value("cutoffs must increase without repeats");
@@ -583,7 +583,8 @@ void validate(const MeasureSpec& spec) {
       core::fail_value("relstring needs one length in [0, 1e6]");
     }
   } else if (spec.measure == Measure::kUtility) {
-    if (p.size() != 4 || !std::all_of(p.begin(), p.end(), [](double x) { return std::isfinite(x); })) {
+    auto finite = [](double x) { return std::isfinite(x); };
+    if (p.size() != 4 || !std::all_of(p.begin(), p.end(), finite)) {
       core::fail_value("utility needs four finite coefficients");
     }
   } else if (spec.measure == Measure::k11ptAvg) {

@@ -33,6 +33,6 @@ from mirkit.evaluation.significance import (
 )
 
 __all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
-           "compare", "evaluate", "evaluate_judgment_groups", "paired_ttest", "parse_measures", "read_qrels", "read_qrels_jg",
-           "read_queries", "read_run", "read_zscores", "run_lines", "trec_scores", "wilcoxon", "write_qrels",
-           "write_run"]
+           "compare", "evaluate", "evaluate_judgment_groups", "paired_ttest", "parse_measures",
+           "read_qrels", "read_qrels_jg", "read_queries", "read_run", "read_zscores", "run_lines",
+           "trec_scores", "wilcoxon", "write_qrels", "write_run"]
