@@ -194,6 +194,23 @@ def test_against_torch(rng):
         np.testing.assert_allclose(sdpa(q2, k2, v2, causal=True), expected, atol=2e-5)
 
 
+@pytest.mark.parametrize("where", ["q", "k", "v"])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_inputs_match_torch_at_every_level(simd_level, rng, where, value):
+    """One NaN or infinity in q, k or v gives torch's CPU result at every SIMD level and in
+    float64: a NaN logit makes its query's row NaN (the scalar kernel used to give zeros), NaN
+    or inf - inf spreads as torch spreads it, and the other values are unchanged."""
+    torch = pytest.importorskip("torch")
+    tensors = {"q": randn(rng, 2, 5, 16), "k": randn(rng, 2, 7, 16), "v": randn(rng, 2, 7, 8)}
+    tensors[where][1, 2, 3] = value
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(tensors[x]) for x in "qkv")).numpy()
+    for dtype in (np.float32, np.float64):
+        out = sdpa(*(tensors[x].astype(dtype) for x in "qkv"))
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(expected), err_msg=str(dtype))
+        np.testing.assert_allclose(out, expected, atol=2e-5, err_msg=str(dtype))
+
+
 # -- bfloat16 ---------------------------------------------------------------------------------
 
 # ties (1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6), infinities, the largest finite float32 and the

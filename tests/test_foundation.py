@@ -90,11 +90,12 @@ def test_cli_bench_query_options(monkeypatch, tmp_path, capsys):
 
 def test_cli_rejects_bad_arguments(capsys):
     assert cli.main(["bench", "nope"]) == 2
-    with pytest.raises(SystemExit):
-        cli.main(["demo", "--docs", "0"])
+    assert capsys.readouterr().err.startswith("mirkit bench: error: unknown benchmark(s) ['nope']")
+    assert cli.main(["demo", "--docs", "0"]) == 2
+    assert capsys.readouterr().err == "mirkit demo: error: --docs and --repeat must be >= 1\n"
     for option in ("--synthetic-docs", "--max-queries"):
-        with pytest.raises(SystemExit):
-            cli.main(["bench", "query", option, "0"])
+        assert cli.main(["bench", "query", option, "0"]) == 2
+        assert "--synthetic-docs and --max-queries must be >= 1" in capsys.readouterr().err
 
 
 def test_console_script_is_installed():

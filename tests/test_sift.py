@@ -588,6 +588,18 @@ def test_bad_images(image, error):
         SIFT().detect(image)
 
 
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_pixel_is_refused_at_every_level(simd_level, value):
+    """A single NaN or infinite pixel in a textured image is a ValueError at every SIMD level,
+    from detect and from detect_and_compute (never keypoints that depend on the kernel)."""
+    image = np.random.default_rng(5).random((64, 64)).astype(np.float32)
+    image[30, 40] = value
+    with pytest.raises(ValueError, match="NaN or inf"):
+        SIFT().detect(image)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        SIFT().detect_and_compute(image)
+
+
 @pytest.mark.parametrize("kwargs, error", [
     ({"n_scales": 0}, ValueError), ({"n_scales": 2.5}, TypeError), ({"sigma": 0}, ValueError),
     ({"sigma": float("nan")}, ValueError), ({"contrast_threshold": -1}, ValueError),

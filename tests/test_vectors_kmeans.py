@@ -364,3 +364,19 @@ def test_vector_quantizer(simd_level, rng):
         vectors.VectorQuantizer(np.zeros((0, 4)))
     with pytest.raises(TypeError):
         vectors.VectorQuantizer(np.zeros((3, 4), bool))
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_data_is_refused_at_every_level(simd_level, value):
+    """NaN or an infinity in the data to fit or to assign is a ValueError naming the row, at
+    every SIMD level, for both k-means."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((60, 8)).astype(np.float32)
+    bad = X.copy()
+    bad[11, 3] = value
+    for model in (vectors.KMeans(3, seed=0), vectors.MiniBatchKMeans(3, batch_size=16, seed=0)):
+        with pytest.raises(ValueError, match="row 11"):
+            model.fit(bad)
+        fitted = model.fit(X)
+        with pytest.raises(ValueError, match="row 11"):
+            fitted.predict(bad)

@@ -175,3 +175,20 @@ def test_knn_on_digits_matches_ground_truth_with_ties():
     dist, ids = vectors.knn(query, base, 100)
     np.testing.assert_array_equal(ids, np.load(path / "groundtruth.npy"))
     np.testing.assert_array_equal(dist, np.load(path / "groundtruth_dist.npy").astype(np.float32))
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("metric", ["l2", "ip", "cosine"])
+def test_non_finite_vectors_are_refused_at_every_level(simd_level, value, metric):
+    """NaN or an infinity in the base or the queries is a ValueError naming the row, at every
+    SIMD level (never a result that depends on the kernel)."""
+    rng = np.random.default_rng(3)
+    base, queries = rng.standard_normal((50, 12)), rng.standard_normal((4, 12))
+    bad_base, bad_queries = base.copy(), queries.copy()
+    bad_base[7, 2], bad_queries[1, 5] = value, value
+    with pytest.raises(ValueError, match=r"base .*row 7"):
+        vectors.knn(queries, bad_base, 3, metric=metric)
+    with pytest.raises(ValueError, match=r"queries .*row 1"):
+        vectors.knn(bad_queries, base, 3, metric=metric)
+    with pytest.raises(ValueError, match="row"):
+        vectors.match(bad_queries.astype(np.float32), base.astype(np.float32))

@@ -44,6 +44,13 @@ void logits_row(const Problem& p, const Tensors<T>& t, size_t b, size_t i, size_
   }
 }
 
+// max that keeps a NaN (std::max drops a NaN second argument): a NaN logit makes its row NaN,
+// as in torch's kernel and the AVX2/AVX-512 ones, whose max_ps passes a NaN through.
+template <class T>
+T nan_max(T a, T b) {
+  return (b > a || b != b) ? b : a;
+}
+
 template <class T>
 void sdpa_scalar_impl(const Problem& p, const Tensors<T>& t) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
@@ -58,8 +65,8 @@ void sdpa_scalar_impl(const Problem& p, const Tensors<T>& t) {
       for (size_t r = 0; r < rows; ++r) {
         logits_row(p, t, b, i0 + r, j0, j1, s.data());
         T block_max = kNegInf;
-        for (size_t j = 0; j < j1 - j0; ++j) block_max = std::max(block_max, s[j]);
-        const T new_max = std::max(row_max[r], block_max);
+        for (size_t j = 0; j < j1 - j0; ++j) block_max = nan_max(block_max, s[j]);
+        const T new_max = nan_max(row_max[r], block_max);
         if (new_max == kNegInf) continue;  // every key so far masked: nothing to add
         // Rescale what was accumulated against the old maximum (exp(-inf) = 0 the first time).
         const T alpha = std::exp(row_max[r] - new_max);

@@ -77,6 +77,12 @@ Run run_from_dict(const py::dict& d) {
     if (std::isnan(score)) throw py::value_error("run" + where(q, doc) + " is NaN");
     run.add(q, doc, score);
   });
+  // a query with no documents still counts (pytrec_eval evaluates it, every measure 0)
+  PyObject *qid, *inner;
+  Py_ssize_t i = 0;
+  while (PyDict_Next(d.ptr(), &i, &qid, &inner)) {
+    if (PyDict_Size(inner) == 0) run.add_query(utf8_view(qid));
+  }
   return run;
 }
 
@@ -116,7 +122,24 @@ void bind_eval(py::module_& m) {
       .value("map_cut", eval::Measure::kMapCut)
       .value("success", eval::Measure::kSuccess)
       .value("rbp", eval::Measure::kRbp)
-      .value("rbp_resid", eval::Measure::kRbpResid);
+      .value("rbp_resid", eval::Measure::kRbpResid)
+      .value("relstring", eval::Measure::kRelstring)
+      .value("infAP", eval::Measure::kInfAP)
+      .value("gm_bpref", eval::Measure::kGmBpref)
+      .value("Rprec_mult", eval::Measure::kRprecMult)
+      .value("utility", eval::Measure::kUtility)
+      .value("11pt_avg", eval::Measure::k11ptAvg)
+      .value("binG", eval::Measure::kBinG)
+      .value("G", eval::Measure::kG)
+      .value("ndcg_rel", eval::Measure::kNdcgRel)
+      .value("Rndcg", eval::Measure::kRndcg)
+      .value("relative_P", eval::Measure::kRelativeP)
+      .value("set_P", eval::Measure::kSetP)
+      .value("set_relative_P", eval::Measure::kSetRelativeP)
+      .value("set_recall", eval::Measure::kSetRecall)
+      .value("set_map", eval::Measure::kSetMap)
+      .value("set_F", eval::Measure::kSetF)
+      .value("num_nonrel_judged_ret", eval::Measure::kNumNonrelJudgedRet);
 
   py::class_<Qrels>(m, "Qrels")
       .def_static("from_dict", &qrels_from_dict, py::arg("qrels"))
@@ -133,6 +156,11 @@ void bind_eval(py::module_& m) {
         for (uint32_t i = 0; i < q.n_queries(); ++i) out.push_back(q.qid(i));
         return out;
       })
+      .def("num_positive", [](const Qrels& q) {
+        int64_t n = 0;
+        for (const auto& j : q.judgments()) n += j.rel > 0;
+        return n;
+      }, "Judgments with a value > 0 (trec_eval -c's num_rel summary counts them)")
       .def("judgments", [](const Qrels& q) {
         py::list qids, docnos, rels;
         for (const auto& j : q.judgments()) {
@@ -174,10 +202,17 @@ void bind_eval(py::module_& m) {
       "evaluate",
       [](const Qrels& qrels, const Run& run, const std::vector<std::pair<eval::Measure,
          std::vector<double>>>& measures, int32_t relevance_level, bool judged_only,
-         bool complete, uint64_t max_docs, unsigned threads) {
+         bool complete, uint64_t max_docs, unsigned threads, int64_t num_docs, int version) {
         std::vector<eval::MeasureSpec> specs;
         for (const auto& [measure, params] : measures) specs.push_back({measure, params});
-        eval::EvalOptions options{relevance_level, judged_only, complete, max_docs, threads};
+        eval::EvalOptions options;
+        options.relevance_level = relevance_level;
+        options.judged_only = judged_only;
+        options.complete = complete;
+        options.max_docs = max_docs;
+        options.threads = threads;
+        options.num_docs_in_coll = num_docs;
+        options.version = version;
         eval::Evaluation ev;
         {
           py::gil_scoped_release release;
@@ -192,6 +227,7 @@ void bind_eval(py::module_& m) {
       },
       py::arg("qrels"), py::arg("run"), py::arg("measures"), py::arg("relevance_level"),
       py::arg("judged_only"), py::arg("complete"), py::arg("max_docs"), py::arg("threads"),
+      py::arg("num_docs_in_coll") = 0, py::arg("version") = 9,
       "Rows (qids in order, missing flags, values[n_queries, width]) for [(Measure, params)].");
 }
 

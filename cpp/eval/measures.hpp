@@ -30,6 +30,24 @@ enum class Measure : uint8_t {
   kSuccess,        // 1 if a relevant document is in the top cutoff
   kRbp,            // rank-biased precision (params: {p})
   kRbpResid,       // its residual (params: {p})
+  // trec_eval's all_trec set beyond the official measures
+  kRelstring,           // relevance characters of the top N (params: {N}); N values, char codes
+  kInfAP,               // inferred AP (Yilmaz & Aslam)
+  kGmBpref,             // log(max(bpref, 1e-5)), as gm_map
+  kRprecMult,           // precision at multiples of num_rel (params: the multiples)
+  kUtility,             // p1 a + p2 b + p3 c + p4 d over the contingency table (params: p1..p4)
+  k11ptAvg,             // interpolated precision averaged over recall levels (params: levels)
+  kBinG,                // binary G
+  kG,                   // normalized gain G; params: (level, gain) pairs as ndcg
+  kNdcgRel,             // nDCG averaged over the relevant documents; params as ndcg
+  kRndcg,               // nDCG averaged at the R levels; params as ndcg
+  kRelativeP,           // precision relative to the best possible at cutoffs
+  kSetP,                // num_rel_ret / num_ret
+  kSetRelativeP,        // num_rel_ret / min(num_ret, num_rel)
+  kSetRecall,           // num_rel_ret / num_rel
+  kSetMap,              // num_rel_ret^2 / (num_ret num_rel)
+  kSetF,                // F measure of the set (params: {beta})
+  kNumNonrelJudgedRet,  // judged non-relevant documents retrieved
 };
 
 struct MeasureSpec {
@@ -44,11 +62,15 @@ struct EvalOptions {
   bool judged_only = false;     // -J: drop retrieved documents that are not judged
   bool complete = false;        // -c: also evaluate qrels queries the run lacks
   uint64_t max_docs = UINT64_MAX;  // -M: documents per query looked at
+  int64_t num_docs_in_coll = 0;    // -N: documents in the collection (utility's p4)
+  int version = 9;                 // trec_eval version whose conventions are followed: 9 or 10
   unsigned threads = 1;
 };
 
 // One row per evaluated query: the queries of the qrels that the run has (all of them with
-// `complete`), in qid order (bytewise, as trec_eval's strcmp); values row-major.
+// `complete`), in qid order (bytewise, as trec_eval's strcmp); values row-major. A query the
+// run lacks (with `complete`) is not evaluated, as trec_eval: its values are 0, except num_rel
+// (the query's) and gm_map, gm_bpref (log 1e-5, what trec_eval adds for it).
 struct Evaluation {
   std::vector<uint32_t> queries;  // qrels query index of each row
   std::vector<uint8_t> missing;   // 1 where the run lacks the query (only with `complete`)

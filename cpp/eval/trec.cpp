@@ -152,6 +152,13 @@ Qrels Qrels::parse(std::string_view text) {
   return qrels;
 }
 
+void Run::add_query(std::string_view qid) {
+  if (qid.empty()) throw std::invalid_argument("empty query id");
+  bool inserted = false;
+  m_qids.insert(qid, 0, inserted);
+  if (inserted) m_docs.emplace_back();
+}
+
 void Run::add(std::string_view qid, std::string_view docno, double score, size_t line) {
   if (qid.empty() || docno.empty()) fail_line(line, "empty query id or document id");
   if (std::isnan(score)) {

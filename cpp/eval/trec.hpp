@@ -86,6 +86,8 @@ class Run {
   // must be distinct when `check_duplicates` is set on the run (always for parsed text).
   void add(std::string_view qid, std::string_view docno, double score, size_t line = 0);
   static Run parse(std::string_view text);
+  // Adds a query with no documents yet (a no-op when it has some).
+  void add_query(std::string_view qid);
   void set_check_duplicates(bool on) { m_check = on; }
 
   size_t n_queries() const { return m_qids.size(); }

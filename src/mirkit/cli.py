@@ -78,8 +78,7 @@ def _cmd_bench(args) -> int:
     names = args.names or list(BENCHMARKS)
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
-        print(f"unknown benchmark(s) {unknown}; available: {list(BENCHMARKS)}", file=sys.stderr)
-        return 2
+        raise UserError(f"unknown benchmark(s) {unknown}; available: {list(BENCHMARKS)}")
     results = []
     # Each section says how it times (the query benchmark takes per-query medians of at most
     # 3 passes, indexing at most 3 builds), so the header claims no repetition count.
@@ -376,18 +375,42 @@ def _run_queries(searcher, args) -> int:
     return 0
 
 
-def _eval_options(args) -> dict:
+def _eval_options(args, rel_format: str = "qrels") -> dict:
+    if args.rel_format != rel_format:
+        raise UserError(f"-R {args.rel_format}: not supported here (mirkit eval reads qrels and, "
+                        f"with -R qrels_jg, judgment groups; not trec_eval's prefs and "
+                        f"qrels_prefs formats)")
+    if args.max_docs is not None and args.max_docs < 1:
+        raise UserError(f"-M must be >= 1, got {args.max_docs}")
+    if args.num_docs < 0:
+        raise UserError(f"-N must be >= 0, got {args.num_docs}")
     return {"relevance_level": args.level, "judged_only": args.judged_only,
-            "complete": args.complete, "max_docs": args.max_docs, "threads": 0}
+            "complete": args.complete, "max_docs": args.max_docs, "threads": 0,
+            "num_docs": args.num_docs, "version": args.trec_eval}
 
 
 def _cmd_eval(args) -> int:
-    from mirkit.evaluation import Evaluator, read_qrels, read_run
+    from mirkit.evaluation import (
+        Evaluator,
+        evaluate_judgment_groups,
+        read_qrels,
+        read_qrels_jg,
+        read_run,
+        read_zscores,
+    )
 
-    qrels, run = read_qrels(args.qrels), read_run(args.run)
-    table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
+    zscores = read_zscores(args.zscores) if args.zscores else None
+    if args.rel_format == "qrels_jg":
+        groups, run = read_qrels_jg(args.qrels), read_run(args.run)
+        table = evaluate_judgment_groups(groups, run, args.measure or "qrels_jg",
+                                         **_eval_options(args, "qrels_jg"))
+    else:
+        qrels, run = read_qrels(args.qrels), read_run(args.run)
+        table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
     if not len(table):
         raise UserError(f"no query of {args.run} has judgments in {args.qrels}")
+    if zscores is not None:
+        table = table.zscores(zscores)
     print("\n".join(table.trec_eval_lines(per_query=args.per_query)))
     if args.plot:
         _plot_curves(args.plot, qrels, [(os.path.basename(args.run), run)], args)
@@ -460,6 +483,17 @@ def _check_search_args(parser, args) -> None:
     for option, scorer in (("k1", "bm25"), ("b", "bm25"), ("idf", "bm25"), ("mu", "ql")):
         if getattr(args, option) is not None and args.scorer != scorer:
             parser.error(f"--{option} applies to --scorer {scorer} only")
+
+
+def _check_counts(args) -> None:
+    """The options that must be >= 1, checked after parsing (UserError: one line, exit 2)."""
+    if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
+        raise UserError("--docs and --repeat must be >= 1")
+    max_queries = getattr(args, "max_queries", None)
+    if getattr(args, "synthetic_docs", 1) < 1 or (max_queries is not None and max_queries < 1):
+        raise UserError("--synthetic-docs and --max-queries must be >= 1")
+    if getattr(args, "shards", None) is not None and args.shards < 1:
+        raise UserError("--shards must be >= 1")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -554,9 +588,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     o.add_argument("qrels", metavar="QRELS")
     o.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                    help="trec_eval measure, e.g. map, P.5,10, ndcg_cut_10, recall.1000, "
-                   "iprec_at_recall, bpref, rbp.p=0.8, official, all, or an ir_measures name: "
-                   "AP, nDCG@10, P(rel=2)@5, R@1000, RR, Judged@10 (repeatable; default "
-                   "official)")
+                   "iprec_at_recall, bpref, rbp.p=0.8, a set: official, set, all_trec, all, "
+                   "or an ir_measures name: AP, nDCG@10, P(rel=2)@5, R@1000, RR, Judged@10 "
+                   "(repeatable; default official)")
     o.add_argument("-c", "--complete", action="store_true",
                    help="average over every qrels query; one the run lacks scores 0")
     o.add_argument("-l", "--level", type=int, default=1, metavar="N",
@@ -565,6 +599,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="drop retrieved documents that are not judged")
     o.add_argument("-M", "--max-docs", type=int, default=None, metavar="N",
                    help="documents per query evaluated (default all)")
+    o.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
+                   help="format of QRELS: qrels, or (eval) qrels_jg, judgment groups "
+                   "('qid jg docno rel', measures map_avgjg, P_avgjg, Rprec_mult_avgjg); "
+                   "trec_eval's prefs and qrels_prefs are not supported")
+    o.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
+                   help="documents in the collection (for utility's fourth coefficient)")
+    o.add_argument("--trec-eval", type=int, choices=(9, 10), default=9, metavar="VERSION",
+                   help="follow trec_eval 9.0.8's conventions (9, default, as pytrec_eval) or "
+                   "10.0's (iprec_at_recall rounds with lround)")
     o.add_argument("--plot", metavar="FILE.png",
                    help="draw the interpolated precision-recall curves (needs matplotlib)")
     p = sub.add_parser("eval", parents=[trec_eval_options],
@@ -574,6 +617,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        "'measure<TAB>qid|all<TAB>value' lines.")
     p.add_argument("run", metavar="RUN")
     p.add_argument("-q", "--per-query", action="store_true", help="also print every query")
+    p.add_argument("-Z", "--zscores", metavar="FILE", help="standardize every value with the "
+                   "per-query means and deviations of FILE (lines 'qid measure mean stddev'), "
+                   "as trec_eval -Z")
     p.set_defaults(func=_cmd_eval)
     p = sub.add_parser("compare", parents=[trec_eval_options],
                        help="two runs side by side: means, difference, t-test and Wilcoxon",
@@ -606,7 +652,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.set_defaults(func=_cmd_image_search)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
-                       help="on an error, show the traceback instead of one line")
+                       help="on an error, show the traceback instead of one line (or set "
+                       "MIRKIT_DEBUG=1)")
         p.set_defaults(command=name)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["search"]:
@@ -620,17 +667,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from mirkit.index import DEFAULT_CODEC
 
         args.codec = DEFAULT_CODEC
-    if getattr(args, "docs", 1) < 1 or getattr(args, "repeat", 1) < 1:
-        parser.error("--docs and --repeat must be >= 1")
-    max_queries = getattr(args, "max_queries", None)
-    if getattr(args, "synthetic_docs", 1) < 1 or (max_queries is not None and max_queries < 1):
-        parser.error("--synthetic-docs and --max-queries must be >= 1")
-    if getattr(args, "shards", None) is not None and args.shards < 1:
-        parser.error("--shards must be >= 1")
     try:
+        _check_counts(args)
         return args.func(args)
     except (UserError, OSError, ValueError) as e:  # the kit's errors are ValueErrors
-        if args.debug:
+        if args.debug or os.environ.get("MIRKIT_DEBUG", "") not in ("", "0"):
             raise
         print(f"mirkit {args.command}: error: {_user_message(e)}", file=sys.stderr)
         return EXIT_USER_ERROR

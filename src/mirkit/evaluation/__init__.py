@@ -7,14 +7,23 @@ from mirkit.evaluation.io import (
     Qrels,
     Run,
     read_qrels,
+    read_qrels_jg,
     read_queries,
     read_run,
+    read_zscores,
     run_lines,
     trec_scores,
     write_qrels,
     write_run,
 )
-from mirkit.evaluation.measures import MEASURES, Evaluation, Evaluator, evaluate, parse_measures
+from mirkit.evaluation.measures import (
+    MEASURES,
+    Evaluation,
+    Evaluator,
+    evaluate,
+    evaluate_judgment_groups,
+    parse_measures,
+)
 from mirkit.evaluation.significance import (
     Comparison,
     TestResult,
@@ -24,6 +33,6 @@ from mirkit.evaluation.significance import (
 )
 
 __all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
-           "compare", "evaluate", "paired_ttest", "parse_measures", "read_qrels",
-           "read_queries", "read_run", "run_lines", "trec_scores", "wilcoxon", "write_qrels",
-           "write_run"]
+           "compare", "evaluate", "evaluate_judgment_groups", "paired_ttest", "parse_measures",
+           "read_qrels", "read_qrels_jg", "read_queries", "read_run", "read_zscores", "run_lines",
+           "trec_scores", "wilcoxon", "write_qrels", "write_run"]

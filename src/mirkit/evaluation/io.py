@@ -17,8 +17,9 @@ from mirkit import _core
 from mirkit._files import atomic_output
 from mirkit.ingest import InputError
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_queries", "read_run", "run_lines", "trec_scores",
-           "write_qrels", "write_run"]
+__all__ = ["Qrels", "Run", "read_qrels", "read_qrels_jg", "read_queries", "read_run",
+           "read_zscores", "run_lines",
+           "trec_scores", "write_qrels", "write_run"]
 
 _E = _core.eval
 
@@ -183,6 +184,33 @@ def read_qrels(path: Union[str, os.PathLike]) -> Qrels:
     return Qrels._wrap(_E.Qrels.parse(_read_text_bytes(path), os.fspath(path)))
 
 
+def read_qrels_jg(path: Union[str, os.PathLike]) -> dict:
+    """Read trec_eval's judgment-group qrels (``qid jg docno relevance``: the second column
+    names the judgment group, a user) as ``{jg: Qrels}``, groups in ``strcmp`` order.
+
+    Each group is read as :func:`read_qrels` reads a file, with the same errors at the same
+    line numbers.
+    """
+    data = _read_text_bytes(path)
+    lines = data.split(b"\n")
+    groups: dict = {}
+    for i, line in enumerate(lines):
+        fields = line.split()
+        if len(fields) >= 2 and not fields[0].startswith(b"#"):
+            groups.setdefault(fields[1], []).append(i)
+    # lines that name no group (blank, comments, malformed) go to every group, where the
+    # qrels parser skips or refuses them at their own line number
+    shared = set(range(len(lines))) - {i for members in groups.values() for i in members}
+    if not groups:
+        groups[b"0"] = []
+    out = {}
+    for jg in sorted(groups):
+        keep = shared | set(groups[jg])
+        text = b"\n".join(line if i in keep else b"" for i, line in enumerate(lines))
+        out[jg.decode()] = Qrels._wrap(_E.Qrels.parse(text, os.fspath(path)))
+    return out
+
+
 def read_run(path: Union[str, os.PathLike]) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``; ``.gz`` too).
 
@@ -276,3 +304,32 @@ def read_queries(path: Union[str, os.PathLike]) -> list:
             seen[qid] = line_no
             queries.append((qid, text))
     return queries
+
+
+def read_zscores(path: Union[str, os.PathLike]) -> dict:
+    """trec_eval's ``-Z`` file: lines ``qid measure mean stddev`` (whitespace separated) as
+    ``{(qid, measure): (mean, stddev)}``; a malformed line raises
+    :class:`mirkit.ingest.InputError` naming the file and line.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "z")
+    >>> _ = open(path, "w").write("301 map 0.25 0.1\\n")
+    >>> read_zscores(path)
+    {('301', 'map'): (0.25, 0.1)}
+    """
+    out = {}
+    text = _read_text_bytes(path).decode("utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        try:
+            if len(fields) != 4:
+                raise ValueError(f"expected 4 fields (qid measure mean stddev), got {len(fields)}")
+            qid, measure, mean, stddev = fields
+            out[(qid, measure)] = (float(mean), float(stddev))
+        except ValueError as e:
+            raise InputError(os.fspath(path), number, str(e).replace("could not convert string "
+                                                                       "to float", "not a number")
+                             ) from None
+    return out
