@@ -111,7 +111,7 @@ def test_save_load_round_trip(index, collection, tmp_path):
 
 
 def test_files_colour_and_given_codebook(index, collection, tmp_path):
-    from PIL import Image
+    Image = pytest.importorskip("PIL.Image", reason="needs pillow: it writes the image files")
 
     images, _ = collection
     paths = []
@@ -169,7 +169,7 @@ def test_doctests():
 
 
 def _write_pngs(folder, images):
-    from PIL import Image
+    Image = pytest.importorskip("PIL.Image", reason="needs pillow: it writes the image files")
 
     folder.mkdir(parents=True, exist_ok=True)
     for i, image in enumerate(images, 1):
