@@ -212,11 +212,14 @@ void bind_query(py::module_& m) {
 Scores then use the collection's N, token count, longest document and per-term df and cf, and
 query term ids are ids of the global lexicon (mirkit.distributed writes these arrays). The
 arrays are kept alive, not copied; they are checked against the shard when an engine opens.
+With live_only, they count the live documents of a living index's segments (mirkit.index
+segments): a term's df may then be 0 or below the segment's own.
 )doc")
       .def(py::init([](uint64_t n_docs, uint64_t total_tokens, uint32_t max_length,
                        const U8Arr& terms, const U64Arr& term_offsets, const U32Array& df,
-                       const U64Arr& cf, const U32Array& local_to_global) {
+                       const U64Arr& cf, const U32Array& local_to_global, bool live_only) {
              auto* g = new PyGlobalStats;
+             g->stats.live_only = live_only;
              g->stats.n_docs = n_docs;
              g->stats.total_tokens = total_tokens;
              g->stats.max_length = max_length;
@@ -232,7 +235,7 @@ arrays are kept alive, not copied; they are checked against the shard when an en
            py::arg("n_docs"), py::arg("total_tokens"), py::arg("max_length"),
            py::arg("terms").noconvert(), py::arg("term_offsets").noconvert(),
            py::arg("df").noconvert(), py::arg("cf").noconvert(),
-           py::arg("local_to_global").noconvert())
+           py::arg("local_to_global").noconvert(), py::arg("live_only") = false)
       .def_property_readonly("n_docs", [](const PyGlobalStats& g) { return g.stats.n_docs; })
       .def_property_readonly("n_terms", [](const PyGlobalStats& g) { return g.stats.n_terms(); })
       .def_property_readonly("total_tokens",

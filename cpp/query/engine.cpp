@@ -182,7 +182,7 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
     if (term_offsets[g + 1] < term_offsets[g] || (g > 0 && !(term(g - 1) < term(g)))) {
       core::fail_value("global statistics: terms not strictly sorted at term ", g);
     }
-    if (df[g] == 0 || df[g] > n_docs || cf[g] < df[g]) {
+    if ((df[g] == 0 && !live_only) || df[g] > n_docs || cf[g] < df[g]) {
       core::fail_value("global statistics: term ", g, " has df ", df[g], " and cf ", cf[g],
                        " in ", n_docs, " documents");
     }
@@ -194,12 +194,12 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
   for (uint32_t t = 0; t < local_to_global.size; ++t) {
     const uint32_t g = local_to_global[t];
     if (g >= n || (t > 0 && g <= local_to_global[t - 1]) || term(g) != shard.term(t) ||
-        df[g] < shard.df[t] || cf[g] < shard.cf[t]) {
+        (!live_only && (df[g] < shard.df[t] || cf[g] < shard.cf[t]))) {
       core::fail_value("global statistics: local term ", t, " maps to global term ", g,
                        ", which is out of order or not the same term, or has smaller statistics");
     }
   }
-  if (n_docs < shard.n_docs() || n_docs > index::kMaxDocs) {
+  if ((n_docs < shard.n_docs() && !live_only) || n_docs > index::kMaxDocs) {
     core::fail_value("global statistics: n_docs=", n_docs, " for a shard of ", shard.n_docs());
   }
 }
@@ -214,7 +214,8 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analy
       lengths.size ? *std::max_element(lengths.data, lengths.data + lengths.size) : 0;
   if (global != nullptr) {
     global->validate(reader);
-    if (global->max_length < max_length || global->total_tokens < total_tokens) {
+    if (!global->live_only &&
+        (global->max_length < max_length || global->total_tokens < total_tokens)) {
       core::fail_value("global statistics: max_length=", global->max_length, " total_tokens=",
                        global->total_tokens, " below the shard's ", max_length, " and ",
                        total_tokens);

@@ -58,6 +58,11 @@ struct GlobalStats {
   index::Array<uint32_t> df;            // per global term
   index::Array<uint64_t> cf;            // per global term
   index::Array<uint32_t> local_to_global;  // per term of the shard
+  // The statistics count live documents only (the shard is a segment of a living index, some of
+  // whose documents are deleted): N, a term's df and cf, the token count and the longest
+  // length may then be below the segment's own, and a term's df may be 0 (such a term must
+  // not be queried). Deleted documents are still scored; the caller drops them.
+  bool live_only = false;
 
   uint64_t n_terms() const { return df.size; }
   std::string_view term(uint64_t g) const {
