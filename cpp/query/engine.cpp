@@ -199,6 +199,10 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
                        ", which is out of order or not the same term, or has smaller statistics");
     }
   }
+  if (deleted.size != 0 && (!live_only || deleted.size != shard.n_docs())) {
+    core::fail_value("global statistics: ", deleted.size, " deletion flags for a shard of ",
+                     shard.n_docs(), " documents (and live_only=", live_only, ")");
+  }
   if ((n_docs < shard.n_docs() && !live_only) || n_docs > index::kMaxDocs) {
     core::fail_value("global statistics: n_docs=", n_docs, " for a shard of ", shard.n_docs());
   }
@@ -475,7 +479,8 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
         run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
       }
     }
-    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), plan.threshold);
+    const uint8_t* deleted = m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
+    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), plan.threshold, deleted);
     run_algorithm(algorithm, run, topk);
     result = ranked_result(topk, run, plan.scale);
   });

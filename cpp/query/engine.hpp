@@ -63,6 +63,9 @@ struct GlobalStats {
   // length may then be below the segment's own, and a term's df may be 0 (such a term must
   // not be queried). Deleted documents are still scored; the caller drops them.
   bool live_only = false;
+  // With live_only: one byte per document of the shard, nonzero for a deleted document (empty:
+  // none deleted). Deleted documents never enter a result.
+  index::Array<uint8_t> deleted;
 
   uint64_t n_terms() const { return df.size; }
   std::string_view term(uint64_t g) const {
