@@ -240,7 +240,9 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analy
 QueryEngine::~QueryEngine() = default;
 
 int64_t QueryEngine::find_term(std::string_view term) const {
-  return m_global ? m_global->find_term(term) : m_reader.find_term(term);
+  if (!m_global) return m_reader.find_term(term);
+  const int64_t g = m_global->find_term(term);
+  return g >= 0 && m_global->df[g] == 0 ? -1 : g;  // only deleted documents hold it: absent
 }
 
 uint64_t QueryEngine::n_query_terms() const {
@@ -270,7 +272,7 @@ std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
   });
   std::vector<int64_t> ids(words.size());
   if (m_global) {
-    for (size_t i = 0; i < words.size(); ++i) ids[i] = m_global->find_term(words[i]);
+    for (size_t i = 0; i < words.size(); ++i) ids[i] = find_term(words[i]);
   } else {
     m_reader.find_terms(words, ids.data());  // lookups overlapped
   }

@@ -96,7 +96,8 @@ class QueryEngine {
   // occurrence with weight 1 (search() adds up repeats). Throws std::invalid_argument on
   // invalid UTF-8.
   std::vector<QueryTerm> analyze(std::string_view text) const;
-  // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent.
+  // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent
+  // (also when no live document holds it: GlobalStats.live_only).
   int64_t find_term(std::string_view term) const;
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer) const;
