@@ -34,6 +34,9 @@ from mirkit.index.reader import (
     PostingCursor,
 )
 from mirkit.index.writer import BLOCK_SIZE, DEFAULT_CODEC, MEMORY_OVERHEAD, IndexWriter, build_index
+from mirkit.index import live_writer, segments
+from mirkit.index.live_writer import SegmentWriter
+from mirkit.index.segments import IndexLockedError, MergePolicy, SegmentedIndex, SegmentInfo
 
 __all__ = [
     "DEFAULT_CODEC",
@@ -43,12 +46,17 @@ __all__ = [
     "IndexCorruptError",
     "IndexStats",
     "IndexVersionError",
+    "IndexLockedError",
     "IndexWriter",
     "MEMORY_OVERHEAD",
+    "MergePolicy",
     "PostingCursor",
+    "SegmentInfo",
+    "SegmentWriter",
+    "SegmentedIndex",
     "build_index",
 ]
 
 # doctest.testmod(mirkit.index) runs the examples of what it exports.
 __test__ = {"reader": reader, "writer": writer, "Index": Index, "IndexWriter": IndexWriter,
-            "build_index": build_index}
+            "build_index": build_index, "segments": segments, "live_writer": live_writer}
