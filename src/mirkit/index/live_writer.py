@@ -22,6 +22,11 @@ __all__ = ["SegmentWriter"]
 
 
 
+def _number(name: str) -> int:
+    """The number of segment ``seg-NNNNNNNN``."""
+    return int(name[4:])
+
+
 class _NewSegment:
     """A segment of documents added since the last commit: building (`writer`), or sealed
     (`index`: its directory is in place, but no commit names it yet). A segment cannot hold an
@@ -114,30 +119,33 @@ class SegmentWriter:
     def _load(self, snapshot: "seg.SegmentedIndex", keep_live: bool = False) -> None:
         """State from a commit: the segments with writable deletion masks and, unless
         `keep_live` (a commit of this writer's own changes, whose live documents keep their
-        segment names and docids), the live id map ``{id: (segment name, docid)}``."""
+        segment numbers and docids), the live id map ``{id: segment number << 32 | docid}``."""
         seg.remove_unreferenced(self.path, snapshot.commit)
         self._snapshot = snapshot
         self._commit = snapshot.commit
         self.settings = snapshot.commit["settings"]
         self._segments = []  # [commit entry, Index, deleted mask (bool), changed]
-        self._by_name: dict = {}
+        self._by_number: dict = {}
         if not keep_live:
             self._live: dict = {}
         for s, entry in zip(snapshot._segments, self._commit["segments"]):
             deleted = np.zeros(s.info.n_docs, bool) if s.deleted is None else s.deleted.copy()
             self._segments.append([dict(entry), s.index, deleted, False])
-            self._by_name[s.info.name] = self._segments[-1]
+            self._by_number[_number(s.info.name)] = self._segments[-1]
             if not keep_live:
                 self._map_live(s.info.name, s.index, deleted)
-        self._new: dict = {}  # name -> _NewSegment, in the order they were started
+        self._new: dict = {}  # segment number -> _NewSegment, in the order they were started
         self._next_segment = self._commit["next_segment"]
         self.skipped = 0
         self.errors: list = []
 
     def _map_live(self, name: str, index: Index, deleted: np.ndarray) -> None:
-        ids = index.doc_ids
-        for d in np.flatnonzero(~deleted):
-            self._live[ids[d]] = (name, int(d))
+        ids, base = index.doc_ids, _number(name) << 32
+        live = np.flatnonzero(~deleted)
+        if len(live) == len(ids):
+            self._live.update(zip(ids, range(base, base + len(ids))))
+        else:
+            self._live.update(zip([ids[d] for d in live], (live + base).tolist()))
 
     # -- context, state ----------------------------------------------------------------------
 
@@ -213,12 +221,12 @@ class SegmentWriter:
             codec=s["codec"], freq_codec=s["freq_codec"], positions=s["positions"],
             threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size)
-        new = self._new[name] = _NewSegment(name, writer)
+        new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 
     def _added(self, new: _NewSegment, ids: list) -> None:
         for i in ids:
-            self._live[i] = (new.name, new.count)
+            self._live[i] = (_number(new.name) << 32) | new.count
             new.ids.add(i)
             new.count += 1
 
@@ -301,12 +309,13 @@ class SegmentWriter:
         self._check_open()
         ids = self._resolve(ids)
         for i in ids:
-            s, d = self._live.pop(i)
+            code = self._live.pop(i)
+            s, d = code >> 32, code & 0xFFFFFFFF
             if s in self._new:
                 self._new[s].deleted.add(d)
             else:
-                self._by_name[s][2][d] = True
-                self._by_name[s][3] = True
+                self._by_number[s][2][d] = True
+                self._by_number[s][3] = True
         return len(ids)
 
     def update(self, id: str, text: str) -> None:
