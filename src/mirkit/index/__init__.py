@@ -16,6 +16,11 @@ bounded RAM. Analysis runs in C++ on all cores with the GIL released. Writes are
 go to a hidden temporary directory next to the target that is renamed into place only after
 everything, manifest last, is on disk, so a crash or exception never leaves an index that opens.
 
+A living index (:mod:`mirkit.index.segments`): :meth:`IndexWriter.open` adds, deletes and
+updates documents of an index as immutable segments with deletion bitmaps and atomic commit
+points, merges them (:class:`MergePolicy`), and :class:`SegmentedIndex` snapshots search them
+exactly (the live documents' statistics), like a fresh build of the live documents.
+
 Memory: the budget bounds the postings buffers, the term dictionary and the token caches. On
 top of it come 28 bytes per document (length, id offset and the id hash set for duplicate
 detection; 4 more with document vectors), one input batch, and about 40 MB of fixed buffers

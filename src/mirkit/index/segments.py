@@ -41,7 +41,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Optional
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from mirkit._version import __version__
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionError, \
     check_version, write_manifest
-from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, Index, IndexStats, lookup_docids
+from mirkit.index.reader import FORMAT_NAME, Index, IndexStats, lookup_docids
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
            "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "is_segmented"]
