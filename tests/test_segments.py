@@ -628,3 +628,17 @@ def test_terms_only_deleted_documents_hold_are_absent(tmp_path):
     got = Searcher(index).search(query, 5, scorer="ql")
     want = Searcher(_fresh(live, tmp_path)).search(query, 5, scorer="ql")
     assert got.ids == want.ids and got.scores.tobytes() == want.scores.tobytes()
+
+
+def test_opening_a_damaged_index_releases_the_lock(tmp_path):
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1) as w:
+        w.add("a", "alpha")
+    commit = max(n for n in os.listdir(path) if n.startswith("commit-"))
+    (path / commit).write_text("{")
+    with pytest.raises(IndexCorruptError, match=commit):
+        IndexWriter.open(path)
+    with pytest.raises(IndexCorruptError, match=commit):
+        IndexWriter.open(path)  # not IndexLockedError: the failed writer let go
+    with pytest.raises(IndexCorruptError, match="manifest.json"):
+        IndexWriter.open(tmp_path)  # not an index

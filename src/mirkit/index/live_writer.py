@@ -113,7 +113,8 @@ class SegmentWriter:
                 seg.upgrade(self.path)
             self._load(seg.SegmentedIndex.open(self.path, verify=False))
         except BaseException:
-            self._release()
+            self._closed = True
+            self._lock.close()
             raise
 
     def _load(self, snapshot: "seg.SegmentedIndex", keep_live: bool = False) -> None:
