@@ -42,21 +42,25 @@ class SegmentedSearch:
         return [self._merge([p[q] for p in parts], k, algorithm) for q in range(len(queries))]
 
     def search(self, query, k: int, algorithm: str, spec):
-        return self.search_batch([query], k, algorithm, spec, 1)[0]
+        q = query if type(query) is str else _pairs(query)
+        return self._merge([e.search(q, k, algorithm, spec, None) for e in self._engines], k,
+                           algorithm)
 
     def _merge(self, results: list, k: int, algorithm: str):
-        docids, scores, ids = [], [], []
+        """The k best of the segments' results by (score, internal docid): the order of one
+        index of the live documents."""
+        entries: list = []
         decoded = scored = docs = 0
         for i, r in enumerate(results):
             decoded += r.postings_decoded
             scored += r.postings_scored
             docs += r.docs_scored
-            docids.append(self.index.global_docids(i, r.docids))
-            scores.append(r.scores)
-            ids += r.ids
-        d = np.concatenate(docids) if docids else np.zeros(0, np.uint32)
-        sc = np.concatenate(scores) if scores else np.zeros(0)
-        order = np.lexsort((d, -sc))[:k]
+            if len(r):
+                entries += zip((-r.scores).tolist(),
+                               self.index.global_docids(i, r.docids).tolist(), r.ids)
+        entries.sort()
+        del entries[k:]
         return _core.query.SearchResult(
-            np.ascontiguousarray(d[order], np.uint32), np.ascontiguousarray(sc[order]), decoded,
-            scored, docs, algorithm, [ids[j] for j in order])
+            np.array([e[1] for e in entries], np.uint32),
+            np.array([-e[0] for e in entries], np.float64), decoded, scored, docs, algorithm,
+            [e[2] for e in entries])
