@@ -226,7 +226,7 @@ def _cmd_merge(args) -> int:
     if not os.path.isdir(args.index):
         raise UserError(f"no index directory at {args.index}")
     start = time.perf_counter()
-    with IndexWriter.open(args.index, threads=args.threads) as writer:
+    with IndexWriter.open(args.index) as writer:
         generation = writer.merge(max_segments=args.max_segments)
     print(f"merged {args.index} (generation {generation}, "
           f"{time.perf_counter() - start:.2f} s)")
@@ -621,7 +621,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("--max-segments", type=int, default=1, metavar="N",
                    help="segments to leave at most (default 1)")
-    p.add_argument("--threads", type=int, default=0, help="threads (0 = all cores)")
     p.set_defaults(func=_cmd_merge)
     p = sub.add_parser("stats", help="statistics and the size of each part of an index")
     p.add_argument("index", metavar="INDEX_DIR")
