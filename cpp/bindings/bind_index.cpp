@@ -9,6 +9,7 @@
 #include "index/builder.hpp"
 #include "index/lexicon_merge.hpp"
 #include "index/reader.hpp"
+#include "index/segment_merge.hpp"
 
 namespace mirkit::bindings {
 
@@ -66,6 +67,13 @@ py::array_t<T> view(const index::Array<T>& a, py::handle owner) {
                      a.data ? a.data : reinterpret_cast<const T*>(&a), owner);
   py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return arr;
+}
+
+// (name, bytes, crc32c) of each file written, as the manifest writers take them.
+py::list file_list(const std::vector<index::FileInfo>& files) {
+  py::list out;
+  for (const auto& f : files) out.append(py::make_tuple(f.name, f.bytes, f.crc32c));
+  return out;
 }
 
 }  // namespace
@@ -140,8 +148,6 @@ void bind_index(py::module_& m) {
                py::gil_scoped_release release;
                s = self.finish();
              }
-             py::list files;
-             for (const auto& f : s.files) files.append(py::make_tuple(f.name, f.bytes, f.crc32c));
              py::dict d;
              d["n_docs"] = s.n_docs;
              d["n_terms"] = s.n_terms;
@@ -150,7 +156,7 @@ void bind_index(py::module_& m) {
              d["max_doc_length"] = s.max_doc_length;
              d["runs"] = s.runs;
              d["peak_memory"] = s.peak_memory;
-             d["files"] = files;
+             d["files"] = file_list(s.files);
              return d;
            })
       .def_property_readonly("n_docs", &IndexBuilder::n_docs)
@@ -193,6 +199,64 @@ void bind_index(py::module_& m) {
         py::arg("shards"),
         "(terms uint8, term_offsets, df, cf, [local_to_global per shard]): the union of the "
         "readers' lexicons, sorted, with summed df and cf (GIL released).");
+
+  m.def("merge_segments",
+        [](const std::string& directory, const std::vector<const IndexReader*>& segments,
+           const std::vector<U32Array>& new_docids, const std::string& docid_codec,
+           const std::string& freq_codec, bool positions, double k1, double b,
+           const U32Array& doc_lengths) {
+          if (segments.size() != new_docids.size()) {
+            throw py::value_error("segments and new_docids differ in length");
+          }
+          std::vector<index::MergeInput> inputs;
+          for (size_t s = 0; s < segments.size(); ++s) {
+            if (new_docids[s].ndim() != 1 ||
+                static_cast<uint64_t>(new_docids[s].size()) != segments[s]->n_docs()) {
+              throw py::value_error("new_docids[" + std::to_string(s) +
+                                    "] must hold one docid per document of its segment");
+            }
+            inputs.push_back({segments[s], new_docids[s].data()});
+          }
+          if (doc_lengths.ndim() != 1) throw py::value_error("doc_lengths must be 1-dimensional");
+          index::check_bm25(k1, b);
+          uint64_t total = 0;
+          for (py::ssize_t d = 0; d < doc_lengths.size(); ++d) total += doc_lengths.data()[d];
+          index::MergeStats st;
+          {
+            py::gil_scoped_release release;
+            st = index::merge_segments(directory, inputs, docid_codec, freq_codec, positions,
+                                       {k1, b}, doc_lengths.data(),
+                                       static_cast<size_t>(doc_lengths.size()), total);
+          }
+          py::dict d;
+          d["n_terms"] = st.n_terms;
+          d["n_postings"] = st.n_postings;
+          d["n_blocks"] = st.n_blocks;
+          d["files"] = file_list(st.files);
+          return d;
+        },
+        py::kw_only(), py::arg("directory"), py::arg("segments"), py::arg("new_docids"),
+        py::arg("docid_codec"), py::arg("freq_codec"), py::arg("positions"), py::arg("k1"),
+        py::arg("b"), py::arg("doc_lengths").noconvert(),
+        "Writes the posting files of the segments merged (the documents new_docids maps to "
+        "UINT32_MAX dropped) into directory; returns n_terms, n_postings, n_blocks and files "
+        "(GIL released). The documents' files are the caller's.");
+  m.def("live_term_stats",
+        [](const IndexReader& reader, const py::array_t<uint8_t, py::array::c_style>& deleted) {
+          if (deleted.ndim() != 1 || static_cast<uint64_t>(deleted.size()) != reader.n_docs()) {
+            throw py::value_error("deleted must hold one byte per document of the segment");
+          }
+          std::vector<uint32_t> df(reader.n_terms());
+          std::vector<uint64_t> cf(reader.n_terms());
+          {
+            py::gil_scoped_release release;
+            index::live_term_stats(reader, deleted.data(), df.data(), cf.data());
+          }
+          return py::make_tuple(to_numpy(std::move(df)), to_numpy(std::move(cf)));
+        },
+        py::arg("reader"), py::arg("deleted").noconvert(),
+        "(df uint32, cf uint64) per term of the reader, counting only the documents whose "
+        "deleted byte is 0 (GIL released).");
 
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,

@@ -1,5 +1,6 @@
 // Bindings of the query engine (mirkit.search wraps them).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -212,11 +213,17 @@ void bind_query(py::module_& m) {
 Scores then use the collection's N, token count, longest document and per-term df and cf, and
 query term ids are ids of the global lexicon (mirkit.distributed writes these arrays). The
 arrays are kept alive, not copied; they are checked against the shard when an engine opens.
+With live_only, they count the live documents of a living index's segments (mirkit.index
+segments): a term's df may then be 0 or below the segment's own; `deleted` (uint8, one a
+document of the segment, nonzero: deleted) keeps deleted documents out of every result.
 )doc")
       .def(py::init([](uint64_t n_docs, uint64_t total_tokens, uint32_t max_length,
                        const U8Arr& terms, const U64Arr& term_offsets, const U32Array& df,
-                       const U64Arr& cf, const U32Array& local_to_global) {
+                       const U64Arr& cf, const U32Array& local_to_global, bool live_only,
+                       std::optional<U8Arr> deleted) {
              auto* g = new PyGlobalStats;
+             g->stats.live_only = live_only;
+             if (deleted) g->stats.deleted = span(*deleted, "deleted");
              g->stats.n_docs = n_docs;
              g->stats.total_tokens = total_tokens;
              g->stats.max_length = max_length;
@@ -226,13 +233,15 @@ arrays are kept alive, not copied; they are checked against the shard when an en
              g->stats.df = span(df, "df");
              g->stats.cf = span(cf, "cf");
              g->stats.local_to_global = span(local_to_global, "local_to_global");
-             g->arrays = py::make_tuple(terms, term_offsets, df, cf, local_to_global);
+             g->arrays = py::make_tuple(terms, term_offsets, df, cf, local_to_global,
+                                        deleted ? py::object(*deleted) : py::none());
              return g;
            }),
            py::arg("n_docs"), py::arg("total_tokens"), py::arg("max_length"),
            py::arg("terms").noconvert(), py::arg("term_offsets").noconvert(),
            py::arg("df").noconvert(), py::arg("cf").noconvert(),
-           py::arg("local_to_global").noconvert())
+           py::arg("local_to_global").noconvert(), py::arg("live_only") = false,
+           py::arg("deleted").noconvert() = py::none())
       .def_property_readonly("n_docs", [](const PyGlobalStats& g) { return g.stats.n_docs; })
       .def_property_readonly("n_terms", [](const PyGlobalStats& g) { return g.stats.n_terms(); })
       .def_property_readonly("total_tokens",

@@ -182,7 +182,7 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
     if (term_offsets[g + 1] < term_offsets[g] || (g > 0 && !(term(g - 1) < term(g)))) {
       core::fail_value("global statistics: terms not strictly sorted at term ", g);
     }
-    if (df[g] == 0 || df[g] > n_docs || cf[g] < df[g]) {
+    if ((df[g] == 0 && !live_only) || df[g] > n_docs || cf[g] < df[g]) {
       core::fail_value("global statistics: term ", g, " has df ", df[g], " and cf ", cf[g],
                        " in ", n_docs, " documents");
     }
@@ -194,12 +194,16 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
   for (uint32_t t = 0; t < local_to_global.size; ++t) {
     const uint32_t g = local_to_global[t];
     if (g >= n || (t > 0 && g <= local_to_global[t - 1]) || term(g) != shard.term(t) ||
-        df[g] < shard.df[t] || cf[g] < shard.cf[t]) {
+        (!live_only && (df[g] < shard.df[t] || cf[g] < shard.cf[t]))) {
       core::fail_value("global statistics: local term ", t, " maps to global term ", g,
                        ", which is out of order or not the same term, or has smaller statistics");
     }
   }
-  if (n_docs < shard.n_docs() || n_docs > index::kMaxDocs) {
+  if (deleted.size != 0 && (!live_only || deleted.size != shard.n_docs())) {
+    core::fail_value("global statistics: ", deleted.size, " deletion flags for a shard of ",
+                     shard.n_docs(), " documents (and live_only=", live_only, ")");
+  }
+  if ((n_docs < shard.n_docs() && !live_only) || n_docs > index::kMaxDocs) {
     core::fail_value("global statistics: n_docs=", n_docs, " for a shard of ", shard.n_docs());
   }
 }
@@ -214,7 +218,8 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analy
       lengths.size ? *std::max_element(lengths.data, lengths.data + lengths.size) : 0;
   if (global != nullptr) {
     global->validate(reader);
-    if (global->max_length < max_length || global->total_tokens < total_tokens) {
+    if (!global->live_only &&
+        (global->max_length < max_length || global->total_tokens < total_tokens)) {
       core::fail_value("global statistics: max_length=", global->max_length, " total_tokens=",
                        global->total_tokens, " below the shard's ", max_length, " and ",
                        total_tokens);
@@ -235,7 +240,9 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analy
 QueryEngine::~QueryEngine() = default;
 
 int64_t QueryEngine::find_term(std::string_view term) const {
-  return m_global ? m_global->find_term(term) : m_reader.find_term(term);
+  if (!m_global) return m_reader.find_term(term);
+  const int64_t g = m_global->find_term(term);
+  return g >= 0 && m_global->df[g] == 0 ? -1 : g;  // only deleted documents hold it: absent
 }
 
 uint64_t QueryEngine::n_query_terms() const {
@@ -265,7 +272,7 @@ std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
   });
   std::vector<int64_t> ids(words.size());
   if (m_global) {
-    for (size_t i = 0; i < words.size(); ++i) ids[i] = m_global->find_term(words[i]);
+    for (size_t i = 0; i < words.size(); ++i) ids[i] = find_term(words[i]);
   } else {
     m_reader.find_terms(words, ids.data());  // lookups overlapped
   }
@@ -474,7 +481,8 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
         run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
       }
     }
-    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), plan.threshold);
+    const uint8_t* deleted = m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
+    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), plan.threshold, deleted);
     run_algorithm(algorithm, run, topk);
     result = ranked_result(topk, run, plan.scale);
   });

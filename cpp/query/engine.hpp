@@ -58,6 +58,14 @@ struct GlobalStats {
   index::Array<uint32_t> df;            // per global term
   index::Array<uint64_t> cf;            // per global term
   index::Array<uint32_t> local_to_global;  // per term of the shard
+  // The statistics count live documents only (the shard is a segment of a living index, some of
+  // whose documents are deleted): N, a term's df and cf, the token count and the longest
+  // length may then be below the segment's own, and a term's df may be 0 (such a term must
+  // not be queried). Deleted documents are still scored; the caller drops them.
+  bool live_only = false;
+  // With live_only: one byte per document of the shard, nonzero for a deleted document (empty:
+  // none deleted). Deleted documents never enter a result.
+  index::Array<uint8_t> deleted;
 
   uint64_t n_terms() const { return df.size; }
   std::string_view term(uint64_t g) const {
@@ -88,7 +96,8 @@ class QueryEngine {
   // occurrence with weight 1 (search() adds up repeats). Throws std::invalid_argument on
   // invalid UTF-8.
   std::vector<QueryTerm> analyze(std::string_view text) const;
-  // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent.
+  // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent
+  // (also when no live document holds it: GlobalStats.live_only).
   int64_t find_term(std::string_view term) const;
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer) const;

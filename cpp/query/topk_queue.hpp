@@ -22,7 +22,11 @@ class TopKQueue {
  public:
   // `threshold`: a score that the k-th best is known to beat (threshold priming); documents
   // must beat it to enter even before the queue holds k.
-  explicit TopKQueue(uint32_t k, Score threshold = kNoThreshold) : m_k(k), m_threshold(threshold) {
+  // `deleted` (optional, one byte per docid): documents that never enter (a segment's deleted
+  // documents), so that the queue holds the k best live ones and the threshold is theirs.
+  explicit TopKQueue(uint32_t k, Score threshold = kNoThreshold,
+                     const uint8_t* deleted = nullptr)
+      : m_k(k), m_threshold(threshold), m_deleted(deleted) {
     m_heap.reserve(k + 1);
   }
 
@@ -31,7 +35,7 @@ class TopKQueue {
 
   // Returns whether the threshold rose (pruning algorithms then re-plan).
   bool insert(Score s, uint32_t doc) {
-    if (!would_enter(s)) return false;
+    if (!would_enter(s) || (m_deleted != nullptr && m_deleted[doc])) return false;
     if (m_heap.size() < m_k) {
       m_heap.emplace_back(s, doc);
       std::push_heap(m_heap.begin(), m_heap.end(), better);
@@ -76,6 +80,7 @@ class TopKQueue {
 
   uint32_t m_k;
   Score m_threshold = kNoThreshold;
+  const uint8_t* m_deleted = nullptr;
   std::vector<std::pair<Score, uint32_t>> m_heap;
 };
 

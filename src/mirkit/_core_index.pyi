@@ -56,6 +56,14 @@ def merge_lexicons(shards: Sequence["IndexReader"]) -> tuple[
     npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint32],
     npt.NDArray[np.uint64], list[npt.NDArray[np.uint32]]]: ...
 
+def merge_segments(*, directory: str, segments: Sequence["IndexReader"],
+                   new_docids: Sequence[npt.NDArray[np.uint32]], docid_codec: str,
+                   freq_codec: str, positions: bool, k1: float, b: float,
+                   doc_lengths: npt.NDArray[np.uint32]) -> dict: ...
+
+def live_term_stats(reader: "IndexReader", deleted: npt.NDArray[np.uint8]) -> tuple[
+    npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...
+
 class IndexReader:
     def __init__(self, *, directory: str, n_docs: int, n_terms: int, n_blocks: int,
                  docid_codec: str, freq_codec: str, positions: bool, vectors: bool,

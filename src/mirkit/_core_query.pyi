@@ -16,7 +16,8 @@ class GlobalStats:
     def __init__(self, n_docs: int, total_tokens: int, max_length: int,
                  terms: npt.NDArray[np.uint8], term_offsets: npt.NDArray[np.uint64],
                  df: npt.NDArray[np.uint32], cf: npt.NDArray[np.uint64],
-                 local_to_global: npt.NDArray[np.uint32]) -> None: ...
+                 local_to_global: npt.NDArray[np.uint32], live_only: bool = False,
+                 deleted: Optional[npt.NDArray[np.uint8]] = None) -> None: ...
     @property
     def n_docs(self) -> int: ...
     @property

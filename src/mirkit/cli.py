@@ -143,6 +143,8 @@ def _cmd_index(args) -> int:
     if missing:
         raise UserError(f"input {missing[0]} does not exist" + (
             f" (nor {len(missing) - 1} more of the inputs)" if len(missing) > 1 else ""))
+    if args.append:
+        return _index_append(args, options)
     _check_output(args)
     if args.shards:
         return _index_sharded(args, options)
@@ -158,6 +160,75 @@ def _cmd_index(args) -> int:
               + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
         for e in writer.errors[:10]:
             print(f"  skipped: {e}")
+    return 0
+
+
+def _index_append(args, options: dict) -> int:
+    """``mirkit index --append``: the documents become a new segment of the index (created
+    when absent, with the given settings), committed at once."""
+    from mirkit._validate import progress_bar
+    from mirkit.index import IndexWriter
+
+    if args.overwrite or args.shards:
+        raise UserError("--append adds to an index; it cannot be combined with "
+                        "--overwrite or --shards")
+    if args.vectors:
+        raise UserError("--append: segmented indexes store no document vectors (yet)")
+    settings = {}
+    if not os.path.exists(args.output):
+        settings = {k: options[k] for k in ("analyzer", "codec", "positions")}
+    from mirkit.ingest import read_documents
+
+    start = time.perf_counter()
+    total = sum(read_documents(source).bytes_total for source in args.input)
+    with progress_bar(not args.quiet, total=total, unit="B", unit_scale=True,
+                      unit_divisor=1024, desc="indexing") as bar, \
+            IndexWriter.open(args.output, threads=args.threads, memory_budget=args.memory,
+                             **settings) as writer:
+        added = 0
+        for source in args.input:
+            added += writer.add_documents(source, format=args.format,
+                                          skip_errors=args.skip_errors, progress=bar)
+    if not args.quiet:
+        print(f"added {added:,} documents to {args.output} (now {writer.n_docs:,} documents, "
+              f"generation {writer.generation}, {time.perf_counter() - start:.1f} s)"
+              + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
+        for e in writer.errors[:10]:
+            print(f"  skipped: {e}")
+    return 0
+
+
+def _cmd_delete(args) -> int:
+    from mirkit.index import IndexWriter
+
+    ids = list(args.ids)
+    if args.ids_file:
+        with open(args.ids_file, encoding="utf-8") as f:
+            ids += [line.strip() for line in f if line.strip()]
+    if not ids:
+        raise UserError("no document ids: give IDs or --ids-file")
+    if not os.path.isdir(args.index):
+        raise UserError(f"no index directory at {args.index}")
+    with IndexWriter.open(args.index) as writer:
+        try:
+            n = writer.delete(ids)
+        except KeyError as e:
+            raise UserError(f"{e.args[0]}; nothing was deleted") from None
+    print(f"deleted {n:,} documents from {args.index} ({writer.n_docs:,} remain, generation "
+          f"{writer.generation})")
+    return 0
+
+
+def _cmd_merge(args) -> int:
+    from mirkit.index import IndexWriter
+
+    if not os.path.isdir(args.index):
+        raise UserError(f"no index directory at {args.index}")
+    start = time.perf_counter()
+    with IndexWriter.open(args.index) as writer:
+        generation = writer.merge(max_segments=args.max_segments)
+    print(f"merged {args.index} (generation {generation}, "
+          f"{time.perf_counter() - start:.2f} s)")
     return 0
 
 
@@ -189,9 +260,11 @@ def _index_sharded(args, options: dict) -> int:
 
 
 def _cmd_stats(args) -> int:
-    from mirkit.index import Index
+    from mirkit.index import Index, SegmentedIndex
 
     index = Index.open(args.index, verify=not args.no_verify)
+    if isinstance(index, SegmentedIndex):
+        return _segmented_stats(index, args)
     m = index.manifest
     if args.json:
         print(json.dumps({"manifest": m, "sizes": index.sizes()}, indent=1))
@@ -210,6 +283,33 @@ def _cmd_stats(args) -> int:
     for part, size in index.sizes().items():
         per = 8 * size / s["n_postings"] if s["n_postings"] else 0.0
         print(f"{part:<12} {size:>13,} {per:>14.2f}")
+    return 0
+
+
+def _segmented_stats(index, args) -> int:
+    """``mirkit stats`` of a segmented index: the commit, its statistics, its segments."""
+    s = index.stats
+    segments = [{"name": i.name, "n_docs": i.n_docs, "n_deleted": i.n_deleted,
+                 "n_live": i.n_live} for i in index.segments]
+    if args.json:
+        print(json.dumps({"commit": index.commit, "stats": s.__dict__, "segments": segments},
+                         indent=1))
+        return 0
+    c = index.commit
+    print(f"index          {index.path}")
+    print(f"format         {c['format_version']} segmented (mirkit {c['mirkit_version']}, "
+          f"generation {c['generation']}, {c['created']})")
+    print(f"analyzer       {c['settings']['analyzer']}")
+    print(f"codecs         docids={c['settings']['codec']} freqs={c['settings']['freq_codec']} "
+          f"positions={c['settings']['positions']}")
+    print(f"bm25           k1={index.bm25['k1']} b={index.bm25['b']}")
+    print("live documents:")
+    for key in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
+        print(f"{key:<14} {getattr(s, key):,}")
+    print(f"{'avg_doc_length':<14} {s.avg_doc_length:.2f}")
+    print(f"\n{'segment':<14} {'documents':>12} {'deleted':>10} {'live':>12}")
+    for g in segments:
+        print(f"{g['name']:<14} {g['n_docs']:>12,} {g['n_deleted']:>10,} {g['n_live']:>12,}")
     return 0
 
 
@@ -313,8 +413,11 @@ def _scorer(args):
 
 
 def _boolean_query(index, expression: str) -> int:
+    from mirkit.index import SegmentedIndex
     from mirkit.search._boolean import boolean_search
 
+    if isinstance(index, SegmentedIndex):
+        index = index.single()
     start = time.perf_counter()
     result = boolean_search(index, expression)
     elapsed = time.perf_counter() - start
@@ -541,6 +644,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--scheduler", metavar="ADDR", help="with --shards: the Dask scheduler "
                    "(default: a LocalCluster); the output must be on storage its workers share")
     p.set_defaults(func=_cmd_index)
+    p.add_argument("--append", action="store_true",
+                   help="add the documents to INDEX_DIR as a new segment (created if absent)")
+    p = sub.add_parser("delete", help="delete documents of an index by their ids (one commit)")
+    p.add_argument("index", metavar="INDEX_DIR")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--ids-file", metavar="FILE", help="also the ids in FILE, one a line")
+    p.set_defaults(func=_cmd_delete)
+    p = sub.add_parser("merge", help="merge an index's segments, dropping deleted documents")
+    p.add_argument("index", metavar="INDEX_DIR")
+    p.add_argument("--max-segments", type=int, default=1, metavar="N",
+                   help="segments to leave at most (default 1)")
+    p.set_defaults(func=_cmd_merge)
     p = sub.add_parser("stats", help="statistics and the size of each part of an index")
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -16,6 +16,11 @@ bounded RAM. Analysis runs in C++ on all cores with the GIL released. Writes are
 go to a hidden temporary directory next to the target that is renamed into place only after
 everything, manifest last, is on disk, so a crash or exception never leaves an index that opens.
 
+A living index (:mod:`mirkit.index.segments`): :meth:`IndexWriter.open` adds, deletes and
+updates documents of an index as immutable segments with deletion bitmaps and atomic commit
+points, merges them (:class:`MergePolicy`), and :class:`SegmentedIndex` snapshots search them
+exactly (the live documents' statistics), like a fresh build of the live documents.
+
 Memory: the budget bounds the postings buffers, the term dictionary and the token caches. On
 top of it come 28 bytes per document (length, id offset and the id hash set for duplicate
 detection; 4 more with document vectors), one input batch, and about 40 MB of fixed buffers
@@ -34,6 +39,9 @@ from mirkit.index.reader import (
     PostingCursor,
 )
 from mirkit.index.writer import BLOCK_SIZE, DEFAULT_CODEC, MEMORY_OVERHEAD, IndexWriter, build_index
+from mirkit.index import live_writer, segments
+from mirkit.index.live_writer import SegmentWriter
+from mirkit.index.segments import IndexLockedError, MergePolicy, SegmentedIndex, SegmentInfo
 
 __all__ = [
     "DEFAULT_CODEC",
@@ -43,12 +51,17 @@ __all__ = [
     "IndexCorruptError",
     "IndexStats",
     "IndexVersionError",
+    "IndexLockedError",
     "IndexWriter",
     "MEMORY_OVERHEAD",
+    "MergePolicy",
     "PostingCursor",
+    "SegmentInfo",
+    "SegmentWriter",
+    "SegmentedIndex",
     "build_index",
 ]
 
 # doctest.testmod(mirkit.index) runs the examples of what it exports.
 __test__ = {"reader": reader, "writer": writer, "Index": Index, "IndexWriter": IndexWriter,
-            "build_index": build_index}
+            "build_index": build_index, "segments": segments, "live_writer": live_writer}

@@ -16,7 +16,7 @@ from mirkit import _core
 from mirkit._files import check_files, write_json
 from mirkit._version import __version__
 
-__all__ = ["MANIFEST", "IndexCorruptError", "IndexVersionError", "load_manifest",
+__all__ = ["MANIFEST", "IndexCorruptError", "IndexVersionError", "check_version", "load_manifest",
            "manifest_format", "write_manifest"]
 
 MANIFEST = "manifest.json"
@@ -47,6 +47,19 @@ def manifest_format(path) -> Optional[str]:
         return None
 
 
+def check_version(m: dict, path: Path, where: Path, version: int, what: str) -> None:
+    """Raises IndexCorruptError unless manifest `m` (of file `where`) has an int
+    ``format_version``, IndexVersionError if it is above `version` (what this mirkit reads)."""
+    found = m.get("format_version")
+    if not isinstance(found, int):
+        raise IndexCorruptError(f"{where}: no format_version")
+    if found > version:
+        raise IndexVersionError(
+            f"{path} has {what} format version {found}, written by mirkit "
+            f"{m.get('mirkit_version', '?')}; this mirkit ({__version__}) reads up to version "
+            f"{version}. Upgrade mirkit or rebuild the index.")
+
+
 def load_manifest(path: Path, format_name: str, version: int, what: str, stat_keys: tuple,
                   check: Callable[[dict, Path], None], verify: bool) -> dict:
     """The manifest of the `what` directory `path`: its format, `version`, statistics
@@ -65,14 +78,7 @@ def load_manifest(path: Path, format_name: str, version: int, what: str, stat_ke
         raise IndexCorruptError(f"{where}: unreadable ({e})") from None
     if not isinstance(m, dict) or m.get("format") != format_name:
         raise IndexCorruptError(f"{where}: not a mirkit {what} manifest")
-    found = m.get("format_version")
-    if not isinstance(found, int):
-        raise IndexCorruptError(f"{where}: no format_version")
-    if found > version:
-        raise IndexVersionError(
-            f"{path} has {what} format version {found}, written by mirkit "
-            f"{m.get('mirkit_version', '?')}; this mirkit ({__version__}) reads up to version "
-            f"{version}. Upgrade mirkit or rebuild the index.")
+    check_version(m, path, where, version, what)
     try:
         stats, files = m["stats"], m["files"]
         for key in stat_keys:

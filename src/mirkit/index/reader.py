@@ -91,7 +91,9 @@ class Index:
 
     @classmethod
     def open(cls, path, *, verify: bool = True) -> "Index":
-        """Open the index at `path`.
+        """Open the index at `path`: an :class:`Index`, or for a segmented index (one that
+        :meth:`mirkit.index.IndexWriter.open` changed) its latest commit, a
+        :class:`mirkit.index.SegmentedIndex`.
 
         Raises
         ------
@@ -103,6 +105,10 @@ class Index:
             If the index has a newer format version than this mirkit reads.
         """
         path = Path(path)
+        from mirkit.index import segments
+
+        if segments.is_segmented(path):
+            return segments.SegmentedIndex.open(path, verify=verify)
         manifest = load_manifest(path, FORMAT_NAME, FORMAT_VERSION, "index",
                                  ("n_docs", "n_terms", "n_blocks", "n_postings", "total_tokens"),
                                  _check_manifest, verify)
@@ -252,17 +258,7 @@ class Index:
         KeyError
             If an id is not in the index (names it).
         """
-        if isinstance(ids, str):
-            raise TypeError("ids must be a sequence of str, not a str")
-        if self._docid_of is None:
-            self._docid_of = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
-        out = np.empty(len(ids), np.uint32)
-        for i, doc_id in enumerate(ids):
-            d = self._docid_of.get(doc_id)
-            if d is None:
-                raise KeyError(f"document id {doc_id!r} is not in {self.path}")
-            out[i] = d
-        return out
+        return lookup_docids(self, ids)
 
     @property
     def doc_lengths(self) -> np.ndarray:
@@ -288,6 +284,22 @@ class Index:
             out[part] = out.get(part, 0) + (files[name]["bytes"] if name in files else 0)
         out["total"] = sum(f["bytes"] for f in files.values())
         return out
+
+
+def lookup_docids(index, ids) -> np.ndarray:
+    """``index.docids_of(ids)`` for an index with ``doc_ids``, ``path`` and a ``_docid_of``
+    cache (the id map, built on first use)."""
+    if isinstance(ids, str):
+        raise TypeError("ids must be a sequence of str, not a str")
+    if index._docid_of is None:
+        index._docid_of = {doc_id: i for i, doc_id in enumerate(index.doc_ids)}
+    out = np.empty(len(ids), np.uint32)
+    for i, doc_id in enumerate(ids):
+        d = index._docid_of.get(doc_id)
+        if d is None:
+            raise KeyError(f"document id {doc_id!r} is not in {index.path}")
+        out[i] = d
+    return out
 
 
 def _reopen(path: str) -> Index:

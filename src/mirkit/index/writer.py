@@ -55,6 +55,15 @@ def _check_codec(name, arg: str) -> str:
 
 
 
+def check_threads_batch(threads, batch_size) -> None:
+    """ValueError unless `threads` is an int >= 0 and `batch_size` an int >= 1."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise ValueError(f"threads must be an int >= 0, got {threads!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+            or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+
+
 class IndexWriter:
     """Builds an index directory from documents.
 
@@ -118,11 +127,7 @@ class IndexWriter:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise ValueError(f"threads must be an int >= 0, got {threads!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-                or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        check_threads_batch(threads, batch_size)
         self.path = Path(path)
         self.analyzer = analyzer
         self.codec = _check_codec(codec, "codec")
@@ -156,6 +161,63 @@ class IndexWriter:
         self.skipped = 0
         self.errors: list[Exception] = []
         self.bytes_read = 0
+
+    @classmethod
+    def open(cls, path, *, analyzer: Optional[Analyzer] = None, codec: Optional[str] = None,
+             freq_codec: Optional[str] = None, positions: Optional[bool] = None,
+             bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None, threads: int = 0,
+             memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
+             merge_policy="default"):
+        """A writer that changes the index at `path` (created if absent): a
+        :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
+        ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
+        index (:mod:`mirkit.index.segments`): an index that :func:`build_index` wrote becomes
+        its first segment.
+
+        Parameters
+        ----------
+        path : str or Path
+            The index directory.
+        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b
+            Settings of a new index (as for :class:`IndexWriter`; ValueError for an existing
+            one, which keeps its own).
+        threads, memory_budget, batch_size
+            As for :class:`IndexWriter`, for the segments this writer builds.
+        merge_policy : MergePolicy or None
+            Merges at each commit (default ``MergePolicy()``); None merges only on
+            :meth:`~mirkit.index.live_writer.SegmentWriter.merge`.
+
+        Raises
+        ------
+        IndexLockedError
+            If another writer holds the index (names its pid).
+        IndexCorruptError, IndexVersionError
+            As :meth:`Index.open`.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from mirkit.index import Index, IndexWriter
+        >>> path = os.path.join(tempfile.mkdtemp(), "idx")
+        >>> with IndexWriter.open(path, threads=1) as w:
+        ...     w.add("d1", "the quick brown fox")
+        ...     w.add("d2", "a lazy dog")
+        >>> with IndexWriter.open(path) as w:
+        ...     w.update("d1", "the quick red fox")
+        ...     w.delete(["d2"])
+        ...     w.add("d3", "a quick dog")
+        >>> index = Index.open(path)
+        >>> index.doc_ids, index.df("quick")
+        (['d1', 'd3'], 2)
+        """
+        from mirkit.index.live_writer import SegmentWriter
+        from mirkit.index.segments import MergePolicy
+
+        return SegmentWriter(
+            path, analyzer=analyzer, codec=codec, freq_codec=freq_codec, positions=positions,
+            bm25_k1=bm25_k1, bm25_b=bm25_b, threads=threads, memory_budget=memory_budget,
+            batch_size=batch_size,
+            merge_policy=MergePolicy() if merge_policy == "default" else merge_policy)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -275,40 +337,50 @@ class IndexWriter:
         return Index.open(self.path, verify=False)
 
     def _write_manifest(self, stats: dict) -> None:
-        files = {name: {"bytes": size, "crc32c": crc} for name, size, crc in stats["files"]}
-        n_docs, total = stats["n_docs"], stats["total_tokens"]
-        manifest = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "mirkit_version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "analyzer": self.analyzer.to_dict(),
-            "codecs": {"docids": self.codec, "freqs": self.freq_codec,
-                       "positions": "varint" if self.positions else None,
-                       "vectors": VECTOR_CODECS if self.vectors else None},
-            "block_size": BLOCK_SIZE,
-            "bm25": dict(self.bm25, idf="log(1 + (N - n + 0.5) / (n + 0.5))"),
-            "stats": {
-                "n_docs": n_docs,
-                "n_terms": stats["n_terms"],
-                "n_postings": stats["n_postings"],
-                "n_blocks": files["block_last_docid.u32"]["bytes"] // 4,
-                "total_tokens": total,
-                "avg_doc_length": total / n_docs if n_docs else 0.0,
-                "max_doc_length": stats["max_doc_length"],
-            },
-            "build": {
+        manifest = index_manifest(
+            analyzer=self.analyzer.to_dict(), codec=self.codec, freq_codec=self.freq_codec,
+            positions=self.positions, vectors=self.vectors, bm25=self.bm25, stats=stats,
+            build={
                 "threads": self.threads,
                 "memory_budget": self.memory_budget,
                 "runs_spilled": stats["runs"],
                 "peak_memory": stats["peak_memory"],
                 "seconds": round(time.perf_counter() - self._started, 3),
                 "skipped": self.skipped,
-            },
-            "files": files,
-        }
+            })
         write_manifest(self._tmp, manifest)
 
+
+def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bool,
+                   vectors: bool, bm25: dict, stats: dict, build: dict) -> dict:
+    """The manifest of an index (a segment) whose files `stats` describes (``n_docs``,
+    ``n_terms``, ``n_postings``, ``total_tokens``, ``max_doc_length`` and ``files``: (name,
+    bytes, crc32c) triples); `build` says how it was made."""
+    files = {name: {"bytes": size, "crc32c": crc} for name, size, crc in stats["files"]}
+    n_docs, total = stats["n_docs"], stats["total_tokens"]
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "mirkit_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "analyzer": analyzer,
+        "codecs": {"docids": codec, "freqs": freq_codec,
+                   "positions": "varint" if positions else None,
+                   "vectors": VECTOR_CODECS if vectors else None},
+        "block_size": BLOCK_SIZE,
+        "bm25": dict(bm25, idf="log(1 + (N - n + 0.5) / (n + 0.5))"),
+        "stats": {
+            "n_docs": n_docs,
+            "n_terms": stats["n_terms"],
+            "n_postings": stats["n_postings"],
+            "n_blocks": files["block_last_docid.u32"]["bytes"] // 4,
+            "total_tokens": total,
+            "avg_doc_length": total / n_docs if n_docs else 0.0,
+            "max_doc_length": stats["max_doc_length"],
+        },
+        "build": build,
+        "files": files,
+    }
 
 
 def build_index(source, path, *, format: str = "auto", skip_errors: bool = False,

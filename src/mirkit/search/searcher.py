@@ -42,6 +42,8 @@ from typing import Sequence, Union
 from mirkit import _core
 from mirkit._validate import check_count, progress_bar
 from mirkit.index.reader import Index
+from mirkit.index.segments import SegmentedIndex
+from mirkit.search._segments import SegmentedSearch
 from mirkit.search.query import Query, weighted_terms
 from mirkit.search.scoring import Scorer, get_scorer
 
@@ -81,20 +83,44 @@ class Searcher:
 
     def __init__(self, index: Union[Index, str, os.PathLike], *,
                  scorer: Union[None, str, Scorer] = None, global_stats=None):
-        if not isinstance(index, Index):
+        if not isinstance(index, (Index, SegmentedIndex)):
             index = Index.open(index)
         if global_stats is not None and not isinstance(global_stats, _core.query.GlobalStats):
             raise TypeError(f"global_stats must be a mirkit._core.query.GlobalStats, got "
                             f"{type(global_stats).__name__}")
+        self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
+        self._global_stats = global_stats
+        self._open(index)
+        self.scorer = scorer
+
+    def _open(self, index) -> None:
         self.index = index
+        self._segmented = None
+        if isinstance(index, SegmentedIndex):
+            if self._global_stats is not None:
+                raise ValueError("global_stats apply to one shard, not to a segmented index")
+            try:
+                index = index.single()  # one segment without deletions: the plain engine
+            except ValueError:
+                self._segmented = SegmentedSearch(index)
+                return
         # The engine analyzes text queries itself (a batch on its worker threads), with the
         # index's analyzer settings.
         self._engine = _core.query.QueryEngine(
             index.reader, _core.analysis.Analyzer(**index.analyzer.to_dict()),
             k1=index.bm25["k1"], b=index.bm25["b"], total_tokens=index.stats.total_tokens,
-            global_stats=global_stats)
-        self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
-        self.scorer = scorer
+            global_stats=self._global_stats)
+
+    def refresh(self) -> "Searcher":
+        """A searcher of the index's latest commit (:meth:`SegmentedIndex.reopen`, reusing
+        the open segments), with this one's scorer; this searcher itself when the index is not
+        segmented or nothing was committed since. This searcher keeps its snapshot."""
+        if not isinstance(self.index, SegmentedIndex):
+            return self
+        index = self.index.reopen()
+        if index is self.index:
+            return self
+        return Searcher(index, scorer=self.scorer)
 
     @property
     def scorer(self) -> Scorer:
@@ -159,11 +185,16 @@ class Searcher:
                 and feedback is None and type(query) is str):
             # The common call, checked inline: this is per-query overhead on microsecond queries.
             # Ids come from Index.doc_ids once it is cached (else from the index files).
+            if self._segmented is not None:
+                return self._segmented.search(query, k, algorithm, self._default_spec)
             return self._engine.search(query, k, algorithm, self._default_spec,
                                        self.index.cached_doc_ids)
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
+            self._single("relevance feedback")
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
+        if self._segmented is not None:
+            return self._segmented.search(query, k, algorithm, spec)
         return self._engine.search(self._query(query), k, algorithm, spec,
                                    self.index.cached_doc_ids)
 
@@ -189,8 +220,11 @@ class Searcher:
                     bar.update(len(chunk))
             return out
         if feedback is not None:
+            self._single("relevance feedback")
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
+        if self._segmented is not None:
+            return self._segmented.search_batch(list(queries), k, algorithm, spec, threads)
         prepared = [q if type(q) is str else self._query(q) for q in queries]
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids)
@@ -201,14 +235,29 @@ class Searcher:
         :func:`~mirkit.search._boolean.boolean_search`)."""
         from mirkit.search._boolean import boolean_search
 
-        return boolean_search(self.index, expression)
+        return boolean_search(self._single("Boolean search"), expression)
+
+    def _single(self, what: str) -> Index:
+        """The one index `what` needs; ValueError for a segmented index of several segments
+        or with deletions."""
+        if isinstance(self.index, SegmentedIndex):
+            try:
+                return self.index.single()
+            except ValueError as e:
+                raise ValueError(f"{what}: {e}") from None
+        return self.index
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: int = 0) -> None:
         """Compute the pruning bounds of every term for `scorer` now rather than on first use
         (nothing to do for BM25 with the index's parameters, unless the searcher has
         `global_stats`: the index stores them)."""
-        self._engine.precompute_bounds(self._spec(scorer), check_count(threads, "threads"))
+        spec, threads = self._spec(scorer), check_count(threads, "threads")
+        if self._segmented is not None:
+            for engine in self._segmented._engines:
+                engine.precompute_bounds(spec, threads)
+            return
+        self._engine.precompute_bounds(spec, threads)
 
 
 def check_search_options(k, algorithm: str) -> int:

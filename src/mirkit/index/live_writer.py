@@ -1,0 +1,425 @@
+"""Changing an index: :class:`SegmentWriter` (made by :meth:`mirkit.index.IndexWriter.open`)
+adds, deletes and updates documents of a segmented index (:mod:`mirkit.index.segments`),
+commits and merges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Union
+
+import numpy as np
+
+from mirkit._validate import progress_bar
+from mirkit.analysis import Analyzer
+from mirkit.index import segments as seg
+from mirkit.index.reader import Index
+from mirkit.index.writer import DEFAULT_CODEC, IndexWriter, _check_codec, _parse_bytes, \
+    check_threads_batch
+from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
+from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25_b, check_bm25_k1
+
+__all__ = ["SegmentWriter"]
+
+
+
+def _number(name: str) -> int:
+    """The number of segment ``seg-NNNNNNNN``."""
+    return int(name[4:])
+
+
+class _NewSegment:
+    """A segment of documents added since the last commit: building (`writer`), or sealed
+    (`index`: its directory is in place, but no commit names it yet). A segment cannot hold an
+    id twice, so adding an id that was added and deleted since the commit seals the one being
+    built and starts another."""
+
+    def __init__(self, name: str, writer: IndexWriter):
+        self.name = name
+        self.writer: Optional[IndexWriter] = writer
+        self.index: Optional[Index] = None
+        self.ids: set = set()
+        self.deleted: set = set()  # local docids
+        self.count = 0
+
+    def seal(self) -> Index:
+        if self.index is None:
+            writer, self.writer = self.writer, None
+            self.index = writer.commit()
+        return self.index
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.abort()
+            self.writer = None
+
+
+class SegmentWriter:
+    """A writer of a segmented index: add, delete, update, commit, merge. Made by
+    :meth:`mirkit.index.IndexWriter.open` (see there for the parameters).
+
+    Changes are invisible to readers until :meth:`commit`, which makes all of them durable at
+    once (:meth:`update` is a delete and an add, so a reader sees the old text or the new one).
+    The writer holds the index's write lock until :meth:`close`; leaving a ``with`` block
+    commits (or, on an exception, discards the uncommitted changes) and closes.
+
+    Thread safety: not thread-safe; one thread uses a writer. Readers in any thread or process
+    keep their snapshot (:meth:`mirkit.index.SegmentedIndex.reopen` moves to a newer one).
+    """
+
+    def __init__(self, path, *, analyzer: Optional[Analyzer] = None,
+                 codec: Optional[str] = None, freq_codec: Optional[str] = None,
+                 positions: Optional[bool] = None, bm25_k1: Optional[float] = None,
+                 bm25_b: Optional[float] = None, threads: int = 0,
+                 memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
+                 merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy()):
+        if analyzer is not None and not isinstance(analyzer, Analyzer):
+            raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
+        check_threads_batch(threads, batch_size)
+        if merge_policy is not None and not isinstance(merge_policy, seg.MergePolicy):
+            raise TypeError("merge_policy must be a mirkit.index.MergePolicy or None")
+        new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
+               "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b}
+        if codec is not None:
+            _check_codec(codec, "codec")
+        if freq_codec is not None:
+            _check_codec(freq_codec, "freq_codec")
+        self.path = Path(path)
+        self.threads = int(threads)
+        self.memory_budget = _parse_bytes(memory_budget, "memory_budget")
+        self.batch_size = int(batch_size)
+        self.merge_policy = merge_policy
+        if not self.path.exists():
+            seg.create(self.path, {
+                "analyzer": (analyzer or Analyzer()).to_dict(),
+                "codec": codec or DEFAULT_CODEC, "freq_codec": freq_codec or codec or DEFAULT_CODEC,
+                "positions": bool(positions),
+                "bm25": {"k1": check_bm25_k1(BM25_K1 if bm25_k1 is None else bm25_k1, "bm25_k1"),
+                         "b": check_bm25_b(BM25_B if bm25_b is None else bm25_b, "bm25_b")}})
+        elif any(v is not None for v in new.values()):
+            given = ", ".join(k for k, v in new.items() if v is not None)
+            raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
+                             "apply only to a new index")
+        elif not self.path.is_dir():
+            raise NotADirectoryError(f"{self.path} is not an index directory")
+        if not seg.is_segmented(self.path):
+            old = Index.open(self.path, verify=False)  # a format-1 index, or a clear error
+            if old.has_vectors:
+                raise ValueError(f"{self.path} stores document vectors, which segmented "
+                                 "indexes do not support yet")
+        self._lock = seg.lock(self.path)
+        self._closed = False
+        try:
+            if not seg.is_segmented(self.path):
+                seg.upgrade(self.path)
+            self._load(seg.SegmentedIndex.open(self.path, verify=False))
+        except BaseException:
+            self._closed = True
+            self._lock.close()
+            raise
+
+    def _load(self, snapshot: "seg.SegmentedIndex", keep_live: bool = False) -> None:
+        """State from a commit: the segments with writable deletion masks and, unless
+        `keep_live` (a commit of this writer's own changes, whose live documents keep their
+        segment numbers and docids), the live id map ``{id: segment number << 32 | docid}``."""
+        seg.remove_unreferenced(self.path, snapshot.commit)
+        self._snapshot = snapshot
+        self._commit = snapshot.commit
+        self.settings = snapshot.commit["settings"]
+        self._segments = []  # [commit entry, Index, deleted mask (bool), changed]
+        self._by_number: dict = {}
+        if not keep_live:
+            self._live: dict = {}
+        for s, entry in zip(snapshot._segments, self._commit["segments"]):
+            deleted = np.zeros(s.info.n_docs, bool) if s.deleted is None else s.deleted.copy()
+            self._segments.append([dict(entry), s.index, deleted, False])
+            self._by_number[_number(s.info.name)] = self._segments[-1]
+            if not keep_live:
+                self._map_live(s.info.name, s.index, deleted)
+        self._new: dict = {}  # segment number -> _NewSegment, in the order they were started
+        self._next_segment = self._commit["next_segment"]
+        self.skipped = 0
+        self.errors: list = []
+
+    def _map_live(self, name: str, index: Index, deleted: np.ndarray) -> None:
+        ids, base = index.doc_ids, _number(name) << 32
+        live = np.flatnonzero(~deleted)
+        if len(live) == len(ids):
+            self._live.update(zip(ids, range(base, base + len(ids))))
+        else:
+            self._live.update(zip([ids[d] for d in live], (live + base).tolist()))
+
+    # -- context, state ----------------------------------------------------------------------
+
+    def __enter__(self) -> "SegmentWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self.commit()
+        finally:
+            self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return (f"SegmentWriter({str(self.path)!r}, generation={self.generation}, "
+                f"n_docs={self.n_docs}, {state})")
+
+    @property
+    def generation(self) -> int:
+        """Generation of the last commit."""
+        return self._commit["generation"]
+
+    @property
+    def n_docs(self) -> int:
+        """Live documents, uncommitted changes included."""
+        return len(self._live)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("the IndexWriter is closed")
+
+    def _release(self) -> None:
+        self._closed = True
+        self._abort_new()
+        self._lock.close()
+
+    def close(self) -> None:
+        """Discards uncommitted changes and releases the write lock (idempotent)."""
+        if not self._closed:
+            self._release()
+
+    def rollback(self) -> None:
+        """Discards the changes since the last commit (the writer stays open)."""
+        self._check_open()
+        self._abort_new()
+        self._load(self._snapshot)
+
+    def _abort_new(self) -> None:
+        """Discards the uncommitted new segments (sealed ones are removed by the next
+        cleanup: no commit names them)."""
+        for new in self._new.values():
+            new.abort()
+        self._new = {}
+        if self._closed:
+            seg.remove_unreferenced(self.path, self._commit)
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def _open_segment(self, ids) -> _NewSegment:
+        """The new segment to add `ids` to: the one being built, unless one of them was added
+        to it already (and deleted since), then a fresh one."""
+        current = next(reversed(self._new.values()), None)
+        if current is not None and current.writer is not None and current.ids.isdisjoint(ids):
+            return current
+        if current is not None:
+            current.seal()
+        name = seg.segment_name(self._next_segment)
+        self._next_segment += 1
+        s = self.settings
+        writer = IndexWriter(
+            self.path / name, analyzer=Analyzer.from_dict(s["analyzer"]),
+            codec=s["codec"], freq_codec=s["freq_codec"], positions=s["positions"],
+            threads=self.threads, memory_budget=self.memory_budget,
+            bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size)
+        new = self._new[_number(name)] = _NewSegment(name, writer)
+        return new
+
+    def _added(self, new: _NewSegment, ids: list) -> None:
+        for i in ids:
+            self._live[i] = (_number(new.name) << 32) | new.count
+            new.ids.add(i)
+            new.count += 1
+
+    def add(self, id: str, text: str) -> None:
+        """Add one document (visible at the next commit).
+
+        Raises
+        ------
+        TypeError
+            If `id` or `text` is not a str.
+        ValueError
+            If a live document (or one added since the commit) has this id: use :meth:`update`.
+        """
+        self._check_open()
+        if not isinstance(id, str) or not isinstance(text, str):
+            raise TypeError("id and text must be str")
+        if id in self._live:
+            raise ValueError(f"document id {id!r} is already in {self.path}; update() "
+                             "replaces a document")
+        new = self._open_segment([id])
+        new.writer.add(id, text)
+        self._added(new, [id])
+
+    def add_documents(self, source, *, format: str = "auto", skip_errors: bool = False,
+                      progress=False, **reader_options) -> int:
+        """Add every document of `source` (as :meth:`mirkit.index.IndexWriter.add_documents`
+        reads it) and return how many were added. An id already live in the index is an
+        error (:class:`mirkit.ingest.InputError` naming file and line) unless `skip_errors`."""
+        self._check_open()
+        reader = read_documents(source, format=format, skip_errors=skip_errors,
+                                batch_size=self.batch_size, **reader_options)
+        added = 0
+        skipped_before = 0
+        with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
+                          unit_divisor=1024, desc="indexing") as bar:
+            for batch in reader:
+                ids, texts, locations = [], [], []
+                seen = set()
+                for i, t, loc in zip(batch.ids, batch.texts, batch.locations):
+                    if i in self._live or i in seen:
+                        error = InputError(loc[0], loc[1], f"duplicate document id {i!r}")
+                        if not skip_errors:
+                            raise error
+                        self.skipped += 1
+                        if len(self.errors) < MAX_KEPT_ERRORS:
+                            self.errors.append(error)
+                        continue
+                    seen.add(i)
+                    ids.append(i)
+                    texts.append(t)
+                    locations.append(loc)
+                if ids:
+                    new = self._open_segment(ids)
+                    new.writer._add_batch(ids, texts, locations, skip_errors=False)
+                    self._added(new, ids)
+                    added += len(ids)
+                self.skipped += reader.skipped - skipped_before
+                skipped_before = reader.skipped
+                bar.update(batch.nbytes)
+        self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
+        return added
+
+    def _resolve(self, ids) -> list:
+        if isinstance(ids, str):
+            ids = [ids]
+        ids = list(ids)
+        for i in ids:
+            if not isinstance(i, str):
+                raise TypeError(f"document ids must be str, got {type(i).__name__}")
+        missing = [i for i in dict.fromkeys(ids) if i not in self._live]
+        if missing:
+            raise KeyError(f"document id {missing[0]!r} is not in {self.path}"
+                           + (f" (nor {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        return list(dict.fromkeys(ids))
+
+    def delete(self, ids) -> int:
+        """Delete the documents with these external ids (a str or an iterable of str);
+        returns how many. All or nothing: an unknown id raises KeyError naming it, and nothing
+        is deleted. Visible at the next commit."""
+        self._check_open()
+        ids = self._resolve(ids)
+        for i in ids:
+            code = self._live.pop(i)
+            s, d = code >> 32, code & 0xFFFFFFFF
+            if s in self._new:
+                self._new[s].deleted.add(d)
+            else:
+                self._by_number[s][2][d] = True
+                self._by_number[s][3] = True
+        return len(ids)
+
+    def update(self, id: str, text: str) -> None:
+        """Replace the text of document `id` (a delete and an add: the document moves to the
+        end of the collection); atomic at the next commit. KeyError if `id` is not live."""
+        self._check_open()
+        if not isinstance(id, str) or not isinstance(text, str):
+            raise TypeError("id and text must be str")
+        self._resolve([id])
+        self.delete([id])
+        self.add(id, text)
+
+    # -- commit, merge -----------------------------------------------------------------------
+
+    def commit(self) -> int:
+        """Make every change since the last commit durable and visible, in one atomic step
+        (a new commit point), then apply the merge policy (its merges commit too). Returns the
+        generation of the last commit point (the current one when nothing changed). A commit
+        that fails (a full disk) raises and discards the uncommitted changes."""
+        self._check_open()
+        generation = self._write_commit()
+        while self.merge_policy is not None:  # until no merge is due (merges cascade)
+            merges = self.merge_policy.select(
+                [(e["n_docs"], int(deleted.sum())) for e, _, deleted, _ in self._segments])
+            if not merges:
+                break
+            generation = self._merge(merges)
+        return generation
+
+    def merge(self, max_segments: int = 1) -> int:
+        """Commit, then merge segments until at most `max_segments` remain, dropping deleted
+        documents (a k-way merge of their postings); commits the result and returns its
+        generation. Document order and external ids are kept.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If `max_segments` is not an int >= 1 (nothing is changed).
+        """
+        self._check_open()
+        max_segments = seg.check_max_segments(max_segments)
+        generation = self._write_commit()
+        merges = seg.forced_merges(
+            [(e["n_docs"], int(deleted.sum())) for e, _, deleted, _ in self._segments],
+            max_segments)
+        return self._merge(merges) if merges else generation
+
+    def _write_commit(self) -> int:
+        if not self._new and not any(changed for _, _, _, changed in self._segments):
+            return self.generation
+        try:
+            return self._write_changes()
+        except BaseException:
+            if not self._closed:
+                self._load(self._snapshot)
+            raise
+
+    def _write_changes(self) -> int:
+        generation = self.generation + 1
+        entries = []
+        next_segment = self._next_segment
+        for new in self._new.values():
+            index = new.seal()  # the segment directory, in place (no commit names it yet)
+            deleted = np.zeros(index.stats.n_docs, bool)
+            deleted[sorted(new.deleted)] = True
+            self._segments.append([{"name": new.name, "n_docs": index.stats.n_docs,
+                                    "n_deleted": 0, "deletions": None}, index, deleted, True])
+        self._new = {}
+        for entry, _, deleted, changed in self._segments:
+            n_deleted = int(deleted.sum())
+            if n_deleted == entry["n_docs"]:
+                continue  # every document deleted: the segment leaves the commit
+            if changed:
+                entry["n_deleted"] = n_deleted
+                entry["deletions"] = None if n_deleted == 0 else seg.write_deletions(
+                    self.path, seg.deletions_name(entry["name"], generation), deleted)
+            entries.append(dict(entry))
+        commit = seg.new_commit(generation, self.settings, entries, next_segment)
+        seg.write_commit(self.path, commit)
+        self._load(seg.SegmentedIndex.open(self.path, verify=False, _reuse=self._snapshot),
+                   keep_live=True)
+        return generation
+
+    def _merge(self, merges: list) -> int:
+        """Runs `merges` (ranges of segment numbers) on the committed state and commits."""
+        snapshot = self._snapshot
+        number = self._commit["next_segment"]
+        entries, done = [], 0
+        for start, stop in merges:
+            entries += [dict(e) for e, _, _, _ in self._segments[done:start]]
+            group = snapshot._segments[start:stop]
+            entry = seg.merge_segments(self.path, group, seg.segment_name(number), self.settings)
+            number += 1
+            if entry["n_docs"]:
+                entries.append(entry)
+            done = stop
+        entries += [dict(e) for e, _, _, _ in self._segments[done:]]
+        commit = seg.new_commit(self.generation + 1, self.settings, entries, number)
+        seg.write_commit(self.path, commit)
+        self._load(seg.SegmentedIndex.open(self.path, verify=False, _reuse=snapshot),
+                   keep_live=True)
+        before = {e["name"] for e in snapshot.commit["segments"]}
+        for entry, index, deleted, _ in self._segments:  # the merged ones: new docids
+            if entry["name"] not in before:
+                self._map_live(entry["name"], index, deleted)
+        return commit["generation"]
