@@ -16,7 +16,7 @@ from mirkit.index.reader import Index
 from mirkit.index.writer import DEFAULT_CODEC, IndexWriter, _check_codec, _parse_bytes, \
     check_threads_batch
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
-from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25_b, check_bm25_k1
+from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
 
 __all__ = ["SegmentWriter"]
 
@@ -93,8 +93,9 @@ class SegmentWriter:
                 "analyzer": (analyzer or Analyzer()).to_dict(),
                 "codec": codec or DEFAULT_CODEC, "freq_codec": freq_codec or codec or DEFAULT_CODEC,
                 "positions": bool(positions),
-                "bm25": {"k1": check_bm25_k1(BM25_K1 if bm25_k1 is None else bm25_k1, "bm25_k1"),
-                         "b": check_bm25_b(BM25_B if bm25_b is None else bm25_b, "bm25_b")}})
+                "bm25": dict(zip(("k1", "b"), check_bm25(
+                    BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
+                    prefix="bm25_")))})
         elif any(v is not None for v in new.values()):
             given = ", ".join(k for k, v in new.items() if v is not None)
             raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
