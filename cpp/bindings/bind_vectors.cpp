@@ -12,6 +12,7 @@
 #include "vectors/knn.hpp"
 #include "vectors/lsh.hpp"
 #include "vectors/lsh_rerank.hpp"
+#include "vectors/pq.hpp"
 
 namespace mirkit::bindings {
 
@@ -20,6 +21,7 @@ namespace {
 using F32 = py::array_t<float, py::array::c_style>;
 using U32 = py::array_t<uint32_t, py::array::c_style>;
 using U64 = py::array_t<uint64_t, py::array::c_style>;
+using U8 = py::array_t<uint8_t, py::array::c_style>;
 
 struct Mat {
   const float* data;
@@ -89,6 +91,40 @@ void check_blocks(const U64& blocks, size_t n, size_t words) {
       static_cast<size_t>(blocks.shape(0)) * vectors::kHammingBlock < n) {
     throw py::value_error("blocks must have shape (ceil(n / 8), words, 8)");
   }
+}
+
+// PQ sub-centroids (m, ksub, dsub) and codes (n, m) of the same m.
+struct PqShape {
+  size_t m, ksub, dsub;
+};
+
+PqShape pq_shape(const F32& centroids) {
+  if (centroids.ndim() != 3 || centroids.shape(0) == 0 || centroids.shape(1) == 0 ||
+      centroids.shape(1) > 256 || centroids.shape(2) == 0) {
+    throw py::value_error("centroids must have shape (m, ksub, dsub) with 1 <= ksub <= 256");
+  }
+  return {static_cast<size_t>(centroids.shape(0)), static_cast<size_t>(centroids.shape(1)),
+          static_cast<size_t>(centroids.shape(2))};
+}
+
+// Codes (n, m); with `check`, every byte is checked < ksub (the kernels index tables with
+// them). IVFIndex checks its codes once when it adds or loads them, not at every search.
+size_t pq_codes(const U8& codes, size_t m, size_t ksub, bool check = true) {
+  if (codes.ndim() != 2 || static_cast<size_t>(codes.shape(1)) != m) {
+    throw py::value_error("codes must have shape (n, " + std::to_string(m) + ")");
+  }
+  const size_t n = codes.shape(0);
+  if (check && ksub < 256) {
+    const uint8_t* c = codes.data();
+    for (size_t i = 0; i < n * m; ++i) {
+      if (c[i] >= ksub) {
+        throw py::value_error("codes[" + std::to_string(i / m) + ", " + std::to_string(i % m) +
+                              "]=" + std::to_string(c[i]) + " is not < ksub=" +
+                              std::to_string(ksub));
+      }
+    }
+  }
+  return n;
 }
 
 }  // namespace
@@ -356,6 +392,45 @@ void bind_vectors(py::module_& m) {
       py::arg("k"), py::arg("n_candidates"), py::arg("l2"), py::arg("threads"),
       py::arg("want_candidates"),
       "(distances, ids, candidates or None) of a Hamming-ranking search with exact re-ranking.");
+  m.def("adc_level", [] { return core::level_name(vectors::adc_level()); },
+        "Instruction-set level of the PQ lookup-accumulate (ADC) kernel.");
+
+  m.def(
+      "pq_tables",
+      [](const F32& queries, const F32& centroids, bool ip) {
+        auto [pm, ksub, dsub] = pq_shape(centroids);
+        Mat q = matrix(queries, "queries");
+        if (q.cols != pm * dsub) {
+          throw py::value_error("queries must have m * dsub = " + std::to_string(pm * dsub) +
+                                " columns, got " + std::to_string(q.cols));
+        }
+        std::vector<float> out(q.rows * pm * ksub);
+        {
+          py::gil_scoped_release release;
+          vectors::pq_tables(q.data, q.rows, centroids.data(), pm, ksub, dsub, ip, out.data());
+        }
+        return to_numpy_2d(std::move(out), q.rows, pm * ksub);
+      },
+      py::arg("queries").noconvert(), py::arg("centroids").noconvert(), py::arg("ip"),
+      "ADC tables (nq, m * ksub): |q_j - c|^2, or -<q_j, c> with ip.");
+
+  m.def(
+      "pq_adc",
+      [](const F32& tables, const U8& codes, size_t ksub, unsigned threads) {
+        Mat t = matrix(tables, "tables");
+        if (ksub == 0 || ksub > 256 || t.cols % ksub != 0) {
+          throw py::value_error("tables must have m * ksub columns, 1 <= ksub <= 256");
+        }
+        const size_t pm = t.cols / ksub, n = pq_codes(codes, pm, ksub);
+        std::vector<float> out(t.rows * n);
+        {
+          py::gil_scoped_release release;
+          vectors::pq_adc(t.data, t.rows, pm, ksub, codes.data(), n, threads, out.data());
+        }
+        return to_numpy_2d(std::move(out), t.rows, n);
+      },
+      py::arg("tables").noconvert(), py::arg("codes").noconvert(), py::arg("ksub"),
+      py::arg("threads"), "ADC distances (nq, n): per query, the sum of its table entries.");
 }
 
 }  // namespace mirkit::bindings

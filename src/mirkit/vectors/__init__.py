@@ -1,6 +1,7 @@
 """Vectors: exact k-nearest neighbours and ratio-test matching (:mod:`mirkit.vectors.exact`),
 k-means (:mod:`~mirkit.vectors.kmeans`), vector quantization (:mod:`~mirkit.vectors.quantizer`),
-LSH: bucketed multi-probe tables, or Hamming ranking of sign codes (:mod:`~mirkit.vectors.lsh`).
+LSH: bucketed multi-probe tables, or Hamming ranking of sign codes (:mod:`~mirkit.vectors.lsh`),
+and product quantization (:mod:`~mirkit.vectors.pq`).
 
 Everything runs on one blocked distance kernel of mirkit's own (no BLAS): 32 queries packed in a
 panel, base rows streamed past it, a register-tiled FMA micro-kernel (AVX-512, AVX2 or scalar,
@@ -23,6 +24,7 @@ keep the lower base id.
 from mirkit.vectors.exact import Matches, Neighbors, kernel_level, knn, match
 from mirkit.vectors.kmeans import KMeans, MiniBatchKMeans
 from mirkit.vectors.lsh import HammingLSH, LSHIndex, LSHParams, suggest_lsh_params
+from mirkit.vectors.pq import ProductQuantizer, adc_level
 from mirkit.vectors.quantizer import VectorQuantizer
 
 __all__ = [
@@ -33,7 +35,9 @@ __all__ = [
     "Matches",
     "MiniBatchKMeans",
     "Neighbors",
+    "ProductQuantizer",
     "VectorQuantizer",
+    "adc_level",
     "kernel_level",
     "knn",
     "match",
