@@ -17,7 +17,47 @@
 namespace mirkit::vectors {
 
 namespace detail {
-void ivf_scan_scalar(const IvfScan& t) { scan_any<8>(t); }
+namespace {
+
+// The scalar "vector" of the list scan: 4 lanes in an array, plain arithmetic.
+struct Scalar {
+  static constexpr size_t W = 4;
+  struct reg {
+    float v[W];
+  };
+  static reg zero() { return reg{}; }
+  static reg load(const float* p) {
+    reg r;
+    for (size_t l = 0; l < W; ++l) r.v[l] = p[l];
+    return r;
+  }
+  static reg load_u8(const uint8_t* p) {
+    reg r;
+    for (size_t l = 0; l < W; ++l) r.v[l] = static_cast<float>(p[l]);
+    return r;
+  }
+  static reg add(reg a, reg b) {
+    for (size_t l = 0; l < W; ++l) a.v[l] += b.v[l];
+    return a;
+  }
+  static reg sub(reg a, reg b) {
+    for (size_t l = 0; l < W; ++l) a.v[l] -= b.v[l];
+    return a;
+  }
+  static reg fmadd(reg a, reg b, reg c) {
+    for (size_t l = 0; l < W; ++l) c.v[l] += a.v[l] * b.v[l];
+    return c;
+  }
+  static float sum(reg a) {
+    float s = 0.0f;
+    for (size_t l = 0; l < W; ++l) s += a.v[l];
+    return s;
+  }
+};
+
+}  // namespace
+
+void ivf_scan_scalar(const IvfScan& t) { scan_any<Scalar>(t); }
 }  // namespace detail
 
 namespace {
