@@ -488,7 +488,9 @@ void bind_vectors(py::module_& m) {
         } else {
           auto [pm, ksub, dsub] = pq_shape(pq_centroids);
           if (pm * dsub != ix.d) throw py::value_error("pq_centroids do not match d");
-          if (pq_codes(codes, pm, ksub, false) != ix.n) throw py::value_error("codes must have n rows");
+          if (pq_codes(codes, pm, ksub, false) != ix.n) {
+            throw py::value_error("codes must have n rows");
+          }
           ix.codes = codes.data();
           ix.pq_centroids = pq_centroids.data();
           ix.m = pm;
