@@ -7,11 +7,13 @@
 
 #include "bindings/common.hpp"
 #include "vectors/distances.hpp"
+#include "vectors/ivf.hpp"
 #include "vectors/hamming.hpp"
 #include "vectors/kmeans.hpp"
 #include "vectors/knn.hpp"
 #include "vectors/lsh.hpp"
 #include "vectors/lsh_rerank.hpp"
+#include "vectors/pq.hpp"
 
 namespace mirkit::bindings {
 
@@ -20,6 +22,8 @@ namespace {
 using F32 = py::array_t<float, py::array::c_style>;
 using U32 = py::array_t<uint32_t, py::array::c_style>;
 using U64 = py::array_t<uint64_t, py::array::c_style>;
+using U8 = py::array_t<uint8_t, py::array::c_style>;
+using I64 = py::array_t<int64_t, py::array::c_style>;
 
 struct Mat {
   const float* data;
@@ -89,6 +93,40 @@ void check_blocks(const U64& blocks, size_t n, size_t words) {
       static_cast<size_t>(blocks.shape(0)) * vectors::kHammingBlock < n) {
     throw py::value_error("blocks must have shape (ceil(n / 8), words, 8)");
   }
+}
+
+// PQ sub-centroids (m, ksub, dsub) and codes (n, m) of the same m.
+struct PqShape {
+  size_t m, ksub, dsub;
+};
+
+PqShape pq_shape(const F32& centroids) {
+  if (centroids.ndim() != 3 || centroids.shape(0) == 0 || centroids.shape(1) == 0 ||
+      centroids.shape(1) > 256 || centroids.shape(2) == 0) {
+    throw py::value_error("centroids must have shape (m, ksub, dsub) with 1 <= ksub <= 256");
+  }
+  return {static_cast<size_t>(centroids.shape(0)), static_cast<size_t>(centroids.shape(1)),
+          static_cast<size_t>(centroids.shape(2))};
+}
+
+// Codes (n, m); with `check`, every byte is checked < ksub (the kernels index tables with
+// them). IVFIndex checks its codes once when it adds or loads them, not at every search.
+size_t pq_codes(const U8& codes, size_t m, size_t ksub, bool check = true) {
+  if (codes.ndim() != 2 || static_cast<size_t>(codes.shape(1)) != m) {
+    throw py::value_error("codes must have shape (n, " + std::to_string(m) + ")");
+  }
+  const size_t n = codes.shape(0);
+  if (check && ksub < 256) {
+    const uint8_t* c = codes.data();
+    for (size_t i = 0; i < n * m; ++i) {
+      if (c[i] >= ksub) {
+        throw py::value_error("codes[" + std::to_string(i / m) + ", " + std::to_string(i % m) +
+                              "]=" + std::to_string(c[i]) + " is not < ksub=" +
+                              std::to_string(ksub));
+      }
+    }
+  }
+  return n;
 }
 
 }  // namespace
@@ -356,6 +394,146 @@ void bind_vectors(py::module_& m) {
       py::arg("k"), py::arg("n_candidates"), py::arg("l2"), py::arg("threads"),
       py::arg("want_candidates"),
       "(distances, ids, candidates or None) of a Hamming-ranking search with exact re-ranking.");
+  m.def("adc_level", [] { return core::level_name(vectors::adc_level()); },
+        "Instruction-set level of the PQ lookup-accumulate (ADC) kernel.");
+
+  m.def(
+      "pq_tables",
+      [](const F32& queries, const F32& centroids, bool ip) {
+        auto [pm, ksub, dsub] = pq_shape(centroids);
+        Mat q = matrix(queries, "queries");
+        if (q.cols != pm * dsub) {
+          throw py::value_error("queries must have m * dsub = " + std::to_string(pm * dsub) +
+                                " columns, got " + std::to_string(q.cols));
+        }
+        std::vector<float> out(q.rows * pm * ksub);
+        {
+          py::gil_scoped_release release;
+          vectors::pq_tables(q.data, q.rows, centroids.data(), pm, ksub, dsub, ip, out.data());
+        }
+        return to_numpy_2d(std::move(out), q.rows, pm * ksub);
+      },
+      py::arg("queries").noconvert(), py::arg("centroids").noconvert(), py::arg("ip"),
+      "ADC tables (nq, m * ksub): |q_j - c|^2, or -<q_j, c> with ip.");
+
+  m.def(
+      "pq_adc",
+      [](const F32& tables, const U8& codes, size_t ksub, unsigned threads) {
+        Mat t = matrix(tables, "tables");
+        if (ksub == 0 || ksub > 256 || t.cols % ksub != 0) {
+          throw py::value_error("tables must have m * ksub columns, 1 <= ksub <= 256");
+        }
+        const size_t pm = t.cols / ksub, n = pq_codes(codes, pm, ksub);
+        std::vector<float> out(t.rows * n);
+        {
+          py::gil_scoped_release release;
+          vectors::pq_adc(t.data, t.rows, pm, ksub, codes.data(), n, threads, out.data());
+        }
+        return to_numpy_2d(std::move(out), t.rows, n);
+      },
+      py::arg("tables").noconvert(), py::arg("codes").noconvert(), py::arg("ksub"),
+      py::arg("threads"), "ADC distances (nq, n): per query, the sum of its table entries.");
+
+  m.def(
+      "ivf_search",
+      [](const F32& centroids, const I64& offsets, int kind, const F32& vectors, const U8& codes,
+         const F32& sq_lo, const F32& sq_step, const F32& pq_centroids, const F32& pq_term,
+         const F32& raw, bool ip,
+         const F32& queries, size_t k, size_t n_probe, size_t refine, const U8& allow,
+         bool filtered, unsigned threads) {
+        Mat c = matrix(centroids, "centroids"), q = matrix(queries, "queries");
+        same_dim(q, c, "queries", "centroids");
+        vectors::IvfData ix;
+        ix.d = c.cols;
+        ix.n_lists = c.rows;
+        ix.ip = ip;
+        ix.centroids = c.data;
+        if (kind < 0 || kind > 2) throw py::value_error("kind must be 0 (flat), 1 (sq8), 2 (pq)");
+        ix.codes_kind = vectors::IvfCodes(kind);
+        if (offsets.ndim() != 1 || static_cast<size_t>(offsets.shape(0)) != c.rows + 1) {
+          throw py::value_error("offsets must have n_lists + 1 entries");
+        }
+        const int64_t* off = offsets.data();
+        if (off[0] != 0) throw py::value_error("offsets[0] must be 0");
+        for (size_t l = 0; l < c.rows; ++l) {
+          if (off[l + 1] < off[l]) {
+            throw py::value_error("offsets must be non-decreasing; offsets[" +
+                                  std::to_string(l + 1) + "] < offsets[" + std::to_string(l) +
+                                  "]");
+          }
+        }
+        ix.offsets = off;
+        ix.n = static_cast<size_t>(off[c.rows]);
+        if (ix.n > 0xFFFFFFFEull) throw py::value_error("an IVF index holds < 2^32 - 1 vectors");
+        auto rows_of = [&](size_t rows, size_t cols, size_t want_cols, const char* name) {
+          if (rows != ix.n || cols != want_cols) {
+            throw py::value_error(std::string(name) + " must have shape (" +
+                                  std::to_string(ix.n) + ", " + std::to_string(want_cols) + ")");
+          }
+        };
+        if (ix.codes_kind == vectors::IvfCodes::kFlat) {
+          Mat v = matrix(vectors, "vectors");
+          rows_of(v.rows, v.cols, ix.d, "vectors");
+          ix.vectors = v.data;
+        } else if (ix.codes_kind == vectors::IvfCodes::kSq8) {
+          if (codes.ndim() != 2) throw py::value_error("codes must be 2-dimensional");
+          rows_of(codes.shape(0), codes.shape(1), ix.d, "codes");
+          if (sq_lo.ndim() != 1 || static_cast<size_t>(sq_lo.shape(0)) != ix.d ||
+              sq_step.ndim() != 1 || static_cast<size_t>(sq_step.shape(0)) != ix.d) {
+            throw py::value_error("sq_lo and sq_step must have d entries");
+          }
+          ix.codes = codes.data();
+          ix.sq_lo = sq_lo.data();
+          ix.sq_step = sq_step.data();
+        } else {
+          auto [pm, ksub, dsub] = pq_shape(pq_centroids);
+          if (pm * dsub != ix.d) throw py::value_error("pq_centroids do not match d");
+          if (pq_codes(codes, pm, ksub, false) != ix.n) {
+            throw py::value_error("codes must have n rows");
+          }
+          ix.codes = codes.data();
+          ix.pq_centroids = pq_centroids.data();
+          ix.m = pm;
+          ix.ksub = ksub;
+          if (!ip) {
+            Mat t = matrix(pq_term, "pq_term");
+            if (t.rows != c.rows || t.cols != pm * ksub) {
+              throw py::value_error("pq_term must have shape (n_lists, m * ksub)");
+            }
+            ix.pq_term = t.data;
+          }
+        }
+        if (refine > 0) {
+          Mat r = matrix(raw, "raw");
+          rows_of(r.rows, r.cols, ix.d, "raw");
+          ix.raw = r.data;
+        }
+        const uint8_t* allowed = nullptr;
+        if (filtered) {
+          if (allow.ndim() != 1 || static_cast<size_t>(allow.shape(0)) != ix.n) {
+            throw py::value_error("allow must have one byte per vector");
+          }
+          allowed = allow.data();
+        }
+        if (k == 0) throw py::value_error("k must be >= 1");
+        std::vector<float> dist(q.rows * k);
+        std::vector<int64_t> pos(q.rows * k);
+        {
+          py::gil_scoped_release release;
+          vectors::ivf_search(ix, q.data, q.rows, k, n_probe, refine, allowed, threads,
+                              dist.data(), pos.data());
+        }
+        return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
+                              to_numpy_2d(std::move(pos), q.rows, k));
+      },
+      py::arg("centroids").noconvert(), py::arg("offsets").noconvert(), py::arg("kind"),
+      py::arg("vectors").noconvert(), py::arg("codes").noconvert(), py::arg("sq_lo").noconvert(),
+      py::arg("sq_step").noconvert(), py::arg("pq_centroids").noconvert(),
+      py::arg("pq_term").noconvert(), py::arg("raw").noconvert(), py::arg("ip"),
+      py::arg("queries").noconvert(), py::arg("k"),
+      py::arg("n_probe"), py::arg("refine"), py::arg("allow").noconvert(), py::arg("filtered"),
+      py::arg("threads"),
+      "(distances, positions) of an IVF search, nq x k, best first; -1 pads missing hits.");
 }
 
 }  // namespace mirkit::bindings

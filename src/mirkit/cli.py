@@ -28,7 +28,7 @@ def _user_message(error: BaseException) -> str:
     return str(error)
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
-              "attention", "image_search", "distributed", "pyterrier")
+              "attention", "image_search", "distributed", "pyterrier", "ann")
 
 
 def _cmd_info(args) -> int:
@@ -65,6 +65,7 @@ _SELF_TIMED = {
     "filters": (5, "megapixels/s, median of {repeat} repetitions; ratio = other's time / mirkit's"),
     "keypoints": (5, "SIFT accuracy next to OpenCV and scikit-image; timing median of {repeat}"),
     "vectors": (3, "median of {repeat} runs, wall clock"),
+    "ann": (3, "recall@10 vs queries/s, median of {repeat} runs, wall clock"),
     "attention": (5, "median of {repeat}, each case in a fresh process"),
     "image_search": (1, "the affine sequences: every image a query, its sequence relevant"),
     "distributed": (2, "best of {repeat} builds; latency over 1 pass"),

@@ -1,5 +1,6 @@
 """Plain numpy oracles for mirkit.vectors: brute-force kNN, Lloyd's k-means, the ratio test,
-nearest-centroid quantization and bag-of-words counts.
+nearest-centroid quantization and bag-of-words counts, product quantization (encode, decode,
+asymmetric distances) and inverted-file search over given lists and codes.
 
 Written directly from the definitions, in float64, independently of the C++ kernels (no
 expanded |x|^2 - 2x.c + |c|^2 form): the oracle of tests/test_vectors*.py and
@@ -136,3 +137,49 @@ def ratio_match(a, b, ratio: float, mutual: bool = False) -> list[tuple[int, int
 def recall(found: np.ndarray, truth: np.ndarray, k: int) -> float:
     """Mean fraction of the true k nearest ids among the k found (recall@k)."""
     return float(np.mean([len(set(f[:k]) & set(t[:k])) / k for f, t in zip(found, truth)]))
+
+
+def pq_encode(x, centroids) -> np.ndarray:
+    """PQ codes (n, m) uint8: per subspace j, the nearest row of centroids[j] (m, ksub, dsub)
+    to the j-th slice of every row (ties: the lower id)."""
+    m, _, dsub = centroids.shape
+    return np.stack([assign(np.asarray(x)[:, j * dsub:(j + 1) * dsub], centroids[j])
+                     for j in range(m)], axis=1).astype(np.uint8)
+
+
+def pq_decode(codes, centroids) -> np.ndarray:
+    """Rows rebuilt from their codes: the sub-centroids concatenated, float64 (n, m * dsub)."""
+    m = centroids.shape[0]
+    return np.concatenate([np.asarray(centroids[j], np.float64)[codes[:, j]] for j in range(m)],
+                          axis=1).reshape(len(codes), -1)
+
+
+def pq_adc(q, codes, centroids, metric: str = "l2") -> np.ndarray:
+    """Asymmetric distances (nq, n), float64: the query against each decoded row, squared L2
+    or inner product (the sum of per-subspace terms equals the whole-vector value)."""
+    return scores(q, pq_decode(codes, centroids), metric)
+
+
+def ivf_search(q, centroids, lists, scored, k: int, n_probe: int, metric: str = "l2",
+               allow=None) -> tuple[np.ndarray, np.ndarray]:
+    """Inverted-file search from the definition: each query visits the n_probe centroids best
+    for it (squared L2 ascending or inner product descending, ties: lower list), and ranks the
+    rows of those lists (``lists[i]``: row i's list) by `metric` against ``scored`` (the rows
+    as the index sees them: raw, or decoded from their codes), allowed rows only (`allow`: a
+    boolean per row). Returns (scores, row numbers) (nq, k), best first, ties by the lower row,
+    padded with -1 and +inf (l2) / -inf (ip)."""
+    c_key = scores(q, centroids, metric)
+    c_order = np.argsort(c_key if metric == "l2" else -c_key, axis=1, kind="stable")
+    key = scores(q, scored, metric)
+    lists = np.asarray(lists)
+    pad = np.inf if metric == "l2" else -np.inf
+    dist = np.full((len(q), k), pad)
+    rows = np.full((len(q), k), -1, np.int64)
+    for i in range(len(q)):
+        cand = np.flatnonzero(np.isin(lists, c_order[i, :n_probe]) &
+                              (True if allow is None else np.asarray(allow, bool)))
+        s = key[i, cand]
+        best = cand[np.argsort(s if metric == "l2" else -s, kind="stable")[:k]]
+        dist[i, :len(best)] = key[i, best]
+        rows[i, :len(best)] = best
+    return dist, rows

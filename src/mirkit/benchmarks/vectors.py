@@ -32,10 +32,12 @@ from mirkit.vectors import lsh as mirkit_lsh
 __all__ = ["gaussian_mixture", "report", "sift"]
 
 
-def gaussian_mixture(n: int, d: int = 128, components: int = 512, seed: int = 0) -> np.ndarray:
-    """float32 rows drawn from `components` isotropic gaussians with random means."""
+def gaussian_mixture(n: int, d: int = 128, components: int = 512, seed: int = 0,
+                     spread: float = 4.0) -> np.ndarray:
+    """float32 rows drawn from `components` unit isotropic gaussians whose means are standard
+    normal vectors times `spread` (smaller: more overlapping components)."""
     rng = np.random.default_rng(seed)
-    means = rng.standard_normal((components, d)).astype(np.float32) * 4
+    means = rng.standard_normal((components, d)).astype(np.float32) * np.float32(spread)
     x = rng.standard_normal((n, d), dtype=np.float32)
     x += means[rng.integers(0, components, n)]
     return x

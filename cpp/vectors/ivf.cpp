@@ -1,0 +1,187 @@
+// IVF search (ivf.hpp): coarse probe with the blocked distance engine, then one scan per
+// query and probed list (ivf_scan.inl, or the ADC kernel of pq.hpp), feeding a
+// (distance, position) max-heap. The scalar list scan is the reference and the fallback.
+#include "vectors/ivf.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "core/cpu_features.hpp"
+#include "core/parallel.hpp"
+#include "vectors/distances.hpp"
+#include "vectors/ivf_scan.inl"
+#include "vectors/pq.hpp"
+
+namespace mirkit::vectors {
+
+namespace detail {
+namespace {
+
+// The scalar "vector" of the list scan: 4 lanes in an array, plain arithmetic.
+struct Scalar {
+  static constexpr size_t W = 4;
+  struct reg {
+    float v[W];
+  };
+  static reg zero() { return reg{}; }
+  static reg load(const float* p) {
+    reg r;
+    for (size_t l = 0; l < W; ++l) r.v[l] = p[l];
+    return r;
+  }
+  static reg load_u8(const uint8_t* p) {
+    reg r;
+    for (size_t l = 0; l < W; ++l) r.v[l] = static_cast<float>(p[l]);
+    return r;
+  }
+  static reg add(reg a, reg b) {
+    for (size_t l = 0; l < W; ++l) a.v[l] += b.v[l];
+    return a;
+  }
+  static reg sub(reg a, reg b) {
+    for (size_t l = 0; l < W; ++l) a.v[l] -= b.v[l];
+    return a;
+  }
+  static reg fmadd(reg a, reg b, reg c) {
+    for (size_t l = 0; l < W; ++l) c.v[l] += a.v[l] * b.v[l];
+    return c;
+  }
+  static float sum(reg a) {
+    float s = 0.0f;
+    for (size_t l = 0; l < W; ++l) s += a.v[l];
+    return s;
+  }
+};
+
+}  // namespace
+
+void ivf_scan_scalar(const IvfScan& t) { scan_any<Scalar>(t); }
+}  // namespace detail
+
+namespace {
+
+using ScanKernel = void (*)(const IvfScan&);
+#if defined(MIRKIT_X86_SIMD)
+const core::Dispatch<ScanKernel> kScan{
+    {detail::ivf_scan_scalar, nullptr, detail::ivf_scan_avx2, detail::ivf_scan_avx512}};
+#else
+const core::Dispatch<ScanKernel> kScan{{detail::ivf_scan_scalar}};
+#endif
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr uint32_t kNoPos = std::numeric_limits<uint32_t>::max();
+
+// A k-entry max-heap by (score, position): the root is the worst kept, the threshold.
+struct Heap {
+  std::vector<float> val;
+  std::vector<uint32_t> pos;
+  explicit Heap(size_t k) : val(k, kInf), pos(k, kNoPos) {}
+  void push(float v, uint32_t p) {
+    if (v < val[0] || (v == val[0] && p < pos[0])) {
+      detail::heap_replace_top(val.data(), pos.data(), val.size(), v, p);
+    }
+  }
+  // (score, position) pairs of the kept entries, best first.
+  std::vector<std::pair<float, uint32_t>> sorted() const {
+    std::vector<std::pair<float, uint32_t>> out;
+    for (size_t i = 0; i < val.size(); ++i) {
+      if (pos[i] != kNoPos) out.emplace_back(val[i], pos[i]);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+}  // namespace
+
+void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n_probe,
+                size_t refine, const uint8_t* allow, unsigned threads, float* dist,
+                int64_t* pos) {
+  if (nq == 0 || k == 0) return;
+  n_probe = std::min(n_probe, ix.n_lists);
+  // Coarse probe: the n_probe centroids nearest to every query (by the index's metric); the
+  // score is |c|^2 - 2 <q, c> (L2, |q|^2 left out) or -<q, c>.
+  std::vector<uint32_t> probe(nq * n_probe);
+  std::vector<float> coarse(nq * n_probe);
+  std::vector<float> bias(ix.n_lists, 0.0f);
+  if (!ix.ip) squared_norms(ix.centroids, ix.n_lists, ix.d, bias.data(), threads);
+  if (n_probe > 0) {
+    top_k(q, nq, ix.centroids, ix.n_lists, ix.d, bias.data(), ix.ip ? -1.0f : -2.0f, n_probe,
+          threads, probe.data(), coarse.data());
+  }
+  const bool pq = ix.codes_kind == IvfCodes::kPq;
+  const size_t kept = std::max(k, refine);
+  const size_t dsub = pq ? ix.d / ix.m : 0, mk = ix.m * ix.ksub;
+  const std::vector<float> ct =
+      pq ? pq_transpose(ix.pq_centroids, ix.m, ix.ksub, dsub) : std::vector<float>();
+  const AdcKernel adc = adc_kernel();
+  const ScanKernel scan = kScan.get();
+  size_t longest = 0;
+  for (size_t l = 0; l < ix.n_lists; ++l) {
+    longest = std::max<size_t>(longest, ix.offsets[l + 1] - ix.offsets[l]);
+  }
+  constexpr size_t kQueriesPerTask = 4;
+  core::parallel_for((nq + kQueriesPerTask - 1) / kQueriesPerTask, threads, [&](size_t task) {
+    std::vector<float> buf(longest), qtable(mk), table(mk);
+    for (size_t qi = task * kQueriesPerTask; qi < std::min(nq, (task + 1) * kQueriesPerTask);
+         ++qi) {
+      const float* x = q + qi * ix.d;
+      Heap heap(kept);
+      float q_norm = 0.0f;
+      if (pq) {
+        // -<x_j, r> for every subspace and sub-centroid: with the inner product the list's
+        // score adds -<x, c> (the coarse score); with L2 the table is pq_term + 2 * this.
+        pq_tables_t(x, ct.data(), ix.m, ix.ksub, dsub, true, qtable.data());
+        if (!ix.ip) {
+          for (size_t e = 0; e < ix.d; ++e) q_norm += x[e] * x[e];
+        }
+      }
+      for (size_t p = 0; p < n_probe; ++p) {
+        const uint32_t l = probe[qi * n_probe + p];
+        if (l == kNoPos) continue;
+        const size_t b0 = static_cast<size_t>(ix.offsets[l]);
+        const size_t n = static_cast<size_t>(ix.offsets[l + 1]) - b0;
+        const uint8_t* ok = allow ? allow + b0 : nullptr;
+        if (pq) {
+          const float* t = qtable.data();
+          float b_bias = coarse[qi * n_probe + p];
+          if (!ix.ip) {
+            const float* term = ix.pq_term + static_cast<size_t>(l) * mk;
+            for (size_t i = 0; i < mk; ++i) table[i] = term[i] + 2.0f * qtable[i];
+            t = table.data();
+            b_bias += q_norm;  // |x - c|^2
+          }
+          adc(t, ix.m, ix.ksub, ix.codes + b0 * ix.m, n, b_bias, buf.data());
+        } else {
+          const bool sq = ix.codes_kind == IvfCodes::kSq8;
+          scan(IvfScan{x, sq ? nullptr : ix.vectors + b0 * ix.d,
+                       sq ? ix.codes + b0 * ix.d : nullptr, ix.sq_lo, ix.sq_step, n, ix.d, ix.ip,
+                       ok, buf.data()});
+        }
+        for (size_t i = 0; i < n; ++i) {
+          if (ok && !ok[i]) continue;
+          heap.push(buf[i], static_cast<uint32_t>(b0 + i));
+        }
+      }
+      auto best = heap.sorted();
+      if (refine > 0 && ix.raw != nullptr) {
+        // Exact re-ranking of the kept candidates from the raw vectors.
+        for (auto& e : best) {
+          scan(IvfScan{x, ix.raw + static_cast<size_t>(e.second) * ix.d, nullptr, nullptr,
+                       nullptr, 1, ix.d, ix.ip, nullptr, &e.first});
+        }
+        std::sort(best.begin(), best.end());
+      }
+      const float pad = ix.ip ? -kInf : kInf;
+      for (size_t r = 0; r < k; ++r) {
+        const bool hit = r < best.size();
+        dist[qi * k + r] = hit ? (ix.ip ? -best[r].first : best[r].first) : pad;
+        pos[qi * k + r] = hit ? static_cast<int64_t>(best[r].second) : -1;
+      }
+    }
+  });
+}
+
+}  // namespace mirkit::vectors

@@ -1,0 +1,67 @@
+// Inverted-file (IVF) search over a k-means coarse quantizer (Jegou et al. 2011, sec. IV; the
+// layout of FAISS's IndexIVF): the n vectors sit grouped by their nearest centroid ("list"),
+// list l at positions [offsets[l], offsets[l + 1]). A query scans the n_probe lists whose
+// centroids are nearest to it, scoring their vectors by one of three codes:
+//   kFlat - the float32 vectors themselves (exact distances within the lists scanned),
+//   kSq8  - 8-bit scalar quantization per dimension, x_e ~ lo[e] + code_e * step[e],
+//   kPq   - product quantization of the residual x - centroid, ADC lookup tables (pq.hpp).
+// An optional filter (one byte per position, 0 = excluded) is tested during the scan, before
+// a vector enters the top-k heap; `refine` > 0 keeps that many candidates and re-ranks them by
+// exact distances to the raw vectors. Everything is read-only: concurrent searches are safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mirkit::vectors {
+
+enum class IvfCodes : int { kFlat = 0, kSq8 = 1, kPq = 2 };
+
+struct IvfData {
+  size_t d = 0, n_lists = 0, n = 0;
+  bool ip = false;                     // inner product (larger is better) instead of squared L2
+  const float* centroids = nullptr;    // n_lists x d
+  const int64_t* offsets = nullptr;    // n_lists + 1, offsets[0] = 0, offsets[n_lists] = n
+  IvfCodes codes_kind = IvfCodes::kFlat;
+  const float* vectors = nullptr;      // kFlat: n x d
+  const uint8_t* codes = nullptr;      // kSq8: n x d; kPq: n x m
+  const float* sq_lo = nullptr;        // kSq8: d
+  const float* sq_step = nullptr;      // kSq8: d
+  const float* pq_centroids = nullptr; // kPq: m x ksub x (d / m)
+  // kPq with L2: |r|^2 + 2 <c_l, r> for every list l, subspace j and sub-centroid r, at
+  // [(l * m + j) * ksub + r] (FAISS's precomputed tables): with it a list's table is this term
+  // plus -2 <q_j, r>, which does not depend on the list, and |q - c_l|^2 is added once.
+  const float* pq_term = nullptr;
+  size_t m = 0, ksub = 0;
+  const float* raw = nullptr;          // n x d, for refine (may be null when refine is 0)
+};
+
+// One list scan: out[i] = the score of row i (squared L2 or minus the inner product; +inf for
+// rows the filter excludes) for n rows of float32 `rows`, or of sq8 `codes` (decoded as
+// lo + code * step) when codes is not null.
+struct IvfScan {
+  const float* q;
+  const float* rows;
+  const uint8_t* codes;
+  const float* lo;
+  const float* step;
+  size_t n, d;
+  bool ip;
+  const uint8_t* allow;  // null, or n bytes
+  float* out;
+};
+
+namespace detail {
+void ivf_scan_scalar(const IvfScan& t);
+void ivf_scan_avx2(const IvfScan& t);
+void ivf_scan_avx512(const IvfScan& t);
+}  // namespace detail
+
+// For each of nq queries the k best positions (best first; ties: lower position) and their
+// distances: squared L2 ascending, or inner products descending. Fewer than k hits are padded
+// with position -1 and distance +inf (L2) or -inf (ip). allow: null or n bytes.
+void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n_probe,
+                size_t refine, const uint8_t* allow, unsigned threads, float* dist,
+                int64_t* pos);
+
+}  // namespace mirkit::vectors

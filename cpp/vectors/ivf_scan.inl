@@ -1,0 +1,117 @@
+// The list scans of ivf.cpp, written once over a small vector interface V and compiled per
+// instruction set (ivf.cpp: scalar, ivf_avx2.cpp, ivf_avx512.cpp with their flags). Everything
+// sits in an anonymous namespace, so the copies compiled with different flags never meet at
+// link time.
+//
+// V provides: W (lanes), reg, zero, load (W floats), load_u8 (W bytes widened to floats),
+// add, sub, mul, fmadd(a, b, c) = a * b + c, and sum (of the lanes).
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "vectors/ivf.hpp"
+
+namespace mirkit::vectors::detail {
+namespace {
+
+// Squared L2 distance, or minus the inner product, of q and row x; with SQ, x is decoded on
+// the fly from its bytes as lo + code * step. Two accumulators per row hide the add latency.
+template <class V, bool IP, bool SQ>
+float row_score(const float* q, const float* x, const uint8_t* code, const float* lo,
+                const float* step, size_t d) {
+  using reg = typename V::reg;
+  constexpr size_t W = V::W;
+  auto value = [&](size_t e) {
+    if constexpr (SQ) {
+      return V::fmadd(V::load_u8(code + e), V::load(step + e), V::load(lo + e));
+    } else {
+      return V::load(x + e);
+    }
+  };
+  auto step_in = [&](reg acc, size_t e) {
+    const reg v = value(e), a = V::load(q + e);
+    if constexpr (IP) {
+      return V::fmadd(a, v, acc);
+    } else {
+      const reg t = V::sub(a, v);
+      return V::fmadd(t, t, acc);
+    }
+  };
+  reg acc0 = V::zero(), acc1 = V::zero();
+  size_t j = 0;
+  for (; j + 2 * W <= d; j += 2 * W) {
+    acc0 = step_in(acc0, j);
+    acc1 = step_in(acc1, j + W);
+  }
+  if (j + W <= d) {
+    acc0 = step_in(acc0, j);
+    j += W;
+  }
+  float s = V::sum(V::add(acc0, acc1));
+  for (; j < d; ++j) {  // tail dimensions
+    const float v = SQ ? lo[j] + static_cast<float>(code[j]) * step[j] : x[j];
+    s += IP ? q[j] * v : (q[j] - v) * (q[j] - v);
+  }
+  return IP ? -s : s;
+}
+
+// Four rows of flat float32 vectors at once, one accumulator each (FAISS's batch-of-4 idea):
+// four independent load streams keep more cache misses in flight than one row at a time.
+template <class V, bool IP>
+void row_scores4(const float* q, const float* x, size_t d, float* out) {
+  using reg = typename V::reg;
+  constexpr size_t W = V::W;
+  reg acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
+  size_t j = 0;
+  for (; j + W <= d; j += W) {
+    const reg a = V::load(q + j);
+    for (int r = 0; r < 4; ++r) {
+      const reg v = V::load(x + r * d + j);
+      if constexpr (IP) {
+        acc[r] = V::fmadd(a, v, acc[r]);
+      } else {
+        const reg t = V::sub(a, v);
+        acc[r] = V::fmadd(t, t, acc[r]);
+      }
+    }
+  }
+  for (int r = 0; r < 4; ++r) {
+    float s = V::sum(acc[r]);
+    for (size_t e = j; e < d; ++e) {  // tail dimensions
+      const float v = x[r * d + e];
+      s += IP ? q[e] * v : (q[e] - v) * (q[e] - v);
+    }
+    out[r] = IP ? -s : s;
+  }
+}
+
+template <class V, bool IP, bool SQ>
+void scan(const IvfScan& t) {
+  size_t i = 0;
+  if constexpr (!SQ) {
+    if (t.allow == nullptr) {
+      for (; i + 4 <= t.n; i += 4) row_scores4<V, IP>(t.q, t.rows + i * t.d, t.d, t.out + i);
+    }
+  }
+  for (; i < t.n; ++i) {
+    if (t.allow && !t.allow[i]) {
+      t.out[i] = std::numeric_limits<float>::infinity();
+      continue;
+    }
+    t.out[i] = row_score<V, IP, SQ>(t.q, SQ ? nullptr : t.rows + i * t.d,
+                                    SQ ? t.codes + i * t.d : nullptr, t.lo, t.step, t.d);
+  }
+}
+
+template <class V>
+void scan_any(const IvfScan& t) {
+  const bool sq = t.codes != nullptr;
+  if (t.ip) {
+    sq ? scan<V, true, true>(t) : scan<V, true, false>(t);
+  } else {
+    sq ? scan<V, false, true>(t) : scan<V, false, false>(t);
+  }
+}
+
+}  // namespace
+}  // namespace mirkit::vectors::detail

@@ -1,0 +1,186 @@
+"""Approximate nearest-neighbour benchmark (``mirkit bench ann``), in the manner of
+ann-benchmarks: recall@10 against queries/s for mirkit's IVFIndex (flat codes; residual PQ with
+and without exact re-ranking) next to ``faiss.IndexIVFFlat`` and ``faiss.IndexIVFPQ`` (plain and
+wrapped in ``IndexRefineFlat``) at the same parameters (lists, n_probe, m, nbits, candidates
+re-ranked), at 1 and 2 threads, with build time (train + add) and bytes per vector (codes + the
+8-byte id, + 4 * dim with kept vectors), on the real SIFT descriptors and a synthetic
+Gaussian mixture (200k x 128 from 512 overlapping components; 40k in quick mode).
+
+Before a setting is timed, every side's result is checked: ids in range and distinct per
+query, distances ascending, and for flat codes or re-ranking the returned distances equal the
+exact squared distances of the returned rows. Recall is measured against the exact top 10 of
+``faiss.IndexFlatL2`` (and of the shared ground truth for SIFT), which must agree with
+mirkit's exact kNN. Queries/s: the whole query batch, median of `repeat` runs, wall clock.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+import numpy as np
+
+from mirkit import vectors
+from mirkit.benchmarks.vectors import gaussian_mixture, sift
+
+__all__ = ["report"]
+
+K = 10
+PROBES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _median_time(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _recall(ids: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.mean([len(set(a) & set(b)) / K for a, b in zip(ids[:, :K].tolist(),
+                                                                  truth[:, :K].tolist())]))
+
+
+def _check(name, base, q, dist, ids, exact: bool) -> None:
+    """Sanity of one side's result before it is timed (see the module docstring)."""
+    if ((ids < 0) | (ids >= len(base))).any():
+        raise AssertionError(f"{name}: ids out of range")
+    if any(len(set(r)) != len(r) for r in ids.tolist()):
+        raise AssertionError(f"{name}: repeated ids in a row")
+    if (np.diff(dist, axis=1) < -1e-3 * np.abs(dist).max()).any():
+        raise AssertionError(f"{name}: distances not ascending")
+    if exact:
+        want = ((q[:, None, :].astype(np.float64) - base[ids]) ** 2).sum(-1)
+        if not np.allclose(dist, want, rtol=1e-4, atol=1e-3 * max(1.0, float(want.max()))):
+            raise AssertionError(f"{name}: distances are not the exact ones of the ids")
+
+
+def _truth(base, q, given=None) -> np.ndarray:
+    import faiss
+
+    flat = faiss.IndexFlatL2(base.shape[1])
+    flat.add(base)
+    truth = flat.search(q, K)[1]
+    mine = vectors.knn(q, base, K).ids
+    if (truth == mine).mean() < 0.99:
+        raise AssertionError("faiss and mirkit exact kNN disagree")
+    if given is not None and (given[:, :K] == truth).mean() < 0.99:
+        raise AssertionError("the shared ground truth disagrees with faiss")
+    return truth
+
+
+def _sides(d: int, n_lists: int, m: int, refine: int, threads_build: int):
+    """(label, build(base) -> searcher(q, n_probe, threads) -> (D, I), exact, bytes/vector)."""
+    import faiss
+
+    def mirkit_side(codes, keep):
+        def build(base):
+            index = vectors.IVFIndex(d, n_lists, codes=codes, m=m if codes == "pq" else None,
+                                     keep_vectors=keep, seed=0, max_iter=10,
+                                     threads=threads_build)
+            index.train(base)
+            index.add(base)
+            r = refine if keep else 0
+            return lambda q, p, t: index.search(q, K, n_probe=p, refine=r, threads=t)
+        return build
+
+    def faiss_side(pq, keep):
+        def build(base):
+            faiss.omp_set_num_threads(threads_build)
+            quantizer = faiss.IndexFlatL2(d)
+            if pq:
+                index = faiss.IndexIVFPQ(quantizer, d, n_lists, m, 8)
+            else:
+                index = faiss.IndexIVFFlat(quantizer, d, n_lists)
+            index.cp.niter = 10
+            top = faiss.IndexRefineFlat(index) if keep else index
+            if keep:
+                top.k_factor = refine / K
+            top.train(base)
+            top.add(base)
+            ivf = index
+
+            def search(q, p, t):
+                faiss.omp_set_num_threads(t)
+                ivf.nprobe = p
+                return top.search(q, K)
+            search.keep = (quantizer, index, top)
+            return search
+        return build
+
+    pq_bytes, flat_bytes = m + 8, 4 * d + 8
+    return [
+        ("mirkit IVF-Flat", mirkit_side("flat", False), True, flat_bytes),
+        ("faiss IVFFlat", faiss_side(False, False), True, flat_bytes),
+        (f"mirkit IVF-PQ{m}", mirkit_side("pq", False), False, pq_bytes),
+        (f"faiss IVFPQ{m}", faiss_side(True, False), False, pq_bytes),
+        (f"mirkit IVF-PQ{m} refine {refine}", mirkit_side("pq", True), True, pq_bytes + 4 * d),
+        (f"faiss IVFPQ{m} + RefineFlat {refine}", faiss_side(True, True), True,
+         pq_bytes + 4 * d),
+    ]
+
+
+def _table(head, rows) -> None:
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(f"{v:,.4g}" if isinstance(v, float) else str(v) for v in r) + " |")
+    print()
+
+
+def _dataset(name, base, q, truth, n_lists, m, refine, repeat) -> None:
+    n, d = base.shape
+    print(f"#### {name}: {n:,} x {d} base, {len(q):,} queries, {n_lists} lists, PQ m={m} "
+          f"nbits=8, refine = {refine} candidates\n")
+    curves, builds = {}, []
+    for label, build, exact, nbytes in _sides(d, n_lists, m, refine, 2):
+        start = time.perf_counter()
+        search = build(base)
+        builds.append([label, time.perf_counter() - start, nbytes])
+        for p in PROBES:
+            if p > n_lists:
+                continue
+            dist, ids = search(q, p, 1)
+            _check(f"{label} n_probe={p}", base, q, np.asarray(dist), np.asarray(ids), exact)
+            rec = _recall(np.asarray(ids), truth)
+            qps = [len(q) / _median_time(lambda t=t: search(q, p, t), repeat) for t in (1, 2)]
+            curves.setdefault(label, []).append([p, rec, *qps])
+    _table(["index", "build s (2 threads)", "bytes/vector"], builds)
+    rows = [[label, *pt] for label, pts in curves.items() for pt in pts]
+    _table(["index", "n_probe", "recall@10", "QPS 1 thread", "QPS 2 threads"], rows)
+    summary = []
+    labels = list(curves)
+    for target in (0.9, 0.95):
+        best = {}
+        for label, pts in curves.items():
+            ok = [pt for pt in pts if pt[1] >= target]
+            best[label] = max(ok, key=lambda pt: pt[2]) if ok else None
+        # Sides come in pairs (mirkit, then faiss at the same parameters).
+        for mine, theirs in zip(labels[::2], labels[1::2]):
+            a, b = best[mine], best[theirs]
+            summary.append([f">= {target}", mine,
+                            "-" if a is None else f"{a[2]:,.0f} (n_probe {a[0]})",
+                            "-" if b is None else f"{b[2]:,.0f} (n_probe {b[0]})",
+                            "-" if a is None or b is None else round(a[2] / b[2], 2)])
+    _table(["recall@10", "mirkit index", "mirkit best QPS, 1 thread",
+            "faiss best QPS, 1 thread", "ratio mirkit / faiss"], summary)
+
+
+def report(quick: bool = False, repeat: int = 3) -> None:
+    """Print the tables of both data sets as markdown."""
+    data = sift()
+    if data is not None:
+        base, q, gt = data
+        q = q[:300] if quick else q
+        _dataset("SIFT (sift-affine)", base, q, _truth(base, q, gt[:len(q)]), 256, 16, 100,
+                 repeat)
+    n = 40_000 if quick else 200_000
+    # Overlapping components (mean coordinates of standard deviation 1, as the noise), so the
+    # nearest neighbours of a query are not all in its own component's list.
+    x = gaussian_mixture(n + 1000, d=128, components=512, seed=1, spread=1.0)
+    base, q = x[:n], x[n:]
+    _dataset("Gaussian mixture", base, q, _truth(base, q), 256 if quick else 512, 16, 100,
+             repeat)

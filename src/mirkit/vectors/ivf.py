@@ -1,0 +1,367 @@
+"""Inverted-file index (IVF) over a k-means coarse quantizer, with flat, 8-bit scalar or
+residual product-quantized codes (FAISS's IndexIVFFlat, IndexIVFScalarQuantizer, IndexIVFPQ)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from mirkit import _core
+from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit.vectors._store import Saved
+from mirkit.vectors.exact import Neighbors
+from mirkit.vectors.kmeans import KMeans
+from mirkit.vectors.pq import ProductQuantizer
+
+__all__ = ["IVFIndex"]
+
+_CODES = ("flat", "sq8", "pq")
+_METRICS = ("l2", "ip")
+_EMPTY_F32 = np.zeros((0, 1), np.float32)
+_EMPTY_1D = np.zeros(0, np.float32)
+_EMPTY_U8 = np.zeros(0, np.uint8)
+
+
+class IVFIndex(Saved):
+    """Approximate nearest-neighbour search over inverted lists (Jegou, Douze & Schmid 2011).
+
+    The kit's k-means places `n_lists` centroids; every vector is stored in the list of its
+    nearest centroid, coded as ``codes``; a query scans the `n_probe` lists nearest to it.
+
+    Parameters
+    ----------
+    dim : int
+        Vector dimension.
+    n_lists : int
+        Coarse centroids (inverted lists); ``sqrt(n)`` to ``16 sqrt(n)`` is the usual range.
+    metric : {"l2", "ip"}
+        Squared Euclidean distance (ascending) or inner product (descending); with ``"ip"`` the
+        lists are chosen by the largest inner product with their centroid, as in FAISS.
+    codes : {"flat", "sq8", "pq"}
+        ``"flat"``: float32 vectors (4 * dim bytes; n_probe = n_lists is exact search);
+        ``"sq8"``: one byte per dimension, uniform between the per-dimension training min and
+        max; ``"pq"``: product quantization of the residual to the list's centroid, `m` bytes,
+        scored by the SIMD ADC kernel (:class:`ProductQuantizer`).
+    m : int
+        Sub-quantizers of ``"pq"`` (dim must be a multiple); only with ``codes="pq"``.
+    nbits : int
+        Bits per PQ sub-code (1 to 8).
+    keep_vectors : bool
+        Also keep the float32 vectors, so ``search(refine=...)`` can re-rank exactly.
+    max_iter : int
+        Lloyd iterations of the coarse k-means.
+    seed : int
+        Random seed of training (sampling and k-means++ seeding).
+    threads : int
+        Default worker threads, 0 = all cores.
+
+    Notes
+    -----
+    :meth:`search` is thread-safe and releases the GIL; :meth:`train` and :meth:`add` mutate
+    the index and must not run concurrently with anything else on it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mirkit.vectors import IVFIndex
+    >>> X = np.random.default_rng(0).normal(size=(1000, 16)).astype(np.float32)
+    >>> index = IVFIndex(16, 8, seed=0).train(X)
+    >>> index.add(X, ids=np.arange(1000) + 5000)
+    >>> d, ids = index.search(X[:2], 3, n_probe=8)     # all lists: exact with flat codes
+    >>> ids[:, 0].tolist()
+    [5000, 5001]
+    >>> index.search(X[:1], 2, n_probe=8, filter=np.array([5007, 5009])).ids.tolist()
+    [[5007, 5009]]
+    """
+
+    _kind = "mirkit.vectors.IVFIndex"
+
+    def __init__(self, dim: int, n_lists: int, *, metric: str = "l2", codes: str = "flat",
+                 m: Optional[int] = None, nbits: int = 8, keep_vectors: bool = False,
+                 max_iter: int = 20, seed: int = 0, threads: int = 0):
+        self.dim = check_positive_int(dim, "dim")
+        self.n_lists = check_positive_int(n_lists, "n_lists")
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+        if codes not in _CODES:
+            raise ValueError(f"codes must be one of {_CODES}, got {codes!r}")
+        self.metric, self.codes = metric, codes
+        if codes == "pq":
+            if m is None:
+                raise ValueError("codes='pq' needs m (sub-quantizers, a divisor of dim)")
+            self.pq: Optional[ProductQuantizer] = ProductQuantizer(
+                dim, m, nbits, seed=check_count(seed, "seed"), threads=threads)
+        elif m is not None:
+            raise ValueError(f"m is only for codes='pq', got m={m!r} with codes={codes!r}")
+        else:
+            self.pq = None
+        self.m = m
+        self.nbits = check_positive_int(nbits, "nbits")
+        if not isinstance(keep_vectors, (bool, np.bool_)):
+            raise TypeError(f"keep_vectors must be a bool, got {type(keep_vectors).__name__}")
+        self.keep_vectors = bool(keep_vectors)
+        self.max_iter = check_positive_int(max_iter, "max_iter")
+        self.seed = check_count(seed, "seed")
+        self.threads = check_count(threads, "threads")
+        self.centroids: Optional[np.ndarray] = None
+        self._sq_lo, self._sq_step = _EMPTY_1D, _EMPTY_1D
+        self._pq_term = _EMPTY_F32
+        self._reset()
+
+    def _reset(self) -> None:
+        self._offsets = np.zeros(self.n_lists + 1, np.int64)
+        self._ids = np.zeros(0, np.int64)
+        self._vectors = np.zeros((0, self.dim), np.float32)   # flat codes, or keep_vectors
+        width = self.m if self.codes == "pq" else self.dim
+        self._codes = np.zeros((0, width), np.uint8)           # sq8 and pq
+
+    # -- properties -------------------------------------------------------------------------
+
+    @property
+    def is_trained(self) -> bool:
+        return self.centroids is not None
+
+    @property
+    def ntotal(self) -> int:
+        """Vectors held."""
+        return int(self._ids.shape[0])
+
+    def __len__(self) -> int:
+        return self.ntotal
+
+    @property
+    def code_size(self) -> int:
+        """Bytes per stored vector code (without the 8-byte id and any kept vectors)."""
+        return {"flat": 4 * self.dim, "sq8": self.dim, "pq": self.m or 0}[self.codes]
+
+    @property
+    def list_sizes(self) -> np.ndarray:
+        """Vectors in every list (int64, n_lists)."""
+        return np.diff(self._offsets)
+
+    def __repr__(self) -> str:
+        return (f"IVFIndex(dim={self.dim}, n_lists={self.n_lists}, metric={self.metric!r}, "
+                f"codes={self.codes!r}, ntotal={self.ntotal})")
+
+    # -- training and adding ----------------------------------------------------------------
+
+    def train(self, X) -> "IVFIndex":
+        """Learn the coarse centroids (k-means on at most 256 rows per list, a random sample)
+        and the codes' parameters (PQ of the residuals, or sq8's ranges); returns self.
+
+        Training again drops the vectors added so far."""
+        x = as_float32_matrix(X, "X", dim=self.dim, min_rows=self.n_lists)
+        rng = np.random.default_rng(self.seed)
+        cap = 256 * self.n_lists
+        if x.shape[0] > cap:
+            x = x[np.sort(rng.choice(x.shape[0], cap, replace=False))]
+        km = KMeans(self.n_lists, max_iter=self.max_iter, seed=int(rng.integers(2**31)),
+                    threads=self.threads).fit(x)
+        self.centroids = np.ascontiguousarray(km.cluster_centers_, dtype=np.float32)
+        if self.codes == "pq":
+            assert self.pq is not None
+            lists = self._assign(x)
+            self.pq.fit(x - self.centroids[lists])
+            self._pq_term = self._precomputed_term()
+        elif self.codes == "sq8":
+            lo, hi = x.min(axis=0), x.max(axis=0)
+            self._sq_lo = lo.astype(np.float32)
+            self._sq_step = (np.maximum(hi - lo, 0) / 255).astype(np.float32)
+        self._reset()
+        return self
+
+    def _precomputed_term(self) -> np.ndarray:
+        """(n_lists, m * ksub) float32: |r|^2 + 2 <c_l, r> per list, subspace and sub-centroid
+        r, so a query's L2 table for list l is this plus -2 <q_j, r> (FAISS's precomputed
+        tables); computed in float64 from the centroids, never saved."""
+        assert self.pq is not None and self.centroids is not None
+        r = self.pq.centroids_.astype(np.float64)                       # (m, ksub, dsub)
+        c = self.centroids.astype(np.float64).reshape(self.n_lists, self.pq.m, self.pq.dsub)
+        term = (r ** 2).sum(-1)[None] + 2 * np.einsum("ljd,jkd->ljk", c, r)
+        return np.ascontiguousarray(term.reshape(self.n_lists, -1), dtype=np.float32)
+
+    def _trained(self) -> np.ndarray:
+        if self.centroids is None:
+            raise ValueError("this IVFIndex is not trained yet; call train first")
+        return self.centroids
+
+    def _assign(self, x: np.ndarray) -> np.ndarray:
+        """List (int64) of every row: nearest centroid, or largest inner product."""
+        c = self._trained()
+        if self.metric == "l2":
+            return _core.vectors.assign(x, c, self.threads)[0].astype(np.int64)
+        return _core.vectors.knn(x, c, 1, 1, self.threads)[1][:, 0].astype(np.int64)
+
+    def _encode(self, x: np.ndarray, lists: np.ndarray) -> np.ndarray:
+        if self.codes == "pq":
+            assert self.pq is not None
+            return self.pq.encode(x - self.centroids[lists])
+        if self.codes == "sq8":
+            step = np.where(self._sq_step > 0, self._sq_step, 1)
+            q = np.rint((x - self._sq_lo) / step)
+            return np.clip(q, 0, 255).astype(np.uint8)
+        return np.zeros((x.shape[0], 0), np.uint8)
+
+    def add(self, X, ids=None) -> None:
+        """Add the rows of `X` with their int64 `ids` (default: ``ntotal, ntotal + 1, ...``).
+
+        Ids are the caller's: they need not be unique or dense (search returns them)."""
+        c = self._trained()
+        x = as_float32_matrix(X, "X", dim=self.dim)
+        if ids is None:
+            new_ids = np.arange(self.ntotal, self.ntotal + x.shape[0], dtype=np.int64)
+        else:
+            arr = np.asarray(ids)
+            if arr.dtype.kind not in "iu":
+                raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
+            if arr.shape != (x.shape[0],):
+                raise ValueError(f"ids must have shape ({x.shape[0]},), got {arr.shape}")
+            if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+                raise ValueError("ids must fit in int64")
+            new_ids = arr.astype(np.int64)
+        if self.ntotal + x.shape[0] >= 2**32 - 1:
+            raise ValueError("an IVFIndex holds fewer than 2**32 - 1 vectors")
+        lists = self._assign(x)
+        del c
+        old_lists = np.repeat(np.arange(self.n_lists), self.list_sizes)
+        all_lists = np.concatenate([old_lists, lists])
+        # Stable: within a list, vectors keep their insertion order (lower position first).
+        order = np.argsort(all_lists, kind="stable")
+        self._ids = np.ascontiguousarray(np.concatenate([self._ids, new_ids])[order])
+        if self.codes == "flat" or self.keep_vectors:
+            self._vectors = np.ascontiguousarray(np.concatenate([self._vectors, x])[order])
+        if self.codes != "flat":
+            self._codes = np.ascontiguousarray(
+                np.concatenate([self._codes, self._encode(x, lists)])[order])
+        self._offsets = np.concatenate(
+            [[0], np.cumsum(np.bincount(all_lists, minlength=self.n_lists))]).astype(np.int64)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def _allow(self, filter) -> Optional[np.ndarray]:
+        """One byte per position (1 = allowed) from an allow-list of ids or a mask by id."""
+        if filter is None:
+            return None
+        f = np.asarray(filter)
+        if f.dtype == np.bool_:
+            if f.ndim != 1:
+                raise ValueError(f"filter mask must be 1-dimensional, got shape {f.shape}")
+            inside = (self._ids >= 0) & (self._ids < f.shape[0])
+            allow = np.zeros(self.ntotal, np.uint8)
+            allow[inside] = f[self._ids[inside]]
+            return allow
+        if f.dtype.kind not in "iu":
+            raise TypeError(f"filter must be a boolean mask or an array of ids, got dtype "
+                            f"{f.dtype}")
+        return np.isin(self._ids, f.ravel().astype(np.int64)).astype(np.uint8)
+
+    def search(self, Q, k: int, *, n_probe: int = 1, refine: int = 0, filter=None,
+               threads: Optional[int] = None) -> Neighbors:
+        """The k nearest stored vectors of every query row.
+
+        Parameters
+        ----------
+        Q : array_like, shape (nq, dim)
+        k : int
+        n_probe : int
+            Lists scanned per query (clipped to n_lists); more lists, higher recall.
+        refine : int
+            0: rank by the codes. r > 0: keep the best ``max(k, r)`` candidates by the codes and
+            re-rank them by exact distances to the kept vectors (needs ``keep_vectors=True``
+            unless the codes are flat).
+        filter : None, bool array or int array
+            Only vectors allowed take part, tested during the scan: a boolean mask indexed by
+            id (ids outside it are excluded), or an array of allowed ids.
+        threads : int, optional
+            Worker threads (default: the index's), 0 = all cores.
+
+        Returns
+        -------
+        Neighbors
+            ``(distances, ids)`` float32 and int64 (nq, k), best first (ties: the vector stored
+            first in its list... then by position); missing hits are id -1 with distance +inf
+            (``"l2"``) or -inf (``"ip"``).
+
+        Raises
+        ------
+        ValueError
+            Untrained index, wrong dimension, NaN or infinite queries, bad options.
+        TypeError
+            Non-numeric queries or filter.
+        """
+        c = self._trained()
+        q = as_float32_matrix(Q, "Q", dim=self.dim)
+        k = check_positive_int(k, "k")
+        n_probe = check_positive_int(n_probe, "n_probe")
+        refine = check_count(refine, "refine")
+        threads = self.threads if threads is None else check_count(threads, "threads")
+        if refine and self.codes != "flat" and not self.keep_vectors:
+            raise ValueError("refine needs the vectors: build the index with keep_vectors=True")
+        allow = self._allow(filter)
+        kind = _CODES.index(self.codes)
+        exact_raw = refine > 0 and self.codes != "flat"
+        vectors = self._vectors if self.codes == "flat" else _EMPTY_F32
+        pq_c = self.pq.centroids_ if self.pq is not None else np.zeros((0, 0, 0), np.float32)
+        dist, pos = _core.vectors.ivf_search(
+            c, self._offsets, kind, vectors, self._codes, self._sq_lo, self._sq_step, pq_c,
+            self._pq_term,
+            self._vectors if exact_raw else _EMPTY_F32, self.metric == "ip", q, k, n_probe,
+            refine if exact_raw else 0, _EMPTY_U8 if allow is None else allow,
+            allow is not None, threads)
+        ids = np.where(pos >= 0, self._ids[np.maximum(pos, 0)] if self.ntotal else -1, -1)
+        return Neighbors(dist, ids.astype(np.int64))
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def _params(self) -> dict:
+        return {"dim": self.dim, "n_lists": self.n_lists, "metric": self.metric,
+                "codes": self.codes, "m": self.m, "nbits": self.nbits,
+                "keep_vectors": self.keep_vectors, "max_iter": self.max_iter, "seed": self.seed,
+                "threads": self.threads}
+
+    def save(self, path) -> None:
+        """Write the trained index to directory `path` (.npy arrays + meta.json with their
+        checksums), atomically: a temporary sibling renamed into place."""
+        self._trained()
+        super().save(path)
+
+    def _arrays(self) -> Optional[dict]:
+        if self.centroids is None:
+            return None
+        arrays = {"centroids": self.centroids, "offsets": self._offsets, "ids": self._ids,
+                  "vectors": self._vectors, "codes": self._codes}
+        if self.codes == "sq8":
+            arrays.update(sq_lo=self._sq_lo, sq_step=self._sq_step)
+        if self.pq is not None:
+            arrays["pq_centroids"] = self.pq.centroids_
+        return arrays
+
+    def _restore(self, arrays: dict, meta: dict) -> None:
+        def arr(name, dtype, shape):
+            a = arrays[name]
+            if a.dtype != dtype or a.ndim != len(shape) or any(
+                    want is not None and got != want for got, want in zip(a.shape, shape)):
+                raise ValueError(f"saved IVFIndex: {name} must be {np.dtype(dtype).name} of "
+                                 f"shape {shape}, got {a.dtype} {a.shape}")
+            return a
+
+        self.centroids = arr("centroids", np.float32, (self.n_lists, self.dim))
+        offsets = arr("offsets", np.int64, (self.n_lists + 1,))
+        ids = arr("ids", np.int64, (None,))
+        n = ids.shape[0]
+        if offsets[0] != 0 or offsets[-1] != n or (np.diff(offsets) < 0).any():
+            raise ValueError("saved IVFIndex: offsets do not describe the lists")
+        stored = self.codes == "flat" or self.keep_vectors
+        self._vectors = arr("vectors", np.float32, (n if stored else 0, self.dim))
+        width = self.m if self.codes == "pq" else self.dim
+        self._codes = arr("codes", np.uint8, (0 if self.codes == "flat" else n, width))
+        if self.codes == "sq8":
+            self._sq_lo = arr("sq_lo", np.float32, (self.dim,))
+            self._sq_step = arr("sq_step", np.float32, (self.dim,))
+        if self.pq is not None:
+            self.pq._restore({"centroids": arrays["pq_centroids"]}, {})
+            self._pq_term = self._precomputed_term()
+            if self._codes.size and int(self._codes.max()) >= self.pq.ksub:
+                raise ValueError(f"saved IVFIndex: codes are not < ksub={self.pq.ksub}")
+        self._offsets, self._ids = offsets, ids

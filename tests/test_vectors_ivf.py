@@ -1,0 +1,251 @@
+"""IVFIndex: against exact kNN (flat codes with every list probed are exact; recall at fixed
+parameters, non-decreasing in n_probe), against a numpy IVF over the index's own lists and codes
+(flat, sq8, residual PQ; l2 and ip; every SIMD level), user ids, filters applied during the scan,
+padding, refine, save/load (mmap)/pickle, concurrent searches, errors."""
+
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from reference import vectors as ref
+
+from mirkit import vectors
+from mirkit.benchmarks.data import data_dir
+
+
+@pytest.fixture(scope="module")
+def mixture():
+    rng = np.random.default_rng(11)
+    means = rng.standard_normal((50, 32)) * 3
+    x = (means[rng.integers(0, 50, 5200)] + rng.standard_normal((5200, 32))).astype(np.float32)
+    return x[:5000], x[5000:]
+
+
+@pytest.fixture(scope="module")
+def sift():
+    base = data_dir()
+    d = None if base is None else base / "vectors" / "sift-affine"
+    if d is None or not (d / "base.npy").is_file():
+        pytest.skip("shared data absent: vectors/sift-affine")
+    return (np.load(d / "base.npy").astype(np.float32), np.load(d / "query.npy")[:200]
+            .astype(np.float32), np.load(d / "groundtruth.npy")[:200])
+
+
+def _lists(index):
+    """List of every stored position, and position -> id."""
+    return np.repeat(np.arange(index.n_lists), index.list_sizes), index._ids
+
+
+def _scored(index):
+    """The stored vectors as the index scores them, decoded by the reference."""
+    lists, _ = _lists(index)
+    if index.codes == "flat":
+        return index._vectors
+    if index.codes == "sq8":
+        return index._sq_lo.astype(np.float64) + index._codes * index._sq_step.astype(np.float64)
+    return index.centroids[lists] + ref.pq_decode(index._codes, index.pq.centroids_)
+
+
+def _check_against_reference(index, q, k, n_probe, metric, allow=None):
+    dist, ids = index.search(q, k, n_probe=n_probe,
+                             filter=None if allow is None else index._ids[allow.astype(bool)])
+    lists, pos_ids = _lists(index)
+    want_d, want_rows = ref.ivf_search(q, index.centroids, lists, _scored(index), k, n_probe,
+                                       metric, allow)
+    hit = want_rows >= 0
+    assert ((ids >= 0) == hit).all()
+    scale = 1e-4 * max(1.0, float(np.abs(want_d[hit]).max()))
+    np.testing.assert_allclose(dist[hit], want_d[hit], rtol=1e-4, atol=scale)
+    assert np.isinf(dist[~hit]).all()
+    assert (ids[hit] == pos_ids[want_rows[hit]]).mean() > 0.98
+
+
+@pytest.mark.parametrize("metric", ["l2", "ip"])
+@pytest.mark.parametrize("codes,m", [("flat", None), ("sq8", None), ("pq", 8), ("pq", 16)])
+def test_matches_reference_ivf(mixture, simd_level, metric, codes, m):
+    x, q = mixture
+    index = vectors.IVFIndex(32, 20, metric=metric, codes=codes, m=m, seed=1, max_iter=8)
+    index.train(x[:3000])
+    index.add(x)
+    assert len(index) == 5000 and index.list_sizes.sum() == 5000
+    for n_probe in (1, 3, 20):
+        _check_against_reference(index, q[:40], 10, n_probe, metric)
+    allow = np.random.default_rng(0).random(5000) < 0.05
+    _check_against_reference(index, q[:40], 10, 3, metric, allow)
+
+
+def test_flat_all_lists_is_exact(mixture):
+    x, q = mixture
+    for metric in ("l2", "ip"):
+        index = vectors.IVFIndex(32, 16, metric=metric, seed=0).train(x)
+        index.add(x)
+        dist, ids = index.search(q, 10, n_probe=16)
+        ref.assert_same_neighbors(q, x, dist, ids, 10, metric)
+
+
+def test_recall_rises_with_n_probe_sift(sift):
+    base, q, truth = sift
+    index = vectors.IVFIndex(128, 128, seed=0, max_iter=10).train(base)
+    index.add(base)
+    recalls = [ref.recall(index.search(q, 10, n_probe=p).ids, truth, 10)
+               for p in (1, 2, 4, 8, 16, 128)]
+    assert all(a <= b for a, b in zip(recalls, recalls[1:])), recalls
+    assert recalls[3] >= 0.85, recalls   # n_probe = 8 of 128 lists
+    assert recalls[-1] == 1.0
+
+
+def test_pq_refine_sift(sift):
+    base, q, truth = sift
+    index = vectors.IVFIndex(128, 64, codes="pq", m=16, keep_vectors=True, seed=0,
+                             max_iter=10).train(base)
+    index.add(base)
+    plain = ref.recall(index.search(q, 10, n_probe=16).ids, truth, 10)
+    refined_d, refined = index.search(q, 10, n_probe=16, refine=100)
+    r = ref.recall(refined, truth, 10)
+    assert plain >= 0.5 and r >= 0.9 and r > plain, (plain, r)
+    # Refined distances are exact distances of the returned rows.
+    np.testing.assert_allclose(refined_d, ((q[:, None, :] - base[refined]) ** 2).sum(-1),
+                               rtol=1e-5)
+    assert index.code_size == 16
+
+
+def test_user_ids_filters_and_padding(mixture):
+    x, q = mixture
+    index = vectors.IVFIndex(32, 10, seed=0).train(x)
+    ids = np.arange(5000, dtype=np.int64) * 7 - 100
+    index.add(x[:2500], ids=ids[:2500])
+    index.add(x[2500:], ids=ids[2500:])
+    dist, got = index.search(q, 5, n_probe=10)
+    want_d, want = ref.knn(q, x, 5)
+    assert (got == ids[want]).mean() > 0.99
+    # Allow-list of ids: the best allowed rows, from every probed list.
+    allowed_rows = np.arange(0, 5000, 97)
+    d_f, got_f = index.search(q, 5, n_probe=10, filter=ids[allowed_rows])
+    want_d, want_r = ref.knn(q, x[allowed_rows], 5)
+    assert (got_f == ids[allowed_rows][want_r]).mean() > 0.99
+    np.testing.assert_allclose(d_f, want_d, rtol=1e-4)
+    # Boolean mask indexed by id: ids outside it (the negative ones too) are excluded.
+    mask = np.zeros(ids.max() + 1, bool)
+    mask[ids[allowed_rows][ids[allowed_rows] >= 0]] = True
+    _, got_m = index.search(q, 5, n_probe=10, filter=mask)
+    assert set(got_m[got_m >= 0].tolist()) <= set(ids[allowed_rows].tolist())
+    # Fewer than k allowed: padded with -1 / +inf.
+    d3, got3 = index.search(q[:2], 5, n_probe=10, filter=ids[[3, 4000]])
+    assert (got3[:, 2:] == -1).all() and np.isinf(d3[:, 2:]).all()
+    assert sorted(got3[0, :2].tolist()) == sorted(ids[[3, 4000]].tolist())
+    # Few lists probed on a nearly empty index: padding too.
+    small = vectors.IVFIndex(32, 10, metric="ip", seed=0).train(x)
+    small.add(x[:3])
+    d, i = small.search(q[:1], 4, n_probe=10)
+    assert (i[0, 3] == -1) and d[0, 3] == -np.inf
+    empty = vectors.IVFIndex(32, 10, seed=0).train(x)
+    assert (empty.search(q[:2], 3).ids == -1).all()
+
+
+def test_filter_applied_during_scan(mixture):
+    # A filter that excludes the k nearest still returns k hits (applied before the heap,
+    # not to the top-k after it).
+    x, q = mixture
+    index = vectors.IVFIndex(32, 8, codes="pq", m=8, seed=0).train(x)
+    index.add(x)
+    _, best = index.search(q[:5], 10, n_probe=8)
+    keep = np.ones(5000, bool)
+    keep[best.ravel()] = False
+    _, got = index.search(q[:5], 10, n_probe=8, filter=keep)
+    assert (got >= 0).all() and not np.isin(got, best).any()
+
+
+def test_save_load_mmap_pickle(tmp_path, mixture):
+    x, q = mixture
+    for codes, m in (("flat", None), ("sq8", None), ("pq", 8)):
+        index = vectors.IVFIndex(32, 12, codes=codes, m=m, keep_vectors=codes == "pq", seed=0)
+        index.train(x).add(x, ids=np.arange(5000) * 3)
+        want = index.search(q, 7, n_probe=4, refine=20 if codes == "pq" else 0)
+        index.save(tmp_path / codes)
+        for other in (vectors.IVFIndex.load(tmp_path / codes),
+                      vectors.IVFIndex.load(tmp_path / codes, mmap=True),
+                      pickle.loads(pickle.dumps(index))):
+            got = other.search(q, 7, n_probe=4, refine=20 if codes == "pq" else 0)
+            np.testing.assert_array_equal(got.ids, want.ids)
+            np.testing.assert_array_equal(got.distances, want.distances)
+            assert repr(other) == repr(index)
+        again = vectors.IVFIndex.load(tmp_path / codes, mmap=True)
+        again.add(x[:10])
+        assert len(again) == 5010
+    blank = pickle.loads(pickle.dumps(vectors.IVFIndex(4, 2)))
+    assert not blank.is_trained
+    with pytest.raises(ValueError, match="not trained"):
+        vectors.IVFIndex(4, 2).save(tmp_path / "blank")
+
+
+def test_concurrent_searches(mixture):
+    x, q = mixture
+    index = vectors.IVFIndex(32, 16, codes="pq", m=8, seed=0).train(x)
+    index.add(x)
+    want = index.search(q, 10, n_probe=4, threads=1)
+    results, errors = [None] * 6, []
+
+    def work(i):
+        try:
+            results[i] = index.search(q, 10, n_probe=4, threads=2)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for r in results:
+        np.testing.assert_array_equal(r.ids, want.ids)
+        np.testing.assert_array_equal(r.distances, want.distances)
+
+
+def test_errors(mixture):
+    x, q = mixture
+    with pytest.raises(ValueError, match="codes must be one of"):
+        vectors.IVFIndex(32, 4, codes="lsh")
+    with pytest.raises(ValueError, match="metric must be one of"):
+        vectors.IVFIndex(32, 4, metric="cosine")
+    with pytest.raises(ValueError, match="needs m"):
+        vectors.IVFIndex(32, 4, codes="pq")
+    with pytest.raises(ValueError, match="only for codes='pq'"):
+        vectors.IVFIndex(32, 4, m=4)
+    with pytest.raises(ValueError, match="multiple of m"):
+        vectors.IVFIndex(32, 4, codes="pq", m=5)
+    with pytest.raises(ValueError, match="n_lists must be > 0"):
+        vectors.IVFIndex(32, 0)
+    index = vectors.IVFIndex(32, 4, codes="sq8")
+    with pytest.raises(ValueError, match="not trained"):
+        index.add(x)
+    with pytest.raises(ValueError, match="not trained"):
+        index.search(q, 3)
+    with pytest.raises(ValueError, match="at least 4 rows"):
+        index.train(x[:3])
+    index.train(x)
+    with pytest.raises(ValueError, match="32 columns"):
+        index.add(x[:, :16])
+    bad = q[:3].copy()
+    bad[2, 0] = np.nan
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(row 2\)"):
+        index.search(bad, 3)
+    with pytest.raises(ValueError, match="NaN"):
+        index.add(bad)
+    with pytest.raises(TypeError, match="real numbers"):
+        index.search(np.zeros((2, 32), bool), 3)
+    with pytest.raises(ValueError, match="ids must have shape"):
+        index.add(x[:5], ids=np.arange(4))
+    with pytest.raises(TypeError, match="ids must be integers"):
+        index.add(x[:5], ids=np.arange(5.0))
+    with pytest.raises(ValueError, match="k must be > 0"):
+        index.search(q, 0)
+    with pytest.raises(ValueError, match="n_probe must be > 0"):
+        index.search(q, 3, n_probe=0)
+    with pytest.raises(ValueError, match="keep_vectors=True"):
+        index.search(q, 3, refine=10)
+    with pytest.raises(TypeError, match="filter"):
+        index.search(q, 3, filter=np.array([0.5]))
+    with pytest.raises(TypeError, match="keep_vectors"):
+        vectors.IVFIndex(32, 4, keep_vectors=1)
