@@ -115,7 +115,8 @@ PUBLIC_NAMES = {
     ],
     'mirkit.vectors': [
         'HammingLSH', 'KMeans', 'LSHIndex', 'LSHParams', 'Matches', 'MiniBatchKMeans', 'Neighbors',
-        'VectorQuantizer', 'kernel_level', 'knn', 'match', 'suggest_lsh_params'
+        'VectorQuantizer', 'kernel_level', 'knn', 'match', 'suggest_lsh_params',
+        'IVFIndex', 'IVFParams', 'ProductQuantizer', 'suggest_ivf_params'
     ],
 }
 

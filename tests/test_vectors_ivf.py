@@ -249,3 +249,97 @@ def test_errors(mixture):
         index.search(q, 3, filter=np.array([0.5]))
     with pytest.raises(TypeError, match="keep_vectors"):
         vectors.IVFIndex(32, 4, keep_vectors=1)
+
+
+def _fresh_recall(p, base, q, k, seed=0):
+    """Recall@k of an index built from the suggestion on all of `base`, on queries the
+    suggestion never saw, against numpy brute force."""
+    index = vectors.IVFIndex(base.shape[1], seed=seed, **p.index_kwargs()).train(base)
+    index.add(base)
+    ids = index.search(q, k, **p.search_kwargs()).ids
+    return ref.recall(ids, ref.knn(q, base, k, p.metric)[1], k)
+
+
+@pytest.mark.parametrize("metric", ["l2", "ip"])
+def test_suggest_flat_reaches_target_on_unseen_queries(mixture, metric):
+    base, q = mixture
+    p = vectors.suggest_ivf_params(base, k=10, target_recall=0.9, metric=metric,
+                                   n_queries=200, seed=1, lists=(16, 64))
+    assert isinstance(p, vectors.IVFParams)
+    assert p.recall >= 0.9 and p.codes == "flat" and p.refine == 0 and p.m is None
+    assert p.n_lists in (16, 64) and 1 <= p.n_probe <= p.n_lists
+    # pruning: an IVF probing every list is brute force; the suggestion must scan less
+    assert p.scanned < 0.5 * len(base)
+    assert _fresh_recall(p, base, q, 10, seed=1) >= 0.88
+    again = vectors.suggest_ivf_params(base, k=10, target_recall=0.9, metric=metric,
+                                       n_queries=200, seed=1, lists=(16, 64))
+    assert again == p
+    # a lower target never costs more, a higher one never less
+    low = vectors.suggest_ivf_params(base, k=10, target_recall=0.6, metric=metric,
+                                     n_queries=200, seed=1, lists=(16, 64))
+    assert low.recall >= 0.6 and low.cost <= p.cost
+
+
+def test_suggest_pq_with_refine_reaches_target(mixture):
+    base, q = mixture
+    p = vectors.suggest_ivf_params(base, k=10, target_recall=0.9, codes="pq", m=8,
+                                   n_queries=200, seed=2, lists=(16, 32))
+    assert p.recall >= 0.9 and p.codes == "pq" and p.m == 8 and p.nbits == 8
+    kwargs = p.index_kwargs()
+    assert kwargs["keep_vectors"] == (p.refine > 0)
+    assert _fresh_recall(p, base, q, 10, seed=2) >= 0.88
+    # 8 one-byte codes of a 32-d mixture lose neighbours: without re-ranking the target is
+    # out of reach, and the best setting found is returned with its (lower) recall
+    plain = vectors.suggest_ivf_params(base, k=10, target_recall=1.0, codes="pq", m=8,
+                                       n_queries=200, seed=2, lists=(16,), refines=(0,))
+    assert plain.refine == 0 and plain.recall < 1.0
+    assert "keep_vectors" in plain.index_kwargs() and not plain.index_kwargs()["keep_vectors"]
+    assert abs(_fresh_recall(plain, base, q, 10, seed=2) - plain.recall) < 0.1
+
+
+def test_suggest_ivf_errors(mixture):
+    base, _ = mixture
+    small = base[:300]
+    with pytest.raises(ValueError, match="n_queries"):
+        vectors.suggest_ivf_params(base[:100], n_queries=100)
+    for bad in (0, 1.5, -0.1, True, "0.9"):
+        with pytest.raises(ValueError, match="target_recall"):
+            vectors.suggest_ivf_params(small, target_recall=bad, n_queries=50)
+    with pytest.raises(ValueError, match="metric"):
+        vectors.suggest_ivf_params(small, metric="cosine", n_queries=50)
+    with pytest.raises(ValueError, match="codes"):
+        vectors.suggest_ivf_params(small, codes="sq8", n_queries=50)
+    with pytest.raises(ValueError, match="needs m"):
+        vectors.suggest_ivf_params(small, codes="pq", n_queries=50)
+    with pytest.raises(ValueError, match="divide"):
+        vectors.suggest_ivf_params(small, codes="pq", m=5, n_queries=50)
+    with pytest.raises(ValueError, match="only for codes='pq'"):
+        vectors.suggest_ivf_params(small, m=4, n_queries=50)
+    with pytest.raises(ValueError, match="lists"):
+        vectors.suggest_ivf_params(small, lists=(1000,), n_queries=50)
+    with pytest.raises(ValueError, match="lists"):
+        vectors.suggest_ivf_params(small, lists=(), n_queries=50)
+    with pytest.raises(ValueError, match="refines"):
+        vectors.suggest_ivf_params(small, refines=(20,), n_queries=50)
+    with pytest.raises(ValueError, match="k"):
+        vectors.suggest_ivf_params(small, k=0, n_queries=50)
+    with pytest.raises(ValueError, match="X"):
+        vectors.suggest_ivf_params(np.full((300, 4), np.nan, np.float32), n_queries=50)
+
+
+def test_suggest_on_sift_and_on_unclustered_data(sift):
+    base, q, _ = sift
+    base = base[:20000]  # the shared ground truth is for the whole base: numpy's is used here
+    p = vectors.suggest_ivf_params(base, k=10, target_recall=0.95, n_queries=200, seed=0,
+                                   lists=(64, 256))
+    assert p.recall >= 0.95 and 1 < p.n_probe < p.n_lists
+    assert _fresh_recall(p, base, q, 10) >= 0.93   # the real SIFT queries, never sampled
+    pq = vectors.suggest_ivf_params(base[:10000], k=10, target_recall=0.9, codes="pq", m=16,
+                                    n_queries=200, seed=0, lists=(64,))
+    assert pq.recall >= 0.9 and pq.refine > 0  # 16-byte codes alone miss the target
+    assert _fresh_recall(pq, base[:10000], q, 10) >= 0.88
+    # Gaussian noise has no clusters: many lists must be probed, far fewer than all
+    x = np.random.default_rng(0).standard_normal((4200, 16)).astype(np.float32)
+    p = vectors.suggest_ivf_params(x[:4000], k=10, target_recall=0.9, n_queries=200, seed=0)
+    assert p.recall >= 0.9 and 1 < p.n_probe < p.n_lists and p.scanned < 0.3 * 4000
+    assert _fresh_recall(p, x[:4000], x[4000:], 10) >= 0.88

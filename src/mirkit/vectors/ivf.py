@@ -3,18 +3,19 @@ residual product-quantized codes (FAISS's IndexIVFFlat, IndexIVFScalarQuantizer,
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from mirkit import _core
 from mirkit._validate import as_float32_matrix, check_count, check_positive_int
 from mirkit.vectors._store import Saved
-from mirkit.vectors.exact import Neighbors
+from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.kmeans import KMeans
+from mirkit.vectors.lsh import recall_at_k
 from mirkit.vectors.pq import ProductQuantizer
 
-__all__ = ["IVFIndex"]
+__all__ = ["IVFIndex", "IVFParams", "suggest_ivf_params"]
 
 _CODES = ("flat", "sq8", "pq")
 _METRICS = ("l2", "ip")
@@ -365,3 +366,162 @@ class IVFIndex(Saved):
             if self._codes.size and int(self._codes.max()) >= self.pq.ksub:
                 raise ValueError(f"saved IVFIndex: codes are not < ksub={self.pq.ksub}")
         self._offsets, self._ids = offsets, ids
+
+
+class IVFParams(NamedTuple):
+    """Parameters chosen by :func:`suggest_ivf_params`, with what they reached on the sample."""
+
+    metric: str
+    codes: str
+    n_lists: int
+    m: Optional[int]
+    nbits: int
+    n_probe: int
+    refine: int
+    recall: float  # recall@k on the held-out sample
+    scanned: float  # mean stored vectors scored per query (codes in the probed lists)
+    cost: float  # the estimated work per query that was minimised (multiply-adds)
+
+    def index_kwargs(self) -> dict:
+        """Keyword arguments of :class:`IVFIndex` (after `dim`)."""
+        kwargs = {"n_lists": self.n_lists, "metric": self.metric, "codes": self.codes}
+        if self.codes == "pq":
+            kwargs.update(m=self.m, nbits=self.nbits, keep_vectors=self.refine > 0)
+        return kwargs
+
+    def search_kwargs(self) -> dict:
+        """Keyword arguments of :meth:`IVFIndex.search` (after `Q` and `k`)."""
+        return {"n_probe": self.n_probe, "refine": self.refine}
+
+
+def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: str = "l2",
+                       codes: str = "flat", m: Optional[int] = None, nbits: int = 8,
+                       n_queries: int = 200, seed: int = 0, threads: int = 0, lists=None,
+                       refines=None) -> IVFParams:
+    """Pick IVF parameters reaching `target_recall` (recall@k) at the lowest search cost.
+
+    `n_queries` random rows of `X` are held out as queries and their exact top k in the other
+    rows (brute force) is the truth. For every list count of the grid an :class:`IVFIndex` is
+    trained on and filled with the other rows, and for every `refine` of the grid the smallest
+    n_probe in 1, 2, 4, ..., n_lists that reaches the target is found. The cost of a setting
+    is the multiply-adds of a query: ``n_lists * dim`` (choosing the lists) + the vectors in
+    the probed lists times ``dim`` (flat codes) or ``m`` (PQ table look-ups; plus the tables,
+    ``2**nbits * dim``, per probed list) + ``refine * dim`` for re-ranking; the cheapest
+    setting wins. Deterministic for a given seed.
+
+    Parameters
+    ----------
+    X : array_like (n, d)
+        A representative sample of the collection (n > n_queries + k).
+    k, target_recall
+        Recall@k to reach, in (0, 1].
+    metric : {"l2", "ip"}
+    codes : {"flat", "pq"}
+    m, nbits
+        The product quantizer of ``codes="pq"`` (`m` required, a divisor of d); fixed, as
+        they fix the memory per vector.
+    n_queries, seed, threads
+    lists : sequence of int, optional
+        List counts to try (default: sqrt(n) times 1/2, 1, 2 and 4, each at least 1 and at
+        most n / 8).
+    refines : sequence of int, optional
+        Candidates re-ranked exactly with ``codes="pq"`` (default 0, 2k, 4k, 8k, 16k); only
+        0 with flat codes (already exact).
+
+    Returns
+    -------
+    IVFParams
+        ``IVFIndex(d, seed=seed, **p.index_kwargs())`` trained on and filled with the sample,
+        searched with ``**p.search_kwargs()``, reproduces the sample recall. If no setting
+        reaches the target, the one with the highest recall (ties: the cheapest).
+
+    Raises
+    ------
+    ValueError
+        Bad options, too few rows, `m` missing (or given with flat codes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mirkit.vectors import IVFIndex, suggest_ivf_params
+    >>> X = np.random.default_rng(0).standard_normal((3000, 8)).astype(np.float32)
+    >>> p = suggest_ivf_params(X, k=5, target_recall=0.9, n_queries=50, lists=(16, 32))
+    >>> p.recall >= 0.9, p.codes, p.refine
+    (True, 'flat', 0)
+    >>> index = IVFIndex(8, seed=0, **p.index_kwargs()).train(X)
+    >>> index.add(X)
+    >>> index.search(X[:2], 5, **p.search_kwargs()).ids[:, 0].tolist()
+    [0, 1]
+    """
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    if codes not in ("flat", "pq"):
+        raise ValueError(f"codes must be 'flat' or 'pq', got {codes!r}")
+    if isinstance(target_recall, bool) or not isinstance(target_recall, (int, float)) \
+            or not 0 < target_recall <= 1:
+        raise ValueError(f"target_recall must be a number in (0, 1], got {target_recall!r}")
+    k = check_positive_int(k, "k")
+    n_queries = check_positive_int(n_queries, "n_queries")
+    nbits = check_positive_int(nbits, "nbits")
+    seed = check_count(seed, "seed")
+    threads = check_count(threads, "threads")
+    x = as_float32_matrix(X, "X")
+    n, d = x.shape
+    if codes == "pq":
+        if m is None:
+            raise ValueError("codes='pq' needs m (sub-quantizers, a divisor of the dimension)")
+        m = check_positive_int(m, "m")
+        if d % m:
+            raise ValueError(f"m must divide the dimension {d}, got m={m}")
+    elif m is not None:
+        raise ValueError(f"m is only for codes='pq', got m={m!r} with codes={codes!r}")
+    if n <= n_queries + k:
+        raise ValueError(f"X needs more than n_queries + k = {n_queries + k} rows, got {n}")
+    order = np.random.default_rng(seed).permutation(n)
+    queries, base = x[order[:n_queries]], x[np.sort(order[n_queries:])]
+    nb = len(base)
+    if lists is None:
+        root = np.sqrt(nb)
+        lists = sorted({int(min(max(1, round(f * root)), max(1, nb // 8)))
+                        for f in (0.5, 1, 2, 4)})
+    lists = [check_positive_int(v, "lists") for v in lists]
+    if not lists or max(lists) > nb:
+        raise ValueError(f"lists must be a non-empty sequence of list counts <= {nb} "
+                         f"(the rows not held out), got {lists}")
+    if refines is None:
+        refines = (0, 2 * k, 4 * k, 8 * k, 16 * k) if codes == "pq" else (0,)
+    refines = [check_count(r, "refines") for r in refines]
+    if not refines or (codes == "flat" and any(refines)):
+        raise ValueError(f"refines must be a non-empty sequence, only 0 with flat codes, "
+                         f"got {refines}")
+    truth = knn(queries, base, k, metric=metric, threads=threads).ids
+    per_code = d if codes == "flat" else m
+    best = fallback = None
+    for n_lists in lists:
+        index = IVFIndex(d, n_lists, metric=metric, codes=codes, m=m, nbits=nbits,
+                         keep_vectors=codes == "pq" and any(refines), seed=seed,
+                         threads=threads).train(base)
+        index.add(base)
+        probes = [p for p in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if p < n_lists]
+        probes.append(n_lists)
+        # Lists each query probes, nearest first, as the search chooses them.
+        nearest = knn(queries, index.centroids, n_lists, metric=metric, threads=threads).ids
+        sizes = index.list_sizes[nearest].cumsum(axis=1)       # vectors scanned, by n_probe
+        for refine in refines:
+            for n_probe in probes:
+                ids = index.search(queries, k, n_probe=n_probe, refine=refine).ids
+                recall = recall_at_k(ids, truth)
+                scanned = float(sizes[:, n_probe - 1].mean())
+                cost = float(n_lists * d + scanned * per_code + refine * d
+                             + (n_probe * 2 ** nbits * d if codes == "pq" else 0))
+                params = IVFParams(metric, codes, n_lists, m, nbits, n_probe, refine, recall,
+                                   scanned, cost)
+                if fallback is None or (recall, -cost) > (fallback.recall, -fallback.cost):
+                    fallback = params
+                if recall >= target_recall:
+                    if best is None or cost < best.cost:
+                        best = params
+                    break
+                if best is not None and cost > best.cost:
+                    break  # dearer than the best setting found already
+    return best if best is not None else fallback
