@@ -80,6 +80,12 @@ def _cmd_bench(args) -> int:
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
         raise UserError(f"unknown benchmark(s) {unknown}; available: {list(BENCHMARKS)}")
+    if args.plot is not None:
+        if "ann" not in names:
+            raise UserError("--plot draws the recall-QPS curves of the ann benchmark; "
+                            "name ann among the benchmarks")
+        from mirkit.benchmarks.ann import check_plot_path
+        check_plot_path(args.plot)  # before hours of timing, not after
     results = []
     # Each section says how it times (the query benchmark takes per-query medians of at most
     # 3 passes, indexing at most 3 builds), so the header claims no repetition count.
@@ -92,7 +98,8 @@ def _cmd_bench(args) -> int:
             repeat = min(args.repeat, most)
             print(f"\n### {name} ({how.format(repeat=repeat)})\n")
             extra = ({"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache,
-                      "max_queries": args.max_queries} if name == "query" else {})
+                      "max_queries": args.max_queries} if name == "query" else
+                     {"plot": args.plot} if name == "ann" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
@@ -620,6 +627,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="query: documents in the synthetic corpus")
     p.add_argument("--max-queries", type=int, default=None,
                    help="query: at most this many queries per corpus (default: all that hit)")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="ann: also draw recall@10 against queries/s into FILE (.png, .svg, "
+                   ".pdf, ...; needs matplotlib)")
     p.set_defaults(func=_cmd_bench)
     p = sub.add_parser("index", help="build an index from JSON Lines, TREC, a folder (or .gz)")
     p.add_argument("input", nargs="+",

@@ -11,20 +11,28 @@ query, distances ascending, and for flat codes or re-ranking the returned distan
 exact squared distances of the returned rows. Recall is measured against the exact top 10 of
 ``faiss.IndexFlatL2`` (and of the shared ground truth for SIFT), which must agree with
 mirkit's exact kNN. Queries/s: the whole query batch, median of `repeat` runs, wall clock.
+
+With ``--plot FILE`` (``report(plot=FILE)``) the recall-QPS curves are also drawn with
+matplotlib's Agg renderer, one panel per data set (QPS on a log scale, 1 thread solid, 2 threads
+dashed), in the format of the file's extension (png, svg, pdf, ...), written atomically.
 """
 
 from __future__ import annotations
 
+import io
+import os
 import statistics
 import time
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Optional
 
 import numpy as np
 
 from mirkit import vectors
+from mirkit._files import fsync_dir, temp_sibling, write_file
 from mirkit.benchmarks.vectors import gaussian_mixture, sift
 
-__all__ = ["report"]
+__all__ = ["check_plot_path", "report", "write_plot"]
 
 K = 10
 PROBES = (1, 2, 4, 8, 16, 32, 64)
@@ -131,7 +139,7 @@ def _table(head, rows) -> None:
     print()
 
 
-def _dataset(name, base, q, truth, n_lists, m, refine, repeat) -> None:
+def _dataset(name, base, q, truth, n_lists, m, refine, repeat) -> dict:
     n, d = base.shape
     print(f"#### {name}: {n:,} x {d} base, {len(q):,} queries, {n_lists} lists, PQ m={m} "
           f"nbits=8, refine = {refine} candidates\n")
@@ -167,20 +175,87 @@ def _dataset(name, base, q, truth, n_lists, m, refine, repeat) -> None:
                             "-" if a is None or b is None else round(a[2] / b[2], 2)])
     _table(["recall@10", "mirkit index", "mirkit best QPS, 1 thread",
             "faiss best QPS, 1 thread", "ratio mirkit / faiss"], summary)
+    return curves
 
 
-def report(quick: bool = False, repeat: int = 3) -> None:
-    """Print the tables of both data sets as markdown."""
+def check_plot_path(path) -> Path:
+    """`path` as a Path, once matplotlib is importable, its extension is a format matplotlib
+    writes and its directory exists; ValueError otherwise (checked before any timing)."""
+    path = Path(path)
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ValueError(f"--plot {path}: needs matplotlib (pip install 'mirkit[plots]'): "
+                         f"{e}") from None
+    formats = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    ext = path.suffix.lstrip(".").lower()
+    if ext not in formats:
+        raise ValueError(f"--plot {path}: the extension must be one of {sorted(formats)}")
+    if not path.absolute().parent.is_dir():
+        raise ValueError(f"--plot {path}: directory {path.absolute().parent} does not exist")
+    return path
+
+
+def write_plot(path, panels: dict):
+    """Draws recall@10 against QPS for every index of every data set (`panels`: data set name ->
+    {index label -> [[n_probe, recall, QPS 1 thread, QPS 2 threads], ...]}) into `path`;
+    returns the matplotlib Figure."""
+    path = check_plot_path(path)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.5 * max(1, len(panels)), 5.5))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
+    for ax, (name, curves) in zip(axes, panels.items()):
+        for i, (label, pts) in enumerate(curves.items()):
+            pts = sorted(pts, key=lambda pt: pt[1])
+            rec = [pt[1] for pt in pts]
+            color = f"C{i % 10}"
+            ax.plot(rec, [pt[2] for pt in pts], "o-", color=color, label=f"{label}, 1 thread")
+            ax.plot(rec, [pt[3] for pt in pts], "x--", color=color, alpha=0.6,
+                    label=f"{label}, 2 threads")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"recall@{K}")
+        ax.set_ylabel("queries per second")
+        ax.set_title(name)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix.lstrip(".").lower())
+    tmp = temp_sibling(path)
+    try:
+        write_file(tmp, buf.getvalue())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    fsync_dir(path.absolute().parent)
+    return fig
+
+
+def report(quick: bool = False, repeat: int = 3, plot: Optional[str] = None) -> None:
+    """Print the tables of both data sets as markdown; with `plot`, also draw the recall-QPS
+    curves into that file (:func:`write_plot`)."""
+    if plot is not None:
+        check_plot_path(plot)
+    panels = {}
     data = sift()
     if data is not None:
         base, q, gt = data
         q = q[:300] if quick else q
-        _dataset("SIFT (sift-affine)", base, q, _truth(base, q, gt[:len(q)]), 256, 16, 100,
-                 repeat)
+        panels["SIFT (sift-affine)"] = _dataset("SIFT (sift-affine)", base, q,
+                                                _truth(base, q, gt[:len(q)]), 256, 16, 100,
+                                                repeat)
     n = 40_000 if quick else 200_000
     # Overlapping components (mean coordinates of standard deviation 1, as the noise), so the
     # nearest neighbours of a query are not all in its own component's list.
     x = gaussian_mixture(n + 1000, d=128, components=512, seed=1, spread=1.0)
     base, q = x[:n], x[n:]
-    _dataset("Gaussian mixture", base, q, _truth(base, q), 256 if quick else 512, 16, 100,
-             repeat)
+    panels["Gaussian mixture"] = _dataset("Gaussian mixture", base, q, _truth(base, q),
+                                          256 if quick else 512, 16, 100, repeat)
+    if plot is not None:
+        write_plot(plot, panels)
+        print(f"wrote the recall-QPS plot {plot}")
