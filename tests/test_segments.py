@@ -25,6 +25,8 @@ from mirkit.index import (Index, IndexCorruptError, IndexLockedError, IndexVersi
                           IndexWriter, MergePolicy, SegmentedIndex, build_index)
 from mirkit.index import segments as seg
 from mirkit.index._manifest import load_manifest
+from mirkit.index.reader import Index as SegmentIndex
+from mirkit.ingest import InputError
 from mirkit.search import ALGORITHMS, Searcher
 from mirkit.search.scoring import BM25, TFIDF, QueryLikelihood
 
@@ -155,6 +157,7 @@ class LivingIndex(RuleBasedStateMachine):
             merge_factor=3, max_deleted=0.5))
         self.pending: dict = {}  # id -> text, in collection order (uncommitted included)
         self.committed: dict = {}
+        self.gone: set = set()  # ids added and deleted: adding them again is allowed
         self.counter = 0
 
     def teardown(self):
@@ -180,6 +183,33 @@ class LivingIndex(RuleBasedStateMachine):
         assert self.writer.delete(ids) == len(ids)
         for i in ids:
             del self.pending[i]
+            self.gone.add(i)
+
+    @precondition(lambda self: self.gone or self.pending)
+    @rule(data=st.data(), text=st.sampled_from(WORDS))
+    def add_again(self, data, text):
+        """Adding a deleted id is allowed, a live one refused (add and add_documents)."""
+        doc = data.draw(st.sampled_from(sorted(self.gone | set(self.pending))))
+        if doc in self.pending:
+            with pytest.raises(ValueError, match="already in"):
+                self.writer.add(doc, text)
+            with pytest.raises(InputError, match="duplicate document id"):
+                self.writer.add_documents([(doc, text)])
+        else:
+            assert self.writer.add_documents([(doc, text)]) == 1
+            self.gone.discard(doc)
+            self.pending[doc] = text
+        assert self.writer.n_docs == len(self.pending)
+
+    @rule()
+    def commit_and_reopen(self):
+        """A new writer starts without the id map (built on its first delete or update)."""
+        self.writer.commit()
+        self.writer.close()
+        self.committed = dict(self.pending)
+        self.writer = IndexWriter.open(self.path, threads=1, merge_policy=MergePolicy(
+            merge_factor=3, max_deleted=0.5))
+        assert self.writer.n_docs == len(self.pending)
 
     @precondition(lambda self: self.pending)
     @rule(data=st.data(), text=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)
@@ -642,3 +672,89 @@ def test_opening_a_damaged_index_releases_the_lock(tmp_path):
         IndexWriter.open(path)  # not IndexLockedError: the failed writer let go
     with pytest.raises(IndexCorruptError, match="manifest.json"):
         IndexWriter.open(tmp_path)  # not an index
+
+
+def test_find_doc_ids_matches_the_decoded_ids(tmp_path):
+    ids = ["a", "b\u00e9", "\U0001F600x", "long-" + "y" * 300, "c"]
+    index = build_index([(i, "alpha") for i in ids], tmp_path / "ix", threads=1)
+    where = {doc_id: d for d, doc_id in enumerate(index.doc_ids)}  # the reference
+    asked = ids + ["zz", "", "a", "B\u00e9", "long-" + "y" * 299, "c"]
+    got = index._reader.find_doc_ids(asked)
+    assert got.dtype == np.int64
+    assert got.tolist() == [where.get(i, -1) for i in asked]
+    assert index._reader.find_doc_ids([]).tolist() == []
+
+
+def _count_decodes(monkeypatch) -> list:
+    """Counts the decodes of a segment's ids (``Index.doc_ids``) into the returned list."""
+    calls = []
+    decode = SegmentIndex.doc_ids.fget
+
+    def counted(self):
+        calls.append(self.path)
+        return decode(self)
+
+    monkeypatch.setattr(SegmentIndex, "doc_ids", property(counted))
+    return calls
+
+
+def test_open_and_add_decode_no_ids_and_refuse_duplicates(tmp_path, monkeypatch):
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([(f"d{i}", "alpha beta") for i in range(50)])
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([(f"e{i}", "gamma") for i in range(20)])
+        w.delete(["d3", "e4"])
+    calls = _count_decodes(monkeypatch)
+    w = IndexWriter.open(path, threads=1, merge_policy=None)
+    assert w.n_docs == 68
+    w.add("new1", "alpha delta")
+    assert w.add_documents([("new2", "beta"), ("d3", "deleted in a commit: allowed")]) == 2
+    with pytest.raises(ValueError, match="'d7' is already in"):
+        w.add("d7", "live")
+    with pytest.raises(ValueError, match="'new1' is already in"):
+        w.add("new1", "added since the commit")
+    with pytest.raises(InputError, match=":2: duplicate document id 'e5'"):
+        w.add_documents([("new3", "x"), ("e5", "live")])
+    with pytest.raises(InputError, match="duplicate document id 'new4'"):
+        w.add_documents([("new4", "x"), ("new4", "twice in one batch")])
+    assert w.add_documents([("new5", "x"), ("d0", "dup"), ("new2", "dup")], skip_errors=True) == 1
+    assert w.skipped == 2 and [str(e) for e in w.errors][-2:] == [
+        "<iterable>:2: duplicate document id 'd0'", "<iterable>:3: duplicate document id 'new2'"]
+    w.commit()
+    assert calls == []  # opening, adding and committing decoded no id
+    with pytest.raises(ValueError, match="'new2' is already in"):
+        w.add("new2", "committed now")  # found by the scan of the committed segment
+    w.add("new3", "the batches that failed added nothing")
+    assert calls == []
+    w.delete(["d9"])  # the first delete builds the id map: each segment's ids, once
+    assert len(calls) == len(Index.open(path).segments)
+    with pytest.raises(ValueError, match="'new5' is already in"):
+        w.add("new5", "x")
+    w.add("d9", "deleted since the commit: allowed")
+    w.commit()
+    w.close()
+    expected = [f"d{i}" for i in range(50) if i not in (3, 9)] + \
+        [f"e{i}" for i in range(20) if i != 4] + ["new1", "new2", "d3", "new5", "new3", "d9"]
+    assert sorted(Index.open(path).doc_ids) == sorted(expected)
+
+
+def test_many_single_adds_build_the_id_map_once(tmp_path, monkeypatch):
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([(f"d{i}", "alpha") for i in range(10)])
+    calls = _count_decodes(monkeypatch)
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for i in range(16):
+            w.add(f"n{i}", "beta")  # each scans the segment's ids
+        assert calls == []
+        for i in range(16, 20):
+            w.add(f"n{i}", "beta")  # the scans passed 16 times over the ids: the map instead
+        assert len(calls) == 1
+        with pytest.raises(ValueError, match="'d4' is already in"):
+            w.add("d4", "x")
+        with pytest.raises(ValueError, match="'n8' is already in"):
+            w.add("n8", "x")
+        assert w.n_docs == 30
+    assert len(calls) == 1
+    assert Index.open(path).doc_ids == [f"d{i}" for i in range(10)] + [f"n{i}" for i in range(20)]

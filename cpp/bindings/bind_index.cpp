@@ -291,6 +291,16 @@ void bind_index(py::module_& m) {
         }
         return out;
       }, py::arg("docids") = py::none())
+      .def("find_doc_ids", [](const IndexReader& r, const std::vector<std::string>& ids) {
+        // Internal docid of each external id, -1 when absent (int64).
+        py::array_t<int64_t> out(static_cast<py::ssize_t>(ids.size()));
+        int64_t* o = out.mutable_data();
+        {
+          py::gil_scoped_release release;
+          r.find_doc_ids(ids, o);
+        }
+        return out;
+      }, py::arg("ids"))
       .def("terms", [](const IndexReader& r, uint32_t first, uint32_t last) {
         py::list out;
         for (uint32_t t = first; t < last && t < r.n_terms(); ++t) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <unordered_map>
 
 #include "codecs/elias.hpp"
 #include "codecs/elias_fano.hpp"
@@ -243,6 +244,21 @@ std::pair<uint32_t, uint32_t> IndexReader::prefix_range(std::string_view prefix)
 std::string_view IndexReader::doc_id(uint32_t d) const {
   if (d >= m_layout.n_docs) core::fail_index("docid ", d, " out of range [0, ", m_layout.n_docs, ")");
   return {m_doc_ids + doc_id_offsets[d], doc_id_offsets[d + 1] - doc_id_offsets[d]};
+}
+
+void IndexReader::find_doc_ids(const std::vector<std::string>& ids, int64_t* out) const {
+  std::unordered_map<std::string_view, size_t> wanted;  // id -> its first position in ids
+  wanted.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out[i] = -1;
+    wanted.emplace(ids[i], i);
+  }
+  if (wanted.empty()) return;
+  for (uint32_t d = 0; d < m_layout.n_docs; ++d) {
+    const auto it = wanted.find(doc_id(d));
+    if (it != wanted.end()) out[it->second] = d;  // ids are unique within an index
+  }
+  for (size_t i = 0; i < ids.size(); ++i) out[i] = out[wanted.find(ids[i])->second];
 }
 
 uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const {

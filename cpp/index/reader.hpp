@@ -183,6 +183,10 @@ class IndexReader {
   // [first, last) term ids starting with prefix.
   std::pair<uint32_t, uint32_t> prefix_range(std::string_view prefix) const;
   std::string_view doc_id(uint32_t docid) const;
+  // Internal docid of each external id into out[0..ids.size()), -1 when absent: one pass over
+  // the stored ids against a hash set of the asked ones (no table of all ids is built, so
+  // asking about a few ids of a large index costs a scan of its id bytes, nothing more).
+  void find_doc_ids(const std::vector<std::string>& ids, int64_t* out) const;
 
   PostingCursor cursor(uint32_t term) const { return PostingCursor(*this, term); }
   // Cache hints for the terms of a query, each step issued for all of its terms before any is
