@@ -24,6 +24,9 @@ PUBLIC_NAMES = {
         'MultiHeadAttention', 'from_bfloat16', 'kernel', 'scaled_dot_product_attention',
         'sinusoidal_positions', 'to_bfloat16'
     ],
+    'mirkit.text': [
+        'METRICS', 'cdist', 'distance', 'distances', 'levenshtein', 'osa'
+    ],
     'mirkit.benchmarks.attention': [
         'IMPLS', 'QUICK_SHAPES', 'SHAPES', 'flops', 'format_table', 'measure', 'numpy_attention',
         'report'
@@ -32,7 +35,7 @@ PUBLIC_NAMES = {
         'ANCHORS', 'PFOR_CODECS', 'datasets', 'elias_fano_size_rows', 'rows'
     ],
     'mirkit.benchmarks.data': [
-        'PostingLists', 'data_dir', 'real_posting_lists', 'synthetic_gaps',
+        'PostingLists', 'data_dir', 'lexicon', 'real_posting_lists', 'synthetic_gaps',
         'synthetic_posting_lists'
     ],
     'mirkit.benchmarks.distributed': [

@@ -35,4 +35,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_attention(attention);
   auto vectors = m.def_submodule("vectors", "k-means, exact kNN, ratio-test matching, LSH");
   b::bind_vectors(vectors);
+  auto text = m.def_submodule("text", "edit distances: Levenshtein and OSA, one pair and cdist");
+  b::bind_text(text);
 }

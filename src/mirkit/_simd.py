@@ -102,6 +102,7 @@ def info() -> dict:
     kernels["query.bm25_block"] = _core.query.bm25_block_level()
     kernels["vectors.distances"] = _core.vectors.kernel_level()
     kernels["vectors.lsh_rerank"] = _core.vectors.lsh_rerank_level()
+    kernels["text.cdist_filter"] = _core.text.filter_level()
     kernels["attention.float32"] = _core.attention.kernel(False)
     kernels["attention.bfloat16"] = _core.attention.kernel(True)
     return {

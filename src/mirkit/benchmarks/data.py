@@ -20,6 +20,7 @@ import numpy as np
 __all__ = [
     "PostingLists",
     "data_dir",
+    "lexicon",
     "real_posting_lists",
     "synthetic_gaps",
     "synthetic_posting_lists",
@@ -40,6 +41,14 @@ def data_dir() -> Optional[Path]:
         if (c / "README.md").is_file():
             return c
     return None
+
+
+def _corpus_path(corpus: str) -> Path:
+    root = data_dir()
+    path = root / corpus / "docs.jsonl.gz" if root else None
+    if path is None or not path.is_file():
+        raise FileNotFoundError(f"shared corpus {corpus!r} not found (set MIRKIT_DATA)")
+    return path
 
 
 class PostingLists(NamedTuple):
@@ -99,10 +108,7 @@ def real_posting_lists(corpus: str = "gcide", max_docs: Optional[int] = None) ->
     FileNotFoundError
         If the shared data directory or the corpus is missing.
     """
-    root = data_dir()
-    path = root / corpus / "docs.jsonl.gz" if root else None
-    if path is None or not path.is_file():
-        raise FileNotFoundError(f"shared corpus {corpus!r} not found (set MIRKIT_DATA)")
+    path = _corpus_path(corpus)
     vocab: dict[str, int] = {}
     terms: list[int] = []
     docs: list[int] = []
@@ -114,6 +120,28 @@ def real_posting_lists(corpus: str = "gcide", max_docs: Optional[int] = None) ->
             terms.extend(ids)
             docs.extend([d] * len(ids))
     return _invert(np.asarray(terms, np.uint64), np.asarray(docs, np.uint64), len(vocab))
+
+
+@lru_cache(maxsize=2)
+def lexicon(corpus: str = "gcide") -> tuple[str, ...]:
+    """The distinct terms of a shared corpus's text under mirkit's default Analyzer (lowercased,
+    ASCII-folded, stopwords dropped, Porter-stemmed), sorted: the words a fuzzy query or a
+    spelling corrector over its index would search (158,773 for GCIDE).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the shared data directory or the corpus is missing.
+    """
+    from mirkit.analysis import Analyzer
+
+    path = _corpus_path(corpus)
+    analyzer = Analyzer()
+    terms: set[str] = set()
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            terms.update(analyzer(json.loads(line)["text"]))
+    return tuple(sorted(terms))
 
 
 def synthetic_posting_lists(n_docs: int = 50_000, vocab_size: int = 50_000,

@@ -1,0 +1,183 @@
+// mirkit._core.text: edit distances (Levenshtein, OSA) between str objects, read as code points.
+#include <algorithm>
+#include <limits>
+
+#include "bindings/common.hpp"
+#include "text/edit_distance.hpp"
+
+namespace mirkit::bindings {
+
+namespace {
+
+using text::Metric;
+
+// Code points of many str objects, back to back. CPython stores a str as 1, 2 or 4 bytes per code
+// point (PEP 393); each is widened to uint32 here, while the GIL is held.
+struct CodePoints {
+  std::vector<uint32_t> data;
+  std::vector<uint64_t> offsets{0};
+  text::Strings view() const { return {data.data(), offsets.data(), offsets.size() - 1}; }
+};
+
+void append(CodePoints& out, PyObject* s) {
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  const int kind = PyUnicode_KIND(s);
+  const void* raw = PyUnicode_DATA(s);
+  const size_t start = out.data.size();
+  out.data.resize(start + static_cast<size_t>(n));
+  uint32_t* dst = out.data.data() + start;
+  for (Py_ssize_t i = 0; i < n; ++i) dst[i] = PyUnicode_READ(kind, raw, i);
+  out.offsets.push_back(out.data.size());
+}
+
+void check_str(const py::handle& s, const std::string& what) {
+  if (!PyUnicode_Check(s.ptr())) {
+    throw py::type_error(what + " must be str, got " +
+                         std::string(Py_TYPE(s.ptr())->tp_name));
+  }
+}
+
+CodePoints code_points(const py::handle& seq, const char* arg) {
+  if (PyUnicode_Check(seq.ptr()) || PyBytes_Check(seq.ptr())) {
+    throw py::type_error(std::string(arg) + " must be a sequence of str, not a single " +
+                         Py_TYPE(seq.ptr())->tp_name);
+  }
+  if (!PySequence_Check(seq.ptr())) {
+    throw py::type_error(std::string(arg) + " must be a sequence of str, got " +
+                         Py_TYPE(seq.ptr())->tp_name);
+  }
+  py::sequence items = py::reinterpret_borrow<py::sequence>(seq);
+  CodePoints out;
+  const size_t n = items.size();
+  out.offsets.reserve(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    py::object s = items[i];
+    check_str(s, std::string(arg) + "[" + std::to_string(i) + "]");
+    append(out, s.ptr());
+  }
+  // Distances are reported as int32.
+  if (out.data.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    throw py::value_error(std::string(arg) + " holds more than 2^31 - 1 code points");
+  }
+  return out;
+}
+
+Metric metric_of(int metric) {
+  if (metric == 0) return Metric::kLevenshtein;
+  if (metric == 1) return Metric::kOsa;
+  throw py::value_error("metric must be 0 (levenshtein) or 1 (osa), got " +
+                        std::to_string(metric));
+}
+
+// max_distance: -1 means none; otherwise 0 <= max < 2^31 - 1 so that max + 1 fits int32.
+size_t cutoff_of(int64_t max) {
+  if (max == -1) return text::kNoCutoff;
+  if (max < 0 || max >= std::numeric_limits<int32_t>::max()) {
+    throw py::value_error("max_distance must be None or in [0, 2^31 - 2], got " +
+                          std::to_string(max));
+  }
+  return static_cast<size_t>(max);
+}
+
+// An uninitialized int32 matrix owned by a capsule. numpy's own allocation asks the kernel for
+// huge pages (madvise), and with the common defrag=madvise setting a first touch of each 2 MiB
+// then waits for the kernel to compact memory: for a 1,000 x 100k result that took seconds,
+// more than the distances. Plain new[] memory is faulted in 4 KiB pages by the workers that
+// fill it.
+py::array_t<int32_t> owned_matrix(size_t rows, size_t cols) {
+  auto* heap = new int32_t[std::max<size_t>(1, rows * cols)];
+  py::capsule owner(heap, [](void* p) { delete[] static_cast<int32_t*>(p); });
+  return py::array_t<int32_t>({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)},
+                              {static_cast<py::ssize_t>(cols * sizeof(int32_t)),
+                               static_cast<py::ssize_t>(sizeof(int32_t))},
+                              heap, owner);
+}
+
+}  // namespace
+
+void bind_text(py::module_& m) {
+  m.def("filter_level", [] { return core::level_name(text::filter_level()); },
+        "Instruction-set level of cdist's signature filter.");
+
+  m.def(
+      "distance",
+      [](const py::handle& a, const py::handle& b, int metric, int64_t max, bool dp) {
+        check_str(a, "a");
+        check_str(b, "b");
+        const Metric mt = metric_of(metric);
+        const size_t cut = cutoff_of(max);
+        CodePoints pa, pb;
+        append(pa, a.ptr());
+        append(pb, b.ptr());
+        const size_t la = pa.data.size(), lb = pb.data.size();
+        size_t d;
+        {
+          py::gil_scoped_release release;
+          d = dp ? text::distance_dp(mt, pa.data.data(), la, pb.data.data(), lb, cut)
+                 : text::distance(mt, pa.data.data(), la, pb.data.data(), lb, cut);
+        }
+        return d;
+      },
+      py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("max_distance"),
+      py::arg("dp") = false,
+      "Edit distance of two str (metric 0: Levenshtein, 1: OSA; max_distance -1: none); "
+      "dp=True runs the plain dynamic programme (the reference).");
+
+  m.def(
+      "cdist",
+      [](const py::handle& queries, const py::handle& choices, int metric, int64_t max,
+         unsigned threads) {
+        const Metric mt = metric_of(metric);
+        const size_t cut = cutoff_of(max);
+        const CodePoints q = code_points(queries, "queries");
+        const CodePoints c = code_points(choices, "choices");
+        const text::Strings qv = q.view(), cv = c.view();
+        py::array_t<int32_t> out = owned_matrix(qv.n, cv.n);
+        int32_t* dst = out.mutable_data();
+        {
+          py::gil_scoped_release release;
+          text::cdist(mt, qv, cv, cut, threads, dst);
+        }
+        return out;
+      },
+      py::arg("queries"), py::arg("choices"), py::arg("metric"), py::arg("max_distance"),
+      py::arg("threads"),
+      "int32 (len(queries), len(choices)) matrix of edit distances, > max_distance reported as "
+      "max_distance + 1.");
+
+  m.def(
+      "signature",
+      [](const py::handle& s) {
+        check_str(s, "s");
+        CodePoints p;
+        append(p, s.ptr());
+        const text::Signature sig = text::signature(p.data.data(), p.data.size());
+        return py::make_tuple(sig.once, sig.twice);
+      },
+      py::arg("s"), "(once, twice) character-class signature words of a str (cdist's filter).");
+
+  m.def(
+      "signature_filter",
+      [](py::array_t<uint64_t, py::array::c_style> once, py::array_t<uint64_t, py::array::c_style> twice,
+         uint64_t q_once, uint64_t q_twice, unsigned k) {
+        if (once.ndim() != 1 || twice.ndim() != 1 || once.shape(0) != twice.shape(0)) {
+          throw py::value_error("once and twice must be 1-D arrays of one length");
+        }
+        const size_t n = static_cast<size_t>(once.shape(0));
+        std::vector<uint32_t> out(n);
+        size_t m;
+        {
+          py::gil_scoped_release release;
+          m = text::signature_filter()(once.data(), twice.data(), n, {q_once, q_twice}, k,
+                                       out.data());
+        }
+        out.resize(m);
+        return to_numpy(std::move(out));
+      },
+      py::arg("once").noconvert(), py::arg("twice").noconvert(), py::arg("q_once"),
+      py::arg("q_twice"), py::arg("k"),
+      "Indices of the candidates whose unmatched-character bounds against the query are both "
+      "<= k (see text/edit_distance.hpp), at the active SIMD level.");
+}
+
+}  // namespace mirkit::bindings
