@@ -24,6 +24,13 @@ PUBLIC_NAMES = {
         'MultiHeadAttention', 'from_bfloat16', 'kernel', 'scaled_dot_product_attention',
         'sinusoidal_positions', 'to_bfloat16'
     ],
+    'mirkit.search.expand': [
+        'MAX_EXPANSIONS', 'MIN_LITERAL_PREFIX', 'expand_query', 'expand_term', 'fuzzy_terms',
+        'is_multi_term'
+    ],
+    'mirkit.benchmarks.spelling': [
+        'MAX_DISTANCE', 'queries_and_lexicon', 'report', 'rows'
+    ],
     'mirkit.text': [
         'METRICS', 'cdist', 'distance', 'distances', 'levenshtein', 'osa'
     ],

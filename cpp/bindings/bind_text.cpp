@@ -3,7 +3,9 @@
 #include <limits>
 
 #include "bindings/common.hpp"
+#include "index/reader.hpp"
 #include "text/edit_distance.hpp"
+#include "text/term_walk.hpp"
 
 namespace mirkit::bindings {
 
@@ -93,6 +95,20 @@ py::array_t<int32_t> owned_matrix(size_t rows, size_t cols) {
                               heap, owner);
 }
 
+py::tuple matches_to_numpy(const std::vector<text::FuzzyMatch>& found) {
+  std::vector<uint32_t> ids(found.size()), dist(found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    ids[i] = found[i].term;
+    dist[i] = found[i].distance;
+  }
+  return py::make_tuple(to_numpy(std::move(ids)), to_numpy(std::move(dist)));
+}
+
+size_t fuzzy_k(int64_t k) {
+  if (k < 0 || k > 64) throw py::value_error("k must be in [0, 64], got " + std::to_string(k));
+  return static_cast<size_t>(k);
+}
+
 }  // namespace
 
 void bind_text(py::module_& m) {
@@ -178,6 +194,69 @@ void bind_text(py::module_& m) {
       py::arg("q_twice"), py::arg("k"),
       "Indices of the candidates whose unmatched-character bounds against the query are both "
       "<= k (see text/edit_distance.hpp), at the active SIMD level.");
+
+  m.def(
+      "fuzzy_terms",
+      [](const index::IndexReader& reader, const py::handle& query, int64_t k, int metric,
+         int64_t prefix_length) {
+        check_str(query, "query");
+        const Metric mt = metric_of(metric);
+        const size_t kk = fuzzy_k(k);
+        CodePoints q;
+        append(q, query.ptr());
+        if (prefix_length < 0) throw py::value_error("prefix_length must be >= 0");
+        const size_t plen = std::min<size_t>(static_cast<size_t>(prefix_length), q.data.size());
+        const std::string prefix = py::str(query.attr("__getitem__")(py::slice(0, plen, 1)));
+        std::vector<text::FuzzyMatch> found;
+        {
+          py::gil_scoped_release release;
+          const auto range = reader.prefix_range(prefix);
+          found = text::fuzzy_walk([&](uint32_t t) { return reader.term(t); }, range.first,
+                                   range.second, q.data.data(), q.data.size(), kk, mt);
+        }
+        return matches_to_numpy(found);
+      },
+      py::arg("reader"), py::arg("query"), py::arg("k"), py::arg("metric"),
+      py::arg("prefix_length"),
+      "(term ids, distances) uint32 of the index terms within edit distance k of query whose "
+      "first prefix_length code points equal the query's, ascending ids (a walk of the sorted "
+      "terms, GIL released).");
+
+  m.def(
+      "fuzzy_sorted",
+      [](const py::handle& terms, const py::handle& queries, int64_t k, int metric) {
+        const Metric mt = metric_of(metric);
+        const size_t kk = fuzzy_k(k);
+        const CodePoints q = code_points(queries, "queries");
+        py::sequence items = py::reinterpret_borrow<py::sequence>(terms);
+        std::vector<std::string> utf8;
+        utf8.reserve(items.size());
+        for (size_t i = 0; i < items.size(); ++i) {
+          py::object s = items[i];
+          check_str(s, "terms[" + std::to_string(i) + "]");
+          utf8.emplace_back(utf8_view(s));
+          if (i > 0 && !(utf8[i - 1] < utf8[i])) {
+            throw py::value_error("terms must be strictly increasing; terms[" +
+                                  std::to_string(i) + "] follows a term not below it");
+          }
+        }
+        const text::Strings qv = q.view();
+        std::vector<std::vector<text::FuzzyMatch>> found(qv.n);
+        {
+          py::gil_scoped_release release;
+          for (size_t i = 0; i < qv.n; ++i) {
+            found[i] = text::fuzzy_walk([&](uint32_t t) { return std::string_view(utf8[t]); }, 0,
+                                        static_cast<uint32_t>(utf8.size()), qv.at(i),
+                                        qv.size(i), kk, mt);
+          }
+        }
+        py::list out;
+        for (const auto& f : found) out.append(matches_to_numpy(f));
+        return out;
+      },
+      py::arg("terms"), py::arg("queries"), py::arg("k"), py::arg("metric"),
+      "[(term ids, distances)] per query: fuzzy_terms over a sorted list of str (for tests "
+      "and small dictionaries).");
 }
 
 }  // namespace mirkit::bindings

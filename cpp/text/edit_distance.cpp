@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "text/signature_filter.inl"
+#include "text/term_walk.hpp"
 
 namespace mirkit::text {
 
@@ -291,6 +292,35 @@ void cdist(Metric metric, const Strings& queries, const Strings& choices, size_t
       row[order[j]] = static_cast<int32_t>(distance(metric, p, choices.at(order[j]), len[j], max));
     }
   });
+}
+
+// ---------------------------------------------------------------------------------- UTF-8
+
+void utf8_code_points(std::string_view s, std::vector<uint32_t>& out,
+                      std::vector<uint32_t>* byte_ends) {
+  out.clear();
+  if (byte_ends) byte_ends->clear();
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char b = p[i];
+    size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    bool ok = len != 0 && i + len <= n;
+    for (size_t c = 1; ok && c < len; ++c) ok = (p[i + c] & 0xC0) == 0x80;
+    uint32_t cp;
+    if (!ok) {
+      cp = b;
+      len = 1;
+    } else if (len == 1) {
+      cp = b;
+    } else {
+      cp = b & (0x7F >> len);
+      for (size_t c = 1; c < len; ++c) cp = (cp << 6) | (p[i + c] & 0x3F);
+    }
+    out.push_back(cp);
+    i += len;
+    if (byte_ends) byte_ends->push_back(static_cast<uint32_t>(i));
+  }
 }
 
 }  // namespace mirkit::text

@@ -15,6 +15,9 @@ Syntax
 - A bare word is a run of characters other than whitespace, parentheses and ``"``. It goes
   through the index analyzer; when that yields several terms (``state-of-the-art``), they are
   ANDed.
+- A word with ``~``, ``*`` or ``?`` is a fuzzy, prefix or wildcard term (``wing~1``,
+  ``comput*``, ``w?ng``; see :mod:`mirkit.search.expand`): the OR of the terms it expands to
+  (at most ``MAX_EXPANSIONS``), or no document when it expands to none.
 - ``"quoted text"`` is analyzed into terms that are ANDed. Phrase (adjacency) matching is out
   of scope: ``"cherry pie"`` also matches a document with *pie* and *cherry* far apart. There
   are no escapes inside quotes.
@@ -46,6 +49,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit.index.reader import Index
+from mirkit.search.expand import expand_term, is_multi_term
 
 __all__ = ["BooleanResult", "BooleanSyntaxError", "boolean_search", "compile_boolean"]
 
@@ -208,6 +212,13 @@ def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
         elif item in ("AND", "OR"):
             b, a = tree.pop(), tree.pop()
             tree.append(a if b is None else b if a is None else (item.lower(), a, b))
+        elif is_multi_term(item):
+            # wing~1, comput*, w?ng: the OR of the expansion's terms (mirkit.search.expand)
+            node = None
+            for term in expand_term(index, item):
+                leaf = ("term", index.term_id(term))
+                node = leaf if node is None else ("or", node, leaf)
+            tree.append(("empty", 0) if node is None else node)
         else:
             node = None
             for term in index.analyzer(item):

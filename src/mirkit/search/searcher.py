@@ -139,6 +139,29 @@ class Searcher:
         """The weighted terms of a query: ``{term: weight}`` (terms in order of appearance)."""
         return weighted_terms(self.index.analyzer, query)
 
+    def expand(self, query: str, *, max_expansions: int = 50, transpositions: bool = True,
+               prefix_length: int = 0) -> dict:
+        """``{term: weight}`` of a text query whose tokens may be fuzzy (``wing~1``), prefix
+        (``comput*``) or wildcard (``w?ng``) terms, for :meth:`search` / :meth:`search_batch`
+        (:func:`mirkit.search.expand.expand_query` says how terms are chosen and weighted).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from mirkit.index import build_index
+        >>> index = build_index([("a", "wing flaps"), ("b", "wnig flap"), ("c", "king")],
+        ...                     os.path.join(tempfile.mkdtemp(), "i"), threads=1)
+        >>> searcher = Searcher(index)
+        >>> searcher.expand("wing~1 flap*")
+        {'wing': 1.0, 'king': 0.5, 'wnig': 0.5, 'flap': 1.0}
+        >>> searcher.search(searcher.expand("wing~1 flap*")).ids
+        ['a', 'b', 'c']
+        """
+        from mirkit.search.expand import expand_query
+
+        return expand_query(self.index, query, max_expansions=max_expansions,
+                            transpositions=transpositions, prefix_length=prefix_length)
+
     def _options(self, k, algorithm, scorer) -> tuple:
         # The common call (a plain int k, a known algorithm, the searcher's scorer) is checked
         # inline: this is per-query overhead on microsecond queries.

@@ -1,0 +1,193 @@
+"""Fuzzy, prefix and wildcard terms: the sorted-dictionary walk and the expansions against
+brute-force scans of every index term (rapidfuzz's distances, Python's re), and ranked and
+Boolean search with expanded terms against exhaustive scoring and postings unions."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mirkit import _core
+from mirkit.analysis import Analyzer
+from mirkit.index import build_index
+from mirkit.search import Searcher
+from mirkit.search._boolean import boolean_search
+from mirkit.search.expand import (MAX_EXPANSIONS, expand_query, expand_term, fuzzy_terms)
+from mirkit.text import cdist
+
+rapidfuzz = pytest.importorskip("rapidfuzz")
+from rapidfuzz.distance import OSA, Levenshtein  # noqa: E402
+
+ALGORITHMS = ["taat", "wand", "bmw", "maxscore"]
+LETTERS = "abcdeé"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    # Short words over a few letters: dense neighbourhoods, shared prefixes, transpositions.
+    rnd = random.Random(5)
+    docs = [(f"d{i}", " ".join("".join(rnd.choice(LETTERS) for _ in range(rnd.randint(1, 7)))
+                               for _ in range(rnd.randint(3, 12))))
+            for i in range(400)]
+    return build_index(docs, tmp_path_factory.mktemp("fz") / "i", threads=1,
+                       analyzer=Analyzer(stem=False, stopwords=False))
+
+
+def all_terms(index) -> list:
+    return index.terms("")
+
+
+def brute_fuzzy(index, word, k, transpositions=True, prefix_length=0) -> dict:
+    scorer = OSA if transpositions else Levenshtein
+    return {t: scorer.distance(word, t) for t in all_terms(index)
+            if t.startswith(word[:prefix_length]) and scorer.distance(word, t) <= k}
+
+
+words = st.text(alphabet=st.sampled_from(LETTERS + "x"), min_size=0, max_size=9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(word=words, k=st.integers(0, 2), transpositions=st.booleans(),
+       prefix_length=st.integers(0, 3))
+def test_fuzzy_terms_equal_a_brute_force_scan(index, word, k, transpositions, prefix_length):
+    got = fuzzy_terms(index, word, k, transpositions=transpositions, prefix_length=prefix_length)
+    assert got == brute_fuzzy(index, word, k, transpositions, prefix_length)
+
+
+@pytest.fixture(scope="module")
+def gcide_lexicon():
+    from mirkit.benchmarks.data import lexicon
+
+    try:
+        return sorted(lexicon("gcide"), key=lambda t: t.encode("utf-8"))
+    except FileNotFoundError as e:
+        pytest.skip(f"shared data absent: {e}")
+
+
+@pytest.mark.parametrize("metric", ["levenshtein", "osa"])
+def test_dictionary_walk_on_the_gcide_lexicon(gcide_lexicon, metric):
+    # The walk over 159k sorted terms equals cdist's (itself checked against rapidfuzz) scan.
+    rnd = random.Random(9)
+    queries = rnd.sample(gcide_lexicon, 40) + ["recieve", "boundry", "wnig", "", "zzzzzzzz"]
+    for k in (0, 1, 2):
+        expected = cdist(queries, gcide_lexicon, metric=metric, max_distance=k)
+        found = _core.text.fuzzy_sorted(gcide_lexicon, queries, k, int(metric == "osa"))
+        for i, (ids, dist) in enumerate(found):
+            want = np.flatnonzero(expected[i] <= k)
+            np.testing.assert_array_equal(ids, want)
+            np.testing.assert_array_equal(dist, expected[i][want])
+
+
+def test_dictionary_walk_unicode():
+    terms = sorted(["a", "ab", "abc", "b", "ba", "bé", "b\U0001F600", "é", "éa", "\U0001F600"],
+                   key=lambda t: t.encode("utf-8"))
+    for q in ["b\U0001F600", "é", "ab", "", "\U0001F600a"]:
+        for k in (0, 1, 2):
+            ((ids, dist),) = _core.text.fuzzy_sorted(terms, [q], k, 1)
+            expected = [(i, OSA.distance(q, t)) for i, t in enumerate(terms)
+                        if OSA.distance(q, t) <= k]
+            assert list(zip(ids.tolist(), dist.tolist())) == expected
+    with pytest.raises(ValueError, match="strictly increasing"):
+        _core.text.fuzzy_sorted(["b", "a"], ["a"], 1, 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pattern=st.text(alphabet=st.sampled_from("abcde*?"), min_size=1, max_size=6)
+       .filter(lambda p: p[0] not in "*?"))
+def test_wildcards_equal_a_regex_scan(index, pattern):
+    regex = re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
+                               for c in pattern))
+    expected = {t for t in all_terms(index) if regex.fullmatch(t)}
+    if "*" not in pattern and "?" not in pattern:
+        return
+    got = expand_term(index, pattern, max_expansions=10**6)
+    assert set(got) == expected and all(w == 1.0 for w in got.values())
+
+
+def test_prefix_terms(index):
+    got = expand_term(index, "ab*", max_expansions=10**6)
+    assert set(got) == {t for t in all_terms(index) if t.startswith("ab")}
+    # the literal parts are normalized as the index's text is (here lowercased, ASCII-folded)
+    assert expand_term(index, "ÁB*", max_expansions=10**6) == got
+    assert set(expand_term(index, "É?")) == {t for t in all_terms(index)
+                                             if len(t) == 2 and t[0] == "e"}
+
+
+def test_max_expansions_keeps_closest_then_most_frequent(index):
+    for token, word, k in (("abc~2", "abc", 2), ("a~", "a", 2)):
+        found = brute_fuzzy(index, word, k)
+        ranked = sorted(found, key=lambda t: (found[t], -index.df(t), t))
+        got = expand_term(index, token, max_expansions=7)
+        assert list(got) == ranked[:7]
+        assert all(got[t] == 1 / (1 + found[t]) for t in got)
+        assert len(expand_term(index, token)) == min(MAX_EXPANSIONS, len(found))
+    prefixed = [t for t in all_terms(index) if t.startswith("a")]
+    ranked = sorted(prefixed, key=lambda t: (-index.df(t), t))
+    assert list(expand_term(index, "a*", max_expansions=5)) == ranked[:5]
+
+
+def test_ranked_algorithms_equal_exhaustive_scoring(index):
+    searcher = Searcher(index)
+    for text in ["abc~1 de*", "a?c b~", "ed~2 b*e", "ea~1 cab"]:
+        query = searcher.expand(text)
+        assert query, text
+        oracle = searcher.search(query, k=20, algorithm="exhaustive")
+        for algorithm in ALGORITHMS:
+            got = searcher.search(query, k=20, algorithm=algorithm)
+            assert got.ids == oracle.ids, (text, algorithm)
+            np.testing.assert_array_equal(got.scores, oracle.scores)
+
+
+def test_expanded_terms_are_weighted_by_distance(index):
+    query = expand_query(index, "abc~1 abc")
+    assert query["abc"] == 2.0  # the exact term: 1 / (1 + 0), plus the plain token
+    assert all(w == 0.5 for t, w in query.items() if t != "abc")
+
+
+def test_boolean_search_with_expanded_terms(index):
+    for token in ["abc~1", "de*", "a?c", "abd~2"]:
+        terms = expand_term(index, token)
+        expected = set()
+        for t in terms:
+            expected.update(index.postings(t)[0].tolist())
+        got = boolean_search(index, token)
+        assert got.docids.tolist() == sorted(expected), token
+        both = boolean_search(index, f"{token} AND NOT ab")
+        assert set(both.docids.tolist()) == expected - set(index.postings("ab")[0].tolist())
+    assert len(boolean_search(index, "zzzz~0")) == 0
+
+
+def test_bad_multi_term_tokens(index):
+    with pytest.raises(ValueError, match="fuzzy distance must be 0, 1 or 2, got 3"):
+        expand_term(index, "abc~3")
+    with pytest.raises(ValueError, match="needs a word before '~'"):
+        expand_term(index, "~1")
+    with pytest.raises(ValueError, match="MIN_LITERAL_PREFIX=1.*whole dictionary"):
+        expand_term(index, "*")
+    with pytest.raises(ValueError, match="wildcard pattern needs at least MIN_LITERAL_PREFIX"):
+        expand_term(index, "?bc")
+    with pytest.raises(ValueError, match="'~' must end a fuzzy term"):
+        expand_term(index, "ab~c")
+    with pytest.raises(ValueError, match="cannot hold wildcards"):
+        expand_term(index, "a*~1")
+    with pytest.raises(ValueError, match="max_expansions must be > 0"):
+        expand_term(index, "ab*", max_expansions=0)
+    with pytest.raises(ValueError, match="fuzzy distance must be 0, 1 or 2"):
+        fuzzy_terms(index, "ab", 3)
+    with pytest.raises(TypeError, match="query must be a str"):
+        expand_query(index, ["ab"])
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.search.expand
+
+    failed, attempted = doctest.testmod(mirkit.search.expand,
+                                        optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failed == 0
