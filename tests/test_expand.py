@@ -191,3 +191,31 @@ def test_doctests():
     failed, attempted = doctest.testmod(mirkit.search.expand,
                                         optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
+
+
+def test_segmented_index_expands_like_a_fresh_build(tmp_path):
+    # Two segments and deletions: the expansion of the live documents' terms, as one index of
+    # the live documents gives it (terms only deleted documents hold are not expanded to).
+    from mirkit.index import Index, IndexWriter
+
+    rnd = random.Random(2)
+    docs = [(f"d{i}", " ".join("".join(rnd.choice("abcd") for _ in range(rnd.randint(1, 5)))
+                               for _ in range(6))) for i in range(60)]
+    analyzer = Analyzer(stem=False, stopwords=False)
+    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None,
+                          analyzer=analyzer) as w:
+        w.add_documents(docs[:30])
+        w.commit()
+        w.add_documents(docs[30:])
+        w.commit()
+        w.delete(["d1", "d40", "d41"])
+    live = [d for d in docs if d[0] not in ("d1", "d40", "d41")]
+    segmented = Index.open(tmp_path / "live")
+    assert len(segmented.segments) == 2
+    fresh = build_index(live, tmp_path / "fresh", threads=1, analyzer=analyzer)
+    for text in ["abc~1", "ab*", "a?c", "dcba~2 ab"]:
+        assert expand_query(segmented, text) == expand_query(fresh, text), text
+    oracle = Searcher(fresh).search(expand_query(fresh, "abc~1 d*"), k=10)
+    got = Searcher(segmented).search(expand_query(segmented, "abc~1 d*"), k=10)
+    assert got.ids == oracle.ids
+    np.testing.assert_allclose(got.scores, oracle.scores, rtol=1e-12)
