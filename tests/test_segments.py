@@ -758,3 +758,74 @@ def test_many_single_adds_build_the_id_map_once(tmp_path, monkeypatch):
         assert w.n_docs == 30
     assert len(calls) == 1
     assert Index.open(path).doc_ids == [f"d{i}" for i in range(10)] + [f"n{i}" for i in range(20)]
+
+
+@pytest.mark.parametrize("n_segments", [1, 4, 16])
+def test_one_engine_call_over_segments_with_deletions_equals_fresh_build(tmp_path, n_segments):
+    """The segments are searched in one SegmentedEngine call, their threshold carried from one
+    to the next: every algorithm and scorer, search() and a threaded search_batch(), with and
+    without the cached ids, equal a fresh build (ids, docids, scores bit-identical)."""
+    rng = np.random.default_rng(n_segments)
+    docs = [(f"d{i}", _text(rng)) for i in range(320)]
+    path = tmp_path / "live"
+    per = len(docs) // n_segments
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for s in range(n_segments):
+            w.add_documents(docs[s * per:(s + 1) * per])
+            w.commit()
+        gone = {d for d, _ in docs if rng.random() < 0.15} | {"d0", "d20", "d319"}
+        w.delete(sorted(gone))
+    live = [(d, t) for d, t in docs if d not in gone]
+    index = Index.open(path)
+    assert len(index.segments) == n_segments
+    assert sum(s.n_deleted for s in index.segments) == len(gone)
+    assert_same_as_fresh(index, live, tmp_path, k_values=(1, 10, 400))
+    fresh = Searcher(_fresh(live, tmp_path))
+    queries = QUERIES + [{"alpha": 0.5, "pi": 2.0, "absent": 1.0}]
+    for scorer in SCORERS:
+        for algorithm in ALGORITHMS:
+            searcher = Searcher(Index.open(path))  # no cached ids: read from the segments
+            got = searcher.search_batch(queries, 10, algorithm=algorithm, scorer=scorer,
+                                        threads=3)
+            for q, g in zip(queries, got):
+                one = searcher.search(q, 10, algorithm=algorithm, scorer=scorer)
+                w = fresh.search(q, 10, algorithm=algorithm, scorer=scorer)
+                for r in (g, one):
+                    where = f"{q!r} {algorithm} {scorer}"
+                    assert r.ids == w.ids, where
+                    np.testing.assert_array_equal(r.docids, w.docids, err_msg=where)
+                    assert r.scores.tobytes() == w.scores.tobytes(), where
+
+
+def test_segmented_engine_is_cached_per_snapshot_and_checks_its_input(tmp_path):
+    from mirkit import _core
+    from mirkit.search._segments import segmented_engine
+
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([("a0", "alpha beta"), ("a1", "beta gamma")])
+        w.commit()
+        w.add("b", "beta")
+        w.delete(["a0"])
+    index = Index.open(path)
+    engine = segmented_engine(index)
+    assert engine.n_segments == 2
+    assert Searcher(index)._segmented.engine is engine is Searcher(index)._segmented.engine
+    terms, offsets, df, cf, maps = index._lexicon_stats()
+    segments = [index._segment(i) for i in range(2)]
+    kwargs = dict(readers=[s.index.reader for s in segments],
+                  analyzer=_core.analysis.Analyzer(**index.analyzer.to_dict()), k1=0.9, b=0.4,
+                  total_tokens=[s.index.stats.total_tokens for s in segments],
+                  n_docs=index.stats.n_docs, live_tokens=index.stats.total_tokens,
+                  max_length=index.stats.max_doc_length, terms=terms, term_offsets=offsets,
+                  df=df, cf=cf, local_to_global=list(maps),
+                  deleted=[s.deleted_bytes() for s in segments])
+    _core.query.SegmentedEngine(**kwargs)  # valid
+    with pytest.raises(ValueError, match="live documents"):
+        _core.query.SegmentedEngine(**{**kwargs, "n_docs": index.stats.n_docs + 1})
+    with pytest.raises(ValueError, match="deletion flags"):
+        _core.query.SegmentedEngine(**{**kwargs, "deleted": [np.zeros(7, np.uint8), None]})
+    with pytest.raises(ValueError, match="differ in length"):
+        _core.query.SegmentedEngine(**{**kwargs, "total_tokens": [1]})
+    with pytest.raises(ValueError, match="local_to_global"):
+        _core.query.SegmentedEngine(**{**kwargs, "local_to_global": [maps[1], maps[0]]})

@@ -24,11 +24,12 @@ the next writer; readers that still use them keep reading them through their ope
 Exactness: a search over the segments uses the statistics of the live documents only (N,
 token count, longest length, each term's df and cf; :class:`mirkit._core.query.GlobalStats`
 with ``live_only``, the sharded searcher's device), so each segment scores its documents
-exactly as one index of the live documents would, with the same fixed-point scale. Deleted
-documents never enter a segment's top k (its engine's queue skips them, so its threshold is
-that of the live documents; pruning bounds, computed from the postings with the live
-statistics, stay upper bounds); the segments' results merge by (score, position in the
-collection), the tie order of a fresh build. Scores, ids and internal docids (the live
+exactly as one index of the live documents would, with the same fixed-point scale. One
+engine call (:class:`mirkit._core.query.SegmentedEngine`) runs the segments in collection order
+into one top-k queue, which numbers documents by their position in the concatenated segments:
+ties then rank as in a fresh build, and the threshold reached in one segment prunes the next.
+Deleted documents never enter the queue (its threshold is that of the live documents; pruning
+bounds, computed from the postings with the live statistics, stay upper bounds). Scores, ids and internal docids (the live
 documents numbered in collection order) are those of a fresh build of the live documents.
 """
 
@@ -287,6 +288,7 @@ class SegmentedIndex:
         self._doc_ids: Optional[list] = None
         self._docid_of: Optional[dict] = None
         self._stats: Optional[IndexStats] = None
+        self._engine = None  # its SegmentedEngine (mirkit.search._segments), made on first use
 
     @classmethod
     def open(cls, path, *, verify: bool = True, _reuse: Optional["SegmentedIndex"] = None) \

@@ -194,7 +194,7 @@ class Searcher:
             self._single("relevance feedback")
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
         if self._segmented is not None:
-            return self._segmented.search(query, k, algorithm, spec)
+            return self._segmented.search(self._query(query), k, algorithm, spec)
         return self._engine.search(self._query(query), k, algorithm, spec,
                                    self.index.cached_doc_ids)
 
@@ -223,9 +223,9 @@ class Searcher:
             self._single("relevance feedback")
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
-        if self._segmented is not None:
-            return self._segmented.search_batch(list(queries), k, algorithm, spec, threads)
         prepared = [q if type(q) is str else self._query(q) for q in queries]
+        if self._segmented is not None:
+            return self._segmented.search_batch(prepared, k, algorithm, spec, threads)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids)
 
@@ -254,8 +254,7 @@ class Searcher:
         `global_stats`: the index stores them)."""
         spec, threads = self._spec(scorer), check_count(threads, "threads")
         if self._segmented is not None:
-            for engine in self._segmented._engines:
-                engine.precompute_bounds(spec, threads)
+            self._segmented.precompute_bounds(spec, threads)
             return
         self._engine.precompute_bounds(spec, threads)
 
