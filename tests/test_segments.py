@@ -829,3 +829,77 @@ def test_segmented_engine_is_cached_per_snapshot_and_checks_its_input(tmp_path):
         _core.query.SegmentedEngine(**{**kwargs, "total_tokens": [1]})
     with pytest.raises(ValueError, match="local_to_global"):
         _core.query.SegmentedEngine(**{**kwargs, "local_to_global": [maps[1], maps[0]]})
+
+
+_DOC_TEXT = textwrap.dedent("""
+    import zlib
+    _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
+    def doc_text(doc_id):
+        h = zlib.crc32(doc_id.encode())
+        return " ".join(_WORDS[zlib.crc32(f"{doc_id}/{j}".encode()) % len(_WORDS)]
+                        for j in range(1 + h % 7))
+    def round_step(rnd, step):
+        '''(ids added, ids deleted) at a step of a round of the random-kill writer.'''
+        added = [f"r{rnd}s{step}d{j}" for j in range(20)]
+        return added, [f"r{rnd}s{step - 1}d{j}" for j in (0, 7)] if step else []
+""")
+_RANDOM_KILL_WRITER = _DOC_TEXT + textwrap.dedent("""
+    import sys, time
+    from mirkit.index import IndexWriter
+    path, rnd = sys.argv[1], int(sys.argv[2])
+    w = IndexWriter.open(path, threads=1, merge_policy=None)
+    print("start", flush=True)
+    for step in range(60):
+        added, deleted = round_step(rnd, step)
+        w.add_documents([(d, doc_text(d)) for d in added])
+        if deleted:
+            w.delete(deleted)
+        w.commit()
+        print("commit", flush=True)
+        if step % 3 == 2:
+            w.merge(max_segments=1 + step % 2)
+            print("merge", flush=True)
+    time.sleep(60)
+""")
+
+
+def test_kill_9_at_random_points_leaves_the_last_commit(tmp_path):
+    """Rounds of a writer that adds, deletes, commits and merges in a loop, killed with
+    SIGKILL after a random delay (seeded): the index then opens (checksums verified) at the
+    last commit the writer reported, or the one it was writing, complete (ids, statistics,
+    postings and every algorithm's top 10 equal a fresh build's), and the next writer removes
+    every unfinished file."""
+    scope: dict = {}
+    exec(_DOC_TEXT, scope)
+    doc_text, round_step = scope["doc_text"], scope["round_step"]
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([(f"base{i}", doc_text(f"base{i}")) for i in range(30)])
+    rng = np.random.default_rng(11)
+    for rnd in range(4):
+        live = list(Index.open(path).doc_ids)
+        states = [list(live)]  # the live ids after each commit the writer reports
+        for step in range(60):
+            added, deleted = round_step(rnd, step)
+            live = [d for d in live if d not in deleted] + added
+            states.append(list(live))
+            if step % 3 == 2:
+                states.append(list(live))  # the merge's commit
+        p = subprocess.Popen([sys.executable, "-c", _RANDOM_KILL_WRITER, str(path), str(rnd)],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "start"
+        threading.Event().wait(float(rng.uniform(0.0, 0.5)))
+        p.send_signal(signal.SIGKILL)
+        assert p.wait(timeout=60) == -9
+        reported = len(p.stdout.read().split())
+        index = Index.open(path, verify=True)
+        assert index.doc_ids in states[reported:reported + 2], (rnd, reported)
+        assert_same_as_fresh(index, [(d, doc_text(d)) for d in index.doc_ids], tmp_path,
+                             scorers=[None], k_values=(10,))
+        with IndexWriter.open(path, merge_policy=None) as w:  # removes unfinished files
+            assert w.n_docs == len(index)
+        names = set(os.listdir(path))
+        assert not [n for n in names if n.startswith(".")], names
+        committed = {s.name for s in Index.open(path).segments}
+        assert {n for n in names if n.startswith("seg-") and "." not in n} == committed
+        assert {n.split(".")[0] for n in names if ".del-" in n} <= committed
