@@ -332,7 +332,9 @@ class SegmentWriter:
         self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
         return added
 
-    def _resolve(self, ids) -> list:
+    def _resolve(self, ids, what: str) -> list:
+        """The distinct ids, each checked live; UnknownDocumentError naming the first unknown
+        one (`what`: the operation, for the message)."""
         if isinstance(ids, str):
             ids = [ids]
         ids = list(ids)
@@ -342,16 +344,19 @@ class SegmentWriter:
         live = self._live_map()
         missing = [i for i in dict.fromkeys(ids) if i not in live]
         if missing:
-            raise KeyError(f"document id {missing[0]!r} is not in {self.path}"
-                           + (f" (nor {len(missing) - 1} more)" if len(missing) > 1 else ""))
+            more = f" (nor {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise seg.UnknownDocumentError(
+                f"{what}: document id {missing[0]!r} is not a live document of {self.path}"
+                f"{more}; nothing was changed")
         return list(dict.fromkeys(ids))
 
     def delete(self, ids) -> int:
         """Delete the documents with these external ids (a str or an iterable of str);
-        returns how many. All or nothing: an unknown id raises KeyError naming it, and nothing
-        is deleted. Visible at the next commit."""
+        returns how many. All or nothing: an unknown id raises
+        :class:`~mirkit.index.UnknownDocumentError` (a KeyError) naming it, and nothing is
+        deleted. Visible at the next commit."""
         self._check_open()
-        ids = self._resolve(ids)
+        ids = self._resolve(ids, "delete")
         live = self._live_map()
         for i in ids:
             code = live.pop(i)
@@ -365,11 +370,13 @@ class SegmentWriter:
 
     def update(self, id: str, text: str) -> None:
         """Replace the text of document `id` (a delete and an add: the document moves to the
-        end of the collection); atomic at the next commit. KeyError if `id` is not live."""
+        end of the collection); atomic at the next commit. An `id` that is not live raises
+        :class:`~mirkit.index.UnknownDocumentError` (a KeyError) naming it, and nothing
+        changes (:meth:`add` adds a new document)."""
         self._check_open()
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
-        self._resolve([id])
+        self._resolve([id], "update")
         self.delete([id])
         self.add(id, text)
 

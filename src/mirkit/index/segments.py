@@ -56,7 +56,8 @@ from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionErro
 from mirkit.index.reader import FORMAT_NAME, Index, IndexStats, lookup_docids
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
-           "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "is_segmented"]
+           "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "UnknownDocumentError",
+           "is_segmented"]
 
 SEGMENTED_FORMAT_VERSION = 2
 COMMIT_FORMAT = "mirkit-commit"
@@ -72,6 +73,16 @@ class IndexLockedError(OSError):
     """Another :class:`~mirkit.index.segments.SegmentWriter` holds the index's write lock."""
 
     __module__ = "mirkit.index"
+
+
+class UnknownDocumentError(KeyError):
+    """A document id that is not a live document of the index (a KeyError whose message is
+    printed as it is, not quoted); the call that raised it changed nothing."""
+
+    __module__ = "mirkit.index"
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def commit_name(generation: int) -> str:
