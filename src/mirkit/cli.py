@@ -421,11 +421,8 @@ def _scorer(args):
 
 
 def _boolean_query(index, expression: str) -> int:
-    from mirkit.index import SegmentedIndex
     from mirkit.search._boolean import boolean_search
 
-    if isinstance(index, SegmentedIndex):
-        index = index.single()
     start = time.perf_counter()
     result = boolean_search(index, expression)
     elapsed = time.perf_counter() - start

@@ -259,7 +259,7 @@ class SegmentedIndex:
     documents only: :attr:`stats`, :attr:`doc_ids`, :meth:`docids_of`, :attr:`doc_lengths`,
     :meth:`postings`, :meth:`df`, :meth:`terms` (internal docids number the live documents in
     collection order, as a fresh build of them would). :class:`mirkit.search.Searcher` searches
-    it exactly. What needs one index file set (cursors, document vectors, Boolean queries,
+    it exactly, Boolean queries too. What needs one index file set (cursors, document vectors,
     relevance feedback) takes :meth:`single`, which a merge to one segment provides.
 
     Thread safety: immutable, may be shared between threads; :meth:`reopen` returns a new

@@ -235,7 +235,7 @@ class Searcher:
         :func:`~mirkit.search._boolean.boolean_search`)."""
         from mirkit.search._boolean import boolean_search
 
-        return boolean_search(self._single("Boolean search"), expression)
+        return boolean_search(self.index, expression)
 
     def _single(self, what: str) -> Index:
         """The one index `what` needs; ValueError for a segmented index of several segments
