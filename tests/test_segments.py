@@ -591,6 +591,13 @@ def test_cli_append_delete_merge_stats(tmp_path, capsys):
     assert "duplicate document id 'a2'" in capsys.readouterr().err
     assert main(["index", jsonl("4.jsonl", first), "-o", out, "--append", "--overwrite"]) == 2
     capsys.readouterr()
+    assert main(["index", jsonl("5.jsonl", second), "-o", out, "--append", "--vectors"]) == 2
+    assert "stores no document vectors" in capsys.readouterr().err
+    with_vectors = str(tmp_path / "vec")
+    for name, docs in (("6.jsonl", first), ("7.jsonl", second)):
+        assert main(["index", jsonl(name, docs), "-o", with_vectors, "--append", "--vectors",
+                     "-q"]) == 0
+    assert Index.open(with_vectors).doc_vectors([4]).tfs.tolist() == [1, 1]
     assert main(["stats", out, "--no-verify"]) == 0
     text = capsys.readouterr().out
     # the merge policy rewrote both segments, each more than 30% deleted
@@ -935,3 +942,85 @@ def test_boolean_search_over_segments_with_deletions_equals_fresh_build(tmp_path
         assert got.ids == want.ids, expression
     with pytest.raises(ValueError, match="position"):
         Searcher(index).boolean("alpha AND")
+
+
+def _vectors_as_terms(index, docids) -> list:
+    """Each document's vector as [(term, tf)] (term ids differ between lexicons)."""
+    v = index.doc_vectors(docids)
+    ends = v.offsets.astype(int)
+    return [[(index.term(int(t)), int(f)) for t, f in zip(v.term_ids[a:b], v.tfs[a:b])]
+            for a, b in zip(ends[:-1], ends[1:])]
+
+
+def test_document_vectors_and_feedback_over_segments_equal_fresh_build(tmp_path):
+    """An index with document vectors (built, then upgraded to segments) keeps them in every
+    new and merged segment: each live document's terms and frequencies, and Rocchio feedback
+    (expanded query, second retrieval, batch), equal a fresh build's; a merged segment's
+    vector files are byte-identical to a fresh build's."""
+    from mirkit.search.feedback import Rocchio
+
+    rng = np.random.default_rng(9)
+    docs = {f"d{i}": _text(rng) for i in range(120)}
+    path = tmp_path / "live"
+    build_index(list(docs.items())[:60], path, threads=1, vectors=True)
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for i in range(60, 120, 20):
+            w.add_documents([(d, docs[d]) for d in list(docs)[i:i + 20]])
+            w.commit()
+        w.delete([f"d{i}" for i in range(0, 120, 9)])
+        w.update("d5", "alpha alpha pi iota")
+    for i in range(0, 120, 9):
+        del docs[f"d{i}"]
+    del docs["d5"]
+    docs["d5"] = "alpha alpha pi iota"
+    live = list(docs.items())
+    index, fresh = Index.open(path), _fresh(live, tmp_path, vectors=True)
+    assert index.has_vectors and len(index.segments) == 5
+    assert sum(s.n_deleted for s in index.segments) > 0
+    order = np.array([7, 0, len(live) - 1, 3, 3])  # any order, repeats
+    assert _vectors_as_terms(index, order) == _vectors_as_terms(fresh, order)
+    assert _vectors_as_terms(index, np.arange(len(live))) == \
+        _vectors_as_terms(fresh, np.arange(len(live)))
+    t, f = index.doc_vector(2)
+    np.testing.assert_array_equal(f, index.doc_vectors([2]).tfs)
+    with pytest.raises(IndexError):
+        index.doc_vectors([len(live)])
+    a, b = Searcher(index), Searcher(fresh)
+    feedback = Rocchio(docs=3, terms=5)
+    for q in QUERIES:
+        assert feedback.expand(a, q) == feedback.expand(b, q), q
+        g, w = a.search(q, 5, feedback=feedback), b.search(q, 5, feedback=feedback)
+        assert g.ids == w.ids and g.scores.tobytes() == w.scores.tobytes(), q
+    explicit = feedback.expand(a, "alpha", relevant=["d5", "d7"], nonrelevant=["d8"])
+    assert explicit == feedback.expand(b, "alpha", relevant=["d5", "d7"], nonrelevant=["d8"])
+    for g, w in zip(a.search_batch(QUERIES, 5, feedback=feedback, threads=2),
+                    b.search_batch(QUERIES, 5, feedback=feedback, threads=2)):
+        assert g.ids == w.ids and g.scores.tobytes() == w.scores.tobytes()
+
+    with IndexWriter.open(path) as w:
+        w.merge(max_segments=1)
+    merged = Index.open(path)
+    assert merged.single().has_vectors
+    for name in ("doc_vectors.bin", "doc_vectors_end.u64"):
+        assert (merged.single().path / name).read_bytes() == (fresh.path / name).read_bytes()
+
+
+def test_vectors_setting_of_a_new_segmented_index(tmp_path):
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, vectors=True, merge_policy=None) as w:
+        w.add_documents([("a", "alpha beta"), ("b", "beta gamma")])
+    with IndexWriter.open(path) as w:
+        w.add("c", "gamma gamma")
+    index = Index.open(path)
+    assert index.has_vectors
+    assert _vectors_as_terms(index, [2, 0]) == [[("gamma", 2)], [("alpha", 1), ("beta", 1)]]
+    with pytest.raises(ValueError, match="apply only to a new index"):
+        IndexWriter.open(path, vectors=True)
+    plain = tmp_path / "plain"
+    with IndexWriter.open(plain, threads=1) as w:
+        w.add("a", "alpha")
+    with pytest.raises(ValueError, match="no document vectors"):
+        Index.open(plain).doc_vectors([0])
+    with pytest.raises(ValueError, match="no document vectors"):
+        Searcher(Index.open(plain)).search("alpha", feedback=__import__(
+            "mirkit.search.feedback", fromlist=["Rocchio"]).Rocchio())

@@ -191,7 +191,6 @@ class Searcher:
                                        self.index.cached_doc_ids)
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
-            self._single("relevance feedback")
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
         if self._segmented is not None:
             return self._segmented.search(self._query(query), k, algorithm, spec)
@@ -220,7 +219,6 @@ class Searcher:
                     bar.update(len(chunk))
             return out
         if feedback is not None:
-            self._single("relevance feedback")
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
         prepared = [q if type(q) is str else self._query(q) for q in queries]
@@ -236,16 +234,6 @@ class Searcher:
         from mirkit.search._boolean import boolean_search
 
         return boolean_search(self.index, expression)
-
-    def _single(self, what: str) -> Index:
-        """The one index `what` needs; ValueError for a segmented index of several segments
-        or with deletions."""
-        if isinstance(self.index, SegmentedIndex):
-            try:
-                return self.index.single()
-            except ValueError as e:
-                raise ValueError(f"{what}: {e}") from None
-        return self.index
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: int = 0) -> None:
