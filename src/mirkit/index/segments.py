@@ -396,15 +396,8 @@ class SegmentedIndex:
         """The term vectors of internal (live) documents, as :class:`DocVectors` (CSR) in the
         order asked: term ids of the index's lexicon (:meth:`term` names them; a term only
         deleted documents hold is never in a vector), ascending, as a fresh build's are in
-        its own lexicon's order.
-
-        Raises
-        ------
-        ValueError
-            If the index has no document vectors.
-        IndexError
-            If a docid is not in ``[0, n_docs)``.
-        """
+        its own lexicon's order. Raises as :meth:`Index.doc_vectors
+        <mirkit.index.Index.doc_vectors>` does (no vectors, a docid out of range)."""
         self.check_vectors()
         docids = as_uint32_1d(docids, "docids")
         if docids.size and int(docids.max()) >= len(self):
