@@ -284,7 +284,7 @@ def living_cases(n_docs: int, *, repeat: int = 3, threads: int = LIVING_THREADS,
                  n_queries: int = 1000, work=None) -> list:
     """The living-index cases on `n_docs` synthetic documents: rows ``{"case", "docs",
     "seconds", "ratio", "anchor", "target"}`` (seconds: medians of `repeat`; search rows: mean
-    seconds per query, median of `repeat` passes alternated between the indexes)."""
+    seconds per query, median of `repeat` passes, each query run on every index in turn)."""
     import numpy as np
 
     from mirkit.datasets import synthetic_corpus
@@ -357,13 +357,20 @@ def living_cases(n_docs: int, *, repeat: int = 3, threads: int = LIVING_THREADS,
         searchers = {name: Searcher(index) for name, index in indexes.items()}
         for s in searchers.values():  # warm: bounds computed, pages mapped
             s.search_batch(queries, 10, threads=1)
+        # Each query runs on every index in turn (the order rotating from pass to pass), so
+        # that the load of a shared machine weighs on all of them alike.
         passes: dict = {name: [] for name in searchers}
-        for _ in range(repeat):
-            for name, s in searchers.items():
-                start = time.perf_counter()
-                for q in queries:
-                    s.search(q, 10)
-                passes[name].append((time.perf_counter() - start) / len(queries))
+        order = list(searchers)
+        for p in range(repeat):
+            total = dict.fromkeys(order, 0.0)
+            turn = order[p % len(order):] + order[:p % len(order)]
+            for q in queries:
+                for name in turn:
+                    start = time.perf_counter()
+                    searchers[name].search(q, 10)
+                    total[name] += time.perf_counter() - start
+            for name in order:
+                passes[name].append(total[name] / len(queries))
         merged_s = statistics.median(passes["merged (1 segment)"])
         for name, times in passes.items():
             rows.append({"case": f"search k=10: {name}", "docs": n_docs,
