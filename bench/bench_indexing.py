@@ -150,3 +150,22 @@ def test_mirkit_build(benchmark, tmp_path):
     _check_mirkit(docs, tmp_path / "checked")  # before timing
     counter = iter(range(10**6))
     benchmark(lambda: build_index(docs, tmp_path / f"i{next(counter)}", threads=1))
+
+
+# -- the living index (indexing.living_cases): appends, deletions, merges, segments ----------
+
+
+def test_living_index_cases(tmp_path):
+    """Every living-index case runs on a small collection and checks its output against a
+    fresh build before timing (inside living_cases); the table lists each case."""
+    rows = indexing.living_cases(1500, repeat=1, n_queries=40, work=tmp_path)
+    cases = [r["case"] for r in rows]
+    assert cases[:4] == ["full build (anchor)", "add 1% + commit", "delete 10% + commit",
+                         "forced merge (2 segments, 10% deleted -> 1)"]
+    assert [c.split(": ")[1] for c in cases[4:]] == ["merged (1 segment)", "1 segment",
+                                                      "4 segments", "16 segments"]
+    assert all(r["seconds"] > 0 and r["ratio"] > 0 for r in rows)
+    assert rows[1]["docs"] == 15 and rows[2]["docs"] == 151
+    table = indexing.format_living_table(rows)
+    assert "| add 1% + commit | 15 |" in table and "<= 1.25x" in table
+    assert not list(tmp_path.iterdir())  # the work directory is removed

@@ -698,3 +698,24 @@ def test_cli_index_and_stats(tmp_path, capsys):
     assert main(["stats", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mirkit stats: error: ") and "docids.bin" in err and err.count("\n") == 1
+
+
+def test_term_hash_is_checked_on_the_first_lookup(small_index):
+    """Opening checks every structure but the term hash table, which the first term lookup
+    checks in full (and every later one again while it is damaged): a table whose terms are
+    not where their hashes lead is refused, naming the file, before any lookup answers."""
+    name = "term_hash.u64"
+    original = np.fromfile(small_index / name, dtype=np.uint64)
+    slots = original.view(np.uint32).reshape(-1, 2)  # (tag, term) per slot
+    full = np.flatnonzero(slots[:, 1] != 0xFFFFFFFF)
+    assert full.size >= 2
+    data = slots.copy()
+    data[full[[0, 1]], 1] = slots[full[[1, 0]], 1]  # two terms swapped, their tags left
+    _rewrite_with_checksum(small_index, name, data.tobytes())
+    index = Index.open(small_index)  # opens: no lookup yet
+    term = index.term(0)
+    for _ in range(2):
+        with pytest.raises(IndexCorruptError, match=name):
+            index.postings(term)
+    _rewrite_with_checksum(small_index, name, original.tobytes())
+    assert Index.open(small_index).postings(term)[0].size > 0

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from mirkit.index import (Index, IndexCorruptError, IndexLockedError, IndexVersionError,
-                          IndexWriter, MergePolicy, SegmentedIndex, build_index)
+                          IndexWriter, MergePolicy, SegmentedIndex, UnknownDocumentError,
+                          build_index)
 from mirkit.index import segments as seg
 from mirkit.index._manifest import load_manifest
 from mirkit.index.reader import Index as SegmentIndex
@@ -427,10 +428,13 @@ def test_malformed_calls_leave_the_index_unchanged(tmp_path):
         w.add_documents([("a", "alpha"), ("b", "beta")])
     snapshot = sorted(os.listdir(path))
     w = IndexWriter.open(path)
-    with pytest.raises(KeyError, match="'zz'"):
+    with pytest.raises(UnknownDocumentError, match="delete: document id 'zz' is not a live"):
         w.delete(["a", "zz"])
-    with pytest.raises(KeyError, match="'zz'"):
+    with pytest.raises(KeyError) as e:  # UnknownDocumentError is a KeyError, printed unquoted
         w.update("zz", "text")
+    assert str(e.value) == (f"update: document id 'zz' is not a live document of {path}; "
+                            "nothing was changed")
+    assert isinstance(e.value, UnknownDocumentError)
     with pytest.raises(ValueError, match="already in"):
         w.add("a", "again")
     with pytest.raises(TypeError):
@@ -530,8 +534,7 @@ def test_single_segment_api_and_errors(tmp_path):
     index = Index.open(path)
     with pytest.raises(ValueError, match="merge it first"):
         index.single()
-    with pytest.raises(ValueError, match="Boolean search"):
-        Searcher(index).boolean("alpha AND beta")
+    assert Searcher(index).boolean("alpha AND beta").ids == ["a"]
     assert index.locate(1) == (1, 0) and index.doc_id(1) == "b"
     assert index.docids_of(["b", "a"]).tolist() == [1, 0]
     with pytest.raises(KeyError):
@@ -588,6 +591,13 @@ def test_cli_append_delete_merge_stats(tmp_path, capsys):
     assert "duplicate document id 'a2'" in capsys.readouterr().err
     assert main(["index", jsonl("4.jsonl", first), "-o", out, "--append", "--overwrite"]) == 2
     capsys.readouterr()
+    assert main(["index", jsonl("5.jsonl", second), "-o", out, "--append", "--vectors"]) == 2
+    assert "stores no document vectors" in capsys.readouterr().err
+    with_vectors = str(tmp_path / "vec")
+    for name, docs in (("6.jsonl", first), ("7.jsonl", second)):
+        assert main(["index", jsonl(name, docs), "-o", with_vectors, "--append", "--vectors",
+                     "-q"]) == 0
+    assert Index.open(with_vectors).doc_vectors([4]).tfs.tolist() == [1, 1]
     assert main(["stats", out, "--no-verify"]) == 0
     text = capsys.readouterr().out
     # the merge policy rewrote both segments, each more than 30% deleted
@@ -758,3 +768,259 @@ def test_many_single_adds_build_the_id_map_once(tmp_path, monkeypatch):
         assert w.n_docs == 30
     assert len(calls) == 1
     assert Index.open(path).doc_ids == [f"d{i}" for i in range(10)] + [f"n{i}" for i in range(20)]
+
+
+@pytest.mark.parametrize("n_segments", [1, 4, 16])
+def test_one_engine_call_over_segments_with_deletions_equals_fresh_build(tmp_path, n_segments):
+    """The segments are searched in one SegmentedEngine call, their threshold carried from one
+    to the next: every algorithm and scorer, search() and a threaded search_batch(), with and
+    without the cached ids, equal a fresh build (ids, docids, scores bit-identical)."""
+    rng = np.random.default_rng(n_segments)
+    docs = [(f"d{i}", _text(rng)) for i in range(320)]
+    path = tmp_path / "live"
+    per = len(docs) // n_segments
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for s in range(n_segments):
+            w.add_documents(docs[s * per:(s + 1) * per])
+            w.commit()
+        gone = {d for d, _ in docs if rng.random() < 0.15} | {"d0", "d20", "d319"}
+        w.delete(sorted(gone))
+    live = [(d, t) for d, t in docs if d not in gone]
+    index = Index.open(path)
+    assert len(index.segments) == n_segments
+    assert sum(s.n_deleted for s in index.segments) == len(gone)
+    assert_same_as_fresh(index, live, tmp_path, k_values=(1, 10, 400))
+    fresh = Searcher(_fresh(live, tmp_path))
+    queries = QUERIES + [{"alpha": 0.5, "pi": 2.0, "absent": 1.0}]
+    for scorer in SCORERS:
+        for algorithm in ALGORITHMS:
+            searcher = Searcher(Index.open(path))  # no cached ids: read from the segments
+            got = searcher.search_batch(queries, 10, algorithm=algorithm, scorer=scorer,
+                                        threads=3)
+            for q, g in zip(queries, got):
+                one = searcher.search(q, 10, algorithm=algorithm, scorer=scorer)
+                w = fresh.search(q, 10, algorithm=algorithm, scorer=scorer)
+                for r in (g, one):
+                    where = f"{q!r} {algorithm} {scorer}"
+                    assert r.ids == w.ids, where
+                    np.testing.assert_array_equal(r.docids, w.docids, err_msg=where)
+                    assert r.scores.tobytes() == w.scores.tobytes(), where
+
+
+def test_segmented_engine_is_cached_per_snapshot_and_checks_its_input(tmp_path):
+    from mirkit import _core
+    from mirkit.search._segments import segmented_engine
+
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([("a0", "alpha beta"), ("a1", "beta gamma")])
+        w.commit()
+        w.add("b", "beta")
+        w.delete(["a0"])
+    index = Index.open(path)
+    engine = segmented_engine(index)
+    assert engine.n_segments == 2
+    assert Searcher(index)._segmented.engine is engine is Searcher(index)._segmented.engine
+    terms, offsets, df, cf, maps = index._lexicon_stats()
+    segments = [index._segment(i) for i in range(2)]
+    kwargs = dict(readers=[s.index.reader for s in segments],
+                  analyzer=_core.analysis.Analyzer(**index.analyzer.to_dict()), k1=0.9, b=0.4,
+                  total_tokens=[s.index.stats.total_tokens for s in segments],
+                  n_docs=index.stats.n_docs, live_tokens=index.stats.total_tokens,
+                  max_length=index.stats.max_doc_length, terms=terms, term_offsets=offsets,
+                  df=df, cf=cf, local_to_global=list(maps),
+                  deleted=[s.deleted_bytes() for s in segments])
+    _core.query.SegmentedEngine(**kwargs)  # valid
+    with pytest.raises(ValueError, match="live documents"):
+        _core.query.SegmentedEngine(**{**kwargs, "n_docs": index.stats.n_docs + 1})
+    with pytest.raises(ValueError, match="deletion flags"):
+        _core.query.SegmentedEngine(**{**kwargs, "deleted": [np.zeros(7, np.uint8), None]})
+    with pytest.raises(ValueError, match="differ in length"):
+        _core.query.SegmentedEngine(**{**kwargs, "total_tokens": [1]})
+    with pytest.raises(ValueError, match="local_to_global"):
+        _core.query.SegmentedEngine(**{**kwargs, "local_to_global": [maps[1], maps[0]]})
+
+
+_DOC_TEXT = textwrap.dedent("""
+    import zlib
+    _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
+    def doc_text(doc_id):
+        h = zlib.crc32(doc_id.encode())
+        return " ".join(_WORDS[zlib.crc32(f"{doc_id}/{j}".encode()) % len(_WORDS)]
+                        for j in range(1 + h % 7))
+    def round_step(rnd, step):
+        '''(ids added, ids deleted) at a step of a round of the random-kill writer.'''
+        added = [f"r{rnd}s{step}d{j}" for j in range(20)]
+        return added, [f"r{rnd}s{step - 1}d{j}" for j in (0, 7)] if step else []
+""")
+_RANDOM_KILL_WRITER = _DOC_TEXT + textwrap.dedent("""
+    import sys, time
+    from mirkit.index import IndexWriter
+    path, rnd = sys.argv[1], int(sys.argv[2])
+    w = IndexWriter.open(path, threads=1, merge_policy=None)
+    print("start", flush=True)
+    for step in range(60):
+        added, deleted = round_step(rnd, step)
+        w.add_documents([(d, doc_text(d)) for d in added])
+        if deleted:
+            w.delete(deleted)
+        w.commit()
+        print("commit", flush=True)
+        if step % 3 == 2:
+            w.merge(max_segments=1 + step % 2)
+            print("merge", flush=True)
+    time.sleep(60)
+""")
+
+
+def test_kill_9_at_random_points_leaves_the_last_commit(tmp_path):
+    """Rounds of a writer that adds, deletes, commits and merges in a loop, killed with
+    SIGKILL after a random delay (seeded): the index then opens (checksums verified) at the
+    last commit the writer reported, or the one it was writing, complete (ids, statistics,
+    postings and every algorithm's top 10 equal a fresh build's), and the next writer removes
+    every unfinished file."""
+    scope: dict = {}
+    exec(_DOC_TEXT, scope)
+    doc_text, round_step = scope["doc_text"], scope["round_step"]
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents([(f"base{i}", doc_text(f"base{i}")) for i in range(30)])
+    rng = np.random.default_rng(11)
+    for rnd in range(4):
+        live = list(Index.open(path).doc_ids)
+        states = [list(live)]  # the live ids after each commit the writer reports
+        for step in range(60):
+            added, deleted = round_step(rnd, step)
+            live = [d for d in live if d not in deleted] + added
+            states.append(list(live))
+            if step % 3 == 2:
+                states.append(list(live))  # the merge's commit
+        p = subprocess.Popen([sys.executable, "-c", _RANDOM_KILL_WRITER, str(path), str(rnd)],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "start"
+        threading.Event().wait(float(rng.uniform(0.0, 0.5)))
+        p.send_signal(signal.SIGKILL)
+        assert p.wait(timeout=60) == -9
+        reported = len(p.stdout.read().split())
+        index = Index.open(path, verify=True)
+        assert index.doc_ids in states[reported:reported + 2], (rnd, reported)
+        assert_same_as_fresh(index, [(d, doc_text(d)) for d in index.doc_ids], tmp_path,
+                             scorers=[None], k_values=(10,))
+        with IndexWriter.open(path, merge_policy=None) as w:  # removes unfinished files
+            assert w.n_docs == len(index)
+        names = set(os.listdir(path))
+        assert not [n for n in names if n.startswith(".")], names
+        committed = {s.name for s in Index.open(path).segments}
+        assert {n for n in names if n.startswith("seg-") and "." not in n} == committed
+        assert {n.split(".")[0] for n in names if ".del-" in n} <= committed
+
+
+BOOLEAN_EXPRESSIONS = ["alpha", "alpha AND beta", "alpha OR pi", "-alpha", "NOT (alpha OR beta)",
+                       "gamma AND NOT delta", '"alpha beta" OR zeta', "nothere", "nothere OR iota",
+                       "-nothere", "(kappa OR lambda) AND -mu", "the"]
+
+
+def test_boolean_search_over_segments_with_deletions_equals_fresh_build(tmp_path):
+    """Each segment evaluates the expression, deleted documents are dropped and the rest
+    numbered as live documents: the docids and ids of a fresh build, for negations, unknown
+    terms, stopwords and terms only deleted documents hold."""
+    rng = np.random.default_rng(5)
+    docs = [(f"d{i}", _text(rng)) for i in range(150)] + [("only", "omega omega")]
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for s in range(3):
+            w.add_documents(docs[s * 50:(s + 1) * 50 if s < 2 else None])
+            w.commit()
+        gone = {d for d, _ in docs if rng.random() < 0.2} | {"only", "d0"}
+        w.delete(sorted(gone))
+    live = [(d, t) for d, t in docs if d not in gone]
+    index, fresh = Index.open(path), _fresh(live, tmp_path)
+    assert len(index.segments) == 3
+    for expression in BOOLEAN_EXPRESSIONS + ["omega", "-omega"]:
+        got, want = Searcher(index).boolean(expression), Searcher(fresh).boolean(expression)
+        np.testing.assert_array_equal(got.docids, want.docids, err_msg=expression)
+        assert got.ids == want.ids, expression
+    with pytest.raises(ValueError, match="position"):
+        Searcher(index).boolean("alpha AND")
+
+
+def _vectors_as_terms(index, docids) -> list:
+    """Each document's vector as [(term, tf)] (term ids differ between lexicons)."""
+    v = index.doc_vectors(docids)
+    ends = v.offsets.astype(int)
+    return [[(index.term(int(t)), int(f)) for t, f in zip(v.term_ids[a:b], v.tfs[a:b])]
+            for a, b in zip(ends[:-1], ends[1:])]
+
+
+def test_document_vectors_and_feedback_over_segments_equal_fresh_build(tmp_path):
+    """An index with document vectors (built, then upgraded to segments) keeps them in every
+    new and merged segment: each live document's terms and frequencies, and Rocchio feedback
+    (expanded query, second retrieval, batch), equal a fresh build's; a merged segment's
+    vector files are byte-identical to a fresh build's."""
+    from mirkit.search.feedback import Rocchio
+
+    rng = np.random.default_rng(9)
+    docs = {f"d{i}": _text(rng) for i in range(120)}
+    path = tmp_path / "live"
+    build_index(list(docs.items())[:60], path, threads=1, vectors=True)
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for i in range(60, 120, 20):
+            w.add_documents([(d, docs[d]) for d in list(docs)[i:i + 20]])
+            w.commit()
+        w.delete([f"d{i}" for i in range(0, 120, 9)])
+        w.update("d5", "alpha alpha pi iota")
+    for i in range(0, 120, 9):
+        del docs[f"d{i}"]
+    del docs["d5"]
+    docs["d5"] = "alpha alpha pi iota"
+    live = list(docs.items())
+    index, fresh = Index.open(path), _fresh(live, tmp_path, vectors=True)
+    assert index.has_vectors and len(index.segments) == 5
+    assert sum(s.n_deleted for s in index.segments) > 0
+    order = np.array([7, 0, len(live) - 1, 3, 3])  # any order, repeats
+    assert _vectors_as_terms(index, order) == _vectors_as_terms(fresh, order)
+    assert _vectors_as_terms(index, np.arange(len(live))) == \
+        _vectors_as_terms(fresh, np.arange(len(live)))
+    t, f = index.doc_vector(2)
+    np.testing.assert_array_equal(f, index.doc_vectors([2]).tfs)
+    with pytest.raises(IndexError):
+        index.doc_vectors([len(live)])
+    a, b = Searcher(index), Searcher(fresh)
+    feedback = Rocchio(docs=3, terms=5)
+    for q in QUERIES:
+        assert feedback.expand(a, q) == feedback.expand(b, q), q
+        g, w = a.search(q, 5, feedback=feedback), b.search(q, 5, feedback=feedback)
+        assert g.ids == w.ids and g.scores.tobytes() == w.scores.tobytes(), q
+    explicit = feedback.expand(a, "alpha", relevant=["d5", "d7"], nonrelevant=["d8"])
+    assert explicit == feedback.expand(b, "alpha", relevant=["d5", "d7"], nonrelevant=["d8"])
+    for g, w in zip(a.search_batch(QUERIES, 5, feedback=feedback, threads=2),
+                    b.search_batch(QUERIES, 5, feedback=feedback, threads=2)):
+        assert g.ids == w.ids and g.scores.tobytes() == w.scores.tobytes()
+
+    with IndexWriter.open(path) as w:
+        w.merge(max_segments=1)
+    merged = Index.open(path)
+    assert merged.single().has_vectors
+    for name in ("doc_vectors.bin", "doc_vectors_end.u64"):
+        assert (merged.single().path / name).read_bytes() == (fresh.path / name).read_bytes()
+
+
+def test_vectors_setting_of_a_new_segmented_index(tmp_path):
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, vectors=True, merge_policy=None) as w:
+        w.add_documents([("a", "alpha beta"), ("b", "beta gamma")])
+    with IndexWriter.open(path) as w:
+        w.add("c", "gamma gamma")
+    index = Index.open(path)
+    assert index.has_vectors
+    assert _vectors_as_terms(index, [2, 0]) == [[("gamma", 2)], [("alpha", 1), ("beta", 1)]]
+    with pytest.raises(ValueError, match="apply only to a new index"):
+        IndexWriter.open(path, vectors=True)
+    plain = tmp_path / "plain"
+    with IndexWriter.open(plain, threads=1) as w:
+        w.add("a", "alpha")
+    with pytest.raises(ValueError, match="no document vectors"):
+        Index.open(plain).doc_vectors([0])
+    with pytest.raises(ValueError, match="no document vectors"):
+        Searcher(Index.open(plain)).search("alpha", feedback=__import__(
+            "mirkit.search.feedback", fromlist=["Rocchio"]).Rocchio())

@@ -20,6 +20,7 @@ using query::QueryInput;
 using query::QueryResult;
 using query::QueryTerm;
 using query::ScorerSpec;
+using query::SegmentedEngine;
 
 ScorerSpec parse_scorer(const std::string& kind, double k1, double b, const std::string& idf,
                         double mu) {
@@ -41,7 +42,8 @@ ScorerSpec parse_scorer(const std::string& kind, double k1, double b, const std:
 
 // (terms, weights) -> query terms; terms missing from the index (or the global lexicon of a
 // shard's engine) are dropped.
-std::vector<QueryTerm> query_terms(const QueryEngine& engine, const py::list& terms,
+template <class Engine>
+std::vector<QueryTerm> query_terms(const Engine& engine, const py::list& terms,
                                    const std::vector<double>& weights) {
   if (terms.size() != weights.size()) {
     throw py::value_error("terms and weights differ in length: " + std::to_string(terms.size()) +
@@ -56,6 +58,12 @@ std::vector<QueryTerm> query_terms(const QueryEngine& engine, const py::list& te
   return out;
 }
 
+// query::SegmentedEngine with the Python objects it views (readers, arrays), kept alive.
+struct PySegmentedEngine {
+  std::unique_ptr<SegmentedEngine> engine;
+  py::tuple owners;
+};
+
 // mirkit.search.SearchResult: the engine's result, made into Python objects only as they are
 // read (a benchmark loop reads the ids alone). A plain C++ object, so the cyclic garbage collector
 // does not track it: results hold no reference that could lead back to them (their arrays own
@@ -67,6 +75,7 @@ class SearchResult {
   SearchResult(QueryResult&& r, py::object algorithm, py::object engine, py::object doc_ids)
       : m_docids(std::move(r.docids)),
         m_scores(std::move(r.scores)),
+        m_positions(std::move(r.positions)),
         m_first(m_docids.data()),
         m_size(m_docids.size()),
         m_postings_decoded(r.postings_decoded),
@@ -125,6 +134,13 @@ class SearchResult {
         Py_INCREF(id);
         PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), id);
       }
+    } else if (py::isinstance<PySegmentedEngine>(m_engine)) {
+      const SegmentedEngine& e = *m_engine.cast<const PySegmentedEngine&>().engine;
+      for (size_t i = 0; i < m_size; ++i) {
+        const auto [s, d] = e.locate(m_positions[i]);
+        PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
+                        stored_doc_id(e.segment(s).reader().doc_id(d), d).release().ptr());
+      }
     } else {
       const index::IndexReader& reader = m_engine.cast<const QueryEngine&>().reader();
       for (size_t i = 0; i < m_size; ++i) {
@@ -162,6 +178,7 @@ class SearchResult {
  private:
   std::vector<uint32_t> m_docids;
   std::vector<double> m_scores;
+  std::vector<uint32_t> m_positions;  // SegmentedEngine results: QueryResult::positions
   const uint32_t* m_first;  // the docids, wherever they live now
   size_t m_size;
   uint64_t m_postings_decoded, m_postings_scored, m_docs_scored;
@@ -174,7 +191,8 @@ class SearchResult {
 // A query from Python as the engine takes it: a str (analyzed by the engine, on the worker
 // threads of a batch), viewed in place, or a (terms, weights) pair of analyzed terms. `owners`
 // (null where the caller's arguments keep the text alive) holds a str while the GIL is released.
-QueryInput query_input(const QueryEngine& e, py::handle query, std::vector<py::object>* owners) {
+template <class Engine>
+QueryInput query_input(const Engine& e, py::handle query, std::vector<py::object>* owners) {
   QueryInput in;
   if (PyUnicode_Check(query.ptr())) {
     if (owners) owners->push_back(py::reinterpret_borrow<py::object>(query));
@@ -197,6 +215,79 @@ template <class T>
 index::Array<T> span(const py::array_t<T, py::array::c_style>& a, const char* name) {
   if (a.ndim() != 1) throw py::value_error(std::string(name) + " must be 1-dimensional");
   return {a.data(), static_cast<size_t>(a.size())};
+}
+
+// The engine of a bound Python object.
+template <class Engine>
+const Engine& engine_of(py::handle self);
+template <>
+const QueryEngine& engine_of<QueryEngine>(py::handle self) {
+  return self.cast<const QueryEngine&>();
+}
+template <>
+const SegmentedEngine& engine_of<SegmentedEngine>(py::handle self) {
+  return *self.cast<const PySegmentedEngine&>().engine;
+}
+
+// The methods both engines share: search, search_batch, analyze, precompute_bounds.
+template <class Engine, class Class>
+void def_search(Class& cls) {
+  cls
+      .def("search",
+           [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
+              const ScorerSpec& spec, py::object doc_ids) {
+             const Engine& e = engine_of<Engine>(self);
+             const Algorithm a = parse_algorithm(utf8_view(algorithm));
+             const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
+             QueryResult r;
+             {
+               py::gil_scoped_release release;
+               r = e.search(in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec);
+             }
+             return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
+           },
+           py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
+           py::arg("doc_ids"),
+           "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
+           "doc_ids: the cached list of external ids, or None.")
+      .def("search_batch",
+           [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
+              unsigned threads, const ScorerSpec& spec, py::object doc_ids) {
+             const Engine& e = engine_of<Engine>(self);
+             const Algorithm a = parse_algorithm(utf8_view(algorithm));
+             std::vector<QueryInput> inputs;
+             std::vector<py::object> owners;
+             inputs.reserve(queries.size());
+             for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
+             std::vector<QueryResult> rs;
+             {
+               py::gil_scoped_release release;
+               rs = e.search_batch(inputs, k, a, spec, threads);
+             }
+             py::list out(rs.size());
+             for (size_t i = 0; i < rs.size(); ++i) {
+               out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
+             }
+             return out;
+           },
+           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
+           py::arg("spec"), py::arg("doc_ids"),
+           "search() of many queries on `threads` threads (0 = all cores), analysis included.")
+      .def("analyze",
+           [](py::object self, const py::str& text) {
+             std::vector<QueryTerm> terms = engine_of<Engine>(self).analyze(utf8_view(text));
+             py::list out(terms.size());
+             for (size_t i = 0; i < terms.size(); ++i) out[i] = py::make_tuple(terms[i].term, terms[i].weight);
+             return out;
+           },
+           py::arg("text"), "[(term id, weight)] of a text query, as search() analyzes it.")
+      .def("precompute_bounds",
+           [](py::object self, const ScorerSpec& spec, unsigned threads) {
+             const Engine& e = engine_of<Engine>(self);
+             py::gil_scoped_release release;
+             e.precompute_bounds(spec, threads);
+           },
+           py::arg("spec"), py::arg("threads"));
 }
 
 }  // namespace
@@ -297,8 +388,9 @@ nothing. Results pickle with their arrays and ids.
                             t[5], t[6].cast<py::list>());
       }));
 
-  py::class_<QueryEngine>(m, "QueryEngine",
-                          "Ranked retrieval over an IndexReader (thread safe; GIL released).")
+  py::class_<QueryEngine> query_engine(
+      m, "QueryEngine", "Ranked retrieval over an IndexReader (thread safe; GIL released).");
+  query_engine
       .def(py::init([](const index::IndexReader& reader, const analysis::Analyzer& analyzer,
                        double k1, double b, uint64_t total_tokens, const PyGlobalStats* global) {
              return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens,
@@ -307,61 +399,69 @@ nothing. Results pickle with their arrays and ids.
            py::arg("reader"), py::arg("analyzer"), py::arg("k1"), py::arg("b"),
            py::arg("total_tokens"), py::arg("global_stats") = py::none(), py::keep_alive<1, 2>(),
            py::keep_alive<1, 7>())
-      .def("search",
-           [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
-              const ScorerSpec& spec, py::object doc_ids) {
-             const QueryEngine& e = self.cast<const QueryEngine&>();
-             const Algorithm a = parse_algorithm(utf8_view(algorithm));
-             const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
-             QueryResult r;
-             {
-               py::gil_scoped_release release;
-               r = e.search(in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec);
-             }
-             return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
-           },
-           py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
-           py::arg("doc_ids"),
-           "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
-           "doc_ids: the cached list of external ids, or None.")
-      .def("search_batch",
-           [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
-              unsigned threads, const ScorerSpec& spec, py::object doc_ids) {
-             const QueryEngine& e = self.cast<const QueryEngine&>();
-             const Algorithm a = parse_algorithm(utf8_view(algorithm));
-             std::vector<QueryInput> inputs;
-             std::vector<py::object> owners;
-             inputs.reserve(queries.size());
-             for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
-             std::vector<QueryResult> rs;
-             {
-               py::gil_scoped_release release;
-               rs = e.search_batch(inputs, k, a, spec, threads);
-             }
-             py::list out(rs.size());
-             for (size_t i = 0; i < rs.size(); ++i) {
-               out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
-             }
-             return out;
-           },
-           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
-           py::arg("spec"), py::arg("doc_ids"),
-           "search() of many queries on `threads` threads (0 = all cores), analysis included.")
-      .def("analyze",
-           [](const QueryEngine& e, const py::str& text) {
-             std::vector<QueryTerm> terms = e.analyze(utf8_view(text));
-             py::list out(terms.size());
-             for (size_t i = 0; i < terms.size(); ++i) out[i] = py::make_tuple(terms[i].term, terms[i].weight);
-             return out;
-           },
-           py::arg("text"), "[(term id, weight)] of a text query, as search() analyzes it.")
-      .def("precompute_bounds",
-           [](const QueryEngine& e, const ScorerSpec& spec, unsigned threads) {
-             py::gil_scoped_release release;
-             e.precompute_bounds(spec, threads);
-           },
-           py::arg("spec"), py::arg("threads"))
       .def("uses_stored_bounds", &QueryEngine::uses_stored_bounds, py::arg("spec"));
+  def_search<QueryEngine>(query_engine);
+
+  py::class_<PySegmentedEngine> segmented_engine(m, "SegmentedEngine", R"doc(Ranked retrieval over the segments of a living index in one call (thread safe; GIL released).
+
+Every segment scores with the live statistics of the whole index and feeds one top-k queue in
+collection order (its threshold carries from segment to segment); results are a fresh build's
+of the live documents: docids, bit-identical scores, tie order. mirkit.search wraps it.
+)doc");
+  segmented_engine
+      .def(py::init([](const py::list& readers, const analysis::Analyzer& analyzer, double k1,
+                       double b, const std::vector<uint64_t>& total_tokens, uint64_t n_docs,
+                       uint64_t live_tokens, uint32_t max_length, const U8Arr& terms,
+                       const U64Arr& term_offsets, const U32Array& df, const U64Arr& cf,
+                       const py::list& local_to_global, const py::list& deleted) {
+             const size_t n = readers.size();
+             if (total_tokens.size() != n || local_to_global.size() != n || deleted.size() != n) {
+               throw py::value_error("readers, total_tokens, local_to_global and deleted differ "
+                                     "in length");
+             }
+             query::GlobalStats g;
+             g.live_only = true;
+             g.n_docs = n_docs;
+             g.total_tokens = live_tokens;
+             g.max_length = max_length;
+             const auto bytes = span(terms, "terms");
+             g.terms = {reinterpret_cast<const char*>(bytes.data), bytes.size};
+             g.term_offsets = span(term_offsets, "term_offsets");
+             g.df = span(df, "df");
+             g.cf = span(cf, "cf");
+             std::vector<query::SegmentInput> inputs(n);
+             py::list owners;  // what the engine views
+             for (size_t s = 0; s < n; ++s) {
+               inputs[s].reader = &readers[s].cast<const index::IndexReader&>();
+               inputs[s].total_tokens = total_tokens[s];
+               const auto map = local_to_global[s].cast<U32Array>();
+               inputs[s].local_to_global = span(map, "local_to_global");
+               owners.append(map);
+               if (!deleted[s].is_none()) {
+                 const auto flags = deleted[s].cast<U8Arr>();
+                 inputs[s].deleted = span(flags, "deleted");
+                 owners.append(flags);
+               }
+             }
+             auto* out = new PySegmentedEngine;
+             out->engine = std::make_unique<SegmentedEngine>(inputs, analyzer,
+                                                             index::Bm25Params{k1, b}, g);
+             out->owners = py::make_tuple(readers, terms, term_offsets, df, cf, owners);
+             return out;
+           }),
+           py::arg("readers"), py::arg("analyzer"), py::arg("k1"), py::arg("b"),
+           py::arg("total_tokens"), py::arg("n_docs"), py::arg("live_tokens"),
+           py::arg("max_length"), py::arg("terms").noconvert(),
+           py::arg("term_offsets").noconvert(), py::arg("df").noconvert(),
+           py::arg("cf").noconvert(), py::arg("local_to_global"), py::arg("deleted"),
+           "readers: the segments' IndexReaders in collection order; total_tokens: each "
+           "segment's own token count; n_docs, live_tokens, max_length, terms, term_offsets, df, "
+           "cf: the live statistics of the whole index (as GlobalStats); local_to_global: per "
+           "segment, its term ids in the global lexicon (uint32); deleted: per segment, uint8 "
+           "flags (nonzero: deleted) or None.")
+      .def_property_readonly("n_segments",
+                             [](const PySegmentedEngine& e) { return e.engine->n_segments(); });
+  def_search<SegmentedEngine>(segmented_engine);
 
   m.def(
       "bm25_block_scores",

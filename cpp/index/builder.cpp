@@ -408,16 +408,40 @@ BuildStats IndexBuilder::State::finish() {
   return stats;
 }
 
+void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats) {
+  const IndexLayout layout{doc_lengths.size(), n_terms, n_blocks, options.docid_codec,
+                           options.freq_codec, options.positions, false};
+  for (FileInfo& f : write_doc_vectors(dir, layout, doc_terms.data(), options.memory_budget,
+                                       &peak_memory)) {
+    stats.files.push_back(std::move(f));
+  }
+}
+
 // Document vectors: the postings just written, read back and transposed. Docids are taken in
 // ranges whose (term, tf) pairs fit the memory budget (doc_terms gives each document's count,
 // so the output slots are known before the pass); each range visits every term through its
 // skip list and decodes only the blocks that overlap the range. Terms are visited in id order,
 // so each document's term ids come out ascending. The output depends only on the postings, so
-// spilled and threaded builds stay byte-identical.
-void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats) {
-  const IndexLayout layout{doc_lengths.size(), n_terms, n_blocks, options.docid_codec,
-                           options.freq_codec, options.positions, false};
-  const IndexReader reader(dir, layout);
+// spilled and threaded builds, and merges, stay byte-identical to a build.
+std::vector<FileInfo> write_doc_vectors(const std::string& directory, const IndexLayout& layout,
+                                        const uint32_t* doc_terms, size_t memory_budget,
+                                        size_t* peak) {
+  const IndexReader reader(directory, layout);
+  const uint64_t n_terms = layout.n_terms;
+  const uint32_t n_docs = static_cast<uint32_t>(layout.n_docs);
+  std::vector<uint32_t> counted;
+  alignas(64) uint32_t docs[kBlockSize], freqs[kBlockSize];
+  if (doc_terms == nullptr) {  // each document's distinct terms, from the postings
+    counted.assign(n_docs, 0);
+    for (uint32_t t = 0; t < n_terms; ++t) {
+      for (uint64_t b = reader.term_blocks[t]; b < reader.term_blocks[t + 1]; ++b) {
+        const uint32_t n = reader.decode_docids(t, b, docs);
+        for (uint32_t i = 0; i < n; ++i) ++counted[docs[i]];
+      }
+    }
+    doc_terms = counted.data();
+  }
+  const auto path = [&](const char* name) { return (fs::path(directory) / name).string(); };
   const codecs::Codec& ids_codec = codecs::elias_fano::kCodec;
   const codecs::Codec& tfs_codec = codecs::elias::kGammaCodec;
   FileWriter records(path(kDocVectorsFile));
@@ -426,15 +450,14 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
   std::vector<uint32_t> terms, tfs;  // the range's pairs, document by document
   std::vector<uint64_t> start, fill;
   std::vector<uint8_t> scratch;
-  alignas(64) uint32_t docs[kBlockSize], freqs[kBlockSize];
-  const uint32_t n_docs = static_cast<uint32_t>(doc_lengths.size());
+  size_t peak_memory = 0;
   for (uint32_t lo = 0, hi = 0; lo < n_docs; lo = hi) {
     // The range [lo, hi): at least one document, else as many as the budget holds.
     uint64_t pairs = 0;
     do {
       pairs += doc_terms[hi++];
     } while (hi < n_docs &&
-             (pairs + doc_terms[hi]) * kPairBytes + (hi + 1 - lo) * kDocBytes <= options.memory_budget);
+             (pairs + doc_terms[hi]) * kPairBytes + (hi + 1 - lo) * kDocBytes <= memory_budget);
     start.assign(1, 0);
     for (uint32_t d = lo; d < hi; ++d) start.push_back(start.back() + doc_terms[d]);
     fill.assign(start.begin(), start.end() - 1);
@@ -474,10 +497,13 @@ void IndexBuilder::State::write_vectors(uint64_t n_terms, uint64_t n_blocks, Bui
       ends.put<uint64_t>(records.bytes());
     }
   }
+  std::vector<FileInfo> files;
   for (FileWriter* f : {&records, &ends}) {
     f->close();
-    stats.files.push_back({fs::path(f->path()).filename().string(), f->bytes(), f->crc()});
+    files.push_back({fs::path(f->path()).filename().string(), f->bytes(), f->crc()});
   }
+  if (peak) *peak = std::max(*peak, peak_memory);
+  return files;
 }
 
 IndexBuilder::IndexBuilder(std::string directory, BuildOptions options)

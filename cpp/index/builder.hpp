@@ -26,6 +26,7 @@
 #include "analysis/analyzer.hpp"
 #include "index/bm25.hpp"
 #include "index/block_writer.hpp"
+#include "index/reader.hpp"
 
 namespace mirkit::index {
 
@@ -59,6 +60,15 @@ class DuplicateIdError : public std::invalid_argument {
   size_t batch_index;    // position of the repeated id in the batch
   uint64_t first_docid;  // internal docid of its first occurrence
 };
+
+// Document vectors (doc_vectors.bin, doc_vectors_end.u64) of the index whose postings (and
+// document files) are in `directory`, as `layout` describes them (vectors off): its postings
+// transposed, document by document, in docid ranges that fit `memory_budget`. doc_terms[d] is
+// document d's number of distinct terms, or null to count them from the postings first (a
+// merge). Returns the files written; `peak` (may be null) is raised to the pass's memory.
+std::vector<FileInfo> write_doc_vectors(const std::string& directory, const IndexLayout& layout,
+                                        const uint32_t* doc_terms, size_t memory_budget,
+                                        size_t* peak);
 
 class IndexBuilder {
  public:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <unordered_map>
 
 #include "codecs/elias.hpp"
@@ -87,7 +88,10 @@ void IndexReader::check_thresholds(uint64_t t) const {
   float above = term_max_score[t];
   for (size_t i = 0; i < kNumThresholdRanks; ++i) {
     const bool held = df[t] >= kThresholdRanks[i];
-    if (!(std::isfinite(v[i]) && v[i] >= 0.0f && v[i] <= above) || (!held && v[i] != 0.0f)) {
+    // Non-short-circuit: one branch per rank in the common, valid case (NaN fails every test).
+    const bool valid = (v[i] >= 0.0f) & (v[i] <= above) &
+                       (v[i] < std::numeric_limits<float>::infinity()) & (held | (v[i] == 0.0f));
+    if (!valid) {
       corrupt(kThresholdFile, ": term ", t, " (df ", df[t], ") has ", v[i], " for rank ",
               kThresholdRanks[i]);
     }
@@ -122,22 +126,28 @@ void IndexReader::validate() const {
   check_offsets(term_blocks, m_layout.n_blocks, kTermBlocksFile, true);
   if (term_blocks[0] != 0) corrupt(kTermBlocksFile, ": first entry is not 0");
   if (m_layout.n_terms >= kEmptySlot) corrupt("n_terms=", m_layout.n_terms, " is too large");
-  if (m_layout.term_hash) check_term_hash();
+  // One pass over the terms, on raw pointers (the offsets are checked above): this loop is most
+  // of the cost of opening an index.
+  const uint64_t* offsets = term_offsets.data;
+  const uint64_t* first_block = term_blocks.data;
+  const uint32_t* last_docid = block_last_docid.data;
+  const uint64_t n_docs = m_layout.n_docs;
+  std::string_view previous;
   for (uint64_t t = 0; t < m_layout.n_terms; ++t) {
-    if (t > 0 && !(term(static_cast<uint32_t>(t - 1)) < term(static_cast<uint32_t>(t)))) {
-      corrupt(kTermsFile, ": terms not strictly sorted at term ", t);
-    }
-    uint64_t blocks = term_blocks[t + 1] - term_blocks[t];
-    if (df[t] == 0 || df[t] > m_layout.n_docs || blocks != (df[t] + kBlockSize - 1) / kBlockSize) {
-      corrupt(kTermDfFile, " / ", kTermBlocksFile, ": term ", t, " has df ", df[t], " and ", blocks, " blocks");
+    const std::string_view current(m_terms + offsets[t], offsets[t + 1] - offsets[t]);
+    if (t > 0 && !(previous < current)) corrupt(kTermsFile, ": terms not strictly sorted at term ", t);
+    previous = current;
+    const uint64_t d = df[t], blocks = first_block[t + 1] - first_block[t];
+    if (d == 0 || d > n_docs || blocks != (d + kBlockSize - 1) / kBlockSize) {
+      corrupt(kTermDfFile, " / ", kTermBlocksFile, ": term ", t, " has df ", d, " and ", blocks, " blocks");
     }
     if (m_layout.thresholds) check_thresholds(t);
     int64_t prev = -1;
-    for (uint64_t b = term_blocks[t]; b < term_blocks[t + 1]; ++b) {
-      if (static_cast<int64_t>(block_last_docid[b]) <= prev || block_last_docid[b] >= m_layout.n_docs) {
+    for (uint64_t b = first_block[t]; b < first_block[t + 1]; ++b) {
+      if (static_cast<int64_t>(last_docid[b]) <= prev || last_docid[b] >= n_docs) {
         corrupt(kBlockLastDocidFile, ": block ", b, " of term ", t, " is out of order or range");
       }
-      prev = block_last_docid[b];
+      prev = last_docid[b];
     }
   }
 }
@@ -188,7 +198,13 @@ void IndexReader::check_term_hash() const {
 }
 
 void IndexReader::ensure_lexicon() const {
-  if (!m_layout.term_hash) std::call_once(m_lexicon_built, [this] { build_lexicon(); });
+  std::call_once(m_lexicon_built, [this] {
+    if (m_layout.term_hash) {
+      check_term_hash();
+    } else {
+      build_lexicon();
+    }
+  });
 }
 
 void IndexReader::build_lexicon() const {

@@ -1,6 +1,8 @@
 // Read side of the index: every file memory-mapped, the structure validated once on open (sizes,
-// offsets, order), block contents validated as they are decoded, so a corrupt or hostile index
-// raises std::invalid_argument and never reads out of bounds. Readers are immutable after
+// offsets, order), block contents validated as they are decoded, and the term hash table
+// validated on the first term lookup (opening a segment to merge or append reads terms in
+// order and never looks one up: the table's check was half of an open), so a corrupt or
+// hostile index raises std::invalid_argument and never reads out of bounds. Readers are immutable after
 // construction and safe to share between threads; cursors are per thread.
 #pragma once
 
@@ -225,7 +227,9 @@ class IndexReader {
   }
   void check_thresholds(uint64_t t) const;
   void check_term_hash() const;
-  void ensure_lexicon() const;  // m_slots ready: mapped, or built once for older indexes
+  // m_slots ready: mapped and checked (check_term_hash) on the first lookup, or built once for
+  // older indexes. A failed check throws again at every later lookup.
+  void ensure_lexicon() const;
   void build_lexicon() const;
   template <class T>
   Array<T> map_array(const char* name, uint64_t count);
@@ -242,7 +246,8 @@ class IndexReader {
   const uint8_t* m_positions = nullptr;
   const uint8_t* m_vectors = nullptr;
   const char* m_doc_ids = nullptr;
-  // find_term's table (term_hash.hpp): mapped, or built into m_built_slots on first use.
+  // find_term's table (term_hash.hpp): mapped (checked on first use), or built into
+  // m_built_slots on first use.
   mutable std::once_flag m_lexicon_built;
   mutable std::vector<TermSlot> m_built_slots;
   mutable Array<TermSlot> m_slots;

@@ -4,13 +4,15 @@
 
 #include "codecs/codec.hpp"
 #include "core/errors.hpp"
+#include "index/builder.hpp"
 
 namespace mirkit::index {
 
 MergeStats merge_segments(const std::string& directory, const std::vector<MergeInput>& inputs,
                           const std::string& docid_codec, const std::string& freq_codec,
                           bool positions, const Bm25Params& bm25, const uint32_t* doc_lengths,
-                          size_t n_docs, uint64_t total_tokens) {
+                          size_t n_docs, uint64_t total_tokens, bool vectors,
+                          size_t memory_budget) {
   const codecs::Codec* docs_codec = codecs::find_codec(docid_codec);
   const codecs::Codec* freqs_codec = codecs::find_codec(freq_codec);
   if (!docs_codec) core::fail_value("unknown docid codec '", docid_codec, "'");
@@ -76,6 +78,13 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
   stats.n_postings = out.n_postings();
   stats.n_blocks = out.n_blocks();
   stats.files = out.close();
+  if (vectors) {
+    const IndexLayout layout{n_docs, stats.n_terms, stats.n_blocks, docid_codec, freq_codec,
+                             positions, false};
+    for (FileInfo& f : write_doc_vectors(directory, layout, nullptr, memory_budget, nullptr)) {
+      stats.files.push_back(std::move(f));
+    }
+  }
   return stats;
 }
 

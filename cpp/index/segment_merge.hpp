@@ -30,12 +30,15 @@ struct MergeStats {
 };
 
 // Writes the posting files of the merged index into `directory`. doc_lengths[0..n_docs) are
-// the merged documents' lengths (total_tokens their sum). Throws std::invalid_argument when
-// the segments do not fit (positions asked of a segment without them, docids out of order).
+// the merged documents' lengths (total_tokens their sum). With `vectors`, also the document
+// vectors, transposed from the merged postings (write_doc_vectors; the caller has written the
+// documents' files first). Throws std::invalid_argument when the segments do not fit
+// (positions asked of a segment without them, docids out of order).
 MergeStats merge_segments(const std::string& directory, const std::vector<MergeInput>& inputs,
                           const std::string& docid_codec, const std::string& freq_codec,
                           bool positions, const Bm25Params& bm25, const uint32_t* doc_lengths,
-                          size_t n_docs, uint64_t total_tokens);
+                          size_t n_docs, uint64_t total_tokens, bool vectors = false,
+                          size_t memory_budget = size_t{1} << 30);
 
 // Statistics of a segment's live documents: per term, the documents not marked in deleted[d]
 // (one byte per document, nonzero: deleted) that hold it, and their occurrences.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 #include <unordered_map>
 
 #include "core/errors.hpp"
@@ -158,16 +159,17 @@ std::vector<QueryTerm> normalize(const std::vector<QueryTerm>& query, uint64_t n
 }  // namespace
 
 int64_t GlobalStats::find_term(std::string_view t) const {
-  if (slots.empty()) core::fail_value("global statistics: the term table is not built");
-  return index::probe_term_table(slots.data(), slots.size(), t, index::term_hash(t),
+  if (!slots) core::fail_value("global statistics: the term table is not built");
+  return index::probe_term_table(slots->data(), slots->size(), t, index::term_hash(t),
                                  [this](uint32_t g) { return term(g); });
 }
 
 void GlobalStats::build_term_table() {
-  slots = index::build_term_table(n_terms(), [this](uint32_t g) { return index::term_hash(term(g)); });
+  slots = std::make_shared<const std::vector<index::TermSlot>>(index::build_term_table(
+      n_terms(), [this](uint32_t g) { return index::term_hash(term(g)); }));
 }
 
-void GlobalStats::validate(const index::IndexReader& shard) const {
+void GlobalStats::validate_lexicon() const {
   const uint64_t n = n_terms();
   if (n >= index::kEmptySlot) core::fail_value("global statistics: ", n, " terms, too many");
   if (cf.size != n || term_offsets.size != n + 1) {
@@ -187,6 +189,11 @@ void GlobalStats::validate(const index::IndexReader& shard) const {
                        " in ", n_docs, " documents");
     }
   }
+  if (n_docs > index::kMaxDocs) core::fail_value("global statistics: n_docs=", n_docs);
+}
+
+void GlobalStats::validate(const index::IndexReader& shard) const {
+  const uint64_t n = n_terms();
   if (local_to_global.size != shard.n_terms()) {
     core::fail_value("global statistics: local_to_global has ", local_to_global.size,
                      " entries for a shard of ", shard.n_terms(), " terms");
@@ -217,6 +224,7 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analy
   uint32_t max_length =
       lengths.size ? *std::max_element(lengths.data, lengths.data + lengths.size) : 0;
   if (global != nullptr) {
+    if (!global->slots) global->validate_lexicon();  // else validated by its owner
     global->validate(reader);
     if (!global->live_only &&
         (global->max_length < max_length || global->total_tokens < total_tokens)) {
@@ -225,7 +233,7 @@ QueryEngine::QueryEngine(const index::IndexReader& reader, const analysis::Analy
                        total_tokens);
     }
     m_global = *global;
-    m_global->build_term_table();
+    if (!m_global->slots) m_global->build_term_table();
     n_docs = global->n_docs;
     total_tokens = global->total_tokens;
     max_length = global->max_length;
@@ -264,23 +272,58 @@ uint64_t QueryEngine::term_cf(uint32_t term) const {
   return m_global ? m_global->cf[term] : m_reader.cf[term];
 }
 
-std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
+namespace {
+
+// The analyzed terms of a text query, in text order (each occurrence once).
+std::vector<std::string> query_words(const analysis::Analyzer& analyzer, std::string_view text) {
   std::vector<std::string> words;
   std::string term;
-  m_analyzer.tokenize(text, [&](std::string_view token, uint32_t) {
-    if (m_analyzer.to_term(token, term)) words.push_back(term);
+  analyzer.tokenize(text, [&](std::string_view token, uint32_t) {
+    if (analyzer.to_term(token, term)) words.push_back(term);
   });
+  return words;
+}
+
+// The query terms of lookup results (-1: absent, dropped), each with weight 1.
+std::vector<QueryTerm> found_terms(const std::vector<int64_t>& ids) {
+  std::vector<QueryTerm> terms;
+  for (const int64_t t : ids) {
+    if (t >= 0) terms.push_back({static_cast<uint32_t>(t), 1.0});
+  }
+  return terms;
+}
+
+// search_batch() of either engine: each query's text analyzed on the worker threads, then its
+// terms appended, then searched.
+template <class Engine>
+std::vector<QueryResult> batch(const Engine& engine, const std::vector<QueryInput>& queries,
+                               uint32_t k, Algorithm algorithm, const ScorerSpec& spec,
+                               unsigned threads) {
+  std::vector<QueryResult> results(queries.size());
+  core::parallel_for(queries.size(), threads, [&](size_t i) {
+    const QueryInput& q = queries[i];
+    if (q.text.empty()) {
+      results[i] = engine.search(q.terms, k, algorithm, spec);
+      return;
+    }
+    std::vector<QueryTerm> terms = engine.analyze(q.text);
+    terms.insert(terms.end(), q.terms.begin(), q.terms.end());
+    results[i] = engine.search(terms, k, algorithm, spec);
+  });
+  return results;
+}
+
+}  // namespace
+
+std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
+  const std::vector<std::string> words = query_words(m_analyzer, text);
   std::vector<int64_t> ids(words.size());
   if (m_global) {
     for (size_t i = 0; i < words.size(); ++i) ids[i] = find_term(words[i]);
   } else {
     m_reader.find_terms(words, ids.data());  // lookups overlapped
   }
-  std::vector<QueryTerm> terms;
-  for (const int64_t t : ids) {
-    if (t >= 0) terms.push_back({static_cast<uint32_t>(t), 1.0});
-  }
-  return terms;
+  return found_terms(ids);
 }
 
 bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
@@ -334,10 +377,8 @@ void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk) {
   }
 }
 
-// The top k, best first, with scores back in doubles, and the work counters.
-template <class S>
-QueryResult ranked_result(TopKQueue& topk, const Plan<S>& plan, double scale) {
-  QueryResult result;
+// The top k, best first, with scores back in doubles, into `result`.
+void take_results(TopKQueue& topk, double scale, QueryResult& result) {
   const auto ranked = topk.finish();
   result.docids.reserve(ranked.size());
   result.scores.reserve(ranked.size());
@@ -345,10 +386,6 @@ QueryResult ranked_result(TopKQueue& topk, const Plan<S>& plan, double scale) {
     result.docids.push_back(d);
     result.scores.push_back(static_cast<double>(s) / scale);
   }
-  for (const auto& c : plan.cursors) result.postings_decoded += c.postings_decoded();
-  result.postings_scored = plan.postings_scored;
-  result.docs_scored = plan.docs_scored;
-  return result;
 }
 
 }  // namespace
@@ -455,21 +492,20 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
   }
 }
 
-QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
-                                Algorithm algorithm, const ScorerSpec& spec) const {
-  if (k == 0) core::fail_value("k must be >= 1, got 0");
-  std::shared_ptr<Prepared> prepared = prepare(spec);
-  const std::vector<QueryTerm> terms = normalize(query, n_query_terms());
-  QueryResult result;
+void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
+                           Prepared& prepared, TopKQueue& topk, QueryResult& counters,
+                           double& scale) const {
   const uint64_t n_docs = m_reader.n_docs();  // of this index (a shard: fewer than N)
-  if (terms.empty() || n_docs == 0) return result;
+  if (n_docs == 0) return;
   QueryPlan plan;
-  plan_terms(plan, terms, algorithm, spec);
-  if (plan.matches_nothing) return result;
-  plan_bounds(plan, k, algorithm, *prepared);
+  plan_terms(plan, terms, algorithm, prepared.spec);
+  if (plan.matches_nothing) return;
+  plan_bounds(plan, k, algorithm, prepared);
+  topk.prime(plan.threshold);
+  scale = plan.scale;
 
   // Dispatch: the cursors, with the plan's bounds, to the algorithm for this scorer type.
-  with_scorer(*prepared, m_reader, plan.weight_sum * plan.scale, [&](const auto& scorer) {
+  with_scorer(prepared, m_reader, plan.weight_sum * plan.scale, [&](const auto& scorer) {
     using S = std::decay_t<decltype(scorer)>;
     Plan<S> run{scorer, {}, static_cast<uint32_t>(n_docs)};
     run.cursors.reserve(plan.terms.size());
@@ -481,29 +517,33 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
         run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
       }
     }
-    const uint8_t* deleted = m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
-    TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), plan.threshold, deleted);
     run_algorithm(algorithm, run, topk);
-    result = ranked_result(topk, run, plan.scale);
+    for (const auto& c : run.cursors) counters.postings_decoded += c.postings_decoded();
+    counters.postings_scored += run.postings_scored;
+    counters.docs_scored += run.docs_scored;
   });
+}
+
+QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
+                                Algorithm algorithm, const ScorerSpec& spec) const {
+  if (k == 0) core::fail_value("k must be >= 1, got 0");
+  std::shared_ptr<Prepared> prepared = prepare(spec);
+  const std::vector<QueryTerm> terms = normalize(query, n_query_terms());
+  QueryResult result;
+  const uint64_t n_docs = m_reader.n_docs();
+  if (terms.empty() || n_docs == 0) return result;
+  TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), kNoThreshold,
+                 deleted_flags());
+  double scale = 1.0;
+  run_into(terms, k, algorithm, *prepared, topk, result, scale);
+  take_results(topk, scale, result);
   return result;
 }
 
 std::vector<QueryResult> QueryEngine::search_batch(const std::vector<QueryInput>& queries,
                                                    uint32_t k, Algorithm algorithm,
                                                    const ScorerSpec& spec, unsigned threads) const {
-  std::vector<QueryResult> results(queries.size());
-  core::parallel_for(queries.size(), threads, [&](size_t i) {
-    const QueryInput& q = queries[i];
-    if (q.text.empty()) {
-      results[i] = search(q.terms, k, algorithm, spec);
-      return;
-    }
-    std::vector<QueryTerm> terms = analyze(q.text);
-    terms.insert(terms.end(), q.terms.begin(), q.terms.end());
-    results[i] = search(terms, k, algorithm, spec);
-  });
-  return results;
+  return batch(*this, queries, k, algorithm, spec, threads);
 }
 
 void QueryEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {
@@ -520,6 +560,118 @@ void QueryEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) co
                   static_cast<uint32_t>(t));
     }
   });
+}
+
+// -- SegmentedEngine ------------------------------------------------------------------------
+
+SegmentedEngine::SegmentedEngine(const std::vector<SegmentInput>& segments,
+                                 const analysis::Analyzer& analyzer,
+                                 const index::Bm25Params& stored, const GlobalStats& global)
+    : m_global(global), m_analyzer(analyzer) {
+  if (!m_global.live_only) core::fail_value("segment statistics must count live documents only");
+  m_global.local_to_global = {};
+  m_global.deleted = {};
+  m_global.validate_lexicon();
+  m_global.build_term_table();
+  m_first.push_back(0);
+  m_live_first.push_back(0);
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const SegmentInput& in = segments[s];
+    if (in.reader == nullptr) core::fail_value("segment ", s, ": no reader");
+    const uint64_t n = in.reader->n_docs();
+    if (m_first.back() + n > index::kMaxDocs) {
+      core::fail_value("the segments hold ", m_first.back() + n, " documents in all, more than ",
+                       index::kMaxDocs, ": merge some first");
+    }
+    GlobalStats g = m_global;  // shares the term table
+    g.local_to_global = in.local_to_global;
+    g.deleted = in.deleted;
+    m_engines.push_back(std::make_unique<QueryEngine>(*in.reader, analyzer, stored,
+                                                      in.total_tokens, &g));
+    std::vector<uint32_t> before;
+    uint64_t live = n;
+    if (in.deleted.size) {  // validated: one flag a document
+      before.resize((n + 63) / 64 + 1);
+      uint32_t count = 0;
+      for (uint64_t d = 0; d < n; ++d) {
+        if (d % 64 == 0) before[d / 64] = count;
+        count += in.deleted[d] == 0;
+      }
+      live = count;
+    }
+    m_live_before.push_back(std::move(before));
+    m_first.push_back(static_cast<uint32_t>(m_first.back() + n));
+    m_live_first.push_back(m_live_first.back() + live);
+  }
+  if (m_live_first.back() != m_global.n_docs) {
+    core::fail_value("segment statistics: n_docs=", m_global.n_docs, " but the segments hold ",
+                     m_live_first.back(), " live documents");
+  }
+}
+
+SegmentedEngine::~SegmentedEngine() = default;
+
+int64_t SegmentedEngine::find_term(std::string_view term) const {
+  const int64_t g = m_global.find_term(term);
+  return g >= 0 && m_global.df[g] == 0 ? -1 : g;  // only deleted documents hold it: absent
+}
+
+std::vector<QueryTerm> SegmentedEngine::analyze(std::string_view text) const {
+  const std::vector<std::string> words = query_words(m_analyzer, text);
+  std::vector<int64_t> ids(words.size());
+  for (size_t i = 0; i < words.size(); ++i) ids[i] = find_term(words[i]);
+  return found_terms(ids);
+}
+
+std::pair<size_t, uint32_t> SegmentedEngine::locate(uint32_t position) const {
+  if (position >= m_first.back()) core::fail_index("position ", position, " out of range");
+  const size_t s = std::upper_bound(m_first.begin(), m_first.end(), position) - m_first.begin() - 1;
+  return {s, position - m_first[s]};
+}
+
+uint32_t SegmentedEngine::live_docid(size_t s, uint32_t docid) const {
+  uint64_t rank = docid;
+  if (!m_live_before[s].empty()) {
+    const uint8_t* deleted = m_engines[s]->deleted_flags();
+    rank = m_live_before[s][docid / 64];
+    for (uint32_t d = docid / 64 * 64; d < docid; ++d) rank += deleted[d] == 0;
+  }
+  return static_cast<uint32_t>(m_live_first[s] + rank);
+}
+
+QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
+                                    Algorithm algorithm, const ScorerSpec& spec) const {
+  if (k == 0) core::fail_value("k must be >= 1, got 0");
+  spec.validate();
+  const std::vector<QueryTerm> terms = normalize(query, m_global.n_terms());
+  QueryResult result;
+  if (terms.empty() || m_global.n_docs == 0) return result;
+  TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, m_global.n_docs)));
+  double scale = 1.0;
+  for (size_t s = 0; s < m_engines.size(); ++s) {  // in collection order: see TopKQueue
+    const QueryEngine& e = *m_engines[s];
+    topk.set_segment(m_first[s], e.deleted_flags());
+    e.run_into(terms, k, algorithm, *e.prepare(spec), topk, result, scale);
+  }
+  take_results(topk, scale, result);
+  result.positions = std::move(result.docids);
+  result.docids.resize(result.positions.size());
+  for (size_t i = 0; i < result.positions.size(); ++i) {
+    const auto [s, d] = locate(result.positions[i]);
+    result.docids[i] = live_docid(s, d);
+  }
+  return result;
+}
+
+std::vector<QueryResult> SegmentedEngine::search_batch(const std::vector<QueryInput>& queries,
+                                                       uint32_t k, Algorithm algorithm,
+                                                       const ScorerSpec& spec,
+                                                       unsigned threads) const {
+  return batch(*this, queries, k, algorithm, spec, threads);
+}
+
+void SegmentedEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {
+  for (const auto& e : m_engines) e->precompute_bounds(spec, threads);
 }
 
 }  // namespace mirkit::query

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/analyzer.hpp"
@@ -17,6 +18,7 @@
 #include "index/term_hash.hpp"
 #include "query/algorithm.hpp"
 #include "query/scorers.hpp"
+#include "query/topk_queue.hpp"
 
 namespace mirkit::query {
 
@@ -38,6 +40,9 @@ struct QueryResult {
   uint64_t postings_decoded = 0;  // docid postings decoded (whole blocks)
   uint64_t postings_scored = 0;   // contributions computed
   uint64_t docs_scored = 0;       // documents evaluated, fully or until pruned
+  // SegmentedEngine only: each result's position in the concatenated segments, deleted
+  // documents included (SegmentedEngine::locate() gives its segment and docid there).
+  std::vector<uint32_t> positions;
 };
 
 // Statistics of the whole collection when the engine's index is one shard of a
@@ -72,12 +77,14 @@ struct GlobalStats {
     return {terms.data + term_offsets[g], term_offsets[g + 1] - term_offsets[g]};
   }
   // Global id, -1 when absent, by hash lookup in `slots` (build_term_table first): a binary
-  // search over millions of terms misses the cache at every step.
+  // search over millions of terms misses the cache at every step. Copies share the table.
   int64_t find_term(std::string_view term) const;
   void build_term_table();
-  std::vector<index::TermSlot> slots;
-  // std::invalid_argument unless the arrays are consistent with each other and with `shard`
-  // (sizes, order, the shard's terms and statistics contained in the global ones).
+  std::shared_ptr<const std::vector<index::TermSlot>> slots;
+  // std::invalid_argument unless the global arrays are consistent with each other (sizes,
+  // order, counts): validate_lexicon(); and with `shard` (its terms and statistics contained
+  // in the global ones, the deletion flags' size): validate().
+  void validate_lexicon() const;
   void validate(const index::IndexReader& shard) const;
 };
 
@@ -86,7 +93,9 @@ class QueryEngine {
   // `stored` are the BM25 parameters of the index's precomputed block-max and term-max scores;
   // `analyzer` is the index's (text queries). With `global` (copied; may be null) the index is
   // a shard and scores use the collection's statistics; term ids are then global ids, and the
-  // stored bounds, computed with the shard's own statistics, are not used.
+  // stored bounds, computed with the shard's own statistics, are not used. A `global` whose
+  // term table is built (`slots`) is taken as validated by its owner (validate_lexicon());
+  // only its fit to this shard is checked then (SegmentedEngine shares one among segments).
   QueryEngine(const index::IndexReader& reader, const analysis::Analyzer& analyzer,
               const index::Bm25Params& stored, uint64_t total_tokens,
               const GlobalStats* global = nullptr);
@@ -117,7 +126,18 @@ class QueryEngine {
   struct Prepared;  // per scorer: document norms, bounds (engine.cpp)
 
  private:
+  friend class SegmentedEngine;
   struct QueryPlan;  // one query's terms, scale, bounds and threshold (engine.cpp)
+
+  // Runs `terms` (normalized: sorted, distinct, checked) over this index into `topk` (its
+  // segment set), adds the work counters to `counters` and sets `scale` to the query's
+  // fixed-point scale (unchanged when the query matches nothing here).
+  void run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
+                Prepared& prepared, TopKQueue& topk, QueryResult& counters,
+                double& scale) const;
+  const uint8_t* deleted_flags() const {
+    return m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
+  }
 
   std::shared_ptr<Prepared> prepare(const ScorerSpec& scorer) const;
   // search() in steps: the plan (term ids, scale, prefetches, bounds, threshold priming), then
@@ -137,6 +157,56 @@ class QueryEngine {
   std::optional<GlobalStats> m_global;
   mutable std::mutex m_mutex;
   mutable std::vector<std::shared_ptr<Prepared>> m_prepared;  // a few: one per scorer in use
+};
+
+// One segment of a SegmentedEngine: its reader (which outlives the engine), its own token
+// count, its term ids in the global lexicon and its deletion flags (one byte a document,
+// nonzero: deleted; empty: none).
+struct SegmentInput {
+  const index::IndexReader* reader = nullptr;
+  uint64_t total_tokens = 0;
+  index::Array<uint32_t> local_to_global;
+  index::Array<uint8_t> deleted;
+};
+
+// Ranked retrieval over the segments of a living index (mirkit.index.SegmentedIndex) in one
+// call: every segment scores with the live statistics of the whole index (`global`, live_only)
+// and feeds one top-k queue, in collection order, so the threshold reached in one segment
+// prunes the next, and the result is a fresh build's of the live documents: the same docids
+// (live documents numbered in collection order), bit-identical scores, the same tie order.
+// The global lexicon is validated and its term table built once, shared by the segments.
+// Immutable apart from the segment engines' caches; thread safe.
+class SegmentedEngine {
+ public:
+  // `global`'s local_to_global and deleted are ignored (each segment has its own).
+  SegmentedEngine(const std::vector<SegmentInput>& segments, const analysis::Analyzer& analyzer,
+                  const index::Bm25Params& stored, const GlobalStats& global);
+  ~SegmentedEngine();
+
+  std::vector<QueryTerm> analyze(std::string_view text) const;
+  int64_t find_term(std::string_view term) const;
+  QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
+                     const ScorerSpec& scorer) const;
+  std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
+                                        Algorithm algorithm, const ScorerSpec& scorer,
+                                        unsigned threads) const;
+  void precompute_bounds(const ScorerSpec& scorer, unsigned threads) const;
+
+  size_t n_segments() const { return m_engines.size(); }
+  const QueryEngine& segment(size_t s) const { return *m_engines[s]; }
+  // (segment, docid in it) of a result position (QueryResult::positions).
+  std::pair<size_t, uint32_t> locate(uint32_t position) const;
+
+ private:
+  uint32_t live_docid(size_t segment, uint32_t docid) const;  // a fresh build's docid
+
+  GlobalStats m_global;
+  analysis::Analyzer m_analyzer;
+  std::vector<std::unique_ptr<QueryEngine>> m_engines;
+  std::vector<uint32_t> m_first;       // position of each segment's first document; + the end
+  std::vector<uint64_t> m_live_first;  // live documents before each segment
+  // Per segment with deletions: live documents before each 64-document word.
+  std::vector<std::vector<uint32_t>> m_live_before;
 };
 
 }  // namespace mirkit::query

@@ -5,6 +5,11 @@
 // docid first. Documents arrive in increasing docid order in every algorithm (TAAT scans its
 // accumulators in order too), so a newcomer enters only with a score strictly above the
 // threshold, and a document whose upper bound is <= threshold() can be skipped safely.
+//
+// One queue may collect the top k of several segments in turn (SegmentedEngine): before each
+// segment, set_segment() names its first position in the collection (added to every docid the
+// segment inserts) and its deleted documents. The segments come in collection order, so the
+// positions still arrive in increasing order and the threshold carries from one to the next.
 #pragma once
 
 #include <algorithm>
@@ -31,23 +36,30 @@ class TopKQueue {
   }
 
   Score threshold() const { return m_threshold; }
+  // Raises the threshold to `t` (priming); never lowers it.
+  void prime(Score t) { m_threshold = std::max(m_threshold, t); }
+  // The next segment: its first position (base + docid must stay below 2^32) and deletions.
+  void set_segment(uint32_t base, const uint8_t* deleted) {
+    m_base = base;
+    m_deleted = deleted;
+  }
   bool would_enter(Score s) const { return s > m_threshold; }
 
   // Returns whether the threshold rose (pruning algorithms then re-plan).
   bool insert(Score s, uint32_t doc) {
     if (!would_enter(s) || (m_deleted != nullptr && m_deleted[doc])) return false;
     if (m_heap.size() < m_k) {
-      m_heap.emplace_back(s, doc);
+      m_heap.emplace_back(s, m_base + doc);
       std::push_heap(m_heap.begin(), m_heap.end(), better);
       if (m_heap.size() < m_k) return false;
     } else {
-      replace_front({s, doc});
+      replace_front({s, m_base + doc});
     }
     m_threshold = std::max(m_threshold, m_heap.front().first);
     return true;
   }
 
-  // The results, best first; empties the queue.
+  // The results (positions: base + docid), best first; empties the queue.
   std::vector<std::pair<Score, uint32_t>> finish() {
     std::sort(m_heap.begin(), m_heap.end(), better);
     return std::move(m_heap);
@@ -81,6 +93,7 @@ class TopKQueue {
   uint32_t m_k;
   Score m_threshold = kNoThreshold;
   const uint8_t* m_deleted = nullptr;
+  uint32_t m_base = 0;
   std::vector<std::pair<Score, uint32_t>> m_heap;
 };
 

@@ -59,7 +59,8 @@ def merge_lexicons(shards: Sequence["IndexReader"]) -> tuple[
 def merge_segments(*, directory: str, segments: Sequence["IndexReader"],
                    new_docids: Sequence[npt.NDArray[np.uint32]], docid_codec: str,
                    freq_codec: str, positions: bool, k1: float, b: float,
-                   doc_lengths: npt.NDArray[np.uint32]) -> dict: ...
+                   doc_lengths: npt.NDArray[np.uint32], vectors: bool = False,
+                   memory_budget: int = 1 << 30) -> dict: ...
 
 def live_term_stats(reader: "IndexReader", deleted: npt.NDArray[np.uint8]) -> tuple[
     npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...

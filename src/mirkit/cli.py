@@ -181,11 +181,15 @@ def _index_append(args, options: dict) -> int:
     if args.overwrite or args.shards:
         raise UserError("--append adds to an index; it cannot be combined with "
                         "--overwrite or --shards")
-    if args.vectors:
-        raise UserError("--append: segmented indexes store no document vectors (yet)")
     settings = {}
     if not os.path.exists(args.output):
-        settings = {k: options[k] for k in ("analyzer", "codec", "positions")}
+        settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors")}
+    elif args.vectors:
+        from mirkit.index import Index
+
+        if not Index.open(args.output, verify=False).has_vectors:
+            raise UserError(f"--vectors: {args.output} stores no document vectors, and an "
+                            "existing index keeps its settings")
     from mirkit.ingest import read_documents
 
     start = time.perf_counter()
@@ -422,11 +426,8 @@ def _scorer(args):
 
 
 def _boolean_query(index, expression: str) -> int:
-    from mirkit.index import SegmentedIndex
     from mirkit.search._boolean import boolean_search
 
-    if isinstance(index, SegmentedIndex):
-        index = index.single()
     start = time.perf_counter()
     result = boolean_search(index, expression)
     elapsed = time.perf_counter() - start

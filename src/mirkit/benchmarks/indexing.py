@@ -29,8 +29,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
-__all__ = ["SYSTEMS", "load_corpus", "measure", "report"]
+__all__ = ["SYSTEMS", "living_cases", "living_report", "load_corpus", "measure", "report"]
 
 SYSTEMS = ("mirkit", "tantivy", "bm25s")
 
@@ -191,6 +192,7 @@ def report(quick: bool = False, repeat: int = 3, corpora=("gcide", "synthetic-1M
                          seconds=statistics.median(r["seconds"] for r in runs),
                          peak_memory=statistics.median(r["peak_memory"] for r in runs)))
     print(format_table(rows), file=out)
+    living_report(quick=quick, repeat=repeat, out=out)
     return rows
 
 
@@ -208,6 +210,199 @@ def format_table(rows: list) -> str:
                      f" | {r['peak_memory'] / 1e6:.0f} | {mb(r['postings_bytes'])} | "
                      f"{mb(r['total_bytes'])} | {ratio} | {'' if r['runs'] is None else r['runs']} |")
     return "\n".join(lines)
+
+
+# -- the living index (issue 22): appends, deletions, merges, search over segments ------------
+#
+# One process, one synthetic corpus (mirkit.datasets.synthetic_corpus, seed 0): N documents
+# (1M; the quick run 20k), then 1% more. Builds and writers run on LIVING_THREADS threads.
+# Every case checks its output against a fresh build before its timings count: the appended
+# index, the index after deleting 10% and the merged index answer every query like a fresh
+# build of their live documents (ids and scores bit-identical), and so does each segmented
+# copy of the collection whose search latency is timed.
+
+LIVING_DOCS = 1_000_000
+LIVING_QUICK_DOCS = 20_000
+LIVING_THREADS = 1
+LIVING_SEGMENTS = (1, 4, 16)
+
+
+def _living_queries(docs: list, n: int, seed: int = 1) -> list:
+    """`n` queries of 2 to 4 consecutive words of random documents (seeded)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in rng.integers(0, len(docs), n):
+        words = docs[int(i)][1].split()
+        size = int(rng.integers(2, 5))
+        start = int(rng.integers(0, max(1, len(words) - size)))
+        out.append(" ".join(words[start:start + size]) or "the")
+    return out
+
+
+def _assert_same_search(got, want, queries: list, what: str) -> None:
+    """`got` answers every query as `want` does (top 10: ids, bit-identical scores)."""
+    from mirkit.search import Searcher
+
+    assert got.stats == want.stats, f"{what}: {got.stats} != {want.stats}"
+    a, b = Searcher(got), Searcher(want)
+    for q, x, y in zip(queries, a.search_batch(queries, 10), b.search_batch(queries, 10)):
+        assert x.ids == y.ids and x.scores.tobytes() == y.scores.tobytes(), (what, q)
+
+
+def _timed_writes(source: Path, work: Path, name: str, repeat: int, change) -> tuple:
+    """Median seconds of `change(path)` on `repeat` copies of the index at `source` (copying
+    not timed), and the path of the first changed copy (the others are removed)."""
+    times = []
+    for r in range(repeat):
+        path = work / f"{name}{r}"
+        shutil.copytree(source, path)
+        start = time.perf_counter()
+        change(path)
+        times.append(time.perf_counter() - start)
+        if r:
+            shutil.rmtree(path)
+    return statistics.median(times), work / f"{name}0"
+
+
+def _segmented_copy(docs: list, path: Path, n_segments: int, threads: int):
+    """The collection as `n_segments` segments of consecutive documents (no merges)."""
+    from mirkit.index import Index, IndexWriter
+
+    per = -(-len(docs) // n_segments)
+    with IndexWriter.open(path, threads=threads, merge_policy=None) as w:
+        for s in range(n_segments):
+            w.add_documents(docs[s * per:(s + 1) * per])
+            w.commit()
+    index = Index.open(path)
+    assert len(getattr(index, "segments", [None])) == n_segments, path
+    return index
+
+
+def living_cases(n_docs: int, *, repeat: int = 3, threads: int = LIVING_THREADS,
+                 n_queries: int = 1000, work=None) -> list:
+    """The living-index cases on `n_docs` synthetic documents: rows ``{"case", "docs",
+    "seconds", "ratio", "anchor", "target"}`` (seconds: medians of `repeat`; search rows: mean
+    seconds per query, median of `repeat` passes, each query run on every index in turn)."""
+    import numpy as np
+
+    from mirkit.datasets import synthetic_corpus
+    from mirkit.index import Index, IndexWriter, build_index
+    from mirkit.search import Searcher
+
+    docs = list(synthetic_corpus(n_docs + max(1, n_docs // 100), seed=0))
+    base, extra = docs[:n_docs], docs[n_docs:]
+    queries = _living_queries(base, n_queries)
+    work = Path(tempfile.mkdtemp(prefix="mirkit-bench-living-", dir=work))
+    rows = []
+    try:
+        builds = []
+        for r in range(repeat):
+            start = time.perf_counter()
+            build_index(base, work / f"full{r}", threads=threads)
+            builds.append(time.perf_counter() - start)
+            if r:
+                shutil.rmtree(work / f"full{r}")
+        full_s = statistics.median(builds)
+        rows.append({"case": "full build (anchor)", "docs": n_docs, "seconds": full_s,
+                     "ratio": 1.0, "anchor": "full build", "target": ""})
+
+        def append(path):
+            with IndexWriter.open(path, threads=threads) as w:
+                w.add_documents(extra)
+                w.commit()
+
+        seconds, appended = _timed_writes(work / "full0", work, "append", repeat, append)
+        _assert_same_search(Index.open(appended), build_index(docs, work / "fresh-all",
+                                                              threads=threads),
+                            queries, "append 1%")
+        rows.append({"case": "add 1% + commit", "docs": len(extra), "seconds": seconds,
+                     "ratio": seconds / full_s, "anchor": "full build", "target": "<= 3%"})
+
+        rng = np.random.default_rng(2)
+        gone = set(rng.choice(len(docs), len(docs) // 10, replace=False).tolist())
+        gone_ids = [docs[i][0] for i in sorted(gone)]
+        live = [d for i, d in enumerate(docs) if i not in gone]
+
+        def delete(path):
+            with IndexWriter.open(path, threads=threads, merge_policy=None) as w:
+                w.delete(gone_ids)
+                w.commit()
+
+        seconds, deleted = _timed_writes(appended, work, "delete", repeat, delete)
+        fresh_live = build_index(live, work / "fresh-live", threads=threads)
+        _assert_same_search(Index.open(deleted), fresh_live, queries, "delete 10%")
+        rows.append({"case": "delete 10% + commit", "docs": len(gone_ids), "seconds": seconds,
+                     "ratio": seconds / full_s, "anchor": "full build", "target": ""})
+
+        def merge(path):
+            with IndexWriter.open(path, threads=threads) as w:
+                w.merge(max_segments=1)
+
+        seconds, merged = _timed_writes(deleted, work, "merge", repeat, merge)
+        merged_index = Index.open(merged)
+        assert [s.n_deleted for s in merged_index.segments] == [0], merged_index.segments
+        _assert_same_search(merged_index, fresh_live, queries, "forced merge")
+        rows.append({"case": "forced merge (2 segments, 10% deleted -> 1)", "docs": len(live),
+                     "seconds": seconds, "ratio": seconds / full_s, "anchor": "full build",
+                     "target": ""})
+
+        full = Index.open(work / "full0")
+        indexes = {"merged (1 segment)": full}
+        for n in LIVING_SEGMENTS:
+            index = _segmented_copy(base, work / f"seg{n}", n, threads)
+            _assert_same_search(index, full, queries, f"{n} segments")
+            indexes[f"{n} segment{'s' if n > 1 else ''}"] = index
+        searchers = {name: Searcher(index) for name, index in indexes.items()}
+        for s in searchers.values():  # warm: bounds computed, pages mapped
+            s.search_batch(queries, 10, threads=1)
+        # Each query runs on every index in turn (the order rotating from pass to pass), so
+        # that the load of a shared machine weighs on all of them alike.
+        passes: dict = {name: [] for name in searchers}
+        order = list(searchers)
+        for p in range(repeat):
+            total = dict.fromkeys(order, 0.0)
+            turn = order[p % len(order):] + order[:p % len(order)]
+            for q in queries:
+                for name in turn:
+                    start = time.perf_counter()
+                    searchers[name].search(q, 10)
+                    total[name] += time.perf_counter() - start
+            for name in order:
+                passes[name].append(total[name] / len(queries))
+        merged_s = statistics.median(passes["merged (1 segment)"])
+        for name, times in passes.items():
+            rows.append({"case": f"search k=10: {name}", "docs": n_docs,
+                         "seconds": statistics.median(times),
+                         "ratio": statistics.median(times) / merged_s,
+                         "anchor": "merged", "target": "<= 1.25x" if name == "4 segments"
+                         else ""})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
+def format_living_table(rows: list) -> str:
+    lines = ["| case | docs | median | vs anchor | anchor | target |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        search = r["case"].startswith("search")
+        t = f"{r['seconds'] * 1e6:.1f} us/query" if search else f"{r['seconds']:.3f} s"
+        ratio = f"{r['ratio']:.2f}x" if search or r["ratio"] == 1.0 else f"{r['ratio']:.2%}"
+        lines.append(f"| {r['case']} | {r['docs']:,} | {t} | {ratio} | {r['anchor']} | "
+                     f"{r['target']} |")
+    return "\n".join(lines)
+
+
+def living_report(quick: bool = False, repeat: int = 3, out=sys.stdout,
+                  n_docs: Optional[int] = None) -> list:
+    """Print the living-index table (:func:`living_cases`; 1M documents, the quick run 20k)."""
+    n = n_docs or (LIVING_QUICK_DOCS if quick else LIVING_DOCS)
+    print(f"\n#### living index: {n:,} synthetic documents, {LIVING_THREADS} thread, "
+          f"load average {os.getloadavg()[0]:.1f}\n", file=out)
+    rows = living_cases(n, repeat=repeat, n_queries=200 if quick else 1000)
+    print(format_living_table(rows), file=out)
+    return rows
 
 
 if __name__ == "__main__":

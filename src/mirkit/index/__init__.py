@@ -41,7 +41,8 @@ from mirkit.index.reader import (
 from mirkit.index.writer import BLOCK_SIZE, DEFAULT_CODEC, MEMORY_OVERHEAD, IndexWriter, build_index
 from mirkit.index import live_writer, segments
 from mirkit.index.live_writer import SegmentWriter
-from mirkit.index.segments import IndexLockedError, MergePolicy, SegmentedIndex, SegmentInfo
+from mirkit.index.segments import (IndexLockedError, MergePolicy, SegmentedIndex, SegmentInfo,
+                                   UnknownDocumentError)
 
 __all__ = [
     "DEFAULT_CODEC",
@@ -59,6 +60,7 @@ __all__ = [
     "SegmentInfo",
     "SegmentWriter",
     "SegmentedIndex",
+    "UnknownDocumentError",
     "build_index",
 ]
 

@@ -69,8 +69,9 @@ class SegmentWriter:
     def __init__(self, path, *, analyzer: Optional[Analyzer] = None,
                  codec: Optional[str] = None, freq_codec: Optional[str] = None,
                  positions: Optional[bool] = None, bm25_k1: Optional[float] = None,
-                 bm25_b: Optional[float] = None, threads: int = 0,
-                 memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
+                 bm25_b: Optional[float] = None, vectors: Optional[bool] = None,
+                 threads: int = 0, memory_budget: Union[int, str] = "1GB",
+                 batch_size: int = 4096,
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy()):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
@@ -78,7 +79,7 @@ class SegmentWriter:
         if merge_policy is not None and not isinstance(merge_policy, seg.MergePolicy):
             raise TypeError("merge_policy must be a mirkit.index.MergePolicy or None")
         new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
-               "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b}
+               "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors}
         if codec is not None:
             _check_codec(codec, "codec")
         if freq_codec is not None:
@@ -92,7 +93,7 @@ class SegmentWriter:
             seg.create(self.path, {
                 "analyzer": (analyzer or Analyzer()).to_dict(),
                 "codec": codec or DEFAULT_CODEC, "freq_codec": freq_codec or codec or DEFAULT_CODEC,
-                "positions": bool(positions),
+                "positions": bool(positions), "vectors": bool(vectors),
                 "bm25": dict(zip(("k1", "b"), check_bm25(
                     BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
                     prefix="bm25_")))})
@@ -103,10 +104,7 @@ class SegmentWriter:
         elif not self.path.is_dir():
             raise NotADirectoryError(f"{self.path} is not an index directory")
         if not seg.is_segmented(self.path):
-            old = Index.open(self.path, verify=False)  # a format-1 index, or a clear error
-            if old.has_vectors:
-                raise ValueError(f"{self.path} stores document vectors, which segmented "
-                                 "indexes do not support yet")
+            Index.open(self.path, verify=False)  # a format-1 index, or a clear error
         self._lock = seg.lock(self.path)
         self._closed = False
         try:
@@ -260,7 +258,7 @@ class SegmentWriter:
         writer = IndexWriter(
             self.path / name, analyzer=Analyzer.from_dict(s["analyzer"]),
             codec=s["codec"], freq_codec=s["freq_codec"], positions=s["positions"],
-            threads=self.threads, memory_budget=self.memory_budget,
+            vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size)
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
@@ -332,7 +330,9 @@ class SegmentWriter:
         self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
         return added
 
-    def _resolve(self, ids) -> list:
+    def _resolve(self, ids, what: str) -> list:
+        """The distinct ids, each checked live; UnknownDocumentError naming the first unknown
+        one (`what`: the operation, for the message)."""
         if isinstance(ids, str):
             ids = [ids]
         ids = list(ids)
@@ -342,16 +342,19 @@ class SegmentWriter:
         live = self._live_map()
         missing = [i for i in dict.fromkeys(ids) if i not in live]
         if missing:
-            raise KeyError(f"document id {missing[0]!r} is not in {self.path}"
-                           + (f" (nor {len(missing) - 1} more)" if len(missing) > 1 else ""))
+            more = f" (nor {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise seg.UnknownDocumentError(
+                f"{what}: document id {missing[0]!r} is not a live document of {self.path}"
+                f"{more}; nothing was changed")
         return list(dict.fromkeys(ids))
 
     def delete(self, ids) -> int:
         """Delete the documents with these external ids (a str or an iterable of str);
-        returns how many. All or nothing: an unknown id raises KeyError naming it, and nothing
-        is deleted. Visible at the next commit."""
+        returns how many. All or nothing: an unknown id raises
+        :class:`~mirkit.index.UnknownDocumentError` (a KeyError) naming it, and nothing is
+        deleted. Visible at the next commit."""
         self._check_open()
-        ids = self._resolve(ids)
+        ids = self._resolve(ids, "delete")
         live = self._live_map()
         for i in ids:
             code = live.pop(i)
@@ -365,11 +368,13 @@ class SegmentWriter:
 
     def update(self, id: str, text: str) -> None:
         """Replace the text of document `id` (a delete and an add: the document moves to the
-        end of the collection); atomic at the next commit. KeyError if `id` is not live."""
+        end of the collection); atomic at the next commit. An `id` that is not live raises
+        :class:`~mirkit.index.UnknownDocumentError` (a KeyError) naming it, and nothing
+        changes (:meth:`add` adds a new document)."""
         self._check_open()
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
-        self._resolve([id])
+        self._resolve([id], "update")
         self.delete([id])
         self.add(id, text)
 
@@ -452,7 +457,8 @@ class SegmentWriter:
         for start, stop in merges:
             entries += [dict(e) for e, _, _, _ in self._segments[done:start]]
             group = snapshot._segments[start:stop]
-            entry = seg.merge_segments(self.path, group, seg.segment_name(number), self.settings)
+            entry = seg.merge_segments(self.path, group, seg.segment_name(number), self.settings,
+                                       memory_budget=self.memory_budget)
             number += 1
             if entry["n_docs"]:
                 entries.append(entry)

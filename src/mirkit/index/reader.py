@@ -60,8 +60,11 @@ class Index:
     """A read-only, memory-mapped index. Open with :meth:`Index.open`.
 
     Opening maps the files (instant, little RAM), checks the manifest, the file sizes and, with
-    ``verify=True``, every file's CRC-32C (several GB/s), then validates the structure. Any
-    damage raises :class:`IndexCorruptError` naming the file.
+    ``verify=True``, every file's CRC-32C (several GB/s), then validates the structure (crafted
+    files with valid checksums included): every offset, order and per-term count on open, the
+    term hash table on the first term lookup (appends and merges, which never look a term up,
+    skip it), each postings block as it is decoded. Any damage raises
+    :class:`IndexCorruptError` naming the file.
 
     Thread safety: an Index is immutable and may be shared between threads; cursors are not.
 

@@ -24,11 +24,12 @@ the next writer; readers that still use them keep reading them through their ope
 Exactness: a search over the segments uses the statistics of the live documents only (N,
 token count, longest length, each term's df and cf; :class:`mirkit._core.query.GlobalStats`
 with ``live_only``, the sharded searcher's device), so each segment scores its documents
-exactly as one index of the live documents would, with the same fixed-point scale. Deleted
-documents never enter a segment's top k (its engine's queue skips them, so its threshold is
-that of the live documents; pruning bounds, computed from the postings with the live
-statistics, stay upper bounds); the segments' results merge by (score, position in the
-collection), the tie order of a fresh build. Scores, ids and internal docids (the live
+exactly as one index of the live documents would, with the same fixed-point scale. One
+engine call (:class:`mirkit._core.query.SegmentedEngine`) runs the segments in collection order
+into one top-k queue, which numbers documents by their position in the concatenated segments:
+ties then rank as in a fresh build, and the threshold reached in one segment prunes the next.
+Deleted documents never enter the queue (its threshold is that of the live documents; pruning
+bounds, computed from the postings with the live statistics, stay upper bounds). Scores, ids and internal docids (the live
 documents numbered in collection order) are those of a fresh build of the live documents.
 """
 
@@ -48,14 +49,16 @@ import numpy as np
 from mirkit import _core
 from mirkit._files import check_files, fsync_dir, move_into_place, temp_sibling, write_file, \
     write_json
+from mirkit._validate import as_uint32_1d
 from mirkit._version import __version__
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionError, \
     check_version, write_manifest
-from mirkit.index.reader import FORMAT_NAME, Index, IndexStats, lookup_docids
+from mirkit.index.reader import FORMAT_NAME, DocVectors, Index, IndexStats, lookup_docids
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
-           "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "is_segmented"]
+           "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "UnknownDocumentError",
+           "is_segmented"]
 
 SEGMENTED_FORMAT_VERSION = 2
 COMMIT_FORMAT = "mirkit-commit"
@@ -71,6 +74,16 @@ class IndexLockedError(OSError):
     """Another :class:`~mirkit.index.segments.SegmentWriter` holds the index's write lock."""
 
     __module__ = "mirkit.index"
+
+
+class UnknownDocumentError(KeyError):
+    """A document id that is not a live document of the index (a KeyError whose message is
+    printed as it is, not quoted); the call that raised it changed nothing."""
+
+    __module__ = "mirkit.index"
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def commit_name(generation: int) -> str:
@@ -247,8 +260,9 @@ class SegmentedIndex:
     documents only: :attr:`stats`, :attr:`doc_ids`, :meth:`docids_of`, :attr:`doc_lengths`,
     :meth:`postings`, :meth:`df`, :meth:`terms` (internal docids number the live documents in
     collection order, as a fresh build of them would). :class:`mirkit.search.Searcher` searches
-    it exactly. What needs one index file set (cursors, document vectors, Boolean queries,
-    relevance feedback) takes :meth:`single`, which a merge to one segment provides.
+    it exactly, Boolean queries and relevance feedback too (:meth:`doc_vectors`, :meth:`term`
+    when the index stores document vectors). What needs one index file set (cursors) takes
+    :meth:`single`, which a merge to one segment provides.
 
     Thread safety: immutable, may be shared between threads; :meth:`reopen` returns a new
     snapshot and leaves this one as it is.
@@ -287,6 +301,7 @@ class SegmentedIndex:
         self._doc_ids: Optional[list] = None
         self._docid_of: Optional[dict] = None
         self._stats: Optional[IndexStats] = None
+        self._engine = None  # its SegmentedEngine (mirkit.search._segments), made on first use
 
     @classmethod
     def open(cls, path, *, verify: bool = True, _reuse: Optional["SegmentedIndex"] = None) \
@@ -356,7 +371,9 @@ class SegmentedIndex:
 
     @property
     def has_vectors(self) -> bool:
-        return False
+        """Whether the segments store document vectors (``vectors=True`` when the index was
+        created or built)."""
+        return has_vectors(self.commit["settings"])
 
     @property
     def bm25(self) -> dict:
@@ -369,8 +386,60 @@ class SegmentedIndex:
         return self.single().reader
 
     def check_vectors(self) -> None:
-        """Raises ValueError: segmented indexes store no document vectors (yet)."""
-        raise ValueError(f"{self.path} is a segmented index, which stores no document vectors")
+        """Raise ValueError unless the index stores document vectors (relevance feedback needs
+        them)."""
+        if not self.has_vectors:
+            raise ValueError(f"{self.path} has no document vectors; it must be created with "
+                             "vectors=True (mirkit index --vectors)")
+
+    def doc_vectors(self, docids) -> DocVectors:
+        """The term vectors of internal (live) documents, as :class:`DocVectors` (CSR) in the
+        order asked: term ids of the index's lexicon (:meth:`term` names them; a term only
+        deleted documents hold is never in a vector), ascending, as a fresh build's are in
+        its own lexicon's order. Raises as :meth:`Index.doc_vectors
+        <mirkit.index.Index.doc_vectors>` does (no vectors, a docid out of range)."""
+        self.check_vectors()
+        docids = as_uint32_1d(docids, "docids")
+        if docids.size and int(docids.max()) >= len(self):
+            raise IndexError(f"docid {int(docids.max())} out of range [0, {len(self)})")
+        maps = self._lexicon_stats()[4]
+        segment = np.searchsorted(self._bases, docids, side="right") - 1
+        counts = np.zeros(docids.size, np.uint64)
+        terms = [np.zeros(0, np.uint32)] * docids.size
+        tfs = [np.zeros(0, np.uint32)] * docids.size
+        for i in np.unique(segment).tolist():
+            at = np.flatnonzero(segment == i)
+            s = self._segments[i]
+            local = s.live_docids()[docids[at] - self._bases[i]]
+            v = s.index.doc_vectors(local)
+            ends = v.offsets.astype(np.intp)
+            mapped = maps[i][v.term_ids]
+            for j, k in enumerate(at.tolist()):
+                terms[k] = mapped[ends[j]:ends[j + 1]]
+                tfs[k] = v.tfs[ends[j]:ends[j + 1]]
+                counts[k] = ends[j + 1] - ends[j]
+        offsets = np.zeros(docids.size + 1, np.uint64)
+        np.cumsum(counts, out=offsets[1:])
+        return DocVectors(offsets, np.concatenate([np.zeros(0, np.uint32)] + terms)
+                          .astype(np.uint32), np.concatenate([np.zeros(0, np.uint32)] + tfs)
+                          .astype(np.uint32))
+
+    def doc_vector(self, docid: int) -> tuple:
+        """The terms of internal document `docid`: ``(term_ids, tfs)`` (see
+        :meth:`doc_vectors`)."""
+        self.locate(docid)  # checks docid
+        v = self.doc_vectors([docid])
+        return v.term_ids, v.tfs
+
+    def term(self, term_id: int) -> str:
+        """The term with this id in the index's lexicon (the segments' terms merged, sorted
+        bytewise; the ids :meth:`doc_vectors` uses)."""
+        terms, offsets = self._lexicon_stats()[:2]
+        if isinstance(term_id, (bool, np.bool_)) or not isinstance(term_id, (int, np.integer)):
+            raise TypeError(f"term_id must be an integer, got {type(term_id).__name__}")
+        if not 0 <= term_id < len(offsets) - 1:
+            raise IndexError(f"term id {term_id} out of range [0, {len(offsets) - 1})")
+        return bytes(terms[int(offsets[term_id]):int(offsets[term_id + 1])]).decode("utf-8")
 
     def single(self) -> Index:
         """The one segment, when the commit has exactly one and it has no deletions (what
@@ -636,10 +705,17 @@ def forced_merges(segments: list, max_segments: int) -> list:
     return [(a, b) for a, b, _, dirty in groups if b - a > 1 or dirty]
 
 
-def merge_segments(path: Path, segments: list, name: str, settings: dict) -> dict:
+def has_vectors(settings: dict) -> bool:
+    """Whether an index's settings store document vectors (commits before them had none)."""
+    return bool(settings.get("vectors", False))
+
+
+def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
+                   memory_budget: int = 1 << 30) -> dict:
     """Writes the live documents of `segments` (``_Segment``-like: ``index``, ``deleted``)
     merged into the segment directory `path`/`name`, in place atomically; returns its commit
-    entry. A k-way merge of the segments' postings (no re-analysis)."""
+    entry. A k-way merge of the segments' postings (no re-analysis); document vectors, when
+    the index stores them, transposed from the merged postings within `memory_budget`."""
     from mirkit.index.writer import index_manifest
 
     target = path / name
@@ -673,7 +749,8 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict) -> dic
             directory=str(tmp), segments=[s.index.reader for s in segments], new_docids=maps,
             docid_codec=settings["codec"], freq_codec=settings["freq_codec"],
             positions=bool(settings["positions"]), k1=settings["bm25"]["k1"],
-            b=settings["bm25"]["b"], doc_lengths=doc_lengths)
+            b=settings["bm25"]["b"], doc_lengths=doc_lengths, vectors=has_vectors(settings),
+            memory_budget=memory_budget)
         stats = {"n_docs": len(ids), "n_terms": st["n_terms"], "n_postings": st["n_postings"],
                  "total_tokens": int(doc_lengths.sum(dtype=np.uint64)),
                  "max_doc_length": int(doc_lengths.max()) if len(ids) else 0,
@@ -681,7 +758,7 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict) -> dic
         manifest = index_manifest(
             analyzer=settings["analyzer"], codec=settings["codec"],
             freq_codec=settings["freq_codec"], positions=bool(settings["positions"]),
-            vectors=False, bm25=settings["bm25"], stats=stats,
+            vectors=has_vectors(settings), bm25=settings["bm25"], stats=stats,
             build={"merged": [s.index.path.name for s in segments],
                    "seconds": round(time.perf_counter() - started, 3)})
         write_manifest(tmp, manifest)
@@ -740,6 +817,7 @@ def upgrade(path: Path) -> None:
     settings = {"analyzer": old["analyzer"], "codec": old["codecs"]["docids"],
                 "freq_codec": old["codecs"]["freqs"],
                 "positions": old["codecs"]["positions"] is not None,
+                "vectors": old["codecs"].get("vectors") is not None,
                 "bm25": {"k1": old["bm25"]["k1"], "b": old["bm25"]["b"]}}
     n = old["stats"]["n_docs"]
     segments = [{"name": segment_name(0), "n_docs": n, "n_deleted": 0, "deletions": None}] \

@@ -165,7 +165,8 @@ class IndexWriter:
     @classmethod
     def open(cls, path, *, analyzer: Optional[Analyzer] = None, codec: Optional[str] = None,
              freq_codec: Optional[str] = None, positions: Optional[bool] = None,
-             bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None, threads: int = 0,
+             bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None,
+             vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
              merge_policy="default"):
         """A writer that changes the index at `path` (created if absent): a
@@ -178,9 +179,10 @@ class IndexWriter:
         ----------
         path : str or Path
             The index directory.
-        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b
+        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b, vectors
             Settings of a new index (as for :class:`IndexWriter`; ValueError for an existing
-            one, which keeps its own).
+            one, which keeps its own: an index built with ``vectors=True`` keeps storing
+            document vectors in every segment, merged ones included).
         threads, memory_budget, batch_size
             As for :class:`IndexWriter`, for the segments this writer builds.
         merge_policy : MergePolicy or None
@@ -215,8 +217,8 @@ class IndexWriter:
 
         return SegmentWriter(
             path, analyzer=analyzer, codec=codec, freq_codec=freq_codec, positions=positions,
-            bm25_k1=bm25_k1, bm25_b=bm25_b, threads=threads, memory_budget=memory_budget,
-            batch_size=batch_size,
+            bm25_k1=bm25_k1, bm25_b=bm25_b, vectors=vectors, threads=threads,
+            memory_budget=memory_budget, batch_size=batch_size,
             merge_policy=MergePolicy() if merge_policy == "default" else merge_policy)
 
     def __repr__(self) -> str:

@@ -92,7 +92,9 @@ class BooleanResult:
     @property
     def ids(self) -> list[str]:
         """External document ids, in docid order."""
-        return self.index.reader.doc_ids(self.docids)
+        if isinstance(self.index, Index):
+            return self.index.reader.doc_ids(self.docids)
+        return [self.index.doc_id(int(d)) for d in self.docids]
 
     def __len__(self) -> int:
         return int(self.docids.size)
@@ -252,8 +254,9 @@ def boolean_search(index: Index, expression: str) -> BooleanResult:
 
     Parameters
     ----------
-    index : Index
-        The index to search.
+    index : Index or SegmentedIndex
+        The index to search (a segmented one: its live documents, exactly as one index of
+        them would answer).
     expression : str
         The Boolean expression.
 
@@ -289,17 +292,41 @@ def boolean_search(index: Index, expression: str) -> BooleanResult:
     >>> boolean_search(index, "-banana").ids
     ['c', 'd']
     """
-    program = compile_boolean(index, expression)
-    if not program:
-        docids = np.zeros(0, np.uint32)
+    from mirkit.index.segments import SegmentedIndex
+
+    if isinstance(index, SegmentedIndex):
+        docids = _segmented_search(index, expression)
     else:
-        docids = _core.query.boolean(index.reader, program)
+        docids = _evaluate(index, compile_boolean(index, expression))
     docids.setflags(write=False)
     return BooleanResult(docids, index)
 
 
+def _evaluate(index: Index, program: list) -> np.ndarray:
+    return _core.query.boolean(index.reader, program) if program else np.zeros(0, np.uint32)
+
+
+def _segmented_search(index, expression: str) -> np.ndarray:
+    """A segmented index's matches: each segment evaluates the expression over its own
+    documents (a document matches by its own terms alone, so this is exact), its deleted
+    documents are dropped and the rest numbered as the live documents in collection order (a
+    fresh build's docids)."""
+    _check_arguments(index, expression)
+    _to_postfix(expression)  # syntax errors even without segments
+    parts = [np.zeros(0, np.uint32)]
+    for i in range(len(index.segments)):
+        segment = index._segment(i)
+        docids = _evaluate(segment.index, compile_boolean(segment.index, expression))
+        if segment.deleted is not None:
+            docids = docids[~segment.deleted[docids]]
+        parts.append(index.global_docids(i, docids))
+    return np.concatenate(parts).astype(np.uint32)
+
+
 def _check_arguments(index, expression) -> None:
-    if not isinstance(index, Index):
+    from mirkit.index.segments import SegmentedIndex
+
+    if not isinstance(index, (Index, SegmentedIndex)):
         raise TypeError(f"index must be a mirkit.index.Index, not {type(index).__name__}")
     if not isinstance(expression, str):
         raise TypeError(f"expression must be str, not {type(expression).__name__}")

@@ -227,7 +227,7 @@ class Rocchio:
         v = index.doc_vectors(docids)
         n = docids.size
         owner = np.repeat(np.arange(n), np.diff(v.offsets).astype(np.intp))
-        df = index.reader.df[v.term_ids]
+        df = _term_dfs(index)[v.term_ids]
         keep = df / index.stats.n_docs <= self.max_df_ratio
         term_ids, owner = v.term_ids[keep], owner[keep]
         tfs = v.tfs[keep].astype(np.float64)
@@ -258,6 +258,16 @@ class Rocchio:
                     for q, first in zip(queries, firsts)]
         return searcher.search_batch(expanded, k, algorithm=algorithm, scorer=scorer,
                                      threads=threads)
+
+
+def _term_dfs(index) -> np.ndarray:
+    """Document frequency per term id: of an Index, or of a segmented index's live documents
+    over its lexicon (the ids of its document vectors)."""
+    from mirkit.index.segments import SegmentedIndex
+
+    if isinstance(index, SegmentedIndex):
+        return index._lexicon_stats()[2]
+    return np.asarray(index.reader.df)
 
 
 def _docids(index, ids, name: str) -> np.ndarray:

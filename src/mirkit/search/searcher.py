@@ -214,10 +214,9 @@ class Searcher:
                                        self.index.cached_doc_ids)
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
-            self._single("relevance feedback")
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
         if self._segmented is not None:
-            return self._segmented.search(query, k, algorithm, spec)
+            return self._segmented.search(self._query(query), k, algorithm, spec)
         return self._engine.search(self._query(query), k, algorithm, spec,
                                    self.index.cached_doc_ids)
 
@@ -243,12 +242,11 @@ class Searcher:
                     bar.update(len(chunk))
             return out
         if feedback is not None:
-            self._single("relevance feedback")
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
-        if self._segmented is not None:
-            return self._segmented.search_batch(list(queries), k, algorithm, spec, threads)
         prepared = [q if type(q) is str else self._query(q) for q in queries]
+        if self._segmented is not None:
+            return self._segmented.search_batch(prepared, k, algorithm, spec, threads)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids)
 
@@ -258,17 +256,7 @@ class Searcher:
         :func:`~mirkit.search._boolean.boolean_search`)."""
         from mirkit.search._boolean import boolean_search
 
-        return boolean_search(self._single("Boolean search"), expression)
-
-    def _single(self, what: str) -> Index:
-        """The one index `what` needs; ValueError for a segmented index of several segments
-        or with deletions."""
-        if isinstance(self.index, SegmentedIndex):
-            try:
-                return self.index.single()
-            except ValueError as e:
-                raise ValueError(f"{what}: {e}") from None
-        return self.index
+        return boolean_search(self.index, expression)
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: int = 0) -> None:
@@ -277,8 +265,7 @@ class Searcher:
         `global_stats`: the index stores them)."""
         spec, threads = self._spec(scorer), check_count(threads, "threads")
         if self._segmented is not None:
-            for engine in self._segmented._engines:
-                engine.precompute_bounds(spec, threads)
+            self._segmented.precompute_bounds(spec, threads)
             return
         self._engine.precompute_bounds(spec, threads)
 
