@@ -28,7 +28,7 @@ def _user_message(error: BaseException) -> str:
     return str(error)
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
-              "attention", "image_search", "distributed", "pyterrier", "ann")
+              "attention", "image_search", "distributed", "pyterrier", "ann", "hybrid")
 
 
 def _cmd_info(args) -> int:
@@ -69,6 +69,8 @@ _SELF_TIMED = {
     "attention": (5, "median of {repeat}, each case in a fresh process"),
     "image_search": (1, "the affine sequences: every image a query, its sequence relevant"),
     "distributed": (2, "best of {repeat} builds; latency over 1 pass"),
+    "hybrid": (1, "Cranfield effectiveness of BM25, LSA vectors and their fusions; "
+                  "median ms per query"),
 }
 
 

@@ -1,4 +1,5 @@
-"""Vectors: exact k-nearest neighbours and ratio-test matching (:mod:`mirkit.vectors.exact`),
+"""Vectors: exact k-nearest neighbours, ratio-test matching and an exact index
+(:class:`FlatIndex`; :mod:`mirkit.vectors.exact`),
 k-means (:mod:`~mirkit.vectors.kmeans`), vector quantization (:mod:`~mirkit.vectors.quantizer`),
 LSH: bucketed multi-probe tables, or Hamming ranking of sign codes (:mod:`~mirkit.vectors.lsh`),
 product quantization (:mod:`~mirkit.vectors.pq`) and inverted-file indexes with flat, 8-bit or PQ
@@ -22,7 +23,7 @@ ascending, inner products (``"ip"``) and cosine similarities (``"cosine"``) desc
 keep the lower base id.
 """
 
-from mirkit.vectors.exact import Matches, Neighbors, kernel_level, knn, match
+from mirkit.vectors.exact import FlatIndex, Matches, Neighbors, kernel_level, knn, match
 from mirkit.vectors.ivf import IVFIndex, IVFParams, suggest_ivf_params
 from mirkit.vectors.kmeans import KMeans, MiniBatchKMeans
 from mirkit.vectors.lsh import HammingLSH, LSHIndex, LSHParams, suggest_lsh_params
@@ -30,6 +31,7 @@ from mirkit.vectors.pq import ProductQuantizer, adc_level
 from mirkit.vectors.quantizer import VectorQuantizer
 
 __all__ = [
+    "FlatIndex",
     "HammingLSH",
     "IVFIndex",
     "IVFParams",

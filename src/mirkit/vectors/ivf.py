@@ -8,7 +8,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit._validate import as_float32_matrix, as_int64_ids, check_count, check_positive_int
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.kmeans import KMeans
@@ -213,14 +213,7 @@ class IVFIndex(Saved):
         if ids is None:
             new_ids = np.arange(self.ntotal, self.ntotal + x.shape[0], dtype=np.int64)
         else:
-            arr = np.asarray(ids)
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
-            if arr.shape != (x.shape[0],):
-                raise ValueError(f"ids must have shape ({x.shape[0]},), got {arr.shape}")
-            if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-                raise ValueError("ids must fit in int64")
-            new_ids = arr.astype(np.int64)
+            new_ids = as_int64_ids(ids, x.shape[0])
         if self.ntotal + x.shape[0] >= 2**32 - 1:
             raise ValueError("an IVFIndex holds fewer than 2**32 - 1 vectors")
         lists = self._assign(x)
