@@ -379,7 +379,9 @@ class IVFParams(NamedTuple):
         """Keyword arguments of :class:`IVFIndex` (after `dim`)."""
         kwargs = {"n_lists": self.n_lists, "metric": self.metric, "codes": self.codes}
         if self.codes == "pq":
-            kwargs.update(m=self.m, nbits=self.nbits, keep_vectors=self.refine > 0)
+            kwargs.update(m=self.m, nbits=self.nbits)
+        if self.codes != "flat":
+            kwargs.update(keep_vectors=self.refine > 0)
         return kwargs
 
     def search_kwargs(self) -> dict:
@@ -398,9 +400,9 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     trained on and filled with the other rows, and for every `refine` of the grid the smallest
     n_probe in 1, 2, 4, ..., n_lists that reaches the target is found. The cost of a setting
     is the multiply-adds of a query: ``n_lists * dim`` (choosing the lists) + the vectors in
-    the probed lists times ``dim`` (flat codes) or ``m`` (PQ table look-ups; plus the tables,
-    ``2**nbits * dim``, per probed list) + ``refine * dim`` for re-ranking; the cheapest
-    setting wins. Deterministic for a given seed.
+    the probed lists times ``dim`` (flat and sq8 codes: a multiply-add per dimension) or ``m``
+    (PQ table look-ups; plus the tables, ``2**nbits * dim``, per probed list) + ``refine * dim``
+    for re-ranking; the cheapest setting wins. Deterministic for a given seed.
 
     Parameters
     ----------
@@ -409,7 +411,7 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     k, target_recall
         Recall@k to reach, in (0, 1].
     metric : {"l2", "ip"}
-    codes : {"flat", "pq"}
+    codes : {"flat", "sq8", "pq"}
     m, nbits
         The product quantizer of ``codes="pq"`` (`m` required, a divisor of d); fixed, as
         they fix the memory per vector.
@@ -418,8 +420,9 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         List counts to try (default: sqrt(n) times 1/2, 1, 2 and 4, each at least 1 and at
         most n / 8).
     refines : sequence of int, optional
-        Candidates re-ranked exactly with ``codes="pq"`` (default 0, 2k, 4k, 8k, 16k); only
-        0 with flat codes (already exact).
+        Candidates re-ranked exactly with ``codes="pq"`` (default 0, 2k, 4k, 8k, 16k) or
+        ``"sq8"`` (default 0, 2k, 4k: 8-bit codes lose little); only 0 with flat codes
+        (already exact).
 
     Returns
     -------
@@ -448,8 +451,8 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
-    if codes not in ("flat", "pq"):
-        raise ValueError(f"codes must be 'flat' or 'pq', got {codes!r}")
+    if codes not in _CODES:
+        raise ValueError(f"codes must be one of {_CODES}, got {codes!r}")
     if isinstance(target_recall, bool) or not isinstance(target_recall, (int, float)) \
             or not 0 < target_recall <= 1:
         raise ValueError(f"target_recall must be a number in (0, 1], got {target_recall!r}")
@@ -482,17 +485,18 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         raise ValueError(f"lists must be a non-empty sequence of list counts <= {nb} "
                          f"(the rows not held out), got {lists}")
     if refines is None:
-        refines = (0, 2 * k, 4 * k, 8 * k, 16 * k) if codes == "pq" else (0,)
+        refines = {"pq": (0, 2 * k, 4 * k, 8 * k, 16 * k), "sq8": (0, 2 * k, 4 * k)}.get(
+            codes, (0,))
     refines = [check_count(r, "refines") for r in refines]
     if not refines or (codes == "flat" and any(refines)):
         raise ValueError(f"refines must be a non-empty sequence, only 0 with flat codes, "
                          f"got {refines}")
     truth = knn(queries, base, k, metric=metric, threads=threads).ids
-    per_code = d if codes == "flat" else m
+    per_code = m if codes == "pq" else d
     best = fallback = None
     for n_lists in lists:
         index = IVFIndex(d, n_lists, metric=metric, codes=codes, m=m, nbits=nbits,
-                         keep_vectors=codes == "pq" and any(refines), seed=seed,
+                         keep_vectors=codes != "flat" and any(refines), seed=seed,
                          threads=threads).train(base)
         index.add(base)
         probes = [p for p in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if p < n_lists]
