@@ -349,3 +349,27 @@ def test_doctests():
     for module in (mirkit.search.hybrid, mirkit.search.searcher):
         failed, attempted = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert attempted >= 3 and failed == 0, module
+
+
+def test_refresh_of_a_hybrid_searcher(tmp_path):
+    """refresh re-opens a hybrid searcher with its vector index only when the vectors are keyed
+    by external ids (a new commit may renumber docids), and the new snapshot must be one
+    segment."""
+    from mirkit.index import Index, IndexWriter
+
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add("a", "red apple")
+        w.add("b", "green apple")
+    X = np.array([[0, 0], [1, 1]], np.float32)
+    by_id = Searcher(Index.open(path), vectors=FlatIndex(X), vector_ids=["b", "a"])
+    by_docid = Searcher(Index.open(path), vectors=FlatIndex(X))
+    r = by_id.search("apple", 2, vector=[0.2, 0])  # vector id 0 is b: vector rank 1
+    assert r.ids == ["a", "b"] and r.vector_ranks.tolist() == [2, 1]  # tied: docid order
+    assert by_id.refresh() is by_id
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add("c", "apple pie")
+    with pytest.raises(ValueError, match="hybrid search"):
+        by_id.refresh()  # two segments now: hybrid search needs one
+    with pytest.raises(ValueError, match="renumbers"):
+        by_docid.refresh()
