@@ -127,6 +127,53 @@ def test_files_colour_and_given_codebook(index, collection, tmp_path):
     assert built.search(colour, k=1, verify=True).ids == ["photo3"]
 
 
+def test_small_vocabularies_are_exact(index):
+    """Below 16384 words nothing changes: exact k-means, exact assignment, no words.ivf."""
+    assert index.quantizer.index is None and index.meta["assign"] is None
+    assert not (index.path / "words.ivf").exists()
+    assert "n_lists" not in repr(index.quantizer)
+
+
+def test_approximate_vocabulary(index, collection, tmp_path):
+    """approximate=True (what large vocabularies get by default): the codebook from approximate
+    k-means, descriptors assigned through an IVF index over the words; probing every list it
+    is the exact nearest word; the index saves and loads with its IVF, giving the same
+    results."""
+    from mirkit.vectors import VectorQuantizer
+
+    images, ids = collection
+    approx = ImageIndex.build(images, ids, n_words=200, seed=1, approximate=True, n_probe=3,
+                              path=tmp_path / "approx")
+    vq = approx.quantizer
+    assert vq.index is not None and vq.index.n_lists == 14 and vq.n_probe == 3 and vq.approximate
+    assert approx.meta["assign"] == {"n_lists": 14, "n_probe": 3}
+    desc = np.asarray(approx.descriptors)
+    exact = VectorQuantizer(vq.codebook).quantize(desc)
+    recall = float((vq.quantize(desc) == exact).mean())
+    print(f"recall of the approximate assignment (14 lists, 3 probed): {recall:.3f}")
+    assert 0.3 < recall <= 1.0
+    full = VectorQuantizer(vq.codebook, index=vq.index, n_probe=14)
+    np.testing.assert_array_equal(full.quantize(desc), exact)
+    # The indexed words of an image are the approximate assignment of its descriptors.
+    words, counts = vq.bag_of_words(approx.features(0)[1])
+    for w, c in zip(words.tolist(), counts.tolist()):
+        docids, tfs = approx.index.postings(f"vw{w}")
+        assert docids[0] == 0 and tfs[0] == c
+    assert same_scene_share(approx, images, ids, k=2, verify=True) == 1.0
+    loaded = ImageIndex.load(tmp_path / "approx")
+    assert loaded.quantizer.index is not None and loaded.quantizer.n_probe == 3
+    np.testing.assert_array_equal(loaded.quantizer.quantize(desc), vq.quantize(desc))
+    for image in images[:3]:
+        a, b = approx.search(image, k=4), loaded.search(image, k=4)
+        assert a.ids == b.ids
+        np.testing.assert_array_equal(a.scores, b.scores)
+    # A given codebook: approximate assignment on request, exact below the threshold.
+    given = ImageIndex.build(images[:3], ids[:3], codebook=vq.codebook, approximate=True,
+                             n_probe=14)
+    assert given.quantizer.index is not None and not given.quantizer.approximate
+    assert ImageIndex.build(images[:3], ids[:3], codebook=vq.codebook).quantizer.index is None
+
+
 def test_failed_build_leaves_nothing(collection, tmp_path):
     images, _ = collection
     with pytest.raises(ValueError, match="2-D"):
@@ -142,6 +189,8 @@ def test_failed_build_leaves_nothing(collection, tmp_path):
     ({"n_words": 100_000}, ValueError, "visual words"),
     ({"n_words": 0}, ValueError, "n_words"),
     ({"sift": "fast"}, TypeError, "SIFT"),
+    ({"approximate": "yes"}, TypeError, "approximate"),
+    ({"n_probe": 0}, ValueError, "n_probe"),
 ])
 def test_build_errors(collection, kwargs, error, match):
     images, _ = collection

@@ -297,6 +297,24 @@ def test_suggest_pq_with_refine_reaches_target(mixture):
     assert abs(_fresh_recall(plain, base, q, 10, seed=2) - plain.recall) < 0.1
 
 
+def test_suggest_sq8_reaches_target(mixture):
+    """8-bit scalar codes: the target reached on unseen queries, vectors kept only when the
+    suggestion re-ranks, and the cost of a code (a byte per dimension) that of a flat one."""
+    base, q = mixture
+    p = vectors.suggest_ivf_params(base, k=10, target_recall=0.9, codes="sq8", n_queries=200,
+                                   seed=3, lists=(16, 32))
+    assert p.recall >= 0.9 and p.codes == "sq8" and p.m is None and p.refine in (0, 20, 40)
+    assert p.index_kwargs()["keep_vectors"] == (p.refine > 0)
+    assert _fresh_recall(p, base, q, 10, seed=3) >= 0.88
+    d = base.shape[1]
+    assert p.cost == p.n_lists * d + p.scanned * d + p.refine * d
+    with_refine = vectors.suggest_ivf_params(base, k=10, target_recall=1.0, codes="sq8",
+                                             n_queries=200, seed=3, lists=(16,),
+                                             refines=(40,))
+    assert with_refine.refine == 40 and with_refine.index_kwargs()["keep_vectors"]
+    assert abs(_fresh_recall(with_refine, base, q, 10, seed=3) - with_refine.recall) < 0.1
+
+
 def test_suggest_ivf_errors(mixture):
     base, _ = mixture
     small = base[:300]
@@ -308,7 +326,9 @@ def test_suggest_ivf_errors(mixture):
     with pytest.raises(ValueError, match="metric"):
         vectors.suggest_ivf_params(small, metric="cosine", n_queries=50)
     with pytest.raises(ValueError, match="codes"):
-        vectors.suggest_ivf_params(small, codes="sq8", n_queries=50)
+        vectors.suggest_ivf_params(small, codes="sq4", n_queries=50)
+    with pytest.raises(ValueError, match="only for codes='pq'"):
+        vectors.suggest_ivf_params(small, codes="sq8", m=4, n_queries=50)
     with pytest.raises(ValueError, match="needs m"):
         vectors.suggest_ivf_params(small, codes="pq", n_queries=50)
     with pytest.raises(ValueError, match="divide"):

@@ -7,6 +7,7 @@
 
 #include "bindings/common.hpp"
 #include "vectors/distances.hpp"
+#include "vectors/fastscan.hpp"
 #include "vectors/ivf.hpp"
 #include "vectors/hamming.hpp"
 #include "vectors/kmeans.hpp"
@@ -440,7 +441,7 @@ void bind_vectors(py::module_& m) {
          const F32& sq_lo, const F32& sq_step, const F32& pq_centroids, const F32& pq_term,
          const F32& raw, bool ip,
          const F32& queries, size_t k, size_t n_probe, size_t refine, const U8& allow,
-         bool filtered, unsigned threads) {
+         bool filtered, unsigned threads, const U8& fs_blocks, const I64& fs_offsets) {
         Mat c = matrix(centroids, "centroids"), q = matrix(queries, "queries");
         same_dim(q, c, "queries", "centroids");
         vectors::IvfData ix;
@@ -448,7 +449,9 @@ void bind_vectors(py::module_& m) {
         ix.n_lists = c.rows;
         ix.ip = ip;
         ix.centroids = c.data;
-        if (kind < 0 || kind > 2) throw py::value_error("kind must be 0 (flat), 1 (sq8), 2 (pq)");
+        if (kind < 0 || kind > 3) {
+          throw py::value_error("kind must be 0 (flat), 1 (sq8), 2 (pq) or 3 (pq4)");
+        }
         ix.codes_kind = vectors::IvfCodes(kind);
         if (offsets.ndim() != 1 || static_cast<size_t>(offsets.shape(0)) != c.rows + 1) {
           throw py::value_error("offsets must have n_lists + 1 entries");
@@ -495,6 +498,27 @@ void bind_vectors(py::module_& m) {
           ix.pq_centroids = pq_centroids.data();
           ix.m = pm;
           ix.ksub = ksub;
+          if (ix.codes_kind == vectors::IvfCodes::kPq4) {
+            if (ksub != 16 || pm > vectors::kFastScanMaxM) {
+              throw py::value_error("pq4 needs ksub = 16 and m <= 256");
+            }
+            if (fs_offsets.ndim() != 1 || static_cast<size_t>(fs_offsets.shape(0)) != c.rows + 1) {
+              throw py::value_error("fs_offsets must have n_lists + 1 entries");
+            }
+            const int64_t* fo = fs_offsets.data();
+            for (size_t l = 0; l < c.rows; ++l) {
+              const int64_t need = (off[l + 1] - off[l] + 31) / 32;
+              if (fo[l] < 0 || fo[l + 1] - fo[l] != need) {
+                throw py::value_error("fs_offsets must give every list ceil(size / 32) blocks");
+              }
+            }
+            if (fs_blocks.ndim() != 2 || static_cast<size_t>(fs_blocks.shape(1)) != pm * 16 ||
+                fs_blocks.shape(0) != fo[c.rows]) {
+              throw py::value_error("fs_blocks must have shape (blocks, m * 16)");
+            }
+            ix.fs_blocks = fs_blocks.data();
+            ix.fs_offsets = fo;
+          }
           if (!ip) {
             Mat t = matrix(pq_term, "pq_term");
             if (t.rows != c.rows || t.cols != pm * ksub) {
@@ -532,8 +556,46 @@ void bind_vectors(py::module_& m) {
       py::arg("pq_term").noconvert(), py::arg("raw").noconvert(), py::arg("ip"),
       py::arg("queries").noconvert(), py::arg("k"),
       py::arg("n_probe"), py::arg("refine"), py::arg("allow").noconvert(), py::arg("filtered"),
-      py::arg("threads"),
+      py::arg("threads"), py::arg("fs_blocks").noconvert(), py::arg("fs_offsets").noconvert(),
       "(distances, positions) of an IVF search, nq x k, best first; -1 pads missing hits.");
+
+  m.def("fastscan_level", [] { return core::level_name(vectors::fastscan_level()); },
+        "Instruction-set level of the 4-bit PQ fast-scan kernel.");
+
+  m.def(
+      "fastscan_accumulate",
+      [](const U8& lut, const U8& blocks) {
+        if (lut.ndim() != 2 || lut.shape(1) != 16 || lut.shape(0) < 1 ||
+            static_cast<size_t>(lut.shape(0)) > vectors::kFastScanMaxM) {
+          throw py::value_error("lut must have shape (m, 16) with 1 <= m <= 256");
+        }
+        const size_t pm = lut.shape(0);
+        if (blocks.ndim() != 2 || static_cast<size_t>(blocks.shape(1)) != pm * 16) {
+          throw py::value_error("blocks must have shape (n_blocks, m * 16) = (n_blocks, " +
+                                std::to_string(pm * 16) + ")");
+        }
+        const size_t nb = blocks.shape(0);
+        std::vector<uint16_t> acc(nb * vectors::kFastScanBlock);
+        {
+          py::gil_scoped_release release;
+          vectors::fastscan_kernel()(lut.data(), pm, blocks.data(), nb, acc.data());
+        }
+        return to_numpy_2d(std::move(acc), nb, vectors::kFastScanBlock);
+      },
+      py::arg("lut").noconvert(), py::arg("blocks").noconvert(),
+      "uint16 (n_blocks, 32): per vector of each block, the sum of its lut entries.");
+
+  m.def(
+      "fastscan_quantize",
+      [](const F32& table) {
+        Mat t = matrix(table, "table");
+        if (t.cols != 16 || t.rows < 1) throw py::value_error("table must have shape (m, 16)");
+        std::vector<uint8_t> lut(t.rows * 16);
+        const vectors::QuantizedLut q = vectors::quantize_lut(t.data, t.rows, lut.data());
+        return py::make_tuple(to_numpy_2d(std::move(lut), t.rows, 16), q.sum_min, q.inv_scale);
+      },
+      py::arg("table").noconvert(),
+      "(uint8 lut (m, 16), sum of the row minima, inverse scale) of a float table.");
 }
 
 }  // namespace mirkit::bindings

@@ -11,6 +11,7 @@
 #include "core/cpu_features.hpp"
 #include "core/parallel.hpp"
 #include "vectors/distances.hpp"
+#include "vectors/fastscan.hpp"
 #include "vectors/ivf_scan.inl"
 #include "vectors/pq.hpp"
 
@@ -111,20 +112,25 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
     top_k(q, nq, ix.centroids, ix.n_lists, ix.d, bias.data(), ix.ip ? -1.0f : -2.0f, n_probe,
           threads, probe.data(), coarse.data());
   }
-  const bool pq = ix.codes_kind == IvfCodes::kPq;
+  const bool fs = ix.codes_kind == IvfCodes::kPq4;
+  const bool pq = ix.codes_kind == IvfCodes::kPq || fs;
   const size_t kept = std::max(k, refine);
   const size_t dsub = pq ? ix.d / ix.m : 0, mk = ix.m * ix.ksub;
   const std::vector<float> ct =
       pq ? pq_transpose(ix.pq_centroids, ix.m, ix.ksub, dsub) : std::vector<float>();
   const AdcKernel adc = adc_kernel();
   const ScanKernel scan = kScan.get();
+  const FastScanKernel fast = fastscan_kernel();
   size_t longest = 0;
   for (size_t l = 0; l < ix.n_lists; ++l) {
     longest = std::max<size_t>(longest, ix.offsets[l + 1] - ix.offsets[l]);
   }
+  const size_t longest_blocks = (longest + kFastScanBlock - 1) / kFastScanBlock;
   constexpr size_t kQueriesPerTask = 4;
   core::parallel_for((nq + kQueriesPerTask - 1) / kQueriesPerTask, threads, [&](size_t task) {
     std::vector<float> buf(longest), qtable(mk), table(mk);
+    std::vector<uint8_t> lut(fs ? mk : 0);
+    std::vector<uint16_t> sums(fs ? longest_blocks * kFastScanBlock : 0);
     for (size_t qi = task * kQueriesPerTask; qi < std::min(nq, (task + 1) * kQueriesPerTask);
          ++qi) {
       const float* x = q + qi * ix.d;
@@ -153,7 +159,19 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
             t = table.data();
             b_bias += q_norm;  // |x - c|^2
           }
-          adc(t, ix.m, ix.ksub, ix.codes + b0 * ix.m, n, b_bias, buf.data());
+          if (fs) {
+            // uint8 tables, uint16 sums; the distance is the dequantized sum.
+            const QuantizedLut qt = quantize_lut(t, ix.m, lut.data());
+            const size_t f0 = static_cast<size_t>(ix.fs_offsets[l]);
+            fast(lut.data(), ix.m, ix.fs_blocks + f0 * ix.m * 16,
+                 static_cast<size_t>(ix.fs_offsets[l + 1]) - f0, sums.data());
+            const float base = b_bias + qt.sum_min;
+            for (size_t i = 0; i < n; ++i) {
+              buf[i] = base + static_cast<float>(sums[i]) * qt.inv_scale;
+            }
+          } else {
+            adc(t, ix.m, ix.ksub, ix.codes + b0 * ix.m, n, b_bias, buf.data());
+          }
         } else {
           const bool sq = ix.codes_kind == IvfCodes::kSq8;
           scan(IvfScan{x, sq ? nullptr : ix.vectors + b0 * ix.d,

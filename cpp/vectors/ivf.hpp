@@ -4,7 +4,9 @@
 // centroids are nearest to it, scoring their vectors by one of three codes:
 //   kFlat - the float32 vectors themselves (exact distances within the lists scanned),
 //   kSq8  - 8-bit scalar quantization per dimension, x_e ~ lo[e] + code_e * step[e],
-//   kPq   - product quantization of the residual x - centroid, ADC lookup tables (pq.hpp).
+//   kPq   - product quantization of the residual x - centroid, ADC lookup tables (pq.hpp),
+//   kPq4  - the same with 4-bit codes scanned 32 at a time with uint8 tables (fastscan.hpp);
+//           its distances are the quantized tables' (re-rank with `refine` for exact ones).
 // An optional filter (one byte per position, 0 = excluded) is tested during the scan, before
 // a vector enters the top-k heap; `refine` > 0 keeps that many candidates and re-ranks them by
 // exact distances to the raw vectors. Everything is read-only: concurrent searches are safe.
@@ -15,7 +17,7 @@
 
 namespace mirkit::vectors {
 
-enum class IvfCodes : int { kFlat = 0, kSq8 = 1, kPq = 2 };
+enum class IvfCodes : int { kFlat = 0, kSq8 = 1, kPq = 2, kPq4 = 3 };
 
 struct IvfData {
   size_t d = 0, n_lists = 0, n = 0;
@@ -33,6 +35,11 @@ struct IvfData {
   // plus -2 <q_j, r>, which does not depend on the list, and |q - c_l|^2 is added once.
   const float* pq_term = nullptr;
   size_t m = 0, ksub = 0;
+  // kPq4: the codes of list l in fast-scan blocks (fastscan.hpp) fs_blocks[fs_offsets[l]] to
+  // fs_blocks[fs_offsets[l + 1]] (in blocks of m * 16 bytes); position i of the list is lane
+  // i % 32 of its block i / 32.
+  const uint8_t* fs_blocks = nullptr;
+  const int64_t* fs_offsets = nullptr;
   const float* raw = nullptr;          // n x d, for refine (may be null when refine is 0)
 };
 

@@ -28,7 +28,8 @@ def _user_message(error: BaseException) -> str:
     return str(error)
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
-              "attention", "image_search", "distributed", "pyterrier", "ann", "spelling")
+              "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
+              "hybrid")
 
 
 def _cmd_info(args) -> int:
@@ -70,6 +71,8 @@ _SELF_TIMED = {
     "image_search": (1, "the affine sequences: every image a query, its sequence relevant"),
     "distributed": (2, "best of {repeat} builds; latency over 1 pass"),
     "spelling": (5, "median of {repeat} calls, 1 thread and all cores, outputs checked first"),
+    "hybrid": (1, "Cranfield effectiveness of BM25, LSA vectors and their fusions; "
+                  "median ms per query"),
 }
 
 

@@ -15,9 +15,17 @@ al. 2007): the query's descriptors are matched to the result's by Lowe's ratio t
 (:func:`mirkit.geometry.find_homography`), and results are ordered by their number of inliers
 (ties by the bag-of-words score). Keypoint coordinates and descriptors are kept for this.
 
+Large vocabularies (``n_words >= 16384`` by default, or ``approximate=True``) follow Philbin et
+al. (CVPR 2007): the codebook is trained by approximate k-means
+(:class:`mirkit.vectors.ApproximateKMeans`) and every descriptor, at build and query time, is
+assigned through an inverted-file index over the words (:class:`mirkit.vectors.IVFIndex`,
+about sqrt(n_words) lists, `n_probe` of them probed), so it is compared with a few thousand words
+rather than all of them. Smaller vocabularies keep exact k-means and exact assignment.
+
 An image index is a directory: ``index/`` (the inverted index), ``codebook.npy``,
 ``keypoints.npy`` (x, y of every keypoint, float32), ``descriptors.npy`` (uint8),
-``offsets.npy`` (each image's first row) and ``meta.json`` (format version, ids, settings). It is
+``offsets.npy`` (each image's first row), ``words.ivf/`` (the index over the words, large
+vocabularies only) and ``meta.json`` (format version, ids, settings). It is
 written into a temporary sibling and renamed into place, so a failed build or save never leaves
 one that opens.
 """
@@ -36,13 +44,14 @@ import numpy as np
 
 from mirkit import __version__
 from mirkit._files import move_into_place, write_json
-from mirkit._validate import progress_bar
+from mirkit._validate import as_float32_matrix, progress_bar
 from mirkit.analysis import Analyzer
 from mirkit.geometry import find_homography
 from mirkit.image import SIFT
 from mirkit.index import Index, IndexWriter
 from mirkit.search import Searcher
-from mirkit.vectors import KMeans, VectorQuantizer, match
+from mirkit.vectors import ApproximateKMeans, IVFIndex, KMeans, VectorQuantizer, match
+from mirkit.vectors.akm import default_lists
 
 __all__ = ["ImageIndex", "ImageSearchResult", "load_image"]
 
@@ -50,6 +59,7 @@ FORMAT = "mirkit-image-index"
 FORMAT_VERSION = 1
 _PREFIX = "vw"
 _LUMA = np.array([0.299, 0.587, 0.114])  # ITU-R BT.601, as OpenCV converts RGB to grey
+APPROXIMATE_WORDS = 16384  # vocabularies from this size on are trained and assigned approximately
 
 
 class ImageSearchResult(NamedTuple):
@@ -132,7 +142,10 @@ class ImageIndex:
         self.meta = meta
         self.ids: list = meta["ids"]
         self.sift = SIFT(**meta["sift"])
-        self.quantizer = VectorQuantizer(np.load(self.path / "codebook.npy"))
+        codebook = np.load(self.path / "codebook.npy")
+        assign = meta.get("assign")
+        self.quantizer = (VectorQuantizer(codebook) if assign is None else VectorQuantizer(
+            codebook, index=IVFIndex.load(self.path / "words.ivf"), n_probe=assign["n_probe"]))
         self.keypoints = np.load(self.path / "keypoints.npy", mmap_mode="r")
         self.descriptors = np.load(self.path / "descriptors.npy", mmap_mode="r")
         self.offsets = np.load(self.path / "offsets.npy")
@@ -151,7 +164,8 @@ class ImageIndex:
     def build(cls, images: Sequence, ids: Optional[Sequence[str]] = None, *,
               n_words: int = 4096, codebook=None, path=None, sift: Optional[SIFT] = None,
               sample: int = 200_000, kmeans_iter: int = 20, seed: int = 0, threads: int = 0,
-              overwrite: bool = False, progress=False) -> "ImageIndex":
+              overwrite: bool = False, progress=False, approximate: Optional[bool] = None,
+              n_probe: int = 8) -> "ImageIndex":
         """Index `images` (file paths or arrays, see :func:`load_image`).
 
         Parameters
@@ -180,6 +194,12 @@ class ImageIndex:
         progress : bool
             Show tqdm bars of the images read (SIFT) and of the codebook's k-means on stderr
             when it is a terminal.
+        approximate : bool, optional
+            Train the codebook by approximate k-means and assign descriptors through an IVF
+            index over the words (module docstring); default: when the vocabulary has at least
+            16384 words.
+        n_probe : int
+            Lists of that index probed per descriptor (more: closer to exact assignment).
 
         Raises
         ------
@@ -202,6 +222,10 @@ class ImageIndex:
         sample, kmeans_iter = _check_int(sample, "sample", 1), _check_int(kmeans_iter,
                                                                          "kmeans_iter", 1)
         seed, threads = _check_int(seed, "seed", 0), _check_int(threads, "threads", 0)
+        n_probe = _check_int(n_probe, "n_probe", 1)
+        if approximate is not None and not isinstance(approximate, (bool, np.bool_)):
+            raise TypeError(f"approximate must be a bool or None, got "
+                            f"{type(approximate).__name__}")
         sift = SIFT(threads=threads) if sift is None else sift
         if not isinstance(sift, SIFT):
             raise TypeError(f"sift must be a mirkit.image.SIFT, got {type(sift).__name__}")
@@ -224,11 +248,22 @@ class ImageIndex:
                                  "words; lower n_words or add images")
             rng = np.random.default_rng(seed)
             rows = np.sort(rng.choice(len(all_desc), min(sample, len(all_desc)), replace=False))
-            km = KMeans(n_words, max_iter=kmeans_iter, seed=seed, threads=threads)
+            if approximate is None:
+                approximate = n_words >= APPROXIMATE_WORDS
+            km = (ApproximateKMeans(n_words, n_probe=n_probe, max_iter=kmeans_iter, seed=seed,
+                                    threads=threads) if approximate else
+                  KMeans(n_words, max_iter=kmeans_iter, seed=seed, threads=threads))
             codebook = km.fit(all_desc[rows].astype(np.float32),
                               progress=progress).cluster_centers_
-        quantizer = (codebook if isinstance(codebook, VectorQuantizer)
-                     else VectorQuantizer(codebook, threads=threads))
+        if isinstance(codebook, VectorQuantizer):
+            quantizer = codebook
+        else:
+            words = as_float32_matrix(codebook, "codebook", min_rows=1)
+            if approximate is None:
+                approximate = len(words) >= APPROXIMATE_WORDS
+            quantizer = (VectorQuantizer(words, n_lists=default_lists(len(words)),
+                                         n_probe=n_probe, seed=seed, threads=threads)
+                         if approximate else VectorQuantizer(words, threads=threads))
         words = quantizer.quantize(all_desc) if len(all_desc) else np.zeros(0, np.uint32)
 
         parent = (target.absolute().parent if target is not None else None)
@@ -240,11 +275,16 @@ class ImageIndex:
                     doc = words[offsets[i]:offsets[i + 1]]
                     writer.add(id, " ".join(f"{_PREFIX}{w}" for w in doc.tolist()))
             np.save(work / "codebook.npy", quantizer.codebook)
+            if quantizer.index is not None:
+                quantizer.index.save(work / "words.ivf")
             np.save(work / "keypoints.npy", np.concatenate(xy) if xy else np.zeros((0, 2)))
             np.save(work / "descriptors.npy", all_desc)
             np.save(work / "offsets.npy", offsets)
             meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "mirkit": __version__,
                     "ids": ids, "n_words": quantizer.n_words,
+                    "assign": (None if quantizer.index is None else
+                               {"n_lists": quantizer.index.n_lists,
+                                "n_probe": quantizer.n_probe}),
                     "sift": {"n_octaves": sift.n_octaves, "n_scales": sift.n_scales,
                              "sigma": sift.sigma, "contrast_threshold": sift.contrast_threshold,
                              "edge_threshold": sift.edge_threshold, "upsample": sift.upsample,

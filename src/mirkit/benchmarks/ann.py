@@ -4,7 +4,13 @@ and without exact re-ranking) next to ``faiss.IndexIVFFlat`` and ``faiss.IndexIV
 wrapped in ``IndexRefineFlat``) at the same parameters (lists, n_probe, m, nbits, candidates
 re-ranked), at 1 and 2 threads, with build time (train + add) and bytes per vector (codes + the
 8-byte id, + 4 * dim with kept vectors), on the real SIFT descriptors and a synthetic
-Gaussian mixture (200k x 128 from 512 overlapping components; 40k in quick mode).
+Gaussian mixture (200k x 128 from 512 overlapping components). ``--quick`` (:func:`quick_data`)
+is a smoke run of a few seconds: the first 20k SIFT rows with 200 queries (truth recomputed, as
+the shared one is for the whole base), a 20k mixture, 128 lists, n_probe 1, 4 and 16.
+
+A last section (:func:`fastscan_report`) puts mirkit's 4-bit fast-scan IVF-PQ
+(``IVFIndex(codes="pq4")``) next to ``faiss.IndexIVFPQFastScan`` (blocks of 32) on SIFT, m = 32
+(16 bytes a vector), without and with exact re-ranking of 100 candidates.
 
 Before a setting is timed, every side's result is checked: ids in range and distinct per
 query, distances ascending, and for flat codes or re-ranking the returned distances equal the
@@ -32,7 +38,7 @@ from mirkit import vectors
 from mirkit._files import fsync_dir, temp_sibling, write_file
 from mirkit.benchmarks.vectors import gaussian_mixture, sift
 
-__all__ = ["check_plot_path", "report", "write_plot"]
+__all__ = ["check_plot_path", "fastscan_report", "quick_data", "report", "write_plot"]
 
 K = 10
 PROBES = (1, 2, 4, 8, 16, 32, 64)
@@ -80,44 +86,57 @@ def _truth(base, q, given=None) -> np.ndarray:
     return truth
 
 
+def _mirkit_build(d: int, n_lists: int, keep: bool, refine: int, threads_build: int,
+                  **options):
+    """build(base) -> search(q, n_probe, threads) -> (D, I) of an IVFIndex(**options),
+    re-ranking `refine` candidates when it keeps the vectors."""
+    def build(base):
+        index = vectors.IVFIndex(d, n_lists, keep_vectors=keep, seed=0, max_iter=10,
+                                 threads=threads_build, **options)
+        index.train(base)
+        index.add(base)
+        r = refine if keep else 0
+        return lambda q, p, t: index.search(q, K, n_probe=p, refine=r, threads=t)
+    return build
+
+
+def _faiss_build(make_ivf: Callable, d: int, keep: bool, refine: int, threads_build: int):
+    """The same for the faiss IVF index make_ivf(quantizer) (10 k-means iterations), wrapped in
+    IndexRefineFlat (k_factor = refine / K) when `keep`."""
+    import faiss
+
+    def build(base):
+        faiss.omp_set_num_threads(threads_build)
+        quantizer = faiss.IndexFlatL2(d)
+        index = make_ivf(quantizer)
+        index.cp.niter = 10
+        top = faiss.IndexRefineFlat(index) if keep else index
+        if keep:
+            top.k_factor = refine / K
+        top.train(base)
+        top.add(base)
+
+        def search(q, p, t):
+            faiss.omp_set_num_threads(t)
+            index.nprobe = p
+            return top.search(q, K)
+        search.keep = (quantizer, index, top)
+        return search
+    return build
+
+
 def _sides(d: int, n_lists: int, m: int, refine: int, threads_build: int):
     """(label, build(base) -> searcher(q, n_probe, threads) -> (D, I), exact, bytes/vector)."""
     import faiss
 
     def mirkit_side(codes, keep):
-        def build(base):
-            index = vectors.IVFIndex(d, n_lists, codes=codes, m=m if codes == "pq" else None,
-                                     keep_vectors=keep, seed=0, max_iter=10,
-                                     threads=threads_build)
-            index.train(base)
-            index.add(base)
-            r = refine if keep else 0
-            return lambda q, p, t: index.search(q, K, n_probe=p, refine=r, threads=t)
-        return build
+        return _mirkit_build(d, n_lists, keep, refine, threads_build, codes=codes,
+                             m=m if codes == "pq" else None)
 
     def faiss_side(pq, keep):
-        def build(base):
-            faiss.omp_set_num_threads(threads_build)
-            quantizer = faiss.IndexFlatL2(d)
-            if pq:
-                index = faiss.IndexIVFPQ(quantizer, d, n_lists, m, 8)
-            else:
-                index = faiss.IndexIVFFlat(quantizer, d, n_lists)
-            index.cp.niter = 10
-            top = faiss.IndexRefineFlat(index) if keep else index
-            if keep:
-                top.k_factor = refine / K
-            top.train(base)
-            top.add(base)
-            ivf = index
-
-            def search(q, p, t):
-                faiss.omp_set_num_threads(t)
-                ivf.nprobe = p
-                return top.search(q, K)
-            search.keep = (quantizer, index, top)
-            return search
-        return build
+        make = ((lambda cq: faiss.IndexIVFPQ(cq, d, n_lists, m, 8)) if pq else
+                (lambda cq: faiss.IndexIVFFlat(cq, d, n_lists)))
+        return _faiss_build(make, d, keep, refine, threads_build)
 
     pq_bytes, flat_bytes = m + 8, 4 * d + 8
     return [
@@ -139,16 +158,18 @@ def _table(head, rows) -> None:
     print()
 
 
-def _dataset(name, base, q, truth, n_lists, m, refine, repeat) -> dict:
+def _dataset(name, base, q, truth, n_lists, m, refine, repeat, probes=PROBES,
+             sides=None, nbits=8) -> dict:
     n, d = base.shape
     print(f"#### {name}: {n:,} x {d} base, {len(q):,} queries, {n_lists} lists, PQ m={m} "
-          f"nbits=8, refine = {refine} candidates\n")
+          f"nbits={nbits}, refine = {refine} candidates\n")
     curves, builds = {}, []
-    for label, build, exact, nbytes in _sides(d, n_lists, m, refine, 2):
+    sides = _sides(d, n_lists, m, refine, 2) if sides is None else sides
+    for label, build, exact, nbytes in sides:
         start = time.perf_counter()
         search = build(base)
         builds.append([label, time.perf_counter() - start, nbytes])
-        for p in PROBES:
+        for p in probes:
             if p > n_lists:
                 continue
             dist, ids = search(q, p, 1)
@@ -236,26 +257,99 @@ def write_plot(path, panels: dict):
     return fig
 
 
+def _fastscan_sides(d: int, n_lists: int, m: int, refine: int, threads_build: int):
+    """mirkit IVFIndex(codes="pq4") and faiss IndexIVFPQFastScan (bbs 32, 4-bit codes, both
+    with and without exact re-ranking of `refine` candidates), as _sides gives them."""
+    import faiss
+
+    def mirkit_side(keep):
+        return _mirkit_build(d, n_lists, keep, refine, threads_build, codes="pq4", m=m)
+
+    def faiss_side(keep):
+        return _faiss_build(lambda cq: faiss.IndexIVFPQFastScan(cq, d, n_lists, m, 4,
+                                                                faiss.METRIC_L2, 32),
+                            d, keep, refine, threads_build)
+
+    code = (m + 1) // 2 + 8
+    return [
+        (f"mirkit IVF-PQ{m}x4 fast scan", mirkit_side(False), False, code),
+        (f"faiss IVFPQ{m}x4 FastScan", faiss_side(False), False, code),
+        (f"mirkit IVF-PQ{m}x4 fast scan refine {refine}", mirkit_side(True), True,
+         code + 4 * d),
+        (f"faiss IVFPQ{m}x4 FastScan + RefineFlat {refine}", faiss_side(True), True,
+         code + 4 * d),
+    ]
+
+
+def fastscan_report(quick: bool = False, repeat: int = 3) -> dict:
+    """The 4-bit fast-scan section: SIFT (the first 20k rows when quick), m = 32 (16 bytes a
+    vector), the same lists and probes as the main table; returns the curves."""
+    data = sift()
+    if data is None:
+        print("skipping the fast-scan section: ../shared/data/vectors/sift-affine is absent")
+        return {}
+    base, q, gt = quick_data(data) if quick else data
+    n_lists = QUICK_LISTS if quick else 256
+    truth = _truth(base, q, None if gt is None else gt[:len(q)])
+    print("### 4-bit PQ fast scan\n")
+    return _dataset("SIFT, fast scan", base, q, truth, n_lists, 32, 100, min(repeat, 1) if quick
+                    else repeat, QUICK_PROBES if quick else PROBES,
+                    _fastscan_sides(base.shape[1], n_lists, 32, 100, 2), nbits=4)
+
+
+QUICK_ROWS, QUICK_QUERIES, QUICK_LISTS, QUICK_PROBES = 20_000, 200, 128, (1, 4, 16)
+
+
+def quick_data(data):
+    """The quick run's SIFT set from the full one (``(base, queries, truth)`` or None): the
+    first QUICK_ROWS rows, QUICK_QUERIES queries, no given truth (it is the full base's)."""
+    if data is None:
+        return None
+    base, q, _ = data
+    return base[:QUICK_ROWS], q[:QUICK_QUERIES], None
+
+
 def report(quick: bool = False, repeat: int = 3, plot: Optional[str] = None) -> None:
     """Print the tables of both data sets as markdown; with `plot`, also draw the recall-QPS
     curves into that file (:func:`write_plot`)."""
     if plot is not None:
         check_plot_path(plot)
+    if quick:
+        _report_quick(repeat, plot)
+        fastscan_report(True, repeat)
+        return
     panels = {}
     data = sift()
     if data is not None:
         base, q, gt = data
-        q = q[:300] if quick else q
         panels["SIFT (sift-affine)"] = _dataset("SIFT (sift-affine)", base, q,
                                                 _truth(base, q, gt[:len(q)]), 256, 16, 100,
                                                 repeat)
-    n = 40_000 if quick else 200_000
+    n = 200_000
     # Overlapping components (mean coordinates of standard deviation 1, as the noise), so the
     # nearest neighbours of a query are not all in its own component's list.
     x = gaussian_mixture(n + 1000, d=128, components=512, seed=1, spread=1.0)
     base, q = x[:n], x[n:]
     panels["Gaussian mixture"] = _dataset("Gaussian mixture", base, q, _truth(base, q),
-                                          256 if quick else 512, 16, 100, repeat)
+                                          512, 16, 100, repeat)
+    fastscan_report(False, repeat)
+    if plot is not None:
+        write_plot(plot, panels)
+        print(f"wrote the recall-QPS plot {plot}")
+
+
+def _report_quick(repeat: int, plot: Optional[str]) -> None:
+    """The smoke run of ``--quick`` (module docstring): the same sides and checks, small data."""
+    panels = {}
+    data = quick_data(sift())
+    sets = []
+    if data is not None:
+        sets.append(("SIFT (sift-affine, first 20k)", data[0], data[1]))
+    x = gaussian_mixture(QUICK_ROWS + QUICK_QUERIES, d=128, components=512, seed=1, spread=1.0)
+    sets.append(("Gaussian mixture", x[:QUICK_ROWS], x[QUICK_ROWS:]))
+    for name, base, q in sets:
+        panels[name] = _dataset(name, base, q, _truth(base, q), QUICK_LISTS, 16, 100,
+                                min(repeat, 1), QUICK_PROBES)
     if plot is not None:
         write_plot(plot, panels)
         print(f"wrote the recall-QPS plot {plot}")

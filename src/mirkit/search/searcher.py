@@ -20,6 +20,10 @@ result. A mapping ``{term: weight}`` of already-analyzed terms is accepted too (
 feedback uses it). ``feedback=Rocchio()`` (:mod:`mirkit.feedback`) adds pseudo-relevance
 feedback: a first retrieval, query expansion from its top documents, and a second retrieval.
 
+A searcher built with ``vectors=`` a vector index of the same documents also answers hybrid
+queries, ``search(text, k, vector=q)``: the text and vector rankings fused by reciprocal rank
+fusion or a convex combination of normalized scores (:mod:`mirkit.search.hybrid`).
+
 Examples
 --------
 >>> import os, tempfile
@@ -37,13 +41,14 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 from mirkit import _core
 from mirkit._validate import check_count, progress_bar
 from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.search._segments import SegmentedSearch
+from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
 from mirkit.search.query import Query, weighted_terms
 from mirkit.search.scoring import Scorer, get_scorer
 
@@ -74,15 +79,48 @@ class Searcher:
         them): the collection's statistics, which every scorer then uses, so the shard scores
         its documents exactly as one index of the whole collection would. Pruning bounds are
         then computed from the postings (the stored ones hold the shard's own statistics).
+    vectors : vector index, optional
+        For hybrid search (``search(..., vector=q)``): any index of vectors of the same
+        documents with FAISS's ``search(Q, k, **options) -> (D, I)`` (an
+        :class:`~mirkit.vectors.IVFIndex`, a :class:`~mirkit.vectors.FlatIndex`, a faiss
+        index...), nearest first. Its ids are the text index's internal docids unless
+        `vector_ids` maps them.
+    vector_ids : sequence of str, optional
+        External document ids: id ``i`` of `vectors` stands for the document ``vector_ids[i]``.
+    higher_is_better : bool, optional
+        Whether `vectors` returns similarities (True) or distances (False); found from its
+        ``metric`` (mirkit) or ``metric_type`` (faiss) when not given. Only
+        ``fusion="linear"`` needs it.
 
     Raises
     ------
     ValueError
-        If `global_stats` does not fit the index (another lexicon, smaller statistics).
+        If `global_stats` does not fit the index (another lexicon, smaller statistics), if
+        `vectors` is given for a segmented index of several segments or with deletions, or if
+        `vector_ids` names a document the index does not hold.
+    TypeError
+        If `vectors` has no ``search`` method.
+
+    Examples
+    --------
+    Hybrid search, the vector index keyed by internal docids:
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from mirkit.index import build_index
+    >>> from mirkit.vectors import FlatIndex
+    >>> index = build_index([("a", "compressed inverted indexes"), ("b", "inverted files"),
+    ...                      ("c", "signature files")], os.path.join(tempfile.mkdtemp(), "i"))
+    >>> X = np.array([[0, 1], [1, 0], [1, 1]], dtype=np.float32)  # rows by internal docid
+    >>> searcher = Searcher(index, vectors=FlatIndex(X))
+    >>> r = searcher.search("inverted files", 3, vector=[1, 1])
+    >>> r.ids, r.text_ranks.tolist(), r.vector_ranks.tolist()
+    (['c', 'b', 'a'], [2, 1, 3], [1, 3, 2])
     """
 
     def __init__(self, index: Union[Index, str, os.PathLike], *,
-                 scorer: Union[None, str, Scorer] = None, global_stats=None):
+                 scorer: Union[None, str, Scorer] = None, global_stats=None, vectors=None,
+                 vector_ids=None, higher_is_better=None):
         if not isinstance(index, (Index, SegmentedIndex)):
             index = Index.open(index)
         if global_stats is not None and not isinstance(global_stats, _core.query.GlobalStats):
@@ -92,6 +130,14 @@ class Searcher:
         self._global_stats = global_stats
         self._open(index)
         self.scorer = scorer
+        self._vectors = None
+        if vectors is not None:
+            single = self._single("hybrid search")
+            self._vectors = VectorSide(vectors, single.stats.n_docs, single.docids_of,
+                                       vector_ids, higher_is_better)
+        elif vector_ids is not None or higher_is_better is not None:
+            raise ValueError("vector_ids and higher_is_better describe a vector index; pass "
+                             "vectors= too")
 
     def _open(self, index) -> None:
         self.index = index
@@ -120,7 +166,14 @@ class Searcher:
         index = self.index.reopen()
         if index is self.index:
             return self
-        return Searcher(index, scorer=self.scorer)
+        side = self._vectors
+        if side is None:
+            return Searcher(index, scorer=self.scorer)
+        if side.vector_ids is None:
+            raise ValueError("refresh: the vector index is keyed by internal docids, which a "
+                             "new commit renumbers; key it by vector_ids= to refresh")
+        return Searcher(index, scorer=self.scorer, vectors=side.ann,
+                        vector_ids=side.vector_ids, higher_is_better=side.higher_is_better)
 
     @property
     def scorer(self) -> Scorer:
@@ -187,7 +240,9 @@ class Searcher:
         return list(terms), list(terms.values())
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
-               scorer: Union[None, str, Scorer] = None, feedback=None) -> SearchResult:
+               scorer: Union[None, str, Scorer] = None, feedback=None, vector=None,
+               fusion: str = "rrf", depth: Optional[int] = None, rrf_k: float = 60,
+               weight: float = 0.5, vector_options: Optional[Mapping] = None):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -203,15 +258,45 @@ class Searcher:
         feedback : mirkit.feedback.Rocchio, optional
             Pseudo-relevance feedback (the index needs document vectors); the result is the
             second retrieval's.
+        vector : array_like, shape (dim,) or (1, dim), optional
+            A hybrid query: the query's vector, searched in the searcher's `vectors` index,
+            whose ranking is fused with the text ranking (:mod:`mirkit.search.hybrid`).
+            The options below apply to hybrid queries only.
+        fusion : {"rrf", "linear"}
+            Reciprocal rank fusion, or a convex combination of min-max normalized scores.
+        depth : int, optional
+            Candidates taken from each ranking (default ``max(k, 100)``).
+        rrf_k : float
+            The constant of reciprocal rank fusion, >= 0 (60, Cormack et al.'s value).
+        weight : float
+            Weight of the vector scores in ``"linear"`` fusion, in [0, 1].
+        vector_options : mapping, optional
+            Keyword arguments of the vector index's search (e.g. ``{"n_probe": 16}``).
+
+        Returns
+        -------
+        SearchResult, or HybridResult for a hybrid query
+            :class:`mirkit.search.hybrid.HybridResult`: ``docids``, ``scores`` (fused),
+            ``ids``, ``text_ranks``, ``vector_ranks`` (1-based, 0 when absent).
+
+        Raises
+        ------
+        ValueError
+            Bad options; for a hybrid query also a searcher without `vectors`, a vector of
+            the wrong dimension or with NaN, an unknown fusion.
         """
         if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None
-                and feedback is None and type(query) is str):
+                and feedback is None and type(query) is str and vector is None):
             # The common call, checked inline: this is per-query overhead on microsecond queries.
             # Ids come from Index.doc_ids once it is cached (else from the index files).
             if self._segmented is not None:
                 return self._segmented.search(query, k, algorithm, self._default_spec)
             return self._engine.search(query, k, algorithm, self._default_spec,
                                        self.index.cached_doc_ids)
+        if vector is not None:
+            return self._hybrid([query], k, self._vector_side().queries(vector, 1, "vector"),
+                                algorithm, scorer, feedback, fusion, depth, rrf_k, weight,
+                                vector_options, 1)[0]
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
@@ -222,12 +307,23 @@ class Searcher:
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
-                     threads: int = 0, feedback=None, progress=False) -> list:
+                     threads: int = 0, feedback=None, progress=False, vectors=None,
+                     fusion: str = "rrf", depth: Optional[int] = None, rrf_k: float = 60,
+                     weight: float = 0.5, vector_options: Optional[Mapping] = None) -> list:
         """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
 
         `progress`: True shows a tqdm bar of the queries answered on stderr when it is a
         terminal (the batch then runs in chunks of 1,024 queries); an open tqdm bar is advanced
-        instead. The results are the same either way."""
+        instead. The results are the same either way.
+
+        `vectors` (nq, dim), row i the vector of query i, makes the queries hybrid (the text
+        side on `threads` threads, the vector index searched once with all the rows); the
+        other hybrid options are :meth:`search`'s."""
+        if vectors is not None:
+            queries = list(queries)
+            q = self._vector_side().queries(vectors, len(queries), "vectors")
+            return self._hybrid(queries, k, q, algorithm, scorer, feedback, fusion, depth,
+                                rrf_k, weight, vector_options, threads, progress)
         k, spec = self._options(k, algorithm, scorer)
         threads = check_count(threads, "threads")
         if progress is not None and progress is not False:
@@ -249,6 +345,37 @@ class Searcher:
             return self._segmented.search_batch(prepared, k, algorithm, spec, threads)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids)
+
+    def _vector_side(self) -> VectorSide:
+        if self._vectors is None:
+            raise ValueError("a hybrid query needs a vector index: build the searcher with "
+                             "Searcher(index, vectors=...)")
+        return self._vectors
+
+    def _hybrid(self, queries: list, k, q, algorithm, scorer, feedback, fusion, depth, rrf_k,
+                weight, vector_options, threads, progress=False) -> list:
+        """The fused top k of every (text, vector row) pair (:mod:`mirkit.search.hybrid`)."""
+        k = check_search_options(k, algorithm)
+        fusion, depth, rrf_k, weight = check_fusion(fusion, k, depth, rrf_k, weight)
+        side = self._vector_side()
+        if not queries:
+            return []
+        if len(queries) == 1:
+            texts = [self.search(queries[0], depth, algorithm=algorithm, scorer=scorer,
+                                 feedback=feedback)]
+        else:
+            texts = self.search_batch(queries, depth, algorithm=algorithm, scorer=scorer,
+                                      threads=threads, feedback=feedback, progress=progress)
+        ranked = side.search(q, depth, vector_options, fusion == "linear")
+        doc_ids = self._single("hybrid search").doc_ids
+        out = []
+        for text, (v_docids, v_scores) in zip(texts, ranked):
+            docids, scores, t_ranks, v_ranks = fuse(
+                text.docids, text.scores, v_docids, v_scores, k, fusion=fusion, rrf_k=rrf_k,
+                weight=weight)
+            out.append(HybridResult(docids, scores, [doc_ids[d] for d in docids.tolist()],
+                                    t_ranks, v_ranks, fusion))
+        return out
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,

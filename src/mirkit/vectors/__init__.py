@@ -1,8 +1,10 @@
-"""Vectors: exact k-nearest neighbours and ratio-test matching (:mod:`mirkit.vectors.exact`),
+"""Vectors: exact k-nearest neighbours, ratio-test matching and an exact index
+(:class:`FlatIndex`; :mod:`mirkit.vectors.exact`),
 k-means (:mod:`~mirkit.vectors.kmeans`), vector quantization (:mod:`~mirkit.vectors.quantizer`),
 LSH: bucketed multi-probe tables, or Hamming ranking of sign codes (:mod:`~mirkit.vectors.lsh`),
 product quantization (:mod:`~mirkit.vectors.pq`) and inverted-file indexes with flat, 8-bit or PQ
-codes, with `suggest_ivf_params` for a target recall (:mod:`~mirkit.vectors.ivf`).
+codes, with `suggest_ivf_params` for a target recall (:mod:`~mirkit.vectors.ivf`), and approximate
+k-means for very many clusters (:mod:`~mirkit.vectors.akm`).
 
 Everything runs on one blocked distance kernel of mirkit's own (no BLAS): 32 queries packed in a
 panel, base rows streamed past it, a register-tiled FMA micro-kernel (AVX-512, AVX2 or scalar,
@@ -22,7 +24,8 @@ ascending, inner products (``"ip"``) and cosine similarities (``"cosine"``) desc
 keep the lower base id.
 """
 
-from mirkit.vectors.exact import Matches, Neighbors, kernel_level, knn, match
+from mirkit.vectors.akm import ApproximateKMeans
+from mirkit.vectors.exact import FlatIndex, Matches, Neighbors, kernel_level, knn, match
 from mirkit.vectors.ivf import IVFIndex, IVFParams, suggest_ivf_params
 from mirkit.vectors.kmeans import KMeans, MiniBatchKMeans
 from mirkit.vectors.lsh import HammingLSH, LSHIndex, LSHParams, suggest_lsh_params
@@ -30,6 +33,8 @@ from mirkit.vectors.pq import ProductQuantizer, adc_level
 from mirkit.vectors.quantizer import VectorQuantizer
 
 __all__ = [
+    "ApproximateKMeans",
+    "FlatIndex",
     "HammingLSH",
     "IVFIndex",
     "IVFParams",

@@ -9,9 +9,9 @@ from typing import NamedTuple
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit._validate import as_float32_matrix, as_int64_ids, check_count, check_positive_int
 
-__all__ = ["Matches", "Neighbors", "kernel_level", "knn", "match"]
+__all__ = ["FlatIndex", "Matches", "Neighbors", "kernel_level", "knn", "match"]
 
 _METRICS = ("l2", "ip", "cosine")
 
@@ -156,3 +156,72 @@ def match(desc_a, desc_b, ratio: float = 0.8, *, mutual: bool = False,
     pairs = np.stack([ia.astype(np.int64), ib.astype(np.int64)], axis=1).reshape(-1, 2)
     return Matches(pairs, dist)
 
+
+
+class FlatIndex:
+    """Exact search over a fixed set of vectors with FAISS's ``search -> (D, I)`` convention
+    (FAISS's IndexFlat): brute force by :func:`knn`, so it can stand wherever the kit takes a
+    vector index (e.g. ``Searcher(index, vectors=FlatIndex(X))`` for hybrid search).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, dim)
+        The vectors (converted by the module's rule; kept, not copied when float32).
+    ids : array_like of int, optional
+        The int64 id of every row (default ``0 .. n - 1``).
+    metric : {"l2", "ip", "cosine"}
+        As in :func:`knn`.
+    threads : int
+        Default worker threads, 0 = all cores.
+
+    Notes
+    -----
+    :meth:`search` is thread-safe (the index never changes) and releases the GIL.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mirkit.vectors import FlatIndex
+    >>> index = FlatIndex(np.array([[0, 0], [1, 0]]), ids=[10, 20])
+    >>> d, ids = index.search(np.array([[0.9, 0.0]]), 3)
+    >>> ids.tolist(), float(d[0, 2])
+    ([[20, 10, -1]], inf)
+    """
+
+    def __init__(self, X, *, ids=None, metric: str = "l2", threads: int = 0):
+        self.metric = check_metric(metric)
+        x = as_float32_matrix(X, "X")
+        self.dim = int(x.shape[1])
+        self.threads = check_count(threads, "threads")
+        self._x = normalized(x) if metric == "cosine" else x
+        self._ids = (np.arange(x.shape[0], dtype=np.int64) if ids is None else
+                     as_int64_ids(ids, x.shape[0]))
+
+    @property
+    def ntotal(self) -> int:
+        """Vectors held."""
+        return int(self._x.shape[0])
+
+    def __len__(self) -> int:
+        return self.ntotal
+
+    def __repr__(self) -> str:
+        return f"FlatIndex(dim={self.dim}, ntotal={self.ntotal}, metric={self.metric!r})"
+
+    def search(self, Q, k: int, *, threads=None) -> Neighbors:
+        """The k nearest rows of every query row: :func:`knn`'s ``(distances, ids)`` with the
+        index's ids (ties: the lower row); beyond ``ntotal`` hits, id -1 and distance +inf
+        (``"l2"``) or -inf (similarities)."""
+        q = as_float32_matrix(Q, "Q", dim=self.dim)
+        k = check_positive_int(k, "k")
+        threads = self.threads if threads is None else check_count(threads, "threads")
+        n = min(k, self.ntotal)
+        dist = np.full((q.shape[0], k), np.inf if self.metric == "l2" else -np.inf, np.float32)
+        ids = np.full((q.shape[0], k), -1, np.int64)
+        if n and q.shape[0]:
+            if self.metric == "cosine":
+                q = normalized(q)
+            d, rows = _core.vectors.knn(q, self._x, n, 0 if self.metric == "l2" else 1,
+                                        threads)
+            dist[:, :n], ids[:, :n] = d, self._ids[rows.astype(np.int64)]
+        return Neighbors(dist, ids)

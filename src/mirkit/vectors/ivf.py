@@ -1,5 +1,6 @@
 """Inverted-file index (IVF) over a k-means coarse quantizer, with flat, 8-bit scalar or
-residual product-quantized codes (FAISS's IndexIVFFlat, IndexIVFScalarQuantizer, IndexIVFPQ)."""
+residual product-quantized codes (FAISS's IndexIVFFlat, IndexIVFScalarQuantizer, IndexIVFPQ),
+the latter also as 4-bit fast-scan codes (IndexIVFPQFastScan)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit._validate import as_float32_matrix, as_int64_ids, check_count, check_positive_int
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.kmeans import KMeans
@@ -17,7 +18,8 @@ from mirkit.vectors.pq import ProductQuantizer
 
 __all__ = ["IVFIndex", "IVFParams", "suggest_ivf_params"]
 
-_CODES = ("flat", "sq8", "pq")
+_CODES = ("flat", "sq8", "pq", "pq4")  # the order of the engine's IvfCodes
+_PQ_CODES = ("pq", "pq4")
 _METRICS = ("l2", "ip")
 _EMPTY_F32 = np.zeros((0, 1), np.float32)
 _EMPTY_1D = np.zeros(0, np.float32)
@@ -39,15 +41,22 @@ class IVFIndex(Saved):
     metric : {"l2", "ip"}
         Squared Euclidean distance (ascending) or inner product (descending); with ``"ip"`` the
         lists are chosen by the largest inner product with their centroid, as in FAISS.
-    codes : {"flat", "sq8", "pq"}
+    codes : {"flat", "sq8", "pq", "pq4"}
         ``"flat"``: float32 vectors (4 * dim bytes; n_probe = n_lists is exact search);
         ``"sq8"``: one byte per dimension, uniform between the per-dimension training min and
         max; ``"pq"``: product quantization of the residual to the list's centroid, `m` bytes,
-        scored by the SIMD ADC kernel (:class:`ProductQuantizer`).
+        scored by the SIMD ADC kernel (:class:`ProductQuantizer`); ``"pq4"``: the same with
+        4-bit sub-codes (m / 2 bytes) scanned by the fast-scan kernel (Andre et al. 2015, as
+        FAISS's IndexIVFPQFastScan): codes packed in blocks of 32 vectors, each list's distance
+        table quantized to uint8 (one scale for all subspaces), looked up 16 to 64 codes per
+        pshufb and summed in uint16 (AVX-512, AVX2 or scalar: the same sums). Its distances
+        are those of the quantized tables (each subspace off by at most half a step);
+        ``refine`` re-ranks candidates exactly.
     m : int
-        Sub-quantizers of ``"pq"`` (dim must be a multiple); only with ``codes="pq"``.
-    nbits : int
-        Bits per PQ sub-code (1 to 8).
+        Sub-quantizers of ``"pq"`` / ``"pq4"`` (dim must be a multiple; at most 256 with
+        ``"pq4"``); only with those codes.
+    nbits : int, optional
+        Bits per PQ sub-code (1 to 8, default 8); ``"pq4"`` is 4.
     keep_vectors : bool
         Also keep the float32 vectors, so ``search(refine=...)`` can re-rank exactly.
     max_iter : int
@@ -79,7 +88,7 @@ class IVFIndex(Saved):
     _kind = "mirkit.vectors.IVFIndex"
 
     def __init__(self, dim: int, n_lists: int, *, metric: str = "l2", codes: str = "flat",
-                 m: Optional[int] = None, nbits: int = 8, keep_vectors: bool = False,
+                 m: Optional[int] = None, nbits: Optional[int] = None, keep_vectors: bool = False,
                  max_iter: int = 20, seed: int = 0, threads: int = 0):
         self.dim = check_positive_int(dim, "dim")
         self.n_lists = check_positive_int(n_lists, "n_lists")
@@ -88,17 +97,24 @@ class IVFIndex(Saved):
         if codes not in _CODES:
             raise ValueError(f"codes must be one of {_CODES}, got {codes!r}")
         self.metric, self.codes = metric, codes
-        if codes == "pq":
+        if nbits is None:
+            nbits = 4 if codes == "pq4" else 8
+        self.nbits = check_positive_int(nbits, "nbits")
+        if codes == "pq4" and self.nbits != 4:
+            raise ValueError(f"codes='pq4' has 4-bit sub-codes, got nbits={nbits}")
+        if codes in _PQ_CODES:
             if m is None:
-                raise ValueError("codes='pq' needs m (sub-quantizers, a divisor of dim)")
+                raise ValueError(f"codes={codes!r} needs m (sub-quantizers, a divisor of dim)")
+            if codes == "pq4" and check_positive_int(m, "m") > 256:
+                raise ValueError(f"codes='pq4' takes at most m=256 sub-quantizers, got {m}")
             self.pq: Optional[ProductQuantizer] = ProductQuantizer(
-                dim, m, nbits, seed=check_count(seed, "seed"), threads=threads)
+                dim, m, self.nbits, seed=check_count(seed, "seed"), threads=threads)
         elif m is not None:
-            raise ValueError(f"m is only for codes='pq', got m={m!r} with codes={codes!r}")
+            raise ValueError(f"m is only for codes='pq' or 'pq4', got m={m!r} with "
+                             f"codes={codes!r}")
         else:
             self.pq = None
         self.m = m
-        self.nbits = check_positive_int(nbits, "nbits")
         if not isinstance(keep_vectors, (bool, np.bool_)):
             raise TypeError(f"keep_vectors must be a bool, got {type(keep_vectors).__name__}")
         self.keep_vectors = bool(keep_vectors)
@@ -114,8 +130,9 @@ class IVFIndex(Saved):
         self._offsets = np.zeros(self.n_lists + 1, np.int64)
         self._ids = np.zeros(0, np.int64)
         self._vectors = np.zeros((0, self.dim), np.float32)   # flat codes, or keep_vectors
-        width = self.m if self.codes == "pq" else self.dim
-        self._codes = np.zeros((0, width), np.uint8)           # sq8 and pq
+        width = self.m if self.codes in _PQ_CODES else self.dim
+        self._codes = np.zeros((0, width), np.uint8)           # sq8 and pq (one code a byte)
+        self._fs_blocks, self._fs_offsets = _EMPTY_U8.reshape(0, 1), np.zeros(1, np.int64)
 
     # -- properties -------------------------------------------------------------------------
 
@@ -134,7 +151,8 @@ class IVFIndex(Saved):
     @property
     def code_size(self) -> int:
         """Bytes per stored vector code (without the 8-byte id and any kept vectors)."""
-        return {"flat": 4 * self.dim, "sq8": self.dim, "pq": self.m or 0}[self.codes]
+        return {"flat": 4 * self.dim, "sq8": self.dim, "pq": self.m or 0,
+                "pq4": ((self.m or 0) + 1) // 2}[self.codes]
 
     @property
     def list_sizes(self) -> np.ndarray:
@@ -160,7 +178,7 @@ class IVFIndex(Saved):
         km = KMeans(self.n_lists, max_iter=self.max_iter, seed=int(rng.integers(2**31)),
                     threads=self.threads).fit(x)
         self.centroids = np.ascontiguousarray(km.cluster_centers_, dtype=np.float32)
-        if self.codes == "pq":
+        if self.codes in _PQ_CODES:
             assert self.pq is not None
             lists = self._assign(x)
             self.pq.fit(x - self.centroids[lists])
@@ -195,7 +213,7 @@ class IVFIndex(Saved):
         return _core.vectors.knn(x, c, 1, 1, self.threads)[1][:, 0].astype(np.int64)
 
     def _encode(self, x: np.ndarray, lists: np.ndarray) -> np.ndarray:
-        if self.codes == "pq":
+        if self.codes in _PQ_CODES:
             assert self.pq is not None
             return self.pq.encode(x - self.centroids[lists])
         if self.codes == "sq8":
@@ -213,14 +231,7 @@ class IVFIndex(Saved):
         if ids is None:
             new_ids = np.arange(self.ntotal, self.ntotal + x.shape[0], dtype=np.int64)
         else:
-            arr = np.asarray(ids)
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
-            if arr.shape != (x.shape[0],):
-                raise ValueError(f"ids must have shape ({x.shape[0]},), got {arr.shape}")
-            if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-                raise ValueError("ids must fit in int64")
-            new_ids = arr.astype(np.int64)
+            new_ids = as_int64_ids(ids, x.shape[0])
         if self.ntotal + x.shape[0] >= 2**32 - 1:
             raise ValueError("an IVFIndex holds fewer than 2**32 - 1 vectors")
         lists = self._assign(x)
@@ -237,6 +248,12 @@ class IVFIndex(Saved):
                 np.concatenate([self._codes, self._encode(x, lists)])[order])
         self._offsets = np.concatenate(
             [[0], np.cumsum(np.bincount(all_lists, minlength=self.n_lists))]).astype(np.int64)
+        self._pack()
+
+    def _pack(self) -> None:
+        """The fast-scan blocks of "pq4" codes, from the codes in list order."""
+        if self.codes == "pq4":
+            self._fs_blocks, self._fs_offsets = pack_fastscan(self._codes, self._offsets)
 
     # -- search -----------------------------------------------------------------------------
 
@@ -309,7 +326,7 @@ class IVFIndex(Saved):
             self._pq_term,
             self._vectors if exact_raw else _EMPTY_F32, self.metric == "ip", q, k, n_probe,
             refine if exact_raw else 0, _EMPTY_U8 if allow is None else allow,
-            allow is not None, threads)
+            allow is not None, threads, self._fs_blocks, self._fs_offsets)
         ids = np.where(pos >= 0, self._ids[np.maximum(pos, 0)] if self.ntotal else -1, -1)
         return Neighbors(dist, ids.astype(np.int64))
 
@@ -355,7 +372,7 @@ class IVFIndex(Saved):
             raise ValueError("saved IVFIndex: offsets do not describe the lists")
         stored = self.codes == "flat" or self.keep_vectors
         self._vectors = arr("vectors", np.float32, (n if stored else 0, self.dim))
-        width = self.m if self.codes == "pq" else self.dim
+        width = self.m if self.codes in _PQ_CODES else self.dim
         self._codes = arr("codes", np.uint8, (0 if self.codes == "flat" else n, width))
         if self.codes == "sq8":
             self._sq_lo = arr("sq_lo", np.float32, (self.dim,))
@@ -366,6 +383,26 @@ class IVFIndex(Saved):
             if self._codes.size and int(self._codes.max()) >= self.pq.ksub:
                 raise ValueError(f"saved IVFIndex: codes are not < ksub={self.pq.ksub}")
         self._offsets, self._ids = offsets, ids
+        self._pack()
+
+
+def pack_fastscan(codes: np.ndarray, offsets: np.ndarray) -> tuple:
+    """4-bit codes (n, m) in list order, lists at `offsets`, packed for the fast-scan kernel:
+    ``(blocks, block_offsets)``, blocks uint8 (n_blocks, m * 16), list l in blocks
+    ``block_offsets[l]`` to ``block_offsets[l + 1]``, ceil(size / 32) each, the last padded
+    with code 0. In a block, the 16 bytes of subspace j hold vector i's code in the low nibble
+    of byte i and vector i + 16's in the high nibble of byte i."""
+    n, m = codes.shape
+    sizes = np.diff(offsets)
+    n_blocks = (sizes + 31) // 32
+    block_offsets = np.concatenate([[0], np.cumsum(n_blocks)]).astype(np.int64)
+    total = int(block_offsets[-1])
+    padded = np.zeros((total * 32, m), np.uint8)
+    lists = np.repeat(np.arange(len(sizes)), sizes)
+    padded[block_offsets[lists] * 32 + np.arange(n) - offsets[lists]] = codes
+    lanes = padded.reshape(total, 32, m)
+    blocks = (lanes[:, :16, :] | (lanes[:, 16:, :] << 4)).transpose(0, 2, 1)
+    return np.ascontiguousarray(blocks.reshape(total, m * 16)), block_offsets
 
 
 class IVFParams(NamedTuple):
@@ -386,7 +423,9 @@ class IVFParams(NamedTuple):
         """Keyword arguments of :class:`IVFIndex` (after `dim`)."""
         kwargs = {"n_lists": self.n_lists, "metric": self.metric, "codes": self.codes}
         if self.codes == "pq":
-            kwargs.update(m=self.m, nbits=self.nbits, keep_vectors=self.refine > 0)
+            kwargs.update(m=self.m, nbits=self.nbits)
+        if self.codes != "flat":
+            kwargs.update(keep_vectors=self.refine > 0)
         return kwargs
 
     def search_kwargs(self) -> dict:
@@ -405,9 +444,9 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     trained on and filled with the other rows, and for every `refine` of the grid the smallest
     n_probe in 1, 2, 4, ..., n_lists that reaches the target is found. The cost of a setting
     is the multiply-adds of a query: ``n_lists * dim`` (choosing the lists) + the vectors in
-    the probed lists times ``dim`` (flat codes) or ``m`` (PQ table look-ups; plus the tables,
-    ``2**nbits * dim``, per probed list) + ``refine * dim`` for re-ranking; the cheapest
-    setting wins. Deterministic for a given seed.
+    the probed lists times ``dim`` (flat and sq8 codes: a multiply-add per dimension) or ``m``
+    (PQ table look-ups; plus the tables, ``2**nbits * dim``, per probed list) + ``refine * dim``
+    for re-ranking; the cheapest setting wins. Deterministic for a given seed.
 
     Parameters
     ----------
@@ -416,7 +455,7 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     k, target_recall
         Recall@k to reach, in (0, 1].
     metric : {"l2", "ip"}
-    codes : {"flat", "pq"}
+    codes : {"flat", "sq8", "pq"}
     m, nbits
         The product quantizer of ``codes="pq"`` (`m` required, a divisor of d); fixed, as
         they fix the memory per vector.
@@ -425,8 +464,9 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         List counts to try (default: sqrt(n) times 1/2, 1, 2 and 4, each at least 1 and at
         most n / 8).
     refines : sequence of int, optional
-        Candidates re-ranked exactly with ``codes="pq"`` (default 0, 2k, 4k, 8k, 16k); only
-        0 with flat codes (already exact).
+        Candidates re-ranked exactly with ``codes="pq"`` (default 0, 2k, 4k, 8k, 16k) or
+        ``"sq8"`` (default 0, 2k, 4k: 8-bit codes lose little); only 0 with flat codes
+        (already exact).
 
     Returns
     -------
@@ -455,8 +495,8 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
-    if codes not in ("flat", "pq"):
-        raise ValueError(f"codes must be 'flat' or 'pq', got {codes!r}")
+    if codes not in ("flat", "sq8", "pq"):
+        raise ValueError(f"codes must be 'flat', 'sq8' or 'pq', got {codes!r}")
     if isinstance(target_recall, bool) or not isinstance(target_recall, (int, float)) \
             or not 0 < target_recall <= 1:
         raise ValueError(f"target_recall must be a number in (0, 1], got {target_recall!r}")
@@ -489,17 +529,18 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         raise ValueError(f"lists must be a non-empty sequence of list counts <= {nb} "
                          f"(the rows not held out), got {lists}")
     if refines is None:
-        refines = (0, 2 * k, 4 * k, 8 * k, 16 * k) if codes == "pq" else (0,)
+        refines = {"pq": (0, 2 * k, 4 * k, 8 * k, 16 * k), "sq8": (0, 2 * k, 4 * k)}.get(
+            codes, (0,))
     refines = [check_count(r, "refines") for r in refines]
     if not refines or (codes == "flat" and any(refines)):
         raise ValueError(f"refines must be a non-empty sequence, only 0 with flat codes, "
                          f"got {refines}")
     truth = knn(queries, base, k, metric=metric, threads=threads).ids
-    per_code = d if codes == "flat" else m
+    per_code = m if codes == "pq" else d
     best = fallback = None
     for n_lists in lists:
         index = IVFIndex(d, n_lists, metric=metric, codes=codes, m=m, nbits=nbits,
-                         keep_vectors=codes == "pq" and any(refines), seed=seed,
+                         keep_vectors=codes != "flat" and any(refines), seed=seed,
                          threads=threads).train(base)
         index.add(base)
         probes = [p for p in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if p < n_lists]

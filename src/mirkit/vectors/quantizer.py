@@ -1,11 +1,12 @@
-"""Vector quantization: each vector to its nearest codebook row, and bags of (visual) words."""
+"""Vector quantization: each vector to its nearest codebook row (exactly, or through an
+inverted-file index over the codebook for large vocabularies), and bags of (visual) words."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, check_count
+from mirkit._validate import as_float32_matrix, check_count, check_positive_int
 
 __all__ = ["VectorQuantizer"]
 
@@ -17,6 +18,17 @@ class VectorQuantizer:
     ----------
     codebook : array_like, shape (n_words, d)
         The visual words, e.g. ``KMeans(...).fit(descriptors).cluster_centers_``.
+    n_lists : int, optional
+        Assign through an :class:`~mirkit.vectors.IVFIndex` over the codebook with this many
+        lists (coarse k-means of the words, seeded by `seed`): a vector is compared with the
+        words of its `n_probe` nearest lists only, about ``n_lists + n_probe * n_words /
+        n_lists`` distances instead of ``n_words``. ``n_probe >= n_lists`` is exact.
+    n_probe : int
+        Lists probed per vector with `n_lists` or `index`.
+    index : IVFIndex, optional
+        Such an index already built (e.g. loaded): it must hold the codebook, id i for word i.
+    seed : int
+        Seed of the coarse k-means with `n_lists`.
     threads : int
         Worker threads, 0 = all cores.
 
@@ -38,10 +50,35 @@ class VectorQuantizer:
     'vw0 vw1 vw0'
     """
 
-    def __init__(self, codebook, *, threads: int = 0):
+    def __init__(self, codebook, *, n_lists=None, n_probe: int = 8, index=None, seed: int = 0,
+                 threads: int = 0):
         self.codebook = as_float32_matrix(codebook, "codebook", min_rows=1).copy()
         self.codebook.setflags(write=False)
         self.threads = check_count(threads, "threads")
+        self.n_probe = check_positive_int(n_probe, "n_probe")
+        if n_lists is not None and index is not None:
+            raise ValueError("give n_lists (an index is built) or index, not both")
+        if n_lists is not None:
+            from mirkit.vectors.akm import center_index
+
+            index = center_index(self.codebook, check_positive_int(n_lists, "n_lists"),
+                                 seed=check_count(seed, "seed"), threads=self.threads)
+        elif index is not None:
+            from mirkit.vectors.ivf import IVFIndex
+
+            if not isinstance(index, IVFIndex):
+                raise TypeError(f"index must be an IVFIndex, got {type(index).__name__}")
+            if (index.dim != self.dim or index.ntotal != self.n_words or index.metric != "l2"
+                    or index.codes != "flat"):
+                raise ValueError(f"index must be an L2 IVFIndex of flat codes holding the "
+                                 f"{self.n_words} words of dimension {self.dim}, got {index!r}")
+        self.index = index
+
+    @property
+    def approximate(self) -> bool:
+        """Whether vectors are assigned through the IVF index (which may miss the nearest
+        word unless it probes every list)."""
+        return self.index is not None and self.n_probe < self.index.n_lists
 
     @property
     def n_words(self) -> int:
@@ -52,9 +89,15 @@ class VectorQuantizer:
         return self.codebook.shape[1]
 
     def quantize(self, X) -> np.ndarray:
-        """Id (uint32) of the nearest codebook row of every row of `X` (ties: lower id)."""
+        """Id (uint32) of the nearest codebook row of every row of `X` (ties: lower id); through
+        the IVF index when there is one (ties: the word stored first in its list)."""
         x = as_float32_matrix(X, "X", dim=self.dim)
-        return _core.vectors.assign(x, self.codebook, self.threads)[0]
+        if self.index is None:
+            return _core.vectors.assign(x, self.codebook, self.threads)[0]
+        from mirkit.vectors.akm import nearest
+
+        words = nearest(self.index, x, self.codebook, self.n_probe, self.threads)[0]
+        return words.astype(np.uint32)
 
     def histogram(self, X) -> np.ndarray:
         """Counts of every word among the rows of `X`: int64 array of length n_words."""
@@ -85,5 +128,8 @@ class VectorQuantizer:
         return " ".join(f"{prefix}{w}" for w in self.quantize(X).tolist())
 
     def __repr__(self) -> str:
-        return f"VectorQuantizer(n_words={self.n_words}, dim={self.dim})"
+        if self.index is None:
+            return f"VectorQuantizer(n_words={self.n_words}, dim={self.dim})"
+        return (f"VectorQuantizer(n_words={self.n_words}, dim={self.dim}, "
+                f"n_lists={self.index.n_lists}, n_probe={self.n_probe})")
 

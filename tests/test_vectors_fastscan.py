@@ -1,0 +1,149 @@
+"""4-bit PQ fast scan (IVFIndex(codes="pq4")): the packed layout, the uint8-table uint16-sum
+kernel on every SIMD level and the table quantization against a numpy reference of the same
+arithmetic; IVF search with it against exact ADC distances and exact kNN."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from reference import fastscan as ref
+
+import mirkit
+from mirkit import _core
+from mirkit.vectors import IVFIndex, knn
+from mirkit.vectors.ivf import pack_fastscan
+
+
+def test_pack_layout_equals_reference(rng):
+    sizes = [0, 1, 31, 32, 33, 70, 5]
+    codes = rng.integers(0, 16, (sum(sizes), 3)).astype(np.uint8)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    blocks, block_offsets = pack_fastscan(codes, offsets)
+    want_blocks, want_offsets = ref.pack(codes, sizes)
+    np.testing.assert_array_equal(block_offsets, want_offsets)
+    np.testing.assert_array_equal(blocks, want_blocks)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 7, 8, 16, 31, 64, 256])
+def test_kernel_equals_reference_on_every_level(simd_level, rng, m):
+    """Sums bit-identical to numpy's on every level, including the largest (m * 255 < 2^16)
+    and the tails of m % 4 and m % 2 subspaces."""
+    n = 100
+    codes = rng.integers(0, 16, (n, m)).astype(np.uint8)
+    blocks, _ = pack_fastscan(codes, np.array([0, n], np.int64))
+    for lut in (rng.integers(0, 256, (m, 16)).astype(np.uint8), np.full((m, 16), 255, np.uint8)):
+        acc = _core.vectors.fastscan_accumulate(lut, blocks)
+        assert acc.dtype == np.uint16 and acc.shape == (4, 32)
+        np.testing.assert_array_equal(acc.ravel()[:n], ref.accumulate(lut, codes))
+    # No SSE4 kernel: that level runs the scalar one; levels above AVX-512 run AVX-512's.
+    want = {"scalar": "scalar", "sse4": "scalar", "avx2": "avx2"}.get(simd_level, "avx512")
+    assert _core.vectors.fastscan_level() == want
+
+
+def test_quantized_table_equals_reference(rng):
+    for table in (rng.standard_normal((16, 16)).astype(np.float32) * 7,
+                  np.round(rng.standard_normal((5, 16)), 1).astype(np.float32),  # ties at .5
+                  np.full((3, 16), 2.5, np.float32)):                              # constant
+        lut, sum_min, inv = _core.vectors.fastscan_quantize(table)
+        want_lut, want_min, want_inv = ref.quantize(table)
+        np.testing.assert_array_equal(lut, want_lut)
+        assert (sum_min, inv) == (want_min, want_inv)
+        # Dequantized, every entry is within half a step of the table.
+        back = lut * np.float32(inv) + table.min(axis=1, keepdims=True)
+        assert np.abs(back - table).max() <= 0.5 * inv * 1.0001 + 1e-6
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    centers = rng.standard_normal((20, 32)) * 3
+    X = (centers[rng.integers(0, 20, 3000)] + rng.standard_normal((3000, 32))).astype(np.float32)
+    Q = (centers[rng.integers(0, 20, 40)] + rng.standard_normal((40, 32))).astype(np.float32)
+    index = IVFIndex(32, 16, codes="pq4", m=16, keep_vectors=True, seed=0, threads=1).train(X)
+    index.add(X[:1000], ids=np.arange(1000) + 7)
+    index.add(X[1000:], ids=np.arange(1000, 3000) + 7)   # incremental adds re-pack the lists
+    return X, Q, index
+
+
+def exact_adc(index, Q, ids):
+    """|q - c_l - decode(code)|^2 of every returned id, float64 (the distance the quantized
+    tables approximate), with the quantization step of the query's table for that list."""
+    pos = {int(v): p for p, v in enumerate(index._ids)}
+    lists = np.searchsorted(index._offsets, np.arange(index.ntotal), side="right") - 1
+    pq = index.pq
+    sub = pq.centroids_.astype(np.float64)                          # (m, 16, dsub)
+    out, steps = np.zeros(ids.shape), np.zeros(ids.shape)
+    for qi, row in enumerate(ids):
+        for r, v in enumerate(row):
+            p = pos[int(v)]
+            c = index.centroids[lists[p]].astype(np.float64)
+            recon = c + sub[np.arange(pq.m), index._codes[p]].reshape(-1)
+            out[qi, r] = ((Q[qi] - recon) ** 2).sum()
+            # the list's table |q_j - c_j - r|^2 over the 16 sub-centroids of each subspace
+            resid = (Q[qi] - c).reshape(pq.m, 1, -1)
+            table = ((resid - sub) ** 2).sum(-1)
+            steps[qi, r] = (table.max(1) - table.min(1)).max() / 255
+    return out, steps
+
+
+def test_distances_are_the_quantized_adc(data):
+    """Without re-ranking, every returned distance is the ADC distance of its code to within
+    the table quantization (half a step per subspace), and the ranking is by those
+    distances."""
+    X, Q, index = data
+    d, ids = index.search(Q, 10, n_probe=4)
+    assert (ids >= 7).all() and (np.diff(d, axis=1) >= 0).all()
+    adc, steps = exact_adc(index, Q, ids)
+    bound = index.m * 0.5 * steps * 1.001 + 1e-3 * adc
+    assert (np.abs(d - adc) <= bound).all(), np.abs(d - adc).max()
+
+
+def test_refine_everything_is_exact_knn(data):
+    X, Q, index = data
+    _, ids = index.search(Q, 10, n_probe=16, refine=3000)
+    np.testing.assert_array_equal(ids - 7, knn(Q, X, 10).ids)
+    _, few = index.search(Q, 10, n_probe=16, refine=100)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(few.tolist(), ids.tolist())])
+    assert recall > 0.8
+
+
+def test_same_results_on_every_level(data, simd_level):
+    """The same neighbours on every level; the distances agree to float rounding (the coarse
+    distances and float tables come from SIMD kernels that round differently; the quantized
+    sums themselves are bit-identical, test_kernel_equals_reference_on_every_level)."""
+    X, Q, index = data
+    with mirkit.simd_limit("scalar"):
+        want = index.search(Q, 10, n_probe=8)
+    got = index.search(Q, 10, n_probe=8)
+    np.testing.assert_array_equal(got.ids, want.ids)
+    np.testing.assert_allclose(got.distances, want.distances, rtol=1e-5)
+
+
+def test_filter_save_load_pickle(data, tmp_path):
+    X, Q, index = data
+    allowed = np.arange(7, 3007, 3)
+    r = index.search(Q, 5, n_probe=16, filter=allowed)
+    assert np.isin(r.ids, allowed).all()
+    index.save(tmp_path / "fs")
+    for other in (IVFIndex.load(tmp_path / "fs"), IVFIndex.load(tmp_path / "fs", mmap=True),
+                  pickle.loads(pickle.dumps(index))):
+        assert other.codes == "pq4" and other.nbits == 4 and other.code_size == 8
+        got, want = other.search(Q, 10, n_probe=4), index.search(Q, 10, n_probe=4)
+        np.testing.assert_array_equal(got.ids, want.ids)
+        np.testing.assert_array_equal(got.distances, want.distances)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="4-bit"):
+        IVFIndex(32, 4, codes="pq4", m=16, nbits=8)
+    with pytest.raises(ValueError, match="needs m"):
+        IVFIndex(32, 4, codes="pq4")
+    with pytest.raises(ValueError, match="at most m=256"):
+        IVFIndex(512, 4, codes="pq4", m=512)
+    with pytest.raises(ValueError, match="lut must have shape"):
+        _core.vectors.fastscan_accumulate(np.zeros((3, 8), np.uint8), np.zeros((1, 48), np.uint8))
+    with pytest.raises(ValueError, match="blocks must have shape"):
+        _core.vectors.fastscan_accumulate(np.zeros((3, 16), np.uint8),
+                                          np.zeros((1, 47), np.uint8))
