@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from mirkit.ingest import FileRange, InputError, count_newlines, read_documents
 
-_SETTINGS = settings(max_examples=60, deadline=None,
+_SETTINGS = settings(max_examples=100, deadline=None,
                      suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -56,6 +56,12 @@ def _check_ranges(path, cuts, **options):
     return whole
 
 
+def _check_file(path, data: bytes, cuts: list):
+    """_check_ranges of a file holding `data`, cut at `cuts` (at most 2 bytes past its end)."""
+    path.write_bytes(data)
+    _check_ranges(str(path), [min(c, len(data) + 2) for c in cuts])
+
+
 _TEXT = st.text(st.sampled_from("ab é€😀\t\"\\"), max_size=12)  # 1- to 4-byte UTF-8
 
 
@@ -83,9 +89,7 @@ def _jsonl(draw):
 @given(data=_jsonl(), cuts=st.lists(st.integers(0, 400), max_size=6))
 @_SETTINGS
 def test_jsonl_ranges_equal_whole_file(tmp_path_factory, data, cuts):
-    path = tmp_path_factory.mktemp("r") / "docs.jsonl"
-    path.write_bytes(data)
-    _check_ranges(str(path), [min(c, len(data) + 2) for c in cuts])
+    _check_file(tmp_path_factory.mktemp("r") / "docs.jsonl", data, cuts)
 
 
 @st.composite
@@ -111,9 +115,7 @@ def _trec(draw):
 @given(data=_trec(), cuts=st.lists(st.integers(0, 600), max_size=6))
 @_SETTINGS
 def test_trec_ranges_equal_whole_file(tmp_path_factory, data, cuts):
-    path = tmp_path_factory.mktemp("r") / "docs.trec"
-    path.write_bytes(data)
-    _check_ranges(str(path), [min(c, len(data) + 2) for c in cuts])
+    _check_file(tmp_path_factory.mktemp("r") / "docs.trec", data, cuts)
 
 
 def test_range_edge_cases(tmp_path):
@@ -128,8 +130,9 @@ def test_range_edge_cases(tmp_path):
     assert _read(r)[0] == []
     assert _read(FileRange(str(path), 0, 25))[0] == [("a", "x", (str(path), 1)),
                                                     ("b", "y", (str(path), 2))]
-    # Empty ranges, a range past the end, a cut inside the last (2-byte) character.
-    assert _read(FileRange(str(path), 10, 10, 1))[0] == []
+    # Empty ranges (the start of the file is a boundary), a range past the end, a cut inside the last (2-byte) character.
+    assert _read(FileRange(str(path), 0, 0))[0] == []
+    assert _read(FileRange(str(path), 10, 10))[0] == []
     assert _read(FileRange(str(path), size + 5, size + 9, 3))[0] == []
     assert _read(FileRange(str(path), size - 2, size, 3))[0] == []
     assert _read(FileRange(str(path), 49, size - 2, 2))[0] == [("c", "ü", (str(path), 3))]

@@ -276,7 +276,7 @@ class FileRange:
             if f.read(2) == _GZIP_MAGIC:
                 raise InputError(self.path, None, "a byte range of a gzip file cannot be read "
                                  "on its own; decompress it or index the whole file")
-            first, skipped = (0, 0) if self.start == 0 else _boundary(f, self.start, size, fmt)
+            first, skipped = _boundary(f, self.start, size, fmt)
             stop = max(first, _boundary(f, self.end, size, fmt)[0])
         return first, stop, self.line + skipped
 
@@ -320,9 +320,10 @@ def _range_format(path: str, format: str) -> str:
 def _boundary(f, pos: int, size: int, fmt: str) -> tuple[int, int]:
     """(offset, newlines in [pos, offset)) of the first record boundary at or after `pos` in the
     open binary file `f` of `size` bytes: just after a b"\\n" (JSON Lines) or at the '<' of a
-    <DOC> tag (TREC); `size` if there is none."""
-    if pos >= size:
-        return size, 0
+    <DOC> tag (TREC); `size` if there is none. The start of the file is a boundary (a range
+    [0, 0) is empty, as dask's read_block makes it)."""
+    if pos == 0 or pos >= size:
+        return min(pos, size), 0
     f.seek(pos)
     newlines = 0
     base, buf = pos, b""  # buf: the bytes from file offset `base` not yet ruled out
