@@ -510,7 +510,7 @@ def test_cli_bench_distributed(monkeypatch, capsys):
     seen = {}
     monkeypatch.setattr(bench, "report", lambda **kw: seen.update(kw))
     assert cli.main(["bench", "distributed", "--quick", "--repeat", "5"]) == 0
-    assert seen == {"quick": True, "repeat": 2}
+    assert seen == {"quick": True, "repeat": 3}
     assert "### distributed" in capsys.readouterr().out
 
 

@@ -303,6 +303,7 @@ def _build_shard(directory: str, shard: int, parts: list, options: dict, format:
                  skip_errors: bool, reader_options: Optional[dict] = None) -> Optional[dict]:
     """Builds one shard into `directory`/shard-NNNNN (a Dask task; safe to run again). Returns
     None without building when the build has failed elsewhere (`directory` is abandoned)."""
+    started = time.perf_counter()
     abandoned = Path(directory) / _ABANDONED
     if abandoned.exists():
         return None
@@ -318,7 +319,8 @@ def _build_shard(directory: str, shard: int, parts: list, options: dict, format:
         writer.abort()
         raise
     index = writer.commit()
-    return {"n_docs": index.stats.n_docs, "bytes": writer.bytes_read, "skipped": writer.skipped}
+    return {"n_docs": index.stats.n_docs, "bytes": writer.bytes_read, "skipped": writer.skipped,
+            "seconds": round(time.perf_counter() - started, 4)}
 
 
 def _write_file(directory: Path, name: str, data: np.ndarray) -> dict:
@@ -327,6 +329,8 @@ def _write_file(directory: Path, name: str, data: np.ndarray) -> dict:
 
 def _check_unique_ids(shards: list) -> None:
     # Ids are unique within a shard (its writer checks them); one set shows any repeat across.
+    if len(shards) == 1:
+        return
     if len(set().union(*(index.doc_ids for index in shards))) == sum(map(len, shards)):
         return
     seen: dict = {}
@@ -372,7 +376,10 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         "build": {"seconds": round(time.perf_counter() - started, 3),
                   "merge_seconds": round(time.perf_counter() - merging, 3),
                   "bytes_read": sum(i["bytes"] for i in infos),
-                  "skipped": sum(i["skipped"] for i in infos)},
+                  "skipped": sum(i["skipped"] for i in infos),
+                  # each shard task's input bytes and time (per-worker throughput)
+                  "shard_bytes": [i["bytes"] for i in infos],
+                  "shard_seconds": [i["seconds"] for i in infos]},
         "files": files,
     }
     write_manifest(directory, manifest)
