@@ -729,3 +729,43 @@ def _build_records(records, path):
     with IndexWriter(path, threads=1) as writer:
         writer.add_documents(records, id_field="docno", text_fields=("title", "body"))
     return Index.open(path)
+
+
+def test_shards_as_segments_of_a_living_index(client, cranfield_file, cranfield, tmp_path):
+    """segments=True: the shards become the segments of one living index that searches as the
+    single index does and takes more documents and deletions like any living index."""
+    from mirkit.index import IndexWriter, SegmentedIndex
+
+    path, single = cranfield_file
+    for c in (None, client):
+        index = build_index(path, tmp_path / "living", c, 3, blocksize=20_000, segments=True,
+                            overwrite=True)
+        assert isinstance(index, SegmentedIndex) and len(index.segments) == 3
+        assert index.doc_ids == single.index.doc_ids
+        got = Searcher(Index.open(tmp_path / "living"))
+        for algorithm in ("exhaustive", "bmw"):
+            for q in cranfield.queries[:30]:
+                assert_identical(got.search(q, 10, algorithm=algorithm),
+                                 single.search(q, 10, algorithm=algorithm), q)
+    # Append and delete, then compare with a fresh build of the live documents.
+    from mirkit.ingest import read_documents
+
+    docs = [d for b in read_documents(path) for d in zip(b.ids, b.texts)]
+    extra = [(f"new{i}", t) for i, (_, t) in enumerate(docs[:30])]
+    with IndexWriter.open(tmp_path / "living", threads=1) as writer:
+        writer.add_documents(extra)
+        writer.delete([docs[5][0], docs[900][0]])
+    live = [d for d in docs if d[0] not in (docs[5][0], docs[900][0])] + extra
+    fresh = Searcher(build_single(live, tmp_path / "fresh", threads=1))
+    after = Searcher(Index.open(tmp_path / "living"))
+    assert after.index.doc_ids == [d for d, _ in live]
+    for q in cranfield.queries[:30]:
+        assert_identical(after.search(q, 10), fresh.search(q, 10), q)
+    # Empty shards are left out; vectors are refused.
+    docs = cranfield.docs[:3]
+    index = build_index([docs[:2], [], docs[2:]], tmp_path / "gaps", None, 3, segments=True)
+    assert [s.n_docs for s in index.segments] == [2, 1]
+    with pytest.raises(ValueError, match="vectors"):
+        build_index(docs, tmp_path / "v", None, 1, segments=True, vectors=True)
+    with pytest.raises(TypeError, match="segments must be a bool"):
+        build_index(docs, tmp_path / "v", None, 1, segments=1)

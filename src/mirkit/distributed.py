@@ -390,6 +390,31 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
     fsync_dir(directory)
 
 
+def _write_segmented(directory: Path, n_shards: int) -> None:
+    """Makes the shards built in `directory` the segments of one living index (format 2,
+    :mod:`mirkit.index.segments`): shard s becomes a segment (empty shards are left out), named
+    by its first commit point, in shard order, which is the collection's order."""
+    from mirkit.index import segments
+
+    shards = [Index.open(directory / _shard_name(s), verify=False) for s in range(n_shards)]
+    _check_unique_ids(shards)
+    entries: list = []
+    for s, index in enumerate(shards):
+        if not index.stats.n_docs:
+            shutil.rmtree(index.path)
+            continue
+        name = segments.segment_name(len(entries))
+        os.rename(index.path, directory / name)
+        entries.append({"name": name, "n_docs": index.stats.n_docs, "n_deleted": 0,
+                        "deletions": None})
+    settings = segments.segment_settings(shards[0].manifest)
+    for entry in directory.iterdir():  # what lost attempts may have left
+        if entry.name.startswith("."):
+            shutil.rmtree(entry, ignore_errors=True)
+    write_manifest(directory, segments.marker_manifest())
+    segments.write_commit(directory, segments.new_commit(1, settings, entries, len(entries)))
+
+
 def _check_client(client) -> None:
     if client is not None and not (hasattr(client, "submit") and hasattr(client, "gather")):
         raise TypeError(f"client must be a dask.distributed.Client or None, got "
@@ -399,8 +424,8 @@ def _check_client(client) -> None:
 def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool = False,
                 retries: int = 2, format: str = "auto", skip_errors: bool = False,
                 blocksize: Union[None, int, str] = "auto", id_field: str = "id",
-                text_fields: Sequence[str] = ("title", "text"),
-                **index_options) -> "ShardedIndex":
+                text_fields: Sequence[str] = ("title", "text"), segments: bool = False,
+                **index_options) -> Union["ShardedIndex", Index]:
     """Build a sharded index of `inputs` at `path`, one shard per Dask task, and open it.
 
     Parameters
@@ -445,13 +470,19 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
     id_field, text_fields :
         The id and text fields of JSON objects, dicts and dataframe columns (as in
         :func:`mirkit.ingest.read_documents`).
+    segments : bool
+        Write the shards as the segments of one living index (:mod:`mirkit.index.segments`;
+        empty shards left out) rather than a sharded index: it opens with
+        :meth:`mirkit.index.Index.open` (a :class:`~mirkit.index.SegmentedIndex`, searched in
+        one process, exactly as one index of the collection) and takes more documents, deletions
+        and merges with :meth:`mirkit.index.IndexWriter.open`. Not with ``vectors=True``.
     **index_options :
         Options of :class:`mirkit.index.IndexWriter` for every shard; ``threads`` defaults to 1
         (one core per shard task: parallelism comes from the workers).
 
     Returns
     -------
-    ShardedIndex
+    ShardedIndex, or with `segments` the :class:`~mirkit.index.SegmentedIndex`
 
     Raises
     ------
@@ -472,6 +503,11 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
     if format not in ("auto", "jsonl", "trec", "text"):
         DocumentReader([], format=format)  # raises the reader's error
     reader_options["text_fields"] = tuple(text_fields)
+    if not isinstance(segments, bool):
+        raise TypeError(f"segments must be a bool, got {type(segments).__name__}")
+    if segments and index_options.get("vectors"):
+        raise ValueError("segments=True cannot store document vectors (vectors=True): "
+                         "segmented indexes do not hold them")
     index_options.setdefault("threads", 1)
     path = Path(path)
     parent = path.absolute().parent
@@ -506,12 +542,16 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
                 (tmp / _ABANDONED).touch()
                 client.gather(futures, errors="skip")
                 raise
-        _write_sharded(tmp, infos, started)
+        if segments:
+            _write_segmented(tmp, len(infos))
+        else:
+            _write_sharded(tmp, infos, started)
+        fsync_dir(tmp)
         move_into_place(tmp, path, overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return ShardedIndex.open(path, verify=False)
+    return Index.open(path, verify=False) if segments else ShardedIndex.open(path, verify=False)
 
 
 # --- the sharded index ---------------------------------------------------------------------------
