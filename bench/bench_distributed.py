@@ -20,6 +20,7 @@ def test_distributed_smoke():
     assert [r.shards for r in rows] == [1, 1, 2]
     for r in rows:
         assert r.build_s > 0 and r.docs_per_s > 0 and r.mb_per_s > 0 and r.worker_ratio > 0
+        assert r.worker_cpu_mb_per_s > 0 and r.worker_cpu_ratio > 0
         assert 0 < r.median_ms < 10_000 and 0 < r.mean_ms < 10_000
     assert [r.workers for r in search] == [0, 1, 2] and all(r.qps > 0 for r in search)
     assert distributed.format_table(rows).count("\n") == len(rows) + 1

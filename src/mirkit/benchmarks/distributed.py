@@ -7,8 +7,9 @@ one file feeds every shard. Two tables:
 * **Build**, for 1, 2 and 4 shards on a LocalCluster of 2 worker processes (1 thread each):
   the whole :func:`~mirkit.distributed.build_index` (the newline pre-pass, the shard tasks, the
   lexicon merge on the client; documents and input megabytes per second), and the throughput
-  of one worker: the shard tasks' input bytes over their own wall time (from the manifest),
-  against the anchor, a single index of the same file built in this process on 1 thread
+  of one worker: the shard tasks' input bytes over their own wall time and over the CPU time of
+  their thread (from the manifest; with 1 thread a task's whole build runs on it, so the CPU
+  rate leaves out the other processes on shared cores), against the anchor, a single index of the same file built in this process on 1 thread
   (``ratio`` = a worker's MB/s / the local build's). Query latency (mean and median per query
   of :meth:`DistributedSearcher.search`, one query at a time) goes with each index.
 * **Search**, :meth:`DistributedSearcher.search_batch` queries per second over the 4-shard
@@ -55,6 +56,8 @@ class Row:
     mb_per_s: float
     worker_mb_per_s: float  # one shard task's input MB over its wall time (local: mb_per_s)
     worker_ratio: float  # worker_mb_per_s / the local build's mb_per_s
+    worker_cpu_mb_per_s: float  # input MB over the CPU time of the task's thread
+    worker_cpu_ratio: float  # worker_cpu_mb_per_s / the local build's (its thread's CPU time)
     mean_ms: float
     median_ms: float
 
@@ -111,6 +114,14 @@ def _timed(fn) -> float:
     return time.perf_counter() - start
 
 
+def _timed_cpu(fn) -> tuple:
+    """(wall seconds, CPU seconds of this thread) of fn(): with threads=1 the whole build runs
+    on the calling thread, so its CPU time leaves out what other processes take from it."""
+    start, cpu = time.perf_counter(), time.thread_time()
+    fn()
+    return time.perf_counter() - start, time.thread_time() - cpu
+
+
 def _build_single(file: Path, path: Path) -> None:
     """The anchor: one index of the same file, in this process on 1 thread."""
     from mirkit.index import IndexWriter
@@ -149,7 +160,9 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
         latency = queries[:n_latency]
         expected = single.search_batch(queries, K, threads=1)  # also warms the page cache
         times: dict = {n: [] for n in (0, *shards)}  # 0: the single index
+        single_cpu: list = []
         task_rates: dict = {n: [] for n in shards}
+        task_cpu_rates: dict = {n: [] for n in shards}
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
             paths = {n: work / f"sharded-{n}" for n in shards}
@@ -158,29 +171,35 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
                 _check(distributed.DistributedSearcher(paths[n]), queries, expected,
                        f"{n} shards")
             for _ in range(repeat):
-                times[0].append(_timed(lambda: _build_single(file, single_path)))
+                wall, cpu = _timed_cpu(lambda: _build_single(file, single_path))
+                times[0].append(wall)
+                single_cpu.append(cpu)
                 for n in shards:
                     times[n].append(_timed(lambda: distributed.build_index(
                         file, paths[n], client, n, overwrite=True)))
                     build = distributed.ShardedIndex.open(paths[n]).manifest["build"]
-                    task_rates[n] += [b / s / 1e6 for b, s in zip(build["shard_bytes"],
-                                                                  build["shard_seconds"]) if b]
+                    for rates, key in ((task_rates, "shard_seconds"),
+                                       (task_cpu_rates, "shard_cpu_seconds")):
+                        rates[n] += [b / s / 1e6 for b, s in zip(build["shard_bytes"],
+                                                                  build[key]) if b]
             single_s = statistics.median(times[0])
+            local_cpu_rate = nbytes / statistics.median(single_cpu) / 1e6
             mean, median = _latency(lambda q: single.search(q, K), latency)
             rows = [Row("single index, this process, 1 thread", 1, single_s, 0.0,
                         len(docs) / single_s, nbytes / single_s / 1e6, nbytes / single_s / 1e6,
-                        1.0, mean, median)]
+                        1.0, local_cpu_rate, 1.0, mean, median)]
             for n in shards:
                 searcher = distributed.DistributedSearcher(paths[n], client)
                 searcher.precompute_bounds()
                 _check(searcher, queries, expected, f"{n} shards on the cluster")
                 mean, median = _latency(lambda q: searcher.search(q, K), latency)
                 seconds = statistics.median(times[n])
-                rate = statistics.median(task_rates[n])
+                rate, cpu_rate = (statistics.median(r[n]) for r in (task_rates, task_cpu_rates))
                 merge = searcher.index.manifest["build"]["merge_seconds"]
                 rows.append(Row(f"{workers} workers x 1 thread", n, seconds, merge,
                                 len(docs) / seconds, nbytes / seconds / 1e6, rate,
-                                rate / rows[0].mb_per_s, mean, median))
+                                rate / rows[0].mb_per_s, cpu_rate, cpu_rate / local_cpu_rate,
+                                mean, median))
         search_rows = measure_search(paths[max(shards)], single, queries, expected, repeat,
                                      search_workers)
         return (f"{name}, {len(docs)} docs in one {nbytes / 1e6:.0f} MB JSON Lines file, "
@@ -221,12 +240,13 @@ def measure_search(path: Path, single, queries: Sequence[str], expected: list, r
 
 def format_table(rows: Sequence[Row]) -> str:
     lines = [("| setup | shards | build s | of it merge s | docs/s | MB/s | MB/s per worker "
-              "| ratio | mean ms/query | median ms/query |"),
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| ratio | MB/CPU-s per worker | ratio | mean ms/query | median ms/query |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r.setup} | {r.shards} | {r.build_s:.2f} | {r.merge_s:.2f} | "
                      f"{r.docs_per_s:,.0f} | {r.mb_per_s:.1f} | {r.worker_mb_per_s:.1f} | "
-                     f"{r.worker_ratio:.2f} | {r.mean_ms:.2f} | {r.median_ms:.2f} |")
+                     f"{r.worker_ratio:.2f} | {r.worker_cpu_mb_per_s:.1f} | "
+                     f"{r.worker_cpu_ratio:.2f} | {r.mean_ms:.2f} | {r.median_ms:.2f} |")
     return "\n".join(lines)
 
 
@@ -251,8 +271,9 @@ def report(quick: bool = False, repeat: int = 1) -> list:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\n{corpus}; BM25 bmw k={K}; medians of {repeat}; {cores} cores, load average "
           f"{load} (shared cores: compare ratios)\n")
-    print("Build: LocalCluster of 2 worker processes x 1 thread; ratio = MB/s per worker / the "
-          "local build's MB/s\n")
+    print("Build: LocalCluster of 2 worker processes x 1 thread; ratio = MB/s per worker (a "
+          "shard task's input over its wall time, then over its thread's CPU time) / the local "
+          "build's\n")
     print(format_table(rows))
     print("\nSearch: search_batch of every query, one chunk per worker\n")
     print(format_search_table(search_rows))
