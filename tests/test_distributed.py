@@ -692,6 +692,10 @@ def test_dask_bag_equals_single_index(client, cranfield, tmp_path):
             index = build_index(bag, tmp_path / "bag", c, 3, overwrite=True)
             assert index.n_shards == 3
             _assert_same_index(index.path, cranfield.single, cranfield.queries[:20])
+    # A persisted bag: its partitions are fetched from the workers that hold them.
+    bag = client.persist(db.from_sequence(docs, npartitions=5).map(tuple))
+    index = build_index(bag, tmp_path / "bag", client, 3, overwrite=True)
+    _assert_same_index(index.path, cranfield.single, cranfield.queries[:20])
     with pytest.raises(ValueError, match="exceeds the 7 partitions"):
         build_index(db.from_sequence(docs, npartitions=7), tmp_path / "x", None, 8)
 

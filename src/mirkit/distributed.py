@@ -287,6 +287,20 @@ def _frame_documents(frame, columns: list) -> list:
             for row in frame[columns].itertuples(index=False, name=None)]
 
 
+def _compute(delayed):
+    """The value of a dask collection's partition: on a Dask worker through the cluster (the
+    task secedes from the worker's threads while it waits, and a persisted collection's
+    partitions are fetched where they are), elsewhere in this thread."""
+    try:
+        from distributed import get_worker, worker_client
+
+        get_worker()
+    except (ImportError, ValueError):
+        return delayed.compute(scheduler="sync")
+    with worker_client() as client:
+        return client.compute(delayed).result()
+
+
 def _source(kind: str, payload):
     """What IndexWriter.add_documents reads for one part of a shard."""
     if kind == "range":
@@ -294,7 +308,7 @@ def _source(kind: str, payload):
         return FileRange(path, start, end, 1 + sum(counts))
     if kind == "delayed":
         delayed, columns = payload
-        data = delayed.compute(scheduler="sync")
+        data = _compute(delayed)
         return data if columns is None else _frame_documents(data, columns)
     return payload
 
