@@ -3,8 +3,8 @@ prints the full tables: builds of 1, 2 and 4 shards from one file, and search QP
 worker processes, on GCIDE).
 
 Here a quick run (5,000 GCIDE entries, or a synthetic corpus) with 1 and 2 shards (and workers)
-and 20 queries checks that the benchmark runs, that the sharded results equal the single index's (measure()
-raises otherwise), and that it reports sane numbers.
+and 20 queries checks that the benchmark runs, that the sharded results equal the single
+index's (measure() raises otherwise), and that it reports sane numbers.
 """
 
 import pytest

@@ -602,7 +602,8 @@ def _assert_same_index(sharded, corpus_single, queries):
 def cranfield_file(cranfield, tmp_path_factory):
     """Cranfield as one JSON Lines file with CRLF line ends, non-ASCII text (2- to 4-byte UTF-8,
     unescaped), blank lines and no final newline, and the single index of its documents."""
-    docs = [(d, t + (" é€😀" if i % 3 == 0 else "")) for i, (d, t) in enumerate(cranfield.docs)]
+    docs = [(d, t + (" é€😀" if i % 3 == 0 else ""))
+            for i, (d, t) in enumerate(cranfield.docs)]
     lines = [json.dumps({"id": d, "text": t}, ensure_ascii=False) for d, t in docs]
     lines[5:5] = ["", "   "]
     path = tmp_path_factory.mktemp("cranfield-file") / "docs.jsonl"

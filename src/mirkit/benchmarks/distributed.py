@@ -9,9 +9,10 @@ one file feeds every shard. Two tables:
   lexicon merge on the client; documents and input megabytes per second), and the throughput
   of one worker: the shard tasks' input bytes over their own wall time and over the CPU time of
   their thread (from the manifest; with 1 thread a task's whole build runs on it, so the CPU
-  rate leaves out the other processes on shared cores), against the anchor, a single index of the same file built in this process on 1 thread
-  (``ratio`` = a worker's MB/s / the local build's). Query latency (mean and median per query
-  of :meth:`DistributedSearcher.search`, one query at a time) goes with each index.
+  rate leaves out the other processes on shared cores), against the anchor, a single index of
+  the same file built in this process on 1 thread (``ratio`` = a worker's MB/s / the local
+  build's). Query latency (mean and median per query of :meth:`DistributedSearcher.search`,
+  one query at a time) goes with each index.
 * **Search**, :meth:`DistributedSearcher.search_batch` queries per second over the 4-shard
   index on LocalClusters of 1, 2 and 4 worker processes (1 thread each; the batch is cut into
   one chunk per worker), against a local :class:`~mirkit.search.Searcher` on 1 thread.
