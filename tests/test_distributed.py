@@ -550,6 +550,9 @@ def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
     assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
                      "--scheduler", client.scheduler.address, "--blocksize", "none"]) == 2
     assert "exceeds the 1 input parts" in capsys.readouterr().err
+    assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--blocksize", "1KB"]) == 2
+    assert capsys.readouterr().err == ("mirkit index: error: --blocksize applies to sharded "
+                                       "builds: give --shards N too\n")
     assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
                      "--blocksize", "0"]) == 2
     assert capsys.readouterr().err == ("mirkit index: error: blocksize must be at least 1 byte, "

@@ -607,6 +607,8 @@ def _check_counts(args) -> None:
         raise UserError("--synthetic-docs and --max-queries must be >= 1")
     if getattr(args, "shards", None) is not None and args.shards < 1:
         raise UserError("--shards must be >= 1")
+    if getattr(args, "blocksize", "auto") != "auto" and not getattr(args, "shards", None):
+        raise UserError("--blocksize applies to sharded builds: give --shards N too")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
