@@ -453,6 +453,18 @@ def test_bad_arguments(client, synthetic, tmp_path):
         build_index([tmp_path / "missing.jsonl", tmp_path / "other.jsonl"], tmp_path / "a", None, 2)
     with pytest.raises(FileNotFoundError):
         build_index(docs, tmp_path / "no" / "parent", None, 1)
+    with pytest.raises(ValueError, match="blocksize must be at least 1 byte"):
+        build_index(docs, tmp_path / "a", None, 1, blocksize=0)
+    with pytest.raises(ValueError, match="blocksize must look like 512MB"):
+        build_index(docs, tmp_path / "a", None, 1, blocksize="big")
+    with pytest.raises(TypeError, match="blocksize must be a byte count"):
+        build_index(docs, tmp_path / "a", None, 1, blocksize=1.5)
+    with pytest.raises(TypeError, match="id_field must be a str"):
+        build_index(docs, tmp_path / "a", None, 1, id_field=3)
+    with pytest.raises(ValueError, match="text_fields must name at least one field"):
+        build_index(docs, tmp_path / "a", None, 1, text_fields=())
+    with pytest.raises(ValueError, match="format must be one of"):
+        build_index(docs, tmp_path / "a", None, 1, format="xml")
     assert list(tmp_path.iterdir()) == []
     build_index(docs, tmp_path / "a", None, 2)
     with pytest.raises(FileExistsError):
@@ -498,7 +510,7 @@ def test_cli_bench_distributed(monkeypatch, capsys):
     seen = {}
     monkeypatch.setattr(bench, "report", lambda **kw: seen.update(kw))
     assert cli.main(["bench", "distributed", "--quick", "--repeat", "5"]) == 0
-    assert seen == {"quick": True, "repeat": 2}
+    assert seen == {"quick": True, "repeat": 3}
     assert "### distributed" in capsys.readouterr().out
 
 
@@ -536,8 +548,21 @@ def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
     assert cli.main(["index", *parts, "-o", str(tmp_path / "x"), "--shards", "0"]) == 2
     assert capsys.readouterr().err == "mirkit index: error: --shards must be >= 1\n"
     assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
-                     "--scheduler", client.scheduler.address]) == 2
+                     "--scheduler", client.scheduler.address, "--blocksize", "none"]) == 2
     assert "exceeds the 1 input parts" in capsys.readouterr().err
+    assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--blocksize", "1KB"]) == 2
+    assert capsys.readouterr().err == ("mirkit index: error: --blocksize applies to sharded "
+                                       "builds: give --shards N too\n")
+    assert cli.main(["index", parts[0], "-o", str(tmp_path / "x"), "--shards", "2", "-q",
+                     "--blocksize", "0"]) == 2
+    assert capsys.readouterr().err == ("mirkit index: error: blocksize must be at least 1 byte, "
+                                       "got 0 bytes\n")
+    # One file, cut into byte ranges of 1 KB: 2 shards, the single index's documents.
+    assert cli.main(["index", parts[1], "-o", str(tmp_path / "y"), "--shards", "2", "-q",
+                     "--scheduler", client.scheduler.address, "--blocksize", "1KB"]) == 0
+    one = ShardedIndex.open(tmp_path / "y")
+    assert one.n_shards == 2 and len(one) == 250
+    assert [i for s in range(2) for i in one.shard(s).doc_ids] == [d for d, _ in docs[100:350]]
 
 
 def test_single_shard_opens_as_plain_index(synthetic):
@@ -553,6 +578,202 @@ def test_shard_tasks_of_an_abandoned_build_write_nothing(synthetic, tmp_path):
     from mirkit.distributed import _ABANDONED, _build_shard
 
     (tmp_path / _ABANDONED).touch()
-    assert _build_shard(str(tmp_path), 0, [synthetic.docs[:50]], {"threads": 1}, "auto",
-                        False) is None
+    assert _build_shard(str(tmp_path), 0, [("source", synthetic.docs[:50])], {"threads": 1},
+                        "auto", False) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == [_ABANDONED]
+
+
+# --- byte ranges of one file, dask.bag and dask.dataframe inputs ----------------------------------
+
+def _assert_same_index(sharded, corpus_single, queries):
+    """The sharded index holds the single index's documents in its order, with its statistics,
+    and answers every query as it does (ids and scores bit-identical)."""
+    index = ShardedIndex.open(sharded)
+    single = corpus_single.index
+    assert [d for s in range(index.n_shards) for d in index.shard(s).doc_ids] == single.doc_ids
+    for name in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
+        assert getattr(index.stats, name) == getattr(single.stats, name), name
+    searcher = DistributedSearcher(sharded)
+    for algorithm in ("exhaustive", "bmw"):
+        expected = corpus_single.search_batch(queries, 10, algorithm=algorithm, threads=1)
+        for q, g, e in zip(queries, searcher.search_batch(queries, 10, algorithm=algorithm),
+                           expected):
+            assert_identical(g, e, f"{algorithm} {q!r}")
+
+
+@pytest.fixture(scope="module")
+def cranfield_file(cranfield, tmp_path_factory):
+    """Cranfield as one JSON Lines file with CRLF line ends, non-ASCII text (2- to 4-byte UTF-8,
+    unescaped), blank lines and no final newline, and the single index of its documents."""
+    docs = [(d, t + (" é€😀" if i % 3 == 0 else ""))
+            for i, (d, t) in enumerate(cranfield.docs)]
+    lines = [json.dumps({"id": d, "text": t}, ensure_ascii=False) for d, t in docs]
+    lines[5:5] = ["", "   "]
+    path = tmp_path_factory.mktemp("cranfield-file") / "docs.jsonl"
+    path.write_bytes("\r\n".join(lines).encode())
+    return path, Searcher(build_single(docs, path.parent / "single", threads=1))
+
+
+@pytest.mark.parametrize("n_shards,blocksize", [(1, 1000), (3, "auto"), (3, 7), (4, 997),
+                                                 (5, "64KB"), (3, 10**9)])
+def test_one_file_in_byte_ranges_equals_single_index(cranfield_file, cranfield, tmp_path,
+                                                      n_shards, blocksize):
+    """Tiny blocksizes cut inside lines, CRLF pairs and multi-byte characters; many ranges fall
+    inside one line (empty ranges); a blocksize past the file makes one range."""
+    path, single = cranfield_file
+    if blocksize == 10**9 and n_shards > 1:
+        with pytest.raises(ValueError, match="exceeds the 1 input parts"):
+            build_index(path, tmp_path / "x", None, n_shards, blocksize=blocksize)
+        return
+    index = build_index(path, tmp_path / "sharded", None, n_shards, blocksize=blocksize)
+    assert index.n_shards == n_shards
+    assert index.manifest["build"]["bytes_read"] == path.stat().st_size
+    _assert_same_index(index.path, single, cranfield.queries[:40])
+
+
+def test_one_file_in_byte_ranges_on_a_cluster(client, cranfield_file, cranfield, tmp_path):
+    path, single = cranfield_file
+    # Byte ranges of one file, and of a second file after a whole one (TREC ranges elsewhere).
+    index = build_index([path], tmp_path / "sharded", client, 3, blocksize=4096)
+    assert np.all(np.diff(index.doc_offsets) > 0)
+    _assert_same_index(index.path, single, cranfield.queries[:40])
+    # Same shards, file for file, as the in-process build.
+    local = build_index([path], tmp_path / "local", None, 3, blocksize=4096)
+    for s in range(3):
+        assert index.shard(s).manifest["files"] == local.shard(s).manifest["files"]
+
+
+def test_byte_range_errors_name_the_true_line(client, tmp_path):
+    docs = [json.dumps({"id": f"d{i}", "text": f"text {i}"}) for i in range(300)]
+    docs[250] = '{"id": "bad", "text": 5}'
+    docs[260] = '{"id": "d3", "text": "again"}'  # a duplicate of line 4's id, in another shard
+    path = tmp_path / "docs.jsonl"
+    path.write_text("\n".join(docs) + "\n")
+    for c, blocksize in ((None, 1), (client, 200)):
+        with pytest.raises(ValueError, match=r"docs.jsonl:251: field 'text' must be a string"):
+            build_index(path, tmp_path / "x", c, 3, blocksize=blocksize, retries=0)
+        assert not (tmp_path / "x").exists()
+    # Skipped, it is counted; the id repeated across shards is then refused.
+    with pytest.raises(ValueError, match="duplicate document id 'd3' in shards 0 and 2"):
+        build_index(path, tmp_path / "x", client, 3, blocksize=200, skip_errors=True)
+    # Within one shard, the writer names the line of the repeat.
+    docs[260], docs[240] = docs[259].replace("259", "260"), '{"id": "d215", "text": "again"}'
+    path.write_text("\n".join(docs) + "\n")
+    index = build_index(path, tmp_path / "x", client, 3, blocksize=200, skip_errors=True)
+    assert index.manifest["build"]["skipped"] == 2 and len(index) == 298
+    docs[250] = '{"id": "good", "text": "5"}'
+    path.write_text("\n".join(docs) + "\n")
+    with pytest.raises(ValueError, match=r"docs.jsonl:241: duplicate document id 'd215'"):
+        build_index(path, tmp_path / "y", client, 3, blocksize=200, retries=0)
+
+
+def test_trec_file_in_byte_ranges_equals_single_index(cranfield, tmp_path):
+    docs = cranfield.docs[:300]
+    path = tmp_path / "docs.trec"
+    path.write_text("".join(f"<DOC>\n<DOCNO> {d} </DOCNO>\n<TEXT>\n{t}\n</TEXT>\n</DOC>\n"
+                            for d, t in docs))
+    single = Searcher(build_single(path, tmp_path / "single", threads=1))
+    for n, blocksize in ((3, 50), (2, "auto")):
+        index = build_index(path, tmp_path / f"sharded{n}", None, n, blocksize=blocksize)
+        _assert_same_index(index.path, single, cranfield.queries[:20])
+    # An unterminated document before a range's end: the whole file's message.
+    text = path.read_text().replace("</DOC>\n<DOC>\n<DOCNO> 200 </DOCNO>", "\n<DOC>\n<DOCNO> 200 "
+                                    "</DOCNO>", 1)
+    path.write_text(text)
+    with pytest.raises(ValueError) as whole:
+        build_single(path, tmp_path / "x", threads=1)
+    with pytest.raises(ValueError) as ranged:
+        build_index(path, tmp_path / "x", None, 3, blocksize=50)
+    assert str(ranged.value) == str(whole.value) and "before the <DOC> at line" in str(whole.value)
+
+
+def test_dask_bag_equals_single_index(client, cranfield, tmp_path):
+    db = pytest.importorskip("dask.bag")
+    docs = cranfield.docs
+    for items in (docs, [{"id": d, "text": t} for d, t in docs]):
+        bag = db.from_sequence(items, npartitions=7)
+        for c in (None, client):
+            index = build_index(bag, tmp_path / "bag", c, 3, overwrite=True)
+            assert index.n_shards == 3
+            _assert_same_index(index.path, cranfield.single, cranfield.queries[:20])
+    # A persisted bag: its partitions are fetched from the workers that hold them.
+    bag = client.persist(db.from_sequence(docs, npartitions=5).map(tuple))
+    index = build_index(bag, tmp_path / "bag", client, 3, overwrite=True)
+    _assert_same_index(index.path, cranfield.single, cranfield.queries[:20])
+    with pytest.raises(ValueError, match="exceeds the 7 partitions"):
+        build_index(db.from_sequence(docs, npartitions=7), tmp_path / "x", None, 8)
+
+
+def test_dask_dataframe_equals_single_index(client, cranfield, tmp_path):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(5)
+    n = 600
+    titles = [t.split("\n", 1)[0] for _, t in cranfield.docs[:n]]
+    texts = [t.split("\n", 1)[-1] for _, t in cranfield.docs[:n]]
+    for i in rng.choice(n, 40, replace=False):
+        titles[i] = None  # a missing title: the text alone
+    frame = pd.DataFrame({"docno": np.arange(1000, 1000 + n), "title": titles, "body": texts,
+                          "other": 1.5})
+    # The oracle: the rows as dicts, missing values absent (as JSON null), built locally.
+    records = [{"docno": int(r.docno), "body": r.body, **({"title": r.title}
+                                                          if isinstance(r.title, str) else {})}
+               for r in frame.itertuples()]
+    single = Searcher(_build_records(records, tmp_path / "single"))
+    ddf = dd.from_pandas(frame, npartitions=5)
+    for c in (None, client):
+        index = build_index(ddf, tmp_path / "df", c, 3, overwrite=True, id_field="docno",
+                            text_fields=("title", "body"))
+        _assert_same_index(index.path, single, cranfield.queries[:20])
+    with pytest.raises(ValueError, match="no id column 'id'"):
+        build_index(ddf, tmp_path / "x", None, 2)
+    with pytest.raises(ValueError, match="none of the text columns"):
+        build_index(ddf, tmp_path / "x", None, 2, id_field="docno", text_fields=("text",))
+
+
+def _build_records(records, path):
+    from mirkit.index import IndexWriter
+
+    with IndexWriter(path, threads=1) as writer:
+        writer.add_documents(records, id_field="docno", text_fields=("title", "body"))
+    return Index.open(path)
+
+
+def test_shards_as_segments_of_a_living_index(client, cranfield_file, cranfield, tmp_path):
+    """segments=True: the shards become the segments of one living index that searches as the
+    single index does and takes more documents and deletions like any living index."""
+    from mirkit.index import IndexWriter, SegmentedIndex
+
+    path, single = cranfield_file
+    for c in (None, client):
+        index = build_index(path, tmp_path / "living", c, 3, blocksize=20_000, segments=True,
+                            overwrite=True)
+        assert isinstance(index, SegmentedIndex) and len(index.segments) == 3
+        assert index.doc_ids == single.index.doc_ids
+        got = Searcher(Index.open(tmp_path / "living"))
+        for algorithm in ("exhaustive", "bmw"):
+            for q in cranfield.queries[:30]:
+                assert_identical(got.search(q, 10, algorithm=algorithm),
+                                 single.search(q, 10, algorithm=algorithm), q)
+    # Append and delete, then compare with a fresh build of the live documents.
+    from mirkit.ingest import read_documents
+
+    docs = [d for b in read_documents(path) for d in zip(b.ids, b.texts)]
+    extra = [(f"new{i}", t) for i, (_, t) in enumerate(docs[:30])]
+    with IndexWriter.open(tmp_path / "living", threads=1) as writer:
+        writer.add_documents(extra)
+        writer.delete([docs[5][0], docs[900][0]])
+    live = [d for d in docs if d[0] not in (docs[5][0], docs[900][0])] + extra
+    fresh = Searcher(build_single(live, tmp_path / "fresh", threads=1))
+    after = Searcher(Index.open(tmp_path / "living"))
+    assert after.index.doc_ids == [d for d, _ in live]
+    for q in cranfield.queries[:30]:
+        assert_identical(after.search(q, 10), fresh.search(q, 10), q)
+    # Empty shards are left out; vectors are refused.
+    docs = cranfield.docs[:3]
+    index = build_index([docs[:2], [], docs[2:]], tmp_path / "gaps", None, 3, segments=True)
+    assert [s.n_docs for s in index.segments] == [2, 1]
+    with pytest.raises(ValueError, match="vectors"):
+        build_index(docs, tmp_path / "v", None, 1, segments=True, vectors=True)
+    with pytest.raises(TypeError, match="segments must be a bool"):
+        build_index(docs, tmp_path / "v", None, 1, segments=1)

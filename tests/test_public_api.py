@@ -46,7 +46,8 @@ PUBLIC_NAMES = {
         'synthetic_posting_lists'
     ],
     'mirkit.benchmarks.distributed': [
-        'K', 'N_PARTS', 'Row', 'SHARDS', 'format_table', 'measure', 'report'
+        'K', 'Row', 'SHARDS', 'SearchRow', 'WORKERS', 'format_search_table', 'format_table',
+        'measure', 'measure_search', 'report'
     ],
     'mirkit.benchmarks.evaluation': [
         'MEASURES', 'rows', 'synthetic'

@@ -35,6 +35,17 @@ gzip
     Any file whose content starts with the gzip magic bytes is decompressed as a stream,
     whatever its name; a ``.gz`` file that does not is an error.
 
+A byte range of a file
+    A :class:`FileRange` ``(path, start, end, line)`` of a JSON Lines or TREC file (not gzip),
+    read as :func:`dask.bag.read_text` reads a block: a range that does not start the file
+    starts at the first record boundary at or after `start`, and every range stops at the first
+    boundary at or after `end` (or the end of the file). The boundaries are the ends of lines
+    (just after a ``b"\\n"``) for JSON Lines and the ``<DOC>`` tags (just before the ``<``) for
+    TREC, so the ranges ``[0, b1), [b1, b2), ... [bn, size)`` of a file hold its documents once
+    each, in order, for any cut points, and every document and error is exactly that of reading
+    the whole file. ``line`` is the line number of the byte at `start` (1 plus the newlines
+    before it, :func:`count_newlines`), so that errors name the file's true lines.
+
 An iterable
     Of ``(id, text)`` tuples (or 2-item lists) or of dicts read like JSON Lines objects.
     Locations are ``("<iterable>", n)`` with n counting items from 1.
@@ -87,8 +98,10 @@ __all__ = [
     "MAX_KEPT_ERRORS",
     "DocBatch",
     "DocumentReader",
+    "FileRange",
     "InputError",
     "InputTypeError",
+    "count_newlines",
     "read_documents",
 ]
 
@@ -105,6 +118,7 @@ _EXTENSION_FORMATS = {
     ".sgm": "trec",
 }
 _CHUNK = 1 << 20
+_BOUNDARY_CHUNK = 1 << 16  # reads while looking for a range's boundary
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -186,6 +200,153 @@ class DocBatch:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+@dataclass(frozen=True)
+class FileRange:
+    """A byte range ``[start, end)`` of a JSON Lines or TREC file, as a document source.
+
+    The documents of a range are those whose record starts after the first boundary at or after
+    `start` (or at the start of the file when `start` is 0) and not after the first boundary at
+    or after `end`; see "A byte range of a file" in :mod:`mirkit.ingest`. Pass one to
+    :func:`read_documents` or :meth:`mirkit.index.IndexWriter.add_documents`.
+
+    Attributes
+    ----------
+    path : str
+        The file (uncompressed JSON Lines or TREC SGML).
+    start, end : int
+        Byte offsets, ``0 <= start <= end``; `end` may lie past the end of the file.
+    line : int
+        Line number of the byte at `start`: ``1 + count_newlines(path, 0, start)``; errors
+        count lines from it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "docs.jsonl")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write('{"id": "a", "text": "one"}\\n{"id": "b", "text": "two"}\\n')
+    >>> size = os.path.getsize(path)
+    >>> cuts = [0, 5, 30, size]   # anywhere: inside a line, past the end of the first line
+    >>> ranges = [FileRange(path, a, b, 1 + count_newlines(path, 0, a))
+    ...           for a, b in zip(cuts, cuts[1:])]
+    >>> [[i for batch in read_documents(r) for i in batch.ids] for r in ranges]
+    [['a'], ['b'], []]
+    >>> ranges[1].aligned(), ranges[2].aligned()
+    ((27, 54, 2), (54, 54, 3))
+    """
+
+    path: str
+    start: int
+    end: int
+    line: int = 1
+
+    def __post_init__(self):
+        if not isinstance(self.path, (str, os.PathLike)) or isinstance(self.path, bytes):
+            raise TypeError(f"path must be a str path, got {type(self.path).__name__}")
+        object.__setattr__(self, "path", os.fspath(self.path))
+        for name in ("start", "end", "line"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            object.__setattr__(self, name, int(value))
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"need 0 <= start <= end, got start={self.start}, end={self.end}")
+        if self.line < 1:
+            raise ValueError(f"line must be >= 1, got {self.line}")
+
+    def aligned(self, format: str = "auto") -> tuple[int, int, int]:
+        """``(first, stop, line)``: the bytes ``[first, stop)`` of the file that hold the range's
+        records, and the line number of the byte at `first`. `format` is ``"jsonl"``,
+        ``"trec"`` or ``"auto"`` (by the extension, as :func:`read_documents` decides).
+
+        Raises
+        ------
+        FileNotFoundError
+            If the file does not exist.
+        InputError
+            If the file is gzip-compressed (a byte range of it cannot be read on its own).
+        ValueError
+            If the format is neither JSON Lines nor TREC.
+        """
+        fmt = _range_format(self.path, format)
+        with open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if f.read(2) == _GZIP_MAGIC:
+                raise InputError(self.path, None, "a byte range of a gzip file cannot be read "
+                                 "on its own; decompress it or index the whole file")
+            first, skipped = _boundary(f, self.start, size, fmt)
+            stop = max(first, _boundary(f, self.end, size, fmt)[0])
+        return first, stop, self.line + skipped
+
+
+def count_newlines(path, start: int = 0, end: Optional[int] = None) -> int:
+    """The number of ``b"\\n"`` bytes in ``[start, end)`` of the file at `path` (to its end when
+    `end` is None): a :class:`FileRange` starting at `start` has ``line = 1 + count_newlines(path,
+    0, start)``. Reads the bytes in 1 MiB chunks (memory-speed ``bytes.count``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "three.txt")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"a\\nb\\r\\nc")
+    >>> count_newlines(path), count_newlines(path, 2), count_newlines(path, 0, 1)
+    (2, 1, 0)
+    """
+    n = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = float("inf") if end is None else end - start
+        while left > 0:
+            chunk = f.read(int(min(_CHUNK, left)))
+            if not chunk:
+                break
+            left -= len(chunk)
+            n += chunk.count(b"\n")
+    return n
+
+
+def _range_format(path: str, format: str) -> str:
+    fmt = format if format != "auto" else \
+        _EXTENSION_FORMATS.get(os.path.splitext(path.lower().removesuffix(".gz"))[1], "text")
+    if fmt not in ("jsonl", "trec"):
+        raise ValueError(f"{path}: a byte range must be of a JSON Lines or TREC file (by its "
+                         f"extension, or format='jsonl' or 'trec'), not {fmt!r}")
+    return fmt
+
+
+def _boundary(f, pos: int, size: int, fmt: str) -> tuple[int, int]:
+    """(offset, newlines in [pos, offset)) of the first record boundary at or after `pos` in the
+    open binary file `f` of `size` bytes: just after a b"\\n" (JSON Lines) or at the '<' of a
+    <DOC> tag (TREC); `size` if there is none. The start of the file is a boundary (a range
+    [0, 0) is empty, as dask's read_block makes it)."""
+    if pos == 0 or pos >= size:
+        return min(pos, size), 0
+    f.seek(pos)
+    newlines = 0
+    base, buf = pos, b""  # buf: the bytes from file offset `base` not yet ruled out
+    while True:
+        chunk = f.read(_BOUNDARY_CHUNK)
+        if not chunk:
+            return size, newlines + buf.count(b"\n")
+        if fmt == "jsonl":
+            i = chunk.find(b"\n")
+            if i >= 0:
+                return base + i + 1, newlines + 1
+            base += len(chunk)
+            continue
+        buf += chunk
+        m = _TREC_OPEN_TAG.search(buf)
+        if m:
+            return base + m.start(), newlines + buf.count(b"\n", 0, m.start())
+        # Tags hold no '<': one cut by the chunk's end starts at the last '<'.
+        lt = buf.rfind(b"<")
+        cut = lt if lt >= 0 else len(buf)
+        newlines += buf.count(b"\n", 0, cut)
+        base += cut
+        buf = buf[cut:]
 
 
 class DocumentReader:
@@ -286,24 +447,35 @@ class DocumentReader:
         self._skip_errors = skip_errors
         self._batch_size = check_positive_int(batch_size, "batch_size")
 
-        self._files: Optional[list[tuple[str, str, str]]] = None  # (path, format, text id)
+        # (path, format, text id, None or the aligned (first, stop, line) of a FileRange)
+        self._files: Optional[list[tuple[str, str, str, Optional[tuple]]]] = None
         self._iterable: Optional[Iterable] = None
         self._started = False
-        if isinstance(source, (str, os.PathLike)):
+        if isinstance(source, FileRange):
+            self._source_repr = repr(source)
+            if not os.path.isfile(source.path):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), source.path)
+            fmt = _range_format(source.path, format)
+            first, stop, line = source.aligned(fmt)
+            self._files = [(source.path, fmt, "", (first, stop, line))]
+            self.bytes_total = stop - first
+        elif isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
             if isinstance(path, bytes):
                 raise TypeError("source path must be a str path, not bytes")
             self._source_repr = repr(path)
             if os.path.isdir(path):
                 self._files = [
-                    (p, self._file_format(p), _text_id(os.path.relpath(p, path)))
+                    (p, self._file_format(p), _text_id(os.path.relpath(p, path)), None)
                     for p in _walk(path)
                 ]
             elif os.path.exists(path):
-                self._files = [(path, self._file_format(path), _text_id(os.path.basename(path)))]
+                self._files = [
+                    (path, self._file_format(path), _text_id(os.path.basename(path)), None)
+                ]
             else:
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            self.bytes_total: Optional[int] = sum(os.path.getsize(p) for p, _, _ in self._files)
+            self.bytes_total: Optional[int] = sum(os.path.getsize(f[0]) for f in self._files)
         elif isinstance(source, (bytes, bytearray, memoryview)):
             raise TypeError("source must be a path or an iterable of documents, not bytes")
         elif isinstance(source, Mapping):
@@ -356,12 +528,17 @@ class DocumentReader:
                 self._iterable, self._id_field, self._text_fields, self._count_bytes
             )
             return
-        for path, fmt, text_id in self._files:
-            chunks = _read_chunks(path, self._count_bytes)
+        for path, fmt, text_id, span in self._files:
+            if span is None:
+                chunks, line, at_tag = _read_chunks(path, self._count_bytes), 1, False
+            else:
+                first, stop, line = span
+                chunks = _range_chunks(path, first, stop, self._count_bytes)
+                at_tag = stop < os.path.getsize(path)  # the range ends at a <DOC> tag
             if fmt == "jsonl":
-                yield _jsonl_docs(path, chunks, self._id_field, self._text_fields)
+                yield _jsonl_docs(path, chunks, self._id_field, self._text_fields, line)
             elif fmt == "trec":
-                yield _trec_docs(path, chunks)
+                yield _trec_docs(path, chunks, line, at_tag)
             else:
                 yield _text_docs(path, chunks, text_id)
 
@@ -469,6 +646,26 @@ def _read_chunks(path: str, count_bytes: Callable[[int], None]) -> Iterator[byte
                 chunk = chunk[len(_UTF8_BOM) :]
             done = now
             lines += chunk.count(b"\n")
+            yield chunk
+
+
+def _range_chunks(path: str, first: int, stop: int,
+                  count_bytes: Callable[[int], None]) -> Iterator[bytes]:
+    """The bytes [first, stop) of `path` in chunks of about 1 MiB (a UTF-8 byte order mark at
+    the start of the file is dropped), reporting them to `count_bytes`."""
+    with open(path, "rb") as f:
+        f.seek(first)
+        pos = first
+        while pos < stop:
+            chunk = f.read(min(_CHUNK, stop - pos))
+            if not chunk:
+                raise InputError(path, None, f"the file ended at byte {pos}, before byte {stop} "
+                                 "of its range (did it change while being read?)")
+            count_bytes(len(chunk))
+            if pos == 0 and chunk.startswith(_UTF8_BOM):
+                pos, chunk = len(chunk), chunk[len(_UTF8_BOM) :]
+            else:
+                pos += len(chunk)
             yield chunk
 
 
@@ -612,12 +809,17 @@ def _loads_line(line: str):
 
 
 def _jsonl_docs(
-    path: str, chunks: Iterator[bytes], id_field: str, text_fields: tuple[str, ...]
+    path: str,
+    chunks: Iterator[bytes],
+    id_field: str,
+    text_fields: tuple[str, ...],
+    first_line: int = 1,
 ) -> Iterator[_Item]:
+    """The documents of JSON Lines `chunks` (of `path`) whose first line is `first_line`."""
     # scan_once is raw_decode without its Python wrapper (10% of the time on GCIDE); it raises
     # StopIteration where no value starts.
     scan_once = _DECODER.scan_once
-    line = 0
+    line = first_line - 1
     for block in _line_blocks(chunks):
         while block:
             bad = None
@@ -684,6 +886,8 @@ def _json_type(value) -> str:
 # <DOC> or </DOC>, attributes allowed. Tags hold no '<', so a tag cut by a chunk boundary starts
 # at the last '<' before it.
 _TREC_DOC_TAG = re.compile(rb"<(/?)DOC(?:\s[^<>]*)?>", re.IGNORECASE)
+# <DOC> alone: where a byte range of a TREC file starts and stops.
+_TREC_OPEN_TAG = re.compile(rb"<DOC(?:\s[^<>]*)?>", re.IGNORECASE)
 _NON_SPACE = re.compile(rb"\S")
 _DOCNO = re.compile(r"<DOCNO(?:\s[^<>]*)?>(.*?)</DOCNO\s*>", re.IGNORECASE | re.DOTALL)
 _DOCNO_TAG = re.compile(r"<DOCNO(?:\s[^<>]*)?>", re.IGNORECASE)
@@ -719,10 +923,14 @@ def _trec_doc(path: str, doc: bytearray, line: int) -> _Item:
     return doc_id, "\n".join(pieces), (path, line)
 
 
-def _trec_docs(path: str, chunks: Iterator[bytes]) -> Iterator[_Item]:
+def _trec_docs(
+    path: str, chunks: Iterator[bytes], first_line: int = 1, at_tag: bool = False
+) -> Iterator[_Item]:
+    """The documents of TREC `chunks` (of `path`) whose first line is `first_line`; `at_tag`:
+    the chunks stop just before a <DOC> tag (a byte range's end), not at the end of the file."""
     buf = bytearray()
     pos = 0  # start of the input not yet consumed; line is its line number
-    line = 1
+    line = first_line
     start = -1  # offset of the open <DOC> tag (then pos == start), -1 between documents
     search = 0
     for chunk in chunks:
@@ -762,7 +970,11 @@ def _trec_docs(path: str, chunks: Iterator[bytes]) -> Iterator[_Item]:
                 pos = start = m.start()
                 search = m.end()
     if start >= 0:
-        yield InputError(path, line, "<DOC> without </DOC> before the end of the file")
+        if at_tag:  # as the whole file's reader says on meeting the next range's first tag
+            at = line + buf.count(b"\n", pos)
+            yield InputError(path, line, f"<DOC> without </DOC> before the <DOC> at line {at}")
+        else:
+            yield InputError(path, line, "<DOC> without </DOC> before the end of the file")
     else:
         junk = _NON_SPACE.search(buf, pos)
         if junk:

@@ -792,6 +792,15 @@ def create(path: Path, settings: dict) -> None:
         raise
 
 
+def segment_settings(manifest: dict) -> dict:
+    """The index settings a commit point holds, from the manifest of a format-1 index."""
+    return {"analyzer": manifest["analyzer"], "codec": manifest["codecs"]["docids"],
+            "freq_codec": manifest["codecs"]["freqs"],
+            "positions": manifest["codecs"]["positions"] is not None,
+            "vectors": manifest["codecs"].get("vectors") is not None,
+            "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]}}
+
+
 def new_commit(generation: int, settings: dict, segments: list, next_segment: int) -> dict:
     return {"format": COMMIT_FORMAT, "format_version": SEGMENTED_FORMAT_VERSION,
             "mirkit_version": __version__, "generation": generation,
@@ -814,15 +823,10 @@ def upgrade(path: Path) -> None:
         os.link(path / name, tmp / name)
     fsync_dir(tmp)
     move_into_place(tmp, seg, overwrite=False)
-    settings = {"analyzer": old["analyzer"], "codec": old["codecs"]["docids"],
-                "freq_codec": old["codecs"]["freqs"],
-                "positions": old["codecs"]["positions"] is not None,
-                "vectors": old["codecs"].get("vectors") is not None,
-                "bm25": {"k1": old["bm25"]["k1"], "b": old["bm25"]["b"]}}
     n = old["stats"]["n_docs"]
     segments = [{"name": segment_name(0), "n_docs": n, "n_deleted": 0, "deletions": None}] \
         if n else []
-    write_commit(path, new_commit(1, settings, segments, 1))
+    write_commit(path, new_commit(1, segment_settings(old), segments, 1))
     write_manifest(path, marker_manifest())
     fsync_dir(path)
     for name in old["files"]:

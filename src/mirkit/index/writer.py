@@ -27,7 +27,9 @@ BLOCK_SIZE = _core.index.BLOCK_SIZE  # postings per block (the C++ format owns i
 MEMORY_OVERHEAD = 40 << 20  # fixed buffers outside the budget (file writers, batches), bytes
 
 
-def _parse_bytes(value, name: str) -> int:
+def _parse_bytes(value, name: str, minimum: int = 1 << 16) -> int:
+    """Bytes of `value`: an int, or a str such as ``"512MB"`` or ``"2GiB"`` (binary units),
+    at least `minimum`."""
     units = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20,
              "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
     if isinstance(value, bool):
@@ -41,8 +43,10 @@ def _parse_bytes(value, name: str) -> int:
         amount = int(float(m.group(1)) * units[m.group(2).lower()])
     else:
         raise TypeError(f"{name} must be a byte count or a size like '512MB'")
-    if amount < 1 << 16:
-        raise ValueError(f"{name} must be at least 64 KiB, got {amount} bytes")
+    if amount < minimum:
+        at_least = f"{minimum >> 10} KiB" if minimum % 1024 == 0 \
+            else f"{minimum} byte" + "s" * (minimum != 1)
+        raise ValueError(f"{name} must be at least {at_least}, got {amount} bytes")
     return amount
 
 
