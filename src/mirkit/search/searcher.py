@@ -377,6 +377,16 @@ class Searcher:
                                     t_ranks, v_ranks, fusion))
         return out
 
+    def _single(self, what: str) -> Index:
+        """The one index `what` needs; ValueError for a segmented index of several segments
+        or with deletions."""
+        if isinstance(self.index, SegmentedIndex):
+            try:
+                return self.index.single()
+            except ValueError as e:
+                raise ValueError(f"{what}: {e}") from None
+        return self.index
+
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,
         unranked: a :class:`mirkit.search._boolean.BooleanResult` (see
