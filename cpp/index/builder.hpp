@@ -51,6 +51,14 @@ struct BuildStats {
   std::vector<FileInfo> files;  // every file written, in a fixed order
 };
 
+// Seconds spent in each step (wall clock of the calling thread; the analysis runs on the
+// builder's threads).
+struct BuildTimings {
+  double analyze = 0;  // tokenizing, term lookup, per-document term frequencies
+  double invert = 0;   // appending postings to the term buffers, spilling runs
+  double write = 0;    // merging the runs, encoding blocks and writing every file
+};
+
 // Thrown by add_batch() when a document id repeats an earlier one; nothing of the batch has
 // been added, so the caller may drop that document and resubmit the rest.
 class DuplicateIdError : public std::invalid_argument {
@@ -75,6 +83,16 @@ class IndexBuilder {
 
   uint64_t n_docs() const;
   size_t memory_used() const;
+  const BuildTimings& timings() const;
+  // Writes the run in memory to disk now (no-op when it is empty), giving its memory back.
+  void spill();
+  // The id of document `docid` (0-based, of this builder); out_of_range past the end.
+  std::string doc_id(uint64_t docid) const;
+  // Finishes `parts` (builders of the same options, in collection order, each over its own
+  // directory) as one index written into this builder's directory, which must have no
+  // documents: byte-identical to one builder fed all their documents in order. The parts and
+  // this builder are spent afterwards; the parts' directories hold nothing more of use.
+  BuildStats merge_parts(const std::vector<IndexBuilder*>& parts);
 
  private:
   struct State;
