@@ -25,6 +25,15 @@ from mirkit.search import Searcher
 from test_documents import JSONL_ERRORS
 
 FIELDS = ("title", "text")
+# Every JSON parser of this build: the strict one always, simdjson when CMake found it.
+PARSERS = _core.index.JSONL_PARSERS
+
+
+@pytest.fixture(params=PARSERS)
+def parser(request, monkeypatch):
+    """Runs a test with each JSON parser of the C++ reader."""
+    monkeypatch.setenv("MIRKIT_JSONL_READER", request.param)
+    return request.param
 
 
 def _write_jsonl(path: Path, docs) -> Path:
@@ -36,11 +45,11 @@ def _write_jsonl(path: Path, docs) -> Path:
 
 
 def _build(path, out, monkeypatch, *, python_reader=False, **options):
+    """A build through the Python reader, or through the C++ reader with the parser chosen by
+    the `parser` fixture (or the default one)."""
     with monkeypatch.context() as m:
         if python_reader:
             m.setenv("MIRKIT_JSONL_READER", "python")
-        else:
-            m.delenv("MIRKIT_JSONL_READER", raising=False)
         return build_index(path, out, **options)
 
 
@@ -68,7 +77,7 @@ def corpora(cranfield_docs, tmp_path_factory):
 @pytest.mark.parametrize("options", [{}, {"positions": True, "memory_budget": "256KB"},
                                      {"vectors": True, "codec": "vbyte"}])
 def test_merged_index_is_byte_identical_for_any_threads(corpora, corpus, options, tmp_path,
-                                                        monkeypatch):
+                                                        monkeypatch, parser):
     path = corpora[corpus]
     want = _files(_build(path, tmp_path / "ref", monkeypatch, python_reader=True, threads=1,
                          **options).path)
@@ -127,6 +136,16 @@ def test_batches_and_files_mix_in_order(tmp_path, monkeypatch):
                         assert np.array_equal(x, y), term
 
 
+def test_parsers_of_this_build(monkeypatch, tmp_path):
+    assert PARSERS[0] == "strict" and set(PARSERS) <= {"strict", "simdjson"}
+    with pytest.raises(ValueError, match="parser must be one of JSONL_PARSERS"):
+        _core.index.jsonl_read_line(b"{}", "id", ["text"], "yaml")
+    monkeypatch.setenv("MIRKIT_JSONL_READER", "yaml")
+    path = _write_jsonl(tmp_path / "a.jsonl", [("a", "b")])
+    with pytest.raises(ValueError, match="MIRKIT_JSONL_READER='yaml'"):
+        build_index(path, tmp_path / "idx")
+
+
 def test_merge_option_is_checked(tmp_path):
     with pytest.raises(TypeError, match="merge must be a bool"):
         IndexWriter(tmp_path / "x", merge=1)
@@ -145,7 +164,7 @@ def _error_of(path, tmp_path, monkeypatch, name, **options):
 
 
 @pytest.mark.parametrize("record, kind, message", JSONL_ERRORS)
-def test_errors_are_the_python_readers(tmp_path, monkeypatch, record, kind, message):
+def test_errors_are_the_python_readers(tmp_path, monkeypatch, record, kind, message, parser):
     # The bad record sits in the last worker's range; good documents fill the others.
     good = [{"id": f"g{i}", "text": f"good text number {i} " * 3} for i in range(400)]
     lines = [json.dumps(d) for d in good] + [record if isinstance(record, str)
@@ -161,7 +180,7 @@ def test_errors_are_the_python_readers(tmp_path, monkeypatch, record, kind, mess
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_duplicate_ids_within_and_across_workers(tmp_path, monkeypatch, threads):
+def test_duplicate_ids_within_and_across_workers(tmp_path, monkeypatch, threads, parser):
     docs = [(f"d{i}", f"text {i} " * 8) for i in range(1000)]
     for where in (5, 999):  # the first document repeated near the start, and at the very end
         dup = docs[:where] + [("d0", "again")] + docs[where:]
@@ -185,7 +204,7 @@ def test_duplicate_of_a_batch_document(tmp_path):
     assert not (tmp_path / "idx").exists()
 
 
-def test_unusual_lines_go_through_the_python_reader(tmp_path, monkeypatch):
+def test_unusual_lines_go_through_the_python_reader(tmp_path, monkeypatch, parser):
     lines = ['\ufeff{"id": "bom", "text": "first"}', '  {"id": "ws", "text": "lead"}  \r',
              "", " \t ", "\x0c", '{"id": 5, "text": "NaN ok", "n": NaN}',
              '{"id": "s", "text": "pair \\ud83d\\ude00", "x": "\\ud800"}',
@@ -211,29 +230,40 @@ def _reference(line: bytes, id_field="id", text_fields=FIELDS):
 
 
 def _check_line(line: bytes, id_field="id", text_fields=FIELDS) -> object:
-    """The strict reader never disagrees with the reference; returns its own verdict."""
-    got = _core.index.jsonl_read_line(line, id_field, list(text_fields))
-    if got is None:
-        return None
-    want = _reference(line, id_field, text_fields)
-    if got == "blank":
-        assert want is None, line
-    else:
-        assert got == want, line
-    return got
+    """No parser of the C++ reader disagrees with the reference; returns their verdict (the
+    same for every parser, or None when one leaves the line to the reference)."""
+    verdicts = []
+    for parser in PARSERS:
+        got = _core.index.jsonl_read_line(line, id_field, list(text_fields), parser)
+        verdicts.append(got)
+        if got is None:
+            continue
+        want = _reference(line, id_field, text_fields)
+        if got == "blank":
+            assert want is None, (parser, line)
+        else:
+            assert got == want, (parser, line)
+    return None if None in verdicts else verdicts[0]
 
 
-def test_strict_reader_takes_the_common_lines():
+@pytest.mark.parametrize("parser", PARSERS)
+def test_strict_reader_takes_the_common_lines(parser):
+    def read(line, id_field="id", text_fields=FIELDS):
+        _check_line(line, id_field, text_fields)
+        return _core.index.jsonl_read_line(line, id_field, list(text_fields), parser)
+
     line = json.dumps({"id": "a1", "title": "T\u00e9", "text": "x \"q\" \\ \u2028 \U0001F600",
                        "extra": [1, {"k": None}, -2.5e-3, True]}).encode()
-    assert _check_line(line) == (b"a1", "T\u00e9\nx \"q\" \\ \u2028 \U0001F600".encode())
-    assert _check_line(json.dumps({"id": 12345678901234567890123, "text": ""}).encode()) == \
-        (b"12345678901234567890123", b"")
-    assert _check_line(b'{"id": "x", "title": null, "text": "t"}') == (b"x", b"t")
-    assert _check_line(b'{"i\\u0064": "esc", "text": "key escaped"}') == (b"esc", b"key escaped")
-    assert _check_line(b"  \r") == "blank"
-    assert _check_line(b"{\"text\": \"a\", \"text\": \"b\", \"id\": 1}", "text", ["text"]) == \
+    assert read(line) == (b"a1", "T\u00e9\nx \"q\" \\ \u2028 \U0001F600".encode())
+    assert read(json.dumps({"id": 1234567890123456789, "text": ""}).encode()) == \
+        (b"1234567890123456789", b"")
+    assert read(b'{"id": "x", "title": null, "text": "t"}') == (b"x", b"t")
+    assert read(b'{"i\\u0064": "esc", "text": "key escaped"}') == (b"esc", b"key escaped")
+    assert read(b"  \r") == "blank"
+    assert read(b"{\"text\": \"a\", \"text\": \"b\", \"id\": 1}", "text", ["text"]) == \
         (b"b", b"b")
+    big = json.dumps({"id": 12345678901234567890123, "text": "t"}).encode()
+    assert read(big) == ((b"12345678901234567890123", b"t") if parser == "strict" else None)
 
 
 @pytest.mark.parametrize("line", [
@@ -249,7 +279,9 @@ def test_strict_reader_takes_the_common_lines():
     b'{"id": "x", "text": "t", "big": ' + b"9" * 5000 + b"}",
 ])
 def test_strict_reader_leaves_the_unusual_to_the_reference(line):
-    assert _check_line(line) is None
+    _check_line(line)
+    for parser in PARSERS:
+        assert _core.index.jsonl_read_line(line, "id", list(FIELDS), parser) is None, parser
 
 
 json_values = st.recursive(
@@ -269,10 +301,11 @@ documents = st.dictionaries(st.sampled_from(["id", "title", "text", "other", "i\
        edit=st.tuples(st.integers(0, 400), st.integers(0, 3), st.binary(max_size=3)))
 def test_strict_reader_agrees_with_json_on_generated_lines(doc, ensure_ascii, indent, edit):
     line = json.dumps(doc, ensure_ascii=ensure_ascii, indent=indent).replace("\n", "").encode()
-    got = _check_line(line)
+    _check_line(line)
     want = _reference(line)
     if isinstance(want, tuple) and "\\ud" not in line.decode("utf-8", "replace").lower():
-        assert got is not None, line  # what Python takes plainly, the strict reader takes too
+        # What Python takes plainly, the strict parser takes too.
+        assert _core.index.jsonl_read_line(line, "id", list(FIELDS), "strict") is not None, line
     # The same line, damaged: a few bytes cut out and others put in.
     at, cut, put = edit
     at = min(at, len(line))
@@ -289,6 +322,7 @@ def test_strict_reader_on_hostile_bytes(noise, prefix):
                                                                  HealthCheck.function_scoped_fixture])
 @given(docs=st.lists(documents, min_size=1, max_size=30), threads=st.integers(1, 3))
 def test_generated_files_read_like_the_python_reader(tmp_path_factory, docs, threads):
+    # Each parser of the C++ reader, against the Python reader.
     folder = tmp_path_factory.mktemp("gen")
     path = folder / "g.jsonl"
     # Pad with plain documents so the file has several worker ranges.
@@ -310,4 +344,6 @@ def test_generated_files_read_like_the_python_reader(tmp_path_factory, docs, thr
             if old is not None:
                 os.environ["MIRKIT_JSONL_READER"] = old
 
-    assert run("") == run("python")
+    want = run("python")
+    for parser in PARSERS:
+        assert run(parser) == want, parser

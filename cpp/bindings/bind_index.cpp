@@ -92,6 +92,12 @@ py::dict stats_dict(const index::BuildStats& s) {
   return d;
 }
 
+index::JsonParser json_parser(const std::string& name) {
+  if (name == "strict") return index::JsonParser::kStrict;
+  if (name == "simdjson" && index::simdjson_available()) return index::JsonParser::kSimdjson;
+  throw py::value_error("parser must be one of JSONL_PARSERS, got '" + name + "'");
+}
+
 // An IndexBuilder or ParallelBuilder from the writer's keyword arguments.
 template <class Builder>
 std::unique_ptr<Builder> make_builder(std::string directory, const py::dict& analyzer,
@@ -134,6 +140,10 @@ void bind_index(py::module_& m) {
                                                std::end(index::kThresholdRanks))));
   m.attr("FORMAT_VERSION") = index::kFormatVersion;
   m.attr("BLOCK_SIZE") = index::kBlockSize;
+  py::list parsers;
+  parsers.append("strict");
+  if (index::simdjson_available()) parsers.append("simdjson");
+  m.attr("JSONL_PARSERS") = py::tuple(parsers);
   // Every index file: (name, part, element dtype, when it exists), from format.hpp.
   py::list files;
   for (const index::IndexFile& f : index::kIndexFiles) {
@@ -187,8 +197,9 @@ void bind_index(py::module_& m) {
            "which case nothing of the batch was added.")
       .def("add_jsonl",
            [](ParallelBuilder& self, const std::string& path, const std::string& id_field,
-              const std::vector<std::string>& text_fields, const py::function& resolve) {
-             index::JsonlFields fields{id_field, text_fields};
+              const std::vector<std::string>& text_fields, const py::function& resolve,
+              const std::string& parser) {
+             index::JsonlFields fields{id_field, text_fields, json_parser(parser)};
              std::vector<py::object> errors;  // by worker; touched only with the GIL held
              index::ResolveLine call = [&](unsigned worker, uint64_t line,
                                            std::string_view bytes) {
@@ -224,6 +235,7 @@ void bind_index(py::module_& m) {
              return py::make_tuple(r.n_docs, error);
            },
            py::arg("path"), py::arg("id_field"), py::arg("text_fields"), py::arg("resolve"),
+           py::arg("parser") = "strict",
            "Indexes a JSON Lines file on the builder's threads; resolve(line, bytes) decides "
            "the lines the strict reader leaves undecided (None: skip; (id bytes, text bytes); "
            "or raises). Returns (documents added, None or (\"resolved\", line, exception) or "
@@ -264,8 +276,9 @@ void bind_index(py::module_& m) {
 
   m.def("jsonl_read_line",
         [](const py::bytes& line, const std::string& id_field,
-           const std::vector<std::string>& text_fields) -> py::object {
-          index::JsonlLineReader reader(index::JsonlFields{id_field, text_fields});
+           const std::vector<std::string>& text_fields, const std::string& parser) -> py::object {
+          index::JsonlLineReader reader(
+              index::JsonlFields{id_field, text_fields, json_parser(parser)});
           std::string id, text;
           switch (reader.read(std::string_view(line), id, text)) {
             case index::LineStatus::kDocument:
@@ -277,6 +290,7 @@ void bind_index(py::module_& m) {
           }
         },
         py::arg("line"), py::arg("id_field"), py::arg("text_fields"),
+        py::arg("parser") = "strict",
         "The strict JSON Lines reader on one line (without its newline): (id bytes, text "
         "bytes), \"blank\", or None when it leaves the line to the reference reader.");
 

@@ -1,6 +1,7 @@
 #include "index/jsonl.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "core/utf8.hpp"
 
@@ -53,11 +54,17 @@ size_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
 }  // namespace
 
 JsonlLineReader::JsonlLineReader(JsonlFields fields) : m_fields(std::move(fields)) {
-  m_wanted.push_back(Wanted{m_fields.id_field});
+  if (m_fields.parser == JsonParser::kSimdjson) {
+    if (!simdjson_available()) {
+      throw std::invalid_argument("this mirkit was built without simdjson");
+    }
+    m_simd = make_simd();
+  }
+  m_wanted.push_back(Wanted{m_fields.id_field, Kind::kAbsent, {}});
   for (const std::string& name : m_fields.text_fields) {
     size_t slot = 0;
     while (slot < m_wanted.size() && m_wanted[slot].name != name) ++slot;
-    if (slot == m_wanted.size()) m_wanted.push_back(Wanted{name});
+    if (slot == m_wanted.size()) m_wanted.push_back(Wanted{name, Kind::kAbsent, {}});
     m_text_slot.push_back(slot);
   }
 }
@@ -248,18 +255,32 @@ bool JsonlLineReader::value(int depth, Wanted* into) {
   return false;  // NaN, Infinity and anything else
 }
 
+JsonlLineReader::~JsonlLineReader() = default;
+
 LineStatus JsonlLineReader::read(std::string_view line, std::string& id, std::string& text) {
   m_p = line.data();
   m_end = line.data() + line.size();
   skip_space();
   if (m_p == m_end) return LineStatus::kBlank;
   if (*m_p != '{') return LineStatus::kUnsure;
+  if (m_simd) return read_simdjson(line, id, text);
+  return read_strict(line, id, text);
+}
+
+LineStatus JsonlLineReader::read_strict(std::string_view line, std::string& id,
+                                        std::string& text) {
+  m_p = line.data();
+  m_end = line.data() + line.size();
+  skip_space();
   for (Wanted& w : m_wanted) w.kind = Kind::kAbsent;
   if (!value(0, nullptr)) return LineStatus::kUnsure;
   skip_space();
   if (m_p != m_end) return LineStatus::kUnsure;  // extra data
+  return document(id, text);
+}
 
-  // ingest._mapping_doc, for the cases it accepts.
+// ingest._mapping_doc, for the cases it accepts.
+LineStatus JsonlLineReader::document(std::string& id, std::string& text) {
   const Wanted& doc_id = m_wanted[0];
   if (doc_id.kind == Kind::kString) {
     if (doc_id.value.empty()) return LineStatus::kUnsure;

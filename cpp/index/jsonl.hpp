@@ -12,15 +12,22 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace mirkit::index {
 
+enum class JsonParser { kStrict, kSimdjson };
+
+// Whether this build has the simdjson parser.
+bool simdjson_available();
+
 struct JsonlFields {
   std::string id_field = "id";
   std::vector<std::string> text_fields{"title", "text"};
+  JsonParser parser = JsonParser::kStrict;  // invalid_argument if not available
 };
 
 enum class LineStatus {
@@ -32,10 +39,22 @@ enum class LineStatus {
 class JsonlLineReader {
  public:
   explicit JsonlLineReader(JsonlFields fields);
+  ~JsonlLineReader();
+  JsonlLineReader(const JsonlLineReader&) = delete;
+  JsonlLineReader& operator=(const JsonlLineReader&) = delete;
   // Reads one line (without its '\n'). Not thread-safe: one reader per thread.
   LineStatus read(std::string_view line, std::string& id, std::string& text);
 
  private:
+  struct Simd;  // simdjson's parser (jsonl_simdjson.cpp)
+  struct SimdDeleter {
+    void operator()(Simd* simd) const;
+  };
+  static std::unique_ptr<Simd, SimdDeleter> make_simd();
+  LineStatus read_strict(std::string_view line, std::string& id, std::string& text);
+  LineStatus read_simdjson(std::string_view line, std::string& id, std::string& text);
+  // The document of the fields read (m_wanted), as ingest._mapping_doc makes it, or kUnsure.
+  LineStatus document(std::string& id, std::string& text);
   enum class Kind : uint8_t { kAbsent, kNull, kString, kInteger, kOther };
   struct Wanted {
     std::string name;
@@ -52,6 +71,7 @@ class JsonlLineReader {
   std::vector<Wanted> m_wanted;  // [0]: the id field, then the distinct text fields
   std::vector<size_t> m_text_slot;  // per text field: its index in m_wanted
   std::string m_key;
+  std::unique_ptr<Simd, SimdDeleter> m_simd;
   const char* m_p = nullptr;
   const char* m_end = nullptr;
 };

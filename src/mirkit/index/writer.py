@@ -29,9 +29,24 @@ BLOCK_SIZE = _core.index.BLOCK_SIZE  # postings per block (the C++ format owns i
 MEMORY_OVERHEAD = 40 << 20  # fixed buffers outside the budget (file writers, batches), bytes
 #: The steps of :attr:`IndexWriter.timings`, in order.
 TIMING_STEPS = ("read_parse", "analyze", "invert", "write", "merge")
-# MIRKIT_JSONL_READER=python sends JSON Lines files through mirkit.ingest's reader instead of
-# the writer's C++ reader (for tests and comparisons).
+# MIRKIT_JSONL_READER picks the reader of JSON Lines files: "python" (mirkit.ingest's, in
+# batches), "strict" or "simdjson" (the C++ reader with that JSON parser); by default the C++
+# reader with simdjson when this build has it (_core.index.JSONL_PARSERS), else "strict".
 _JSONL_READER_ENV = "MIRKIT_JSONL_READER"
+
+
+def _jsonl_parser() -> Optional[str]:
+    """The C++ reader's JSON parser, or None for the Python reader (MIRKIT_JSONL_READER)."""
+    choice = os.environ.get(_JSONL_READER_ENV, "")
+    if choice == "python":
+        return None
+    parsers = _core.index.JSONL_PARSERS
+    if not choice:
+        return parsers[-1]
+    if choice not in parsers:
+        raise ValueError(f"{_JSONL_READER_ENV}={choice!r}: expected 'python' or one of "
+                         f"{parsers}")
+    return choice
 
 
 def _parse_bytes(value, name: str) -> int:
@@ -354,7 +369,8 @@ class IndexWriter:
         def resolve(line: int, data: bytes):
             return jsonl_line(path, line, data, id_field, text_fields)
 
-        _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve)
+        _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve,
+                                           parser=_jsonl_parser())
         self.bytes_read += reader.bytes_total
         self._update_timings()
         if error is None:
@@ -476,7 +492,7 @@ class IndexWriter:
 def _plain_jsonl_file(reader) -> Optional[str]:
     """The path of the reader's source when it is one plain (not gzip'ed) JSON Lines file
     that the C++ reader can take, else None."""
-    if os.environ.get(_JSONL_READER_ENV, "") == "python":
+    if _jsonl_parser() is None:
         return None
     files = reader._files
     if files is None or len(files) != 1 or files[0][1] != "jsonl":
