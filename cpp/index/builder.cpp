@@ -332,7 +332,7 @@ struct IndexBuilder::State {
     if (finished) throw std::logic_error("IndexBuilder: add_batch after finish");
     if (n == 0) return;
     if (doc_lengths.size() + n > kMaxDocs) core::fail_value("too many documents for one index");
-    check_ids(ids, n);
+    if (options.check_ids) check_ids(ids, n);
     // Slices in proportion to text bytes, so threads get similar work.
     size_t total = 0;
     for (size_t i = 0; i < n; ++i) total += texts[i].size() + 16;
@@ -358,7 +358,7 @@ struct IndexBuilder::State {
     for (size_t i = 0; i < n; ++i) {
       ids_file->write(ids[i].data(), ids[i].size());
       id_offsets.push_back(ids_file->bytes());
-      id_hashes.insert(StringMap::hash(ids[i]));
+      if (options.check_ids) id_hashes.insert(StringMap::hash(ids[i]));
     }
     size_t mem = memory();
     peak_memory = std::max(peak_memory, mem);

@@ -38,6 +38,9 @@ struct BuildOptions {
   unsigned threads = 1;
   size_t memory_budget = size_t{1} << 30;  // bytes of postings buffers + dictionaries
   Bm25Params bm25;
+  // Refuse repeated ids (DuplicateIdError). A ParallelBuilder checks them for all its parts at
+  // once and turns it off for each part, so that no id hash is kept twice.
+  bool check_ids = true;
 };
 
 struct BuildStats {

@@ -67,11 +67,8 @@ class IdTable {
 
 // What one worker of add_jsonl produced besides its part.
 struct WorkerOutput {
-  std::vector<uint64_t> hashes, lines;  // per document added
-  JsonlResult::ErrorKind error = JsonlResult::kNone;
-  uint64_t error_line = 0;
-  std::string duplicate_id;
-  uint64_t local_first = 0;
+  std::vector<uint64_t> hashes, lines;  // per document added: id hash, line
+  uint64_t error_line = 0;              // of the callback's error; 0: none
   double parse_seconds = 0;
 };
 
@@ -114,6 +111,7 @@ struct ParallelBuilder::State {
     BuildOptions o = options;
     o.threads = part_threads;
     o.memory_budget = budget;
+    o.check_ids = false;  // this builder's id table checks every part
     part_base.push_back(n_docs);
     parts.push_back(std::make_unique<IndexBuilder>(part_dir(parts.size()), o));
     return *parts.back();
@@ -166,7 +164,7 @@ struct ParallelBuilder::State {
       new_part(threads, options.memory_budget);
       tail_open = true;
     }
-    parts.back()->add_batch(ids_, texts, n);  // its own check finds nothing more
+    parts.back()->add_batch(ids_, texts, n);
     for (size_t i = 0; i < n; ++i) ids.insert(hashes[i], n_docs + i);
     n_docs += n;
     bound_memory();
@@ -191,29 +189,18 @@ void ParallelBuilder::State::read_range(const char* data, size_t lo, size_t hi,
   std::vector<uint64_t> lines;
   std::vector<std::string_view> id_views, text_views;
 
-  // Adds the first n documents of the batch; on a repeated id, adds those before it and
-  // records the error.
-  auto add = [&](size_t n) -> bool {
+  // Adds the batch to the part (repeated ids are found later, across all parts).
+  auto add = [&] {
     id_views.clear();
     text_views.clear();
-    for (size_t i = 0, a = 0, b = 0; i < n; ++i) {
+    for (size_t i = 0, a = 0, b = 0; i < id_end.size(); ++i) {
       id_views.emplace_back(id_arena.data() + a, id_end[i] - a);
       text_views.emplace_back(text_arena.data() + b, text_end[i] - b);
       a = id_end[i];
       b = text_end[i];
     }
-    size_t added = n;
-    try {
-      part.add_batch(id_views.data(), text_views.data(), n);
-    } catch (const DuplicateIdError& e) {
-      added = e.batch_index;
-      part.add_batch(id_views.data(), text_views.data(), added);
-      out.error = JsonlResult::kDuplicate;
-      out.error_line = lines[added];
-      out.duplicate_id.assign(id_views[added]);
-      out.local_first = e.first_docid;
-    }
-    for (size_t i = 0; i < added; ++i) {
+    part.add_batch(id_views.data(), text_views.data(), id_views.size());
+    for (size_t i = 0; i < id_views.size(); ++i) {
       out.hashes.push_back(StringMap::hash(id_views[i]));
       out.lines.push_back(lines[i]);
     }
@@ -222,7 +209,6 @@ void ParallelBuilder::State::read_range(const char* data, size_t lo, size_t hi,
     id_end.clear();
     text_end.clear();
     lines.clear();
-    return added == n;
   };
 
   auto parse_started = Clock::now();
@@ -246,10 +232,8 @@ void ParallelBuilder::State::read_range(const char* data, size_t lo, size_t hi,
       if (outcome.kind == LineOutcome::kSkip) continue;
       if (outcome.kind == LineOutcome::kError) {
         out.parse_seconds += seconds_since(parse_started);
-        if (add(id_end.size())) {
-          out.error = JsonlResult::kResolved;
-          out.error_line = line;
-        }
+        add();
+        out.error_line = line;
         return;
       }
       id.swap(outcome.id);
@@ -262,12 +246,12 @@ void ParallelBuilder::State::read_range(const char* data, size_t lo, size_t hi,
     lines.push_back(line);
     if (id_end.size() == kWorkerBatch) {
       out.parse_seconds += seconds_since(parse_started);
-      if (!add(kWorkerBatch)) return;
+      add();
       parse_started = Clock::now();
     }
   }
   out.parse_seconds += seconds_since(parse_started);
-  add(id_end.size());
+  add();
 }
 
 JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const JsonlFields& fields,
@@ -311,8 +295,8 @@ JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const Jso
                resolve, *parts[first_part + w], outs[w]);
   });
 
-  // Part bases, then repeats across parts in collection order, the workers' own errors among
-  // them: the earliest line wins.
+  // Part bases, then repeated ids in collection order, the workers' own errors among them:
+  // the earliest line wins (a worker stopped at its error, so its documents precede it).
   JsonlResult result;
   uint64_t next = base;
   for (size_t w = 0; w < workers; ++w) {
@@ -324,29 +308,22 @@ JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const Jso
     const WorkerOutput& o = outs[w];
     const uint64_t pbase = part_base[first_part + w];
     for (size_t d = 0; d < o.hashes.size(); ++d) {
-      int64_t earlier = -1;
-      if (w > 0 || base > 0) {  // a worker's own repeats were its part's to find
-        ids.any_of(o.hashes[d], [&](uint64_t e) {
-          if (e >= pbase || id_of(e) != id_of(pbase + d)) return false;
-          earlier = static_cast<int64_t>(e);
-          return true;
-        });
-      }
+      const std::string id = ids.any_of(o.hashes[d], [](uint64_t) { return true; })
+                                 ? id_of(pbase + d) : std::string();
+      const int64_t earlier = id.empty() ? -1 : find(id, o.hashes[d]);
       if (earlier >= 0) {
         result.error = JsonlResult::kDuplicate;
         result.error_line = o.lines[d];
-        result.duplicate_id = id_of(pbase + d);
+        result.duplicate_id = id;
         result.first_docid = static_cast<uint64_t>(earlier);
         break;
       }
       ids.insert(o.hashes[d], pbase + d);
     }
-    if (result.error == JsonlResult::kNone && o.error != JsonlResult::kNone) {
-      result.error = o.error;
+    if (result.error == JsonlResult::kNone && o.error_line != 0) {
+      result.error = JsonlResult::kResolved;
       result.error_line = o.error_line;
       result.error_worker = static_cast<unsigned>(w);
-      result.duplicate_id = o.duplicate_id;
-      result.first_docid = pbase + o.local_first;
     }
   }
   n_docs = next;
