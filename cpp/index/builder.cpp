@@ -539,6 +539,7 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
   s.finished = true;
   std::vector<std::unique_ptr<RunSource>> sources;
   std::vector<uint32_t> bases;
+  size_t runs = 0;
   for (IndexBuilder* part : parts) {
     State& p = *part->m;
     if (p.finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
@@ -558,10 +559,12 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
     s.total_tokens += p.total_tokens;
     s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
     s.peak_memory += p.peak_memory;  // the parts held their memory at once
+    runs += p.run_files.size();
     p.run_sources(sources);
     bases.resize(sources.size(), static_cast<uint32_t>(base));
   }
   BuildStats stats = s.write_index(std::move(sources), bases);
+  stats.runs = static_cast<uint32_t>(runs);
   for (IndexBuilder* part : parts) {
     State& p = *part->m;
     if (!p.run_files.empty()) fs::remove_all(fs::path(p.dir) / "runs");

@@ -25,6 +25,7 @@ double seconds_since(Clock::time_point t) {
 
 constexpr size_t kWorkerBatch = 2048;         // documents per IndexBuilder::add_batch of a worker
 constexpr size_t kMinRangeBytes = size_t{1} << 12;  // a thread per 4 KiB at most
+constexpr size_t kReleaseBytes = size_t{8} << 20;   // read file pages given back every 8 MiB
 
 // Global docids by 64-bit id hash (open addressing, load <= 1/2); a hash may repeat (distinct
 // ids with one hash), so lookups visit every entry of a hash.
@@ -172,15 +173,17 @@ struct ParallelBuilder::State {
 
   JsonlResult add_jsonl(const std::string& path, const JsonlFields& fields,
                         const ResolveLine& resolve);
-  void read_range(const char* data, size_t lo, size_t hi, uint64_t first_line, unsigned worker,
+  void read_range(const core::MappedFile& file, size_t lo, size_t hi, uint64_t first_line,
+                  unsigned worker,
                   const JsonlFields& fields, const ResolveLine& resolve, IndexBuilder& part,
                   WorkerOutput& out);
 };
 
-void ParallelBuilder::State::read_range(const char* data, size_t lo, size_t hi,
+void ParallelBuilder::State::read_range(const core::MappedFile& file, size_t lo, size_t hi,
                                         uint64_t first_line, unsigned worker,
                                         const JsonlFields& fields, const ResolveLine& resolve,
                                         IndexBuilder& part, WorkerOutput& out) {
+  const char* data = reinterpret_cast<const char*>(file.data());
   JsonlLineReader reader(fields);
   std::string id, text, with_newline;
   // The batch: ids and texts in two arenas, views made when it is full.
@@ -213,7 +216,12 @@ void ParallelBuilder::State::read_range(const char* data, size_t lo, size_t hi,
 
   auto parse_started = Clock::now();
   uint64_t line = first_line;
+  size_t released = lo;  // the range's bytes before this are given back to the page cache
   for (size_t at = lo; at < hi; ++line) {
+    if (at - released >= kReleaseBytes) {  // the file's pages need not stay in this process
+      file.release(released, at - released);
+      released = at;
+    }
     const char* start = data + at;
     const void* nl = std::memchr(start, '\n', hi - at);
     const size_t len = nl ? static_cast<const char*>(nl) - start : hi - at;
@@ -291,7 +299,7 @@ JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const Jso
   }
   std::vector<WorkerOutput> outs(workers);
   core::parallel_for(workers, threads, [&](size_t w) {
-    read_range(data, cut[w], cut[w + 1], first_line[w], static_cast<unsigned>(w), fields,
+    read_range(file, cut[w], cut[w + 1], first_line[w], static_cast<unsigned>(w), fields,
                resolve, *parts[first_part + w], outs[w]);
   });
 
