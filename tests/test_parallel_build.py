@@ -347,3 +347,14 @@ def test_generated_files_read_like_the_python_reader(tmp_path_factory, docs, thr
     want = run("python")
     for parser in PARSERS:
         assert run(parser) == want, parser
+
+
+def test_a_file_larger_than_the_page_release_step(cranfield_docs, tmp_path, monkeypatch):
+    # Over 8 MiB in one worker's range: the pages it has read are given back on the way
+    # (MappedFile::release), which must not change what it reads.
+    copies = [(f"{doc_id}-{k}", text) for k in range(8) for doc_id, text in cranfield_docs]
+    path = _write_jsonl(tmp_path / "big.jsonl", copies)
+    assert path.stat().st_size > 9 << 20
+    want = _build(path, tmp_path / "ref", monkeypatch, python_reader=True, threads=1)
+    got = _build(path, tmp_path / "t1", monkeypatch, threads=1)
+    assert _files(got.path) == _files(want.path)
