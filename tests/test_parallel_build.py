@@ -318,8 +318,8 @@ def test_strict_reader_on_hostile_bytes(noise, prefix):
     _check_line((prefix + noise).replace(b"\n", b" "))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(docs=st.lists(documents, min_size=1, max_size=30), threads=st.integers(1, 3))
 def test_generated_files_read_like_the_python_reader(tmp_path_factory, docs, threads):
     # Each parser of the C++ reader, against the Python reader.

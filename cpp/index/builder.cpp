@@ -426,7 +426,8 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.n_postings = out.n_postings();
   stats.total_tokens = total_tokens;
   stats.max_doc_length = max_doc_length;
-  timings.write += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  timings.write +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return stats;
 }
 
@@ -545,7 +546,9 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
     if (p.finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
     p.finished = true;
     const uint64_t base = s.doc_lengths.size();
-    if (base + p.doc_lengths.size() > kMaxDocs) core::fail_value("too many documents for one index");
+    if (base + p.doc_lengths.size() > kMaxDocs) {
+      core::fail_value("too many documents for one index");
+    }
     // Document files: lengths and distinct-term counts appended, ids copied, offsets shifted.
     s.doc_lengths.insert(s.doc_lengths.end(), p.doc_lengths.begin(), p.doc_lengths.end());
     s.doc_terms.insert(s.doc_terms.end(), p.doc_terms.begin(), p.doc_terms.end());
@@ -555,7 +558,9 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
       s.ids_file->write(ids.data(), ids.size());
     }
     const uint64_t shift = s.id_offsets.back();
-    for (size_t d = 1; d < p.id_offsets.size(); ++d) s.id_offsets.push_back(shift + p.id_offsets[d]);
+    for (size_t d = 1; d < p.id_offsets.size(); ++d) {
+      s.id_offsets.push_back(shift + p.id_offsets[d]);
+    }
     s.total_tokens += p.total_tokens;
     s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
     s.peak_memory += p.peak_memory;  // the parts held their memory at once
