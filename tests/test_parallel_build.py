@@ -358,3 +358,42 @@ def test_a_file_larger_than_the_page_release_step(cranfield_docs, tmp_path, monk
     want = _build(path, tmp_path / "ref", monkeypatch, python_reader=True, threads=1)
     got = _build(path, tmp_path / "t1", monkeypatch, threads=1)
     assert _files(got.path) == _files(want.path)
+
+
+def test_a_failed_file_leaves_the_writer_closed(tmp_path, monkeypatch):
+    import mirkit.index.writer as writer_module
+
+    good = _write_jsonl(tmp_path / "good.jsonl", [("a", "text")])
+    monkeypatch.setattr(writer_module, "_plain_jsonl_file", lambda reader: str(tmp_path / "gone"))
+    w = IndexWriter(tmp_path / "idx", threads=2)
+    with pytest.raises(RuntimeError, match="gone"):
+        w.add_documents(good)
+    with pytest.raises(ValueError, match="closed"):
+        w.add("b", "text")
+    assert not (tmp_path / "idx").exists()
+    # The builder itself refuses more work after a failure.
+    builder = _core.index.ParallelBuilder(
+        directory=str(tmp_path), analyzer={}, docid_codec="bp128", freq_codec="bp128",
+        positions=False, vectors=False, threads=2, memory_budget=1 << 20, k1=0.9, b=0.4)
+    with pytest.raises(RuntimeError):
+        builder.add_jsonl(str(tmp_path / "gone"), "id", ["text"], lambda line, data: None)
+    with pytest.raises(RuntimeError, match="after an input error"):
+        builder.add_batch(["x"], ["y"])
+
+
+def test_cli_timings_and_no_merge(tmp_path, capsys):
+    from mirkit import cli
+
+    path = _write_jsonl(tmp_path / "d.jsonl", _synthetic(300, seed=1))
+    assert cli.main(["index", str(path), "-o", str(tmp_path / "a"), "--threads", "2",
+                     "--timings", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("seconds: read+parse ") and "merge" in out and "total" in out
+    assert cli.main(["index", str(path), "-o", str(tmp_path / "b"), "--threads", "2",
+                     "--no-merge", "-q"]) == 0
+    parts = SegmentedIndex.open(tmp_path / "b")
+    assert len(parts.segments) == 2 and parts.doc_ids == build_index(
+        path, tmp_path / "c", threads=1).doc_ids
+    assert cli.main(["index", str(path), "-o", str(tmp_path / "b"), "--no-merge",
+                     "--append"]) == 2
+    assert "--no-merge cannot be combined with --append" in capsys.readouterr().err

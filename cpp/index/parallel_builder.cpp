@@ -366,7 +366,12 @@ void ParallelBuilder::add_batch(const std::string_view* ids, const std::string_v
 
 JsonlResult ParallelBuilder::add_jsonl(const std::string& path, const JsonlFields& fields,
                                        const ResolveLine& resolve) {
-  return m->add_jsonl(path, fields, resolve);
+  try {
+    return m->add_jsonl(path, fields, resolve);
+  } catch (...) {
+    m->broken = true;  // some parts have some of the file's documents
+    throw;
+  }
 }
 
 BuildStats ParallelBuilder::finish() {

@@ -71,7 +71,8 @@ class ParallelBuilder {
   // As IndexBuilder::add_batch; DuplicateIdError's first_docid counts every part's documents.
   void add_batch(const std::string_view* ids, const std::string_view* texts, size_t n);
   // Indexes the JSON Lines file at `path` on the builder's threads. After a result with an
-  // error the builder refuses further use (other workers have read past the error).
+  // error, or an exception, the builder refuses further use (other workers have read past the
+  // error).
   JsonlResult add_jsonl(const std::string& path, const JsonlFields& fields,
                         const ResolveLine& resolve);
   // One index in `directory`, byte-identical to a one-part build; the part directories are

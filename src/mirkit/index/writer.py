@@ -369,8 +369,12 @@ class IndexWriter:
         def resolve(line: int, data: bytes):
             return jsonl_line(path, line, data, id_field, text_fields)
 
-        _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve,
-                                           parser=_jsonl_parser())
+        try:
+            _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve,
+                                               parser=_jsonl_parser())
+        except BaseException:
+            self.abort()
+            raise
         self.bytes_read += reader.bytes_total
         self._update_timings()
         if error is None:
