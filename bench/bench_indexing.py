@@ -66,7 +66,7 @@ def _check_mirkit(docs, path):
     assert wrong == [], f"{len(wrong)} terms' postings differ, e.g. {wrong[:5]}"
 
 
-def _check_tantivy(docs, path):
+def _check_tantivy(docs, path, field="body"):
     import tantivy
 
     # en_stem: the simple tokenizer, tokens of at most 40 bytes, lowercase, English stemmer.
@@ -81,7 +81,7 @@ def _check_tantivy(docs, path):
     searcher = index.searcher()
     assert searcher.num_docs == len(docs)
     for term in _probe_terms(doc_sets):
-        query = tantivy.Query.term_query(index.schema, "body", term)
+        query = tantivy.Query.term_query(index.schema, field, term)
         hits = searcher.search(query, len(docs), count=True)
         assert hits.count == len(doc_sets[term]), term
         found = {searcher.doc(address).get_first("id") for _, address in hits.hits}
@@ -140,6 +140,31 @@ def test_builds_side_by_side(system, corpus, tmp_path):
     if system != "bm25s":
         assert r["postings_bytes"] > 0
     assert system in indexing.format_table([r])
+
+
+@pytest.mark.parametrize("system", list(indexing._FILE_BUILDERS))
+def test_file_builds_side_by_side(system, corpus, tmp_path):
+    """From a JSON Lines file on disk (`file_report`): mirkit's index is the in-memory
+    build's, byte for byte, and checked as above; tantivy's answers its probe terms."""
+    pytest.importorskip(system)
+    name, docs = corpus
+    path = indexing.write_jsonl(docs, tmp_path / "docs.jsonl")
+    for threads in (1, 2):
+        indexing._FILE_BUILDERS[system](path, tmp_path / f"index{threads}", threads)
+        if system == "mirkit":
+            from mirkit.index import build_index
+
+            _check_mirkit(docs, tmp_path / f"index{threads}")
+            want = build_index(docs, tmp_path / f"memory{threads}", threads=1).path
+            assert all((want / f.name).read_bytes() == f.read_bytes()
+                       for f in (tmp_path / f"index{threads}").iterdir()
+                       if f.name != "manifest.json")
+        else:
+            _check_tantivy(docs, tmp_path / f"index{threads}", field="text")
+    r = indexing.measure_file(system, path, 2)
+    assert r["n_docs"] == len(docs) and r["seconds"] > 0
+    rows = [dict(r, corpus=name, docs=len(docs), file_bytes=path.stat().st_size)]
+    assert system in indexing.format_file_table(rows)
 
 
 def test_mirkit_build(benchmark, tmp_path):

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/errors.hpp"
+#include "core/utf8.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/unicode_tables.hpp"
 
@@ -16,6 +17,7 @@ namespace mirkit::analysis {
 
 namespace {
 
+using core::encode_utf8;
 using unicode::char_props;
 using unicode::CharProps;
 
@@ -58,29 +60,6 @@ inline size_t decode_utf8(const uint8_t* p, size_t n, size_t i, uint32_t& cp) {
     cp = (cp << 6) | (b & 0x3F);
   }
   return len;
-}
-
-inline size_t encode_utf8(uint32_t cp, char* out) {
-  if (cp < 0x80) {
-    out[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = static_cast<char>(0xE0 | (cp >> 12));
-    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 4;
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include "core/crc32c.hpp"
 #include "core/files.hpp"
 #include "index/builder.hpp"
+#include "index/jsonl.hpp"
+#include "index/parallel_builder.hpp"
 #include "index/lexicon_merge.hpp"
 #include "index/reader.hpp"
 #include "index/segment_merge.hpp"
@@ -16,6 +18,7 @@ namespace mirkit::bindings {
 namespace {
 
 using index::IndexBuilder;
+using index::ParallelBuilder;
 using index::IndexReader;
 using index::PostingCursor;
 
@@ -76,6 +79,58 @@ py::list file_list(const std::vector<index::FileInfo>& files) {
   return out;
 }
 
+py::dict stats_dict(const index::BuildStats& s) {
+  py::dict d;
+  d["n_docs"] = s.n_docs;
+  d["n_terms"] = s.n_terms;
+  d["n_postings"] = s.n_postings;
+  d["total_tokens"] = s.total_tokens;
+  d["max_doc_length"] = s.max_doc_length;
+  d["runs"] = s.runs;
+  d["peak_memory"] = s.peak_memory;
+  d["files"] = file_list(s.files);
+  return d;
+}
+
+index::JsonParser json_parser(const std::string& name) {
+  if (name == "strict") return index::JsonParser::kStrict;
+  if (name == "simdjson" && index::simdjson_available()) return index::JsonParser::kSimdjson;
+  throw py::value_error("parser must be one of JSONL_PARSERS, got '" + name + "'");
+}
+
+// An IndexBuilder or ParallelBuilder from the writer's keyword arguments.
+template <class Builder>
+std::unique_ptr<Builder> make_builder(std::string directory, const py::dict& analyzer,
+                                      std::string docid_codec, std::string freq_codec,
+                                      bool positions, bool vectors, unsigned threads,
+                                      size_t memory_budget, double k1, double b) {
+  index::BuildOptions o;
+  o.analyzer = analyzer_config(analyzer);
+  o.docid_codec = std::move(docid_codec);
+  o.freq_codec = std::move(freq_codec);
+  o.positions = positions;
+  o.vectors = vectors;
+  o.threads = threads;
+  o.memory_budget = memory_budget;
+  o.bm25 = {k1, b};
+  return std::make_unique<Builder>(std::move(directory), std::move(o));
+}
+
+// (id bytes, text bytes) views of add_batch's lists.
+template <class Builder>
+py::object add_batch(Builder& self, const py::list& ids, const py::list& texts) {
+  if (ids.size() != texts.size()) throw py::value_error("ids and texts differ in length");
+  auto id_views = utf8_views(ids, "ids");
+  auto text_views = utf8_views(texts, "texts");
+  try {
+    py::gil_scoped_release release;
+    self.add_batch(id_views.data(), text_views.data(), id_views.size());
+  } catch (const index::DuplicateIdError& e) {
+    return py::make_tuple(e.batch_index, e.first_docid);
+  }
+  return py::none();
+}
+
 }  // namespace
 
 void bind_index(py::module_& m) {
@@ -85,6 +140,10 @@ void bind_index(py::module_& m) {
                                                std::end(index::kThresholdRanks))));
   m.attr("FORMAT_VERSION") = index::kFormatVersion;
   m.attr("BLOCK_SIZE") = index::kBlockSize;
+  py::list parsers;
+  parsers.append("strict");
+  if (index::simdjson_available()) parsers.append("simdjson");
+  m.attr("JSONL_PARSERS") = py::tuple(parsers);
   // Every index file: (name, part, element dtype, when it exists), from format.hpp.
   py::list files;
   for (const index::IndexFile& f : index::kIndexFiles) {
@@ -110,36 +169,11 @@ void bind_index(py::module_& m) {
   m.def("crc32c_level", [] { return core::level_name(core::crc32c_level()); });
 
   py::class_<IndexBuilder>(m, "IndexBuilder")
-      .def(py::init([](std::string directory, const py::dict& analyzer, std::string docid_codec,
-                       std::string freq_codec, bool positions, bool vectors, unsigned threads,
-                       size_t memory_budget, double k1, double b) {
-             index::BuildOptions o;
-             o.analyzer = analyzer_config(analyzer);
-             o.docid_codec = std::move(docid_codec);
-             o.freq_codec = std::move(freq_codec);
-             o.positions = positions;
-             o.vectors = vectors;
-             o.threads = threads;
-             o.memory_budget = memory_budget;
-             o.bm25 = {k1, b};
-             return std::make_unique<IndexBuilder>(std::move(directory), std::move(o));
-           }),
-           py::kw_only(), py::arg("directory"), py::arg("analyzer"), py::arg("docid_codec"),
-           py::arg("freq_codec"), py::arg("positions"), py::arg("vectors"),
-           py::arg("threads"), py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
-      .def("add_batch",
-           [](IndexBuilder& self, const py::list& ids, const py::list& texts) -> py::object {
-             if (ids.size() != texts.size()) throw py::value_error("ids and texts differ in length");
-             auto id_views = utf8_views(ids, "ids");
-             auto text_views = utf8_views(texts, "texts");
-             try {
-               py::gil_scoped_release release;
-               self.add_batch(id_views.data(), text_views.data(), id_views.size());
-             } catch (const index::DuplicateIdError& e) {
-               return py::make_tuple(e.batch_index, e.first_docid);
-             }
-             return py::none();
-           },
+      .def(py::init(&make_builder<IndexBuilder>), py::kw_only(), py::arg("directory"),
+           py::arg("analyzer"), py::arg("docid_codec"), py::arg("freq_codec"),
+           py::arg("positions"), py::arg("vectors"), py::arg("threads"),
+           py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
+      .def("add_batch", &add_batch<IndexBuilder>,
            "Adds documents; returns None, or (batch index, first docid) of a repeated id, in "
            "which case nothing of the batch was added.")
       .def("finish", [](IndexBuilder& self) {
@@ -148,19 +182,117 @@ void bind_index(py::module_& m) {
                py::gil_scoped_release release;
                s = self.finish();
              }
-             py::dict d;
-             d["n_docs"] = s.n_docs;
-             d["n_terms"] = s.n_terms;
-             d["n_postings"] = s.n_postings;
-             d["total_tokens"] = s.total_tokens;
-             d["max_doc_length"] = s.max_doc_length;
-             d["runs"] = s.runs;
-             d["peak_memory"] = s.peak_memory;
-             d["files"] = file_list(s.files);
-             return d;
+             return stats_dict(s);
            })
       .def_property_readonly("n_docs", &IndexBuilder::n_docs)
       .def_property_readonly("memory_used", &IndexBuilder::memory_used);
+
+  py::class_<ParallelBuilder>(m, "ParallelBuilder")
+      .def(py::init(&make_builder<ParallelBuilder>), py::kw_only(), py::arg("directory"),
+           py::arg("analyzer"), py::arg("docid_codec"), py::arg("freq_codec"),
+           py::arg("positions"), py::arg("vectors"), py::arg("threads"),
+           py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
+      .def("add_batch", &add_batch<ParallelBuilder>,
+           "Adds documents; returns None, or (batch index, first docid) of a repeated id, in "
+           "which case nothing of the batch was added.")
+      .def("add_jsonl",
+           [](ParallelBuilder& self, const std::string& path, const std::string& id_field,
+              const std::vector<std::string>& text_fields, const py::function& resolve,
+              const std::string& parser) {
+             index::JsonlFields fields{id_field, text_fields, json_parser(parser)};
+             std::vector<py::object> errors;  // by worker; touched only with the GIL held
+             index::ResolveLine call = [&](unsigned worker, uint64_t line,
+                                           std::string_view bytes) {
+               py::gil_scoped_acquire gil;
+               index::LineOutcome out;
+               try {
+                 py::object r = resolve(line, py::bytes(bytes.data(), bytes.size()));
+                 if (r.is_none()) return out;
+                 auto pair = r.cast<py::tuple>();
+                 out.kind = index::LineOutcome::kDocument;
+                 out.id = pair[0].cast<std::string>();
+                 out.text = pair[1].cast<std::string>();
+               } catch (py::error_already_set& e) {
+                 if (errors.size() <= worker) errors.resize(worker + 1);
+                 errors[worker] = e.value();
+                 out.kind = index::LineOutcome::kError;
+               }
+               return out;
+             };
+             index::JsonlResult r;
+             {
+               py::gil_scoped_release release;
+               r = self.add_jsonl(path, fields, call);
+             }
+             py::object error = py::none();
+             if (r.error == index::JsonlResult::kResolved) {
+               error = py::make_tuple("resolved", r.error_line, errors.at(r.error_worker));
+             } else if (r.error == index::JsonlResult::kDuplicate) {
+               error = py::make_tuple("duplicate", r.error_line,
+                                      py::str(r.duplicate_id.data(), r.duplicate_id.size()),
+                                      r.first_docid);
+             }
+             return py::make_tuple(r.n_docs, error);
+           },
+           py::arg("path"), py::arg("id_field"), py::arg("text_fields"), py::arg("resolve"),
+           py::arg("parser") = "strict",
+           "Indexes a JSON Lines file on the builder's threads; resolve(line, bytes) decides "
+           "the lines the strict reader leaves undecided (None: skip; (id bytes, text bytes); "
+           "or raises). Returns (documents added, None or (\"resolved\", line, exception) or "
+           "(\"duplicate\", line, id, first docid)).")
+      .def("finish", [](ParallelBuilder& self) {
+             index::BuildStats s;
+             {
+               py::gil_scoped_release release;
+               s = self.finish();
+             }
+             return stats_dict(s);
+           })
+      .def("finish_parts", [](ParallelBuilder& self) {
+             std::vector<index::BuildStats> parts;
+             {
+               py::gil_scoped_release release;
+               parts = self.finish_parts();
+             }
+             py::list out;
+             for (size_t k = 0; k < parts.size(); ++k) {
+               out.append(py::make_tuple(self.part_directory(k), stats_dict(parts[k])));
+             }
+             return out;
+           }, "(directory, stats) of each part, finished as an index in its own directory.")
+      .def_property_readonly("n_docs", &ParallelBuilder::n_docs)
+      .def_property_readonly("n_parts", &ParallelBuilder::n_parts)
+      .def_property_readonly("memory_used", &ParallelBuilder::memory_used)
+      .def_property_readonly("timings", [](const ParallelBuilder& self) {
+        const index::ParallelTimings t = self.timings();
+        py::dict d;
+        d["read_parse"] = t.read_parse;
+        d["analyze"] = t.analyze;
+        d["invert"] = t.invert;
+        d["write"] = t.write;
+        d["merge"] = t.merge;
+        return d;
+      });
+
+  m.def("jsonl_read_line",
+        [](const py::bytes& line, const std::string& id_field,
+           const std::vector<std::string>& text_fields, const std::string& parser) -> py::object {
+          index::JsonlLineReader reader(
+              index::JsonlFields{id_field, text_fields, json_parser(parser)});
+          std::string id, text;
+          switch (reader.read(std::string_view(line), id, text)) {
+            case index::LineStatus::kDocument:
+              return py::make_tuple(py::bytes(id), py::bytes(text));
+            case index::LineStatus::kBlank:
+              return py::str("blank");
+            default:
+              return py::none();
+          }
+        },
+        py::arg("line"), py::arg("id_field"), py::arg("text_fields"),
+        py::arg("parser") = "strict",
+        "The strict JSON Lines reader on one line (without its newline): (id bytes, text "
+        "bytes), \"blank\", or None when it leaves the line to the reference reader.");
 
   py::class_<PostingCursor>(m, "PostingCursor")
       .def_property_readonly("docid", &PostingCursor::docid)

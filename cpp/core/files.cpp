@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -21,6 +22,15 @@ namespace {
 }
 constexpr size_t kWriteBuffer = 1 << 20;
 }  // namespace
+
+void MappedFile::release(size_t offset, size_t length) const {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t base = reinterpret_cast<uintptr_t>(m_data);
+  const uintptr_t lo = (base + offset + page - 1) / page * page;
+  const uintptr_t hi = (base + std::min(offset + length, m_size)) / page * page;
+  // Advice only: a failure changes nothing the reader sees.
+  if (m_data && hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
 
 MappedFile::MappedFile(const std::string& path) : m_path(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -23,6 +23,9 @@ class MappedFile {
 
   const uint8_t* data() const { return m_data; }
   size_t size() const { return m_size; }
+  // Gives the whole pages within [offset, offset + length) back to the page cache (a reader
+  // done with them): the mapping stays valid, they are read again if touched.
+  void release(size_t offset, size_t length) const;
   const std::string& path() const { return m_path; }
 
  private:

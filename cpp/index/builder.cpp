@@ -1,6 +1,7 @@
 #include "index/builder.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 
@@ -152,6 +153,7 @@ struct IndexBuilder::State {
   uint32_t max_doc_length = 0;
   size_t peak_memory = 0;
   bool finished = false;
+  BuildTimings timings;
 
   State(std::string directory, BuildOptions opts)
       : dir(std::move(directory)), options(std::move(opts)), analyzer(options.analyzer) {
@@ -330,7 +332,7 @@ struct IndexBuilder::State {
     if (finished) throw std::logic_error("IndexBuilder: add_batch after finish");
     if (n == 0) return;
     if (doc_lengths.size() + n > kMaxDocs) core::fail_value("too many documents for one index");
-    check_ids(ids, n);
+    if (options.check_ids) check_ids(ids, n);
     // Slices in proportion to text bytes, so threads get similar work.
     size_t total = 0;
     for (size_t i = 0; i < n; ++i) total += texts[i].size() + 16;
@@ -345,29 +347,53 @@ struct IndexBuilder::State {
     }
     bounds.push_back(n);
     const size_t slices = bounds.size() - 1;
+    const auto t0 = std::chrono::steady_clock::now();
     core::parallel_for(slices, threads, [&](size_t s) {
       analyze_slice(workers[s], texts, bounds[s], bounds[s + 1]);
     });
+    const auto t1 = std::chrono::steady_clock::now();
     for (size_t s = 0; s < slices; ++s) {
       append_postings(workers[s], static_cast<uint32_t>(doc_lengths.size()));
     }
     for (size_t i = 0; i < n; ++i) {
       ids_file->write(ids[i].data(), ids[i].size());
       id_offsets.push_back(ids_file->bytes());
-      id_hashes.insert(StringMap::hash(ids[i]));
+      if (options.check_ids) id_hashes.insert(StringMap::hash(ids[i]));
     }
     size_t mem = memory();
     peak_memory = std::max(peak_memory, mem);
     if (mem > options.memory_budget) spill();
+    const auto t2 = std::chrono::steady_clock::now();
+    timings.analyze += std::chrono::duration<double>(t1 - t0).count();
+    timings.invert += std::chrono::duration<double>(t2 - t1).count();
+  }
+
+  // The sorted runs of this builder: the spilled ones, then the one in memory.
+  void run_sources(std::vector<std::unique_ptr<RunSource>>& sources) {
+    for (const std::string& f : run_files) sources.push_back(std::make_unique<FileRunSource>(f));
+    sources.push_back(std::make_unique<MemoryRunSource>(dict, buffers, sorted_terms()));
   }
 
   BuildStats finish();
+  BuildStats write_index(std::vector<std::unique_ptr<RunSource>> sources,
+                         const std::vector<uint32_t>& bases);
   void write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats);
 };
 
 BuildStats IndexBuilder::State::finish() {
   if (finished) throw std::logic_error("IndexBuilder: finish called twice");
   finished = true;
+  std::vector<std::unique_ptr<RunSource>> sources;
+  run_sources(sources);
+  BuildStats stats = write_index(std::move(sources), {});
+  if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
+  return stats;
+}
+
+// Writes the documents' files and the postings merged from `sources` (see merge_runs).
+BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSource>> sources,
+                                            const std::vector<uint32_t>& bases) {
+  const auto started = std::chrono::steady_clock::now();
   BuildStats stats;
   stats.runs = static_cast<uint32_t>(run_files.size());
   stats.peak_memory = peak_memory;
@@ -385,16 +411,11 @@ BuildStats IndexBuilder::State::finish() {
     stats.files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
   }
 
-  std::vector<std::unique_ptr<RunSource>> sources;
-  for (const std::string& f : run_files) sources.push_back(std::make_unique<FileRunSource>(f));
-  sources.push_back(std::make_unique<MemoryRunSource>(dict, buffers, sorted_terms()));
-
   BlockWriter out(dir, *docid_codec, *freq_codec, options.positions, options.bm25,
                   doc_lengths.data(), doc_lengths.size(), total_tokens);
-  merge_runs(sources, options.positions, out);
+  merge_runs(sources, options.positions, out, bases);
   for (FileInfo& f : out.close()) stats.files.push_back(std::move(f));
   sources.clear();
-  if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
   dict.clear();  // the last run's memory goes back before the vectors take theirs
   std::vector<TermBuffer>().swap(buffers);
   buffer_bytes = 0;
@@ -405,6 +426,8 @@ BuildStats IndexBuilder::State::finish() {
   stats.n_postings = out.n_postings();
   stats.total_tokens = total_tokens;
   stats.max_doc_length = max_doc_length;
+  timings.write +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return stats;
 }
 
@@ -517,5 +540,69 @@ void IndexBuilder::add_batch(const std::string_view* ids, const std::string_view
 BuildStats IndexBuilder::finish() { return m->finish(); }
 uint64_t IndexBuilder::n_docs() const { return m->doc_lengths.size(); }
 size_t IndexBuilder::memory_used() const { return m->memory(); }
+const BuildTimings& IndexBuilder::timings() const { return m->timings; }
+
+void IndexBuilder::spill() {
+  if (m->finished) throw std::logic_error("IndexBuilder: spill after finish");
+  if (m->dict.size() != 0) m->spill();
+}
+
+std::string IndexBuilder::doc_id(uint64_t docid) const {
+  if (docid + 1 >= m->id_offsets.size()) throw std::out_of_range("IndexBuilder::doc_id");
+  m->ids_file->flush();
+  core::MappedFile written(m->path(kDocIdsFile));
+  return std::string(reinterpret_cast<const char*>(written.data()) + m->id_offsets[docid],
+                     m->id_offsets[docid + 1] - m->id_offsets[docid]);
+}
+
+// The parts' documents, in part order, become this builder's; their runs, shifted to the
+// merged docids, are merged into its files. The output is that of one builder fed every
+// document in the same order (run_merge.hpp): the terms' postings concatenate in part order.
+BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
+  State& s = *m;
+  if (s.finished || s.doc_lengths.size() != 0) {
+    throw std::logic_error("IndexBuilder::merge_parts: the target must be new");
+  }
+  s.finished = true;
+  std::vector<std::unique_ptr<RunSource>> sources;
+  std::vector<uint32_t> bases;
+  size_t runs = 0;
+  for (IndexBuilder* part : parts) {
+    State& p = *part->m;
+    if (p.finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
+    p.finished = true;
+    const uint64_t base = s.doc_lengths.size();
+    if (base + p.doc_lengths.size() > kMaxDocs) {
+      core::fail_value("too many documents for one index");
+    }
+    // Document files: lengths and distinct-term counts appended, ids copied, offsets shifted.
+    s.doc_lengths.insert(s.doc_lengths.end(), p.doc_lengths.begin(), p.doc_lengths.end());
+    s.doc_terms.insert(s.doc_terms.end(), p.doc_terms.begin(), p.doc_terms.end());
+    p.ids_file->close();
+    if (p.ids_file->bytes()) {
+      core::MappedFile ids(p.path(kDocIdsFile));
+      s.ids_file->write(ids.data(), ids.size());
+    }
+    const uint64_t shift = s.id_offsets.back();
+    for (size_t d = 1; d < p.id_offsets.size(); ++d) {
+      s.id_offsets.push_back(shift + p.id_offsets[d]);
+    }
+    s.total_tokens += p.total_tokens;
+    s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
+    s.peak_memory += p.peak_memory;  // the parts held their memory at once
+    runs += p.run_files.size();
+    p.run_sources(sources);
+    bases.resize(sources.size(), static_cast<uint32_t>(base));
+  }
+  BuildStats stats = s.write_index(std::move(sources), bases);
+  stats.runs = static_cast<uint32_t>(runs);
+  for (IndexBuilder* part : parts) {
+    State& p = *part->m;
+    if (!p.run_files.empty()) fs::remove_all(fs::path(p.dir) / "runs");
+    p.dict.clear();
+    std::vector<TermBuffer>().swap(p.buffers);
+  }
+  return stats;
+}
 
 }  // namespace mirkit::index

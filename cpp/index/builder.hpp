@@ -39,6 +39,9 @@ struct BuildOptions {
   unsigned threads = 1;
   size_t memory_budget = size_t{1} << 30;  // bytes of postings buffers + dictionaries
   Bm25Params bm25;
+  // Refuse repeated ids (DuplicateIdError). A ParallelBuilder checks them for all its parts at
+  // once and turns it off for each part, so that no id hash is kept twice.
+  bool check_ids = true;
 };
 
 struct BuildStats {
@@ -50,6 +53,14 @@ struct BuildStats {
   uint32_t runs = 0;            // runs spilled to disk (0: everything fit the budget)
   uint64_t peak_memory = 0;     // peak of the budgeted structures, bytes
   std::vector<FileInfo> files;  // every file written, in a fixed order
+};
+
+// Seconds spent in each step (wall clock of the calling thread; the analysis runs on the
+// builder's threads).
+struct BuildTimings {
+  double analyze = 0;  // tokenizing, term lookup, per-document term frequencies
+  double invert = 0;   // appending postings to the term buffers, spilling runs
+  double write = 0;    // merging the runs, encoding blocks and writing every file
 };
 
 // Thrown by add_batch() when a document id repeats an earlier one; nothing of the batch has
@@ -85,6 +96,16 @@ class IndexBuilder {
 
   uint64_t n_docs() const;
   size_t memory_used() const;
+  const BuildTimings& timings() const;
+  // Writes the run in memory to disk now (no-op when it is empty), giving its memory back.
+  void spill();
+  // The id of document `docid` (0-based, of this builder); out_of_range past the end.
+  std::string doc_id(uint64_t docid) const;
+  // Finishes `parts` (builders of the same options, in collection order, each over its own
+  // directory) as one index written into this builder's directory, which must have no
+  // documents: byte-identical to one builder fed all their documents in order. The parts and
+  // this builder are spent afterwards; the parts' directories hold nothing more of use.
+  BuildStats merge_parts(const std::vector<IndexBuilder*>& parts);
 
  private:
   struct State;

@@ -40,10 +40,11 @@ bool FileRunSource::next(RunEntry& e) {
 namespace {
 
 // Decodes one run entry's postings and feeds them to the block writer.
-void replay(const RunEntry& e, bool positions, BlockWriter& out, std::vector<uint32_t>& pos) {
+void replay(const RunEntry& e, uint32_t base, bool positions, BlockWriter& out,
+            std::vector<uint32_t>& pos) {
   const uint8_t* p = e.data;
   const uint8_t* end = e.data + e.size;
-  uint32_t docid = 0;
+  uint32_t docid = base;
   for (uint32_t k = 0; k < e.df; ++k) {
     uint32_t gap = 0, tf = 0;
     p = core::get_varint(p, end, gap);
@@ -67,7 +68,7 @@ void replay(const RunEntry& e, bool positions, BlockWriter& out, std::vector<uin
 }  // namespace
 
 void merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
-                BlockWriter& out) {
+                BlockWriter& out, const std::vector<uint32_t>& bases) {
   std::vector<uint32_t> pos;
   // k-way merge by term; equal terms come out in run order, which is docid order.
   std::vector<RunEntry> heads(sources.size());
@@ -89,7 +90,7 @@ void merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool pos
       heap.pop();
     }
     out.begin_term(term, df);
-    for (size_t s : same) replay(heads[s], positions, out, pos);
+    for (size_t s : same) replay(heads[s], bases.empty() ? 0 : bases[s], positions, out, pos);
     out.end_term();
     for (size_t s : same) {
       if (sources[s]->next(heads[s])) heap.push(s);

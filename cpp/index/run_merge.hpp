@@ -49,8 +49,10 @@ class FileRunSource : public RunSource {
 };
 
 // Merges the runs term by term into `out`: each term once, with the summed df and the postings
-// of every run that has it, in the order of `sources` (which must be docid order).
+// of every run that has it, in the order of `sources` (which must be docid order). The docids
+// of sources[s] are shifted by bases[s] when `bases` is given (runs of index parts numbered
+// from 0 each, merged in collection order).
 void merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
-                BlockWriter& out);
+                BlockWriter& out, const std::vector<uint32_t>& bases = {});
 
 }  // namespace mirkit::index

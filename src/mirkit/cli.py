@@ -156,11 +156,14 @@ def _cmd_index(args) -> int:
     if missing:
         raise UserError(f"input {missing[0]} does not exist" + (
             f" (nor {len(missing) - 1} more of the inputs)" if len(missing) > 1 else ""))
+    if args.no_merge and (args.append or args.shards or args.vectors):
+        raise UserError("--no-merge cannot be combined with --append, --shards or --vectors")
     if args.append:
         return _index_append(args, options)
     _check_output(args)
     if args.shards:
         return _index_sharded(args, options)
+    options["merge"] = not args.no_merge
     total = sum(read_documents(source).bytes_total for source in args.input)
     # One bar for every input: quiet with -q, or when stderr is not a terminal.
     with progress_bar(not args.quiet, total=total, unit="B", unit_scale=True, unit_divisor=1024,
@@ -173,7 +176,18 @@ def _cmd_index(args) -> int:
               + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
         for e in writer.errors[:10]:
             print(f"  skipped: {e}")
+    if args.timings:
+        print(_timings_line(writer.timings, writer.threads))
     return 0
+
+
+def _timings_line(timings: dict, threads: int) -> str:
+    """``mirkit index --timings``: seconds per step of IndexWriter.timings."""
+    from mirkit.index.writer import TIMING_STEPS
+
+    steps = ", ".join(f"{step.replace('_', '+')} {timings[step]:.3f}" for step in TIMING_STEPS)
+    return (f"seconds: {steps} (summed over {threads or 'all'} threads where parallel); "
+            f"total {timings['total']:.3f} wall")
 
 
 def _index_append(args, options: dict) -> int:
@@ -670,6 +684,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.set_defaults(func=_cmd_index)
     p.add_argument("--append", action="store_true",
                    help="add the documents to INDEX_DIR as a new segment (created if absent)")
+    p.add_argument("--no-merge", action="store_true",
+                   help="leave the parts built in parallel (one per thread and JSON Lines "
+                   "file) as the segments of a segmented index instead of merging them")
+    p.add_argument("--timings", action="store_true",
+                   help="print the seconds spent reading and parsing, analyzing, inverting, "
+                   "writing and merging")
     p = sub.add_parser("delete", help="delete documents of an index by their ids (one commit)")
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("ids", nargs="*", metavar="ID")

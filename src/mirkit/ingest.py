@@ -855,13 +855,7 @@ def _jsonl_docs(
                 try:
                     if not clean:
                         obj = _loads_line(record)
-                    if type(obj) is not dict:
-                        raise InputError(
-                            None, None, f"expected a JSON object, got {_json_type(obj)}"
-                        )
-                    doc_id, doc_text = _mapping_doc(obj, id_field, text_fields)
-                    if check_unicode:
-                        _utf8_size(doc_id, doc_text)
+                    doc_id, doc_text = _jsonl_object(obj, id_field, text_fields, check_unicode)
                 except InputError as e:
                     yield e._at(path, line)
                     continue
@@ -869,6 +863,50 @@ def _jsonl_docs(
             if bad is not None:
                 line += 1
                 yield bad
+
+
+def _jsonl_object(obj, id_field: str, text_fields: tuple[str, ...], check_unicode: bool):
+    """(id, text) of one parsed JSON Lines record; `check_unicode` also refuses lone
+    surrogates (which only JSON escapes can make)."""
+    if type(obj) is not dict:
+        raise InputError(None, None, f"expected a JSON object, got {_json_type(obj)}")
+    doc_id, doc_text = _mapping_doc(obj, id_field, text_fields)
+    if check_unicode:
+        _utf8_size(doc_id, doc_text)
+    return doc_id, doc_text
+
+
+def jsonl_line(path: str, line: int, data: bytes, id_field: str = "id",
+               text_fields: Sequence[str] = ("title", "text")) -> Optional[tuple[bytes, bytes]]:
+    """The verdict of this module's JSON Lines reader on one line of a file: None for a blank
+    line, else the document's ``(id, text)`` encoded as UTF-8; raises the :class:`InputError`
+    (located at `path`:`line`) that reading the file would raise there.
+
+    `data` is the line's bytes with its ``b"\\n"``. The C++ reader of the index writer sends
+    here every line it does not read itself (see ``cpp/index/jsonl.hpp``), so both readers
+    give the same documents and the same errors.
+
+    Examples
+    --------
+    >>> jsonl_line("d.jsonl", 3, b'{"id": 7, "text": "seven"}\\n')
+    (b'7', b'seven')
+    >>> jsonl_line("d.jsonl", 4, b'{"id": 8}\\n')
+    Traceback (most recent call last):
+    ...
+    mirkit.ingest.InputError: d.jsonl:4: no text field (none of ['title', 'text'])
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _utf8_error(path, data, line, e) from e
+    record = text[:-1] if text.endswith("\n") else text
+    if not record or record.isspace():
+        return None
+    try:
+        doc_id, doc_text = _jsonl_object(_loads_line(record), id_field, tuple(text_fields), True)
+    except InputError as e:
+        raise e._at(path, line) from e.__cause__
+    return doc_id.encode("utf-8"), doc_text.encode("utf-8")
 
 
 def _json_type(value) -> str:

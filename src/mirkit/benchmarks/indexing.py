@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-__all__ = ["SYSTEMS", "living_cases", "living_report", "load_corpus", "measure", "report"]
+__all__ = ["SYSTEMS", "file_report", "living_cases", "living_report", "load_corpus", "measure",
+           "measure_file", "report", "write_jsonl"]
 
 SYSTEMS = ("mirkit", "tantivy", "bm25s")
 
@@ -78,18 +79,27 @@ def _build_mirkit(docs, out: Path, threads: int, memory_budget) -> dict:
 def _build_tantivy(docs, out: Path, threads: int, memory_budget) -> dict:
     import tantivy
 
-    sb = tantivy.SchemaBuilder()
-    sb.add_text_field("id", stored=True, tokenizer_name="raw")
-    sb.add_text_field("body", stored=False, tokenizer_name="en_stem", index_option="freq")
-    out.mkdir()
-    index = tantivy.Index(sb.build(), path=str(out))
-    writer = index.writer(heap_size=max(15_000_000 * threads, 200_000_000), num_threads=threads)
+    index, writer = _tantivy_writer(out, threads, "body")
     for doc_id, text in docs:
         writer.add_document(tantivy.Document(id=doc_id, body=text))
     writer.commit()
     writer.wait_merging_threads()
     return {"postings_bytes": _dir_bytes(out, {".idx"}), "total_bytes": _dir_bytes(out),
             "runs": None}
+
+
+def _tantivy_writer(out: Path, threads: int, field: str):
+    """A new tantivy index at `out` (a raw stored id, an en_stem `field` with frequencies) and
+    its writer on `threads` threads."""
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_text_field(field, stored=False, tokenizer_name="en_stem", index_option="freq")
+    out.mkdir()
+    index = tantivy.Index(sb.build(), path=str(out))
+    return index, index.writer(heap_size=max(15_000_000 * threads, 200_000_000),
+                               num_threads=threads)
 
 
 def _build_bm25s(docs, out: Path, threads: int, memory_budget) -> dict:
@@ -192,6 +202,8 @@ def report(quick: bool = False, repeat: int = 3, corpora=("gcide", "synthetic-1M
                          seconds=statistics.median(r["seconds"] for r in runs),
                          peak_memory=statistics.median(r["peak_memory"] for r in runs)))
     print(format_table(rows), file=out)
+    if "gcide" in corpora:
+        file_report("gcide", threads=threads, repeat=repeat, quick=quick, out=out)
     living_report(quick=quick, repeat=repeat, out=out)
     return rows
 
@@ -405,7 +417,131 @@ def living_report(quick: bool = False, repeat: int = 3, out=sys.stdout,
     return rows
 
 
+
+
+# --- from a JSON Lines file on disk: mirkit against tantivy, 1 and 2 threads ------------------
+#
+# Both read the same file, one {"id": ..., "text": ...} object per line (the corpus's id and
+# text): mirkit through build_index(path) (its C++ reader on the worker threads), tantivy through
+# IndexWriter.add_json (JSON parsed in Rust) into an id field and an en_stem text field, as
+# above. Runs alternate between the systems and thread counts in one report, medians are kept.
+
+
+def write_jsonl(docs, path: Path) -> Path:
+    """The corpus as JSON Lines: one ``{"id": ..., "text": ...}`` object per line."""
+    with open(path, "w", encoding="utf-8") as f:
+        for doc_id, text in docs:
+            f.write(json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n")
+    return path
+
+
+def _file_mirkit(path: Path, out: Path, threads: int) -> dict:
+    from mirkit.index import build_index
+
+    index = build_index(path, out, threads=threads)
+    return {"n_docs": index.stats.n_docs, "timings": index.manifest["build"]["timings"]}
+
+
+def _file_tantivy(path: Path, out: Path, threads: int) -> dict:
+    index, writer = _tantivy_writer(out, threads, "text")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            writer.add_json(line)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return {"n_docs": index.searcher().num_docs, "timings": None}
+
+
+_FILE_BUILDERS = {"mirkit": _file_mirkit, "tantivy": _file_tantivy}
+
+
+def _file_child(system: str, path: str, threads: int) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="mirkit-bench-"))
+    try:
+        start = time.perf_counter()
+        result = _FILE_BUILDERS[system](Path(path), work / "index", threads)
+        seconds = time.perf_counter() - start
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dict(result, system=system, threads=threads, seconds=seconds)
+
+
+def measure_file(system: str, path, threads: int) -> dict:
+    """Build the JSON Lines file at `path` once, in a fresh subprocess."""
+    cmd = [sys.executable, "-m", "mirkit.benchmarks.indexing", "file", system, str(path),
+           str(threads)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{system} on {path} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def file_report(corpus: str = "gcide", *, threads=(1, 2), repeat: int = 3, quick: bool = False,
+                out=sys.stdout) -> list:
+    """End-to-end builds from a JSON Lines file on disk, mirkit against tantivy (en_stem), at
+    each thread count; runs alternate, medians are printed with the load average."""
+    docs = load_corpus(corpus, quick)
+    systems = [s for s in _FILE_BUILDERS if _available(s)]
+    work = Path(tempfile.mkdtemp(prefix="mirkit-bench-file-"))
+    try:
+        path = write_jsonl(docs, work / f"{corpus}.jsonl")
+        nbytes = path.stat().st_size
+        runs: dict = {}
+        load = [os.getloadavg()[0]]
+        for _ in range(repeat):
+            for t in threads:
+                for system in systems:
+                    r = measure_file(system, path, t)
+                    if r["n_docs"] != len(docs):
+                        raise RuntimeError(f"{system} indexed {r['n_docs']} of {len(docs)} "
+                                           "documents")
+                    runs.setdefault((system, t), []).append(r)
+            load.append(os.getloadavg()[0])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rows = []
+    for (system, t), rs in runs.items():
+        median = statistics.median(r["seconds"] for r in rs)
+        timings = None
+        if rs[0]["timings"]:
+            timings = {k: statistics.median(r["timings"][k] for r in rs) for k in rs[0]["timings"]}
+        rows.append({"corpus": corpus, "system": system, "threads": t, "seconds": median,
+                     "docs": len(docs), "file_bytes": nbytes, "timings": timings})
+    print(format_file_table(rows, load), file=out)
+    return rows
+
+
+def format_file_table(rows: list, load=()) -> str:
+    seconds = {(r["system"], r["threads"]): r["seconds"] for r in rows}
+    lines = [f"\n### From a JSON Lines file on disk (median; load average "
+             f"{', '.join(f'{x:.2f}' for x in load)})\n",
+             "| corpus | threads | system | median s | docs/s | MB/s | vs tantivy (throughput) "
+             "| vs own 1 thread | mirkit steps (s: read+parse, analyze, invert, write, merge) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s, t = r["system"], r["threads"]
+        other = seconds.get(("tantivy", t))
+        one = seconds.get((s, 1))
+        steps = "" if not r["timings"] else ", ".join(
+            f"{r['timings'][k]:.2f}" for k in ("read_parse", "analyze", "invert", "write",
+                                               "merge"))
+        vs_tantivy = f"{other / r['seconds']:.2f}x" if other else ""
+        vs_one = f"{one / r['seconds']:.2f}x" if one else ""
+        lines.append(f"| {r['corpus']} | {t} | {s} | {r['seconds']:.2f} | "
+                     f"{r['docs'] / r['seconds']:,.0f} | {r['file_bytes'] / r['seconds'] / 1e6:.1f}"
+                     f" | {vs_tantivy} | {vs_one} | {steps} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "file":
+        system, path, threads = sys.argv[2:5]
+        print(json.dumps(_file_child(system, path, int(threads))))
+        sys.exit(0)
     system, corpus, threads, quick, budget = sys.argv[1:6]
     budget = int(budget) if budget.isdigit() else budget
     print(json.dumps(_child(system, corpus, int(threads), quick == "1", budget)))

@@ -38,7 +38,8 @@ from mirkit.index.reader import (
     IndexVersionError,
     PostingCursor,
 )
-from mirkit.index.writer import BLOCK_SIZE, DEFAULT_CODEC, MEMORY_OVERHEAD, IndexWriter, build_index
+from mirkit.index.writer import (BLOCK_SIZE, DEFAULT_CODEC, MEMORY_OVERHEAD, TIMING_STEPS,
+                                 IndexWriter, build_index)
 from mirkit.index import live_writer, segments
 from mirkit.index.live_writer import SegmentWriter
 from mirkit.index.segments import (IndexLockedError, MergePolicy, SegmentedIndex, SegmentInfo,
@@ -60,6 +61,7 @@ __all__ = [
     "SegmentInfo",
     "SegmentWriter",
     "SegmentedIndex",
+    "TIMING_STEPS",
     "UnknownDocumentError",
     "build_index",
 ]

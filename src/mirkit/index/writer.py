@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -17,14 +18,35 @@ from mirkit._version import __version__
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
-from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
+from mirkit.ingest import MAX_KEPT_ERRORS, InputError, jsonl_line, read_documents
 from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
 
-__all__ = ["BLOCK_SIZE", "DEFAULT_CODEC", "IndexWriter", "MEMORY_OVERHEAD", "build_index"]
+__all__ = ["BLOCK_SIZE", "DEFAULT_CODEC", "IndexWriter", "MEMORY_OVERHEAD", "TIMING_STEPS",
+           "build_index"]
 
 DEFAULT_CODEC = "bp128"
 BLOCK_SIZE = _core.index.BLOCK_SIZE  # postings per block (the C++ format owns it)
 MEMORY_OVERHEAD = 40 << 20  # fixed buffers outside the budget (file writers, batches), bytes
+#: The steps of :attr:`IndexWriter.timings`, in order.
+TIMING_STEPS = ("read_parse", "analyze", "invert", "write", "merge")
+# MIRKIT_JSONL_READER picks the reader of JSON Lines files: "python" (mirkit.ingest's, in
+# batches), "strict" or "simdjson" (the C++ reader with that JSON parser); by default the C++
+# reader with simdjson when this build has it (_core.index.JSONL_PARSERS), else "strict".
+_JSONL_READER_ENV = "MIRKIT_JSONL_READER"
+
+
+def _jsonl_parser() -> Optional[str]:
+    """The C++ reader's JSON parser, or None for the Python reader (MIRKIT_JSONL_READER)."""
+    choice = os.environ.get(_JSONL_READER_ENV, "")
+    if choice == "python":
+        return None
+    parsers = _core.index.JSONL_PARSERS
+    if not choice:
+        return parsers[-1]
+    if choice not in parsers:
+        raise ValueError(f"{_JSONL_READER_ENV}={choice!r}: expected 'python' or one of "
+                         f"{parsers}")
+    return choice
 
 
 def _parse_bytes(value, name: str, minimum: int = 1 << 16) -> int:
@@ -100,9 +122,33 @@ class IndexWriter:
         Replace an existing index at `path` on commit (the old one stays intact until then).
     batch_size : int
         Documents handed to the C++ builder at once.
+    merge : bool
+        With True (the default) :meth:`commit` writes one index. With False it leaves a
+        segmented index (:mod:`mirkit.index.segments`) of the parts built in parallel, one per
+        thread and JSON Lines file (plus one for documents given in batches), without merging
+        them; searching it gives the same results. Not with `vectors`.
+
+    Attributes
+    ----------
+    timings : dict
+        Seconds spent so far in each step of :data:`TIMING_STEPS`: ``read_parse`` (reading
+        and parsing the input), ``analyze`` (tokenizing, term lookup), ``invert`` (appending
+        postings, spilling runs), ``write`` (merging runs, encoding and writing the files),
+        ``merge`` (joining the parts' documents; their postings merge while being written);
+        plus ``total``, the wall clock from the writer's creation to the end of
+        :meth:`commit`. The steps that run on several threads add up their threads' seconds.
 
     Notes
     -----
+    A JSON Lines file (not gzip'ed) given to :meth:`add_documents` without `skip_errors` is
+    read and indexed by `threads` workers, each over its own contiguous part of the file, with
+    its own dictionary and postings, so nothing is shared while indexing; the parts are merged
+    once, at :meth:`commit`. The result is byte-identical whatever the number of threads. The
+    C++ reader behind it leaves any line it does not read exactly as
+    :func:`mirkit.ingest.read_documents` would to that reader, so documents and error
+    messages are the same. Other sources go through :mod:`mirkit.ingest`'s reader, in batches
+    analysed on `threads` threads.
+
     Use it as a context manager: leaving the block normally commits, an exception aborts and
     removes the temporary directory. Not thread-safe: one thread feeds one writer (the work
     itself runs on `threads` cores).
@@ -126,12 +172,19 @@ class IndexWriter:
                  freq_codec: Optional[str] = None, positions: bool = False,
                  vectors: bool = False, threads: int = 0,
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
-                 bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096):
+                 bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
+                 merge: bool = True):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
+        if not isinstance(merge, bool):
+            raise TypeError(f"merge must be a bool, got {type(merge).__name__}")
+        if not merge and vectors:
+            raise ValueError("merge=False leaves a segmented index, which stores no document "
+                             "vectors (yet): pass vectors=False or merge=True")
+        self.merge = merge
         self.path = Path(path)
         self.analyzer = analyzer
         self.codec = _check_codec(codec, "codec")
@@ -151,7 +204,7 @@ class IndexWriter:
             raise FileNotFoundError(f"parent directory of {self.path} does not exist")
         self._tmp = temp_sibling(self.path)
         self._tmp.mkdir()
-        self._builder = _core.index.IndexBuilder(
+        self._builder = _core.index.ParallelBuilder(
             directory=str(self._tmp), analyzer=analyzer.to_dict(), docid_codec=self.codec,
             freq_codec=self.freq_codec, positions=self.positions, vectors=self.vectors,
             threads=self.threads,
@@ -165,6 +218,17 @@ class IndexWriter:
         self.skipped = 0
         self.errors: list[Exception] = []
         self.bytes_read = 0
+        self._read_seconds = 0.0  # in mirkit.ingest's reader
+        self.timings: dict = {}
+        self._update_timings()
+
+    def _update_timings(self) -> None:
+        t = dict(self._builder.timings) if self._builder is not None else dict(self.timings)
+        t["read_parse"] = t.get("read_parse", 0.0) + (
+            self._read_seconds if self._builder is not None else 0.0)
+        t = {k: round(t[k], 6) for k in TIMING_STEPS}
+        t["total"] = round(time.perf_counter() - self._started, 6)
+        self.timings = t
 
     @classmethod
     def open(cls, path, *, analyzer: Optional[Analyzer] = None, codec: Optional[str] = None,
@@ -277,10 +341,22 @@ class IndexWriter:
         before = self.n_docs
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
+        jsonl = None if skip_errors else _plain_jsonl_file(reader)
         skipped_before = 0
         with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
                           unit_divisor=1024, desc="indexing") as bar:
-            for batch in reader:
+            if jsonl is not None:
+                self._add_jsonl(jsonl, reader)
+                bar.set_postfix(docs=f"{self.n_docs:,}", refresh=False)
+                bar.update(reader.bytes_total)
+                return self.n_docs - before
+            batches = iter(reader)
+            while True:
+                started = time.perf_counter()
+                batch = next(batches, None)
+                self._read_seconds += time.perf_counter() - started
+                if batch is None:
+                    break
                 self._add_batch(batch.ids, batch.texts, batch.locations, skip_errors)
                 self.bytes_read += batch.nbytes
                 self.skipped += reader.skipped - skipped_before
@@ -288,7 +364,33 @@ class IndexWriter:
                 bar.set_postfix(docs=f"{self.n_docs:,}", refresh=False)
                 bar.update(batch.nbytes)
         self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
+        self._update_timings()
         return self.n_docs - before
+
+    def _add_jsonl(self, path: str, reader) -> None:
+        """A JSON Lines file through the C++ reader, on the writer's threads. An input error
+        aborts the writer (the workers read past it)."""
+        id_field, text_fields = reader._id_field, list(reader._text_fields)
+
+        def resolve(line: int, data: bytes):
+            return jsonl_line(path, line, data, id_field, text_fields)
+
+        try:
+            _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve,
+                                               parser=_jsonl_parser())
+        except BaseException:
+            self.abort()
+            raise
+        self.bytes_read += reader.bytes_total
+        self._update_timings()
+        if error is None:
+            return
+        self.abort()
+        if error[0] == "resolved":
+            raise error[2]
+        _, line, doc_id, first = error
+        raise InputError(path, line,
+                         f"duplicate document id {doc_id!r} (first seen as document #{first})")
 
     def _flush(self) -> None:
         if self._ids:
@@ -330,9 +432,16 @@ class IndexWriter:
         self._check_open()
         try:
             self._flush()
-            stats = self._builder.finish()
-            self._final_docs = stats["n_docs"]
-            self._write_manifest(stats)
+            if self.merge:
+                stats = self._builder.finish()
+                self._final_docs = stats["n_docs"]
+                self._update_timings()
+                self._write_manifest(stats)
+            else:
+                parts = self._builder.finish_parts()
+                self._final_docs = sum(stats["n_docs"] for _, stats in parts)
+                self._update_timings()
+                self._write_segments(parts)
             fsync_dir(self._tmp)
             move_into_place(self._tmp, self.path, self.overwrite)
         except BaseException:
@@ -340,21 +449,71 @@ class IndexWriter:
             raise
         self._closed = True
         self._builder = None
+        if not self.merge:
+            from mirkit.index.segments import SegmentedIndex
+
+            return SegmentedIndex.open(self.path, verify=False)
         return Index.open(self.path, verify=False)
+
+    def _build_info(self, stats: dict) -> dict:
+        return {
+            "threads": self.threads,
+            "memory_budget": self.memory_budget,
+            "runs_spilled": stats["runs"],
+            "peak_memory": stats["peak_memory"],
+            "seconds": round(time.perf_counter() - self._started, 3),
+            "skipped": self.skipped,
+            "timings": self.timings,
+        }
+
+    def _write_segments(self, parts: list) -> None:
+        """The parts, each finished in its own directory, become the segments of a segmented
+        index in the temporary directory (each with its manifest), named by one commit."""
+        from mirkit.index import segments as seg
+
+        settings = {"analyzer": self.analyzer.to_dict(), "codec": self.codec,
+                    "freq_codec": self.freq_codec, "positions": self.positions,
+                    "bm25": dict(self.bm25)}
+        entries = []
+        for directory, stats in parts:
+            if stats["n_docs"] == 0:  # a segment holds documents
+                shutil.rmtree(directory)
+                continue
+            write_manifest(Path(directory), index_manifest(
+                analyzer=settings["analyzer"], codec=self.codec, freq_codec=self.freq_codec,
+                positions=self.positions, vectors=False, bm25=self.bm25, stats=stats,
+                build=self._build_info(stats)))
+            name = seg.segment_name(len(entries))
+            fsync_dir(Path(directory))
+            os.rename(directory, self._tmp / name)
+            entries.append({"name": name, "n_docs": stats["n_docs"], "n_deleted": 0,
+                            "deletions": None})
+        write_manifest(self._tmp, seg.marker_manifest())
+        seg.write_commit(self._tmp, seg.new_commit(1, settings, entries, len(entries)))
 
     def _write_manifest(self, stats: dict) -> None:
         manifest = index_manifest(
             analyzer=self.analyzer.to_dict(), codec=self.codec, freq_codec=self.freq_codec,
             positions=self.positions, vectors=self.vectors, bm25=self.bm25, stats=stats,
-            build={
-                "threads": self.threads,
-                "memory_budget": self.memory_budget,
-                "runs_spilled": stats["runs"],
-                "peak_memory": stats["peak_memory"],
-                "seconds": round(time.perf_counter() - self._started, 3),
-                "skipped": self.skipped,
-            })
+            build=self._build_info(stats))
         write_manifest(self._tmp, manifest)
+
+
+def _plain_jsonl_file(reader) -> Optional[str]:
+    """The path of the reader's source when it is one plain (not gzip'ed) JSON Lines file
+    that the C++ reader can take, else None."""
+    if _jsonl_parser() is None:
+        return None
+    files = reader._files
+    if files is None or len(files) != 1 or files[0][1] != "jsonl":
+        return None
+    path = files[0][0]
+    if not os.path.isfile(path) or path.lower().endswith(".gz"):
+        return None
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":  # gzip, whatever its name
+            return None
+    return path
 
 
 def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bool,
