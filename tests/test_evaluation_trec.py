@@ -185,9 +185,9 @@ QUICKTEST = {  # expected output -> trec_eval's command line (its Makefile, run 
     "test/results.test",
     "out.test.aqZ": "-q -m all_trec -Z test/zscores_file test/qrels.test test/results.test",
     "out.test.qrels_jg": "-m qrels_jg -q -R qrels_jg test/qrels.123 test/results.test",
+    "out.test.prefs": "-m all_prefs -q -R prefs test/prefs.test test/prefs.results.test",
+    "out.test.qrels_prefs": "-m all_prefs -q -R qrels_prefs test/qrels.test test/results.test",
 }
-# not reproduced: out.test.prefs and out.test.qrels_prefs need trec_eval's preference formats
-# (-R prefs, qrels_prefs), refused below
 
 
 @pytest.fixture(scope="module")
@@ -210,14 +210,35 @@ def test_quicktest_outputs_byte_for_byte(quicktest_dir, monkeypatch):
         assert out.getvalue() == (quicktest_dir / "test" / expected).read_text(), expected
 
 
-def test_unsupported_rel_formats_are_one_line_errors(quicktest_dir, monkeypatch, capsys):
+def test_quicktest_has_eleven_outputs(quicktest_dir):
+    assert sorted(QUICKTEST) == sorted(p.name for p in (quicktest_dir / "test").glob("out.*"))
+
+
+def test_rel_format_mismatches_are_one_line_errors(quicktest_dir, monkeypatch, capsys):
     monkeypatch.chdir(quicktest_dir)
-    for fmt in ("prefs", "qrels_prefs"):
-        assert cli.main(["eval", "-q", "-R", fmt, "test/qrels.test", "test/results.test"]) == 2
+    cases = [  # (command line, what the error says)
+        ("-R bogus test/qrels.test test/results.test", "-R bogus: not supported here (mirkit "
+         "eval reads qrels, qrels_jg, prefs, qrels_prefs)"),
+        ("-m map -m all_prefs test/qrels.test test/results.test", "-m all_prefs: the "
+         "preference measures need -R prefs or -R qrels_prefs"),
+        ("-m map -R prefs test/prefs.test test/prefs.results.test",
+         "unknown preference measure 'map'"),
+        ("-m prefs_simp.5 -R prefs test/prefs.test test/prefs.results.test",
+         "preference measures take no parameters"),
+        ("-R qrels_prefs --plot x.png test/qrels.test test/results.test",
+         "--plot draws precision-recall curves of qrels, not of -R qrels_prefs"),
+        # the prefs file read as qrels_prefs: five fields where four are expected
+        ("-R qrels_prefs test/prefs.test test/prefs.results.test",
+         "test/prefs.test:1: expected 4 fields 'qid jg docno rel_level', got 5 or more"),
+    ]
+    for command, message in cases:
+        assert cli.main(["eval", *shlex.split(command)]) == 2, command
         err = capsys.readouterr().err
-        assert err.startswith(f"mirkit eval: error: -R {fmt}: ") and err.count("\n") == 1
-    assert cli.main(["eval", "-m", "all_prefs", "test/qrels.test", "test/results.test"]) == 2
-    assert "unknown measure 'all_prefs'" in capsys.readouterr().err
+        assert err.startswith("mirkit eval: error: ") and err.count("\n") == 1, err
+        assert message in err, err
+    assert cli.main(["compare", "-R", "prefs", "test/qrels.test", "test/results.test",
+                     "test/results.test"]) == 2
+    assert "-R prefs: not supported here (compare reads qrels only)" in capsys.readouterr().err
 
 
 def test_version_10_prints_the_queries_complete_adds(quicktest_dir, monkeypatch, capsys):

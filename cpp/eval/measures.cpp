@@ -619,19 +619,7 @@ Evaluation evaluate(const Qrels& qrels, const Run& run, const std::vector<Measur
     offsets.push_back(ev.width);
     ev.width += s.width();
   }
-  // Queries in qid order, as trec_eval walks its sorted qrels.
-  std::vector<uint32_t> order(qrels.n_queries());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return qrels.qid(a) < qrels.qid(b); });
-  std::vector<uint32_t> run_query;
-  for (uint32_t q : order) {
-    uint32_t rq = run.find_query(qrels.qid(q));
-    if (rq == index::StringMap::kNone && !options.complete) continue;
-    ev.queries.push_back(q);
-    ev.missing.push_back(rq == index::StringMap::kNone);
-    run_query.push_back(rq);
-  }
+  const std::vector<uint32_t> run_query = select_queries(qrels, run, options.complete, ev);
   ev.values.assign(ev.queries.size() * ev.width, 0.0);
   size_t longest = 1;
   for (uint32_t rq : run_query) {

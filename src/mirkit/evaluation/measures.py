@@ -110,7 +110,9 @@ NICKNAMES = {
     "all_trec": ("runid", "num_q") + tuple(f for f in _FAMILIES if f not in _NOT_TREC),
     "all": ("runid", "num_q") + tuple(f for f in _FAMILIES if f != "relstring"),
 }
-SUMMED = ("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")  # summed, not averaged
+# summed, not averaged, in the summary (the preference counts of mirkit.evaluation.prefs too)
+SUMMED = ("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
+          "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
 _NOT_PER_QUERY = ("gm_map", "gm_bpref")  # trec_eval prints these only in the summary
 _MISSING_Z = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 #: Every measure family mirkit computes, in trec_eval's output order.
