@@ -257,7 +257,7 @@ def test_measure_names_and_parameters():
     assert official.num_q and official.names[:5] == ["num_ret", "num_rel", "num_rel_ret", "map",
                                                       "gm_map"]
     assert {n.split("_")[0] for n in parse_measures("all").names} >= {"P", "rbp", "success"}
-    assert len(MEASURES) == 34  # trec_eval 9.0.8's all_trec families (32), rbp, rbp_resid
+    assert len(MEASURES) == 35  # trec_eval 9.0.8's all_trec families (32), rbp, rbp_resid, unj
     for bad in ["mapp", "P.0", "P.x", "P_-1", "map.5", "rbp.q=0.5", "rbp.p=1.5",
                 "ndcg.1=2,1=3", "ndcg.-1=2", "iprec_at_recall.1.5", ""]:
         with pytest.raises(ValueError):

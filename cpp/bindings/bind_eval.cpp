@@ -187,7 +187,8 @@ void bind_eval(py::module_& m) {
       .value("set_recall", eval::Measure::kSetRecall)
       .value("set_map", eval::Measure::kSetMap)
       .value("set_F", eval::Measure::kSetF)
-      .value("num_nonrel_judged_ret", eval::Measure::kNumNonrelJudgedRet);
+      .value("num_nonrel_judged_ret", eval::Measure::kNumNonrelJudgedRet)
+      .value("unj", eval::Measure::kUnj);
 
   py::class_<Qrels>(m, "Qrels")
       .def_static("from_dict", &qrels_from_dict, py::arg("qrels"))

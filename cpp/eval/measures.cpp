@@ -534,6 +534,16 @@ void compute(const MeasureSpec& spec, const Ranking& r, const EvalOptions& o, do
         *out = 0.0;
       }
       return;
+    case Measure::kUnj: {
+      // trec_eval 10's m_unjudged.c: unjudged documents among the top min(cutoff, num_ret),
+      // divided by the cutoff
+      int64_t unjudged = 0, done = 0;
+      for (size_t c = 0; c < params.size(); ++c) {
+        for (; done < r.depth(cutoff(params[c])); ++done) unjudged += r.rels[done] < 0;
+        out[c] = static_cast<double>(unjudged) / params[c];
+      }
+      return;
+    }
     case Measure::kNumNonrelJudgedRet: {
       int64_t n = 0;
       for (int32_t rel : r.rels) n += rel >= 0 && rel < r.threshold;
@@ -546,7 +556,7 @@ void compute(const MeasureSpec& spec, const Ranking& r, const EvalOptions& o, do
 bool has_cutoffs(Measure m) {
   return m == Measure::kP || m == Measure::kRecall || m == Measure::kNdcgCut ||
          m == Measure::kMapCut || m == Measure::kSuccess || m == Measure::kIprecAtRecall ||
-         m == Measure::kRelativeP || m == Measure::kRprecMult;
+         m == Measure::kRelativeP || m == Measure::kRprecMult || m == Measure::kUnj;
 }
 
 bool has_gains(Measure m) {

@@ -50,6 +50,9 @@ enum class Measure : uint8_t {
   kSetMap,              // num_rel_ret^2 / (num_ret num_rel)
   kSetF,                // F measure of the set (params: {beta})
   kNumNonrelJudgedRet,  // judged non-relevant documents retrieved
+  // trec_eval 10.0
+  kUnj,                 // share of the top cutoff documents that are not judged (past the
+                        // ranking: judged non-relevant), per cutoff
 };
 
 struct MeasureSpec {

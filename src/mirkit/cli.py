@@ -756,7 +756,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="documents in the collection (for utility's fourth coefficient)")
     o.add_argument("--trec-eval", type=int, choices=(9, 10), default=9, metavar="VERSION",
                    help="follow trec_eval 9.0.8's conventions (9, default, as pytrec_eval) or "
-                   "10.0's (iprec_at_recall rounds with lround)")
+                   "10.0's (iprec_at_recall rounds with lround; all_trec adds rbp, rbp_resid, "
+                   "unj; -c prints and -Z standardizes the queries the run lacks)")
     o.add_argument("--plot", metavar="FILE.png",
                    help="draw the interpolated precision-recall curves (needs matplotlib)")
     p = sub.add_parser("eval", parents=[trec_eval_options],

@@ -38,6 +38,8 @@ Measures use trec_eval's names and parameter syntax, both ``P.5,10`` (its ``-m``
     relstring                            the relevance characters of the top N (default 10):
                                          strings, in ``Evaluation.strings``
     rbp rbp_resid                        persistence ``rbp.p=0.8`` (default 0.9)
+    unj                                  trec_eval 10's share of the top k documents not
+                                         judged (past the ranking: judged), default 5,10,20
 
 ``"official"``, ``"set"`` and ``"all_trec"`` name trec_eval's sets, ``"all"`` every numeric
 measure above with its default parameters. Parameters given for a family replace the defaults
@@ -59,7 +61,10 @@ ir_measures scores a qrels query that the run lacks as 0, which is ``complete=Tr
 means are over every qrels query; mirkit's default, trec_eval's, leaves such queries out).
 
 ``version=10`` follows trec_eval 10.0 where it changed values: iprec_at_recall and 11pt_avg
-round the rank of a recall level with ``lround(x R)`` (9.x: ``(long)(x R + 0.9)``).
+round the rank of a recall level with ``lround(x R)`` (9.x: ``(long)(x R + 0.9)``); its
+``all_trec`` adds rbp, rbp_resid and unj; with ``complete`` the queries the run lacks are
+printed, and standardized by :meth:`Evaluation.zscores`, as 10.0 evaluates them (on an empty
+ranking: every value 0 but num_rel, gm_map and gm_bpref).
 Deliberate differences from trec_eval are listed in the README (Evaluation).
 """
 
@@ -92,9 +97,9 @@ _FAMILIES = {
     "binG": (), "G": (), "ndcg": (), "ndcg_rel": (), "Rndcg": (), "ndcg_cut": _CUTS,
     "map_cut": _CUTS, "relative_P": _CUTS, "success": (1, 5, 10), "set_P": (),
     "set_relative_P": (), "set_recall": (), "set_map": (), "set_F": (1.0,),
-    "num_nonrel_judged_ret": (), "rbp": (0.9,), "rbp_resid": (0.9,),
+    "num_nonrel_judged_ret": (), "rbp": (0.9,), "rbp_resid": (0.9,), "unj": (5, 10, 20),
 }
-_CUTOFF_FAMILIES = ("P", "recall", "ndcg_cut", "map_cut", "success", "relative_P")
+_CUTOFF_FAMILIES = ("P", "recall", "ndcg_cut", "map_cut", "success", "relative_P", "unj")
 _LEVEL_FAMILIES = ("iprec_at_recall", "Rprec_mult")         # float cutoffs, named %.2f
 _FLOAT_FAMILIES = ("relstring", "utility", "11pt_avg", "set_F")  # named by their text
 _GAIN_FAMILIES = ("ndcg", "G", "ndcg_rel", "Rndcg")         # level=gain pairs
@@ -102,14 +107,16 @@ _OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_m
              "bpref", "recip_rank", "iprec_at_recall", "P")
 _SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
         "set_relative_P", "set_map", "set_F")
-_NOT_TREC = ("rbp", "rbp_resid")  # mirkit's own (trec_eval 10 has its own rbp)
-#: The measure sets, as trec_eval names them ("all" is every numeric measure of mirkit).
+_NOT_TREC_9 = ("rbp", "rbp_resid", "unj")  # trec_eval 10.0's additions to all_trec
+#: The measure sets, as trec_eval names them ("all" is every numeric measure of mirkit);
+#: ``all_trec`` is 9.0.8's, and 10.0's (with rbp, rbp_resid, unj) for ``version=10``.
 NICKNAMES = {
     "official": _OFFICIAL,
     "set": _SET,
-    "all_trec": ("runid", "num_q") + tuple(f for f in _FAMILIES if f not in _NOT_TREC),
+    "all_trec": ("runid", "num_q") + tuple(f for f in _FAMILIES if f not in _NOT_TREC_9),
     "all": ("runid", "num_q") + tuple(f for f in _FAMILIES if f != "relstring"),
 }
+_ALL_TREC_10 = ("runid", "num_q") + tuple(_FAMILIES)
 # summed, not averaged, in the summary (the preference counts of mirkit.evaluation.prefs too)
 SUMMED = ("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
           "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
@@ -197,8 +204,9 @@ def _split(spec: str) -> tuple:
                      f"parameters like P.5,10 or P_10) or a set: {list(NICKNAMES)}")
 
 
-def parse_measures(measures: Measures = None) -> _Plan:
-    """The plan of a measure list (see the module docstring); None means ``"official"``.
+def parse_measures(measures: Measures = None, *, version: int = 9) -> _Plan:
+    """The plan of a measure list (see the module docstring); None means ``"official"``;
+    ``all_trec`` is the set of trec_eval `version` (9 or 10).
 
     As trec_eval, parameters given for a family replace its defaults (``-m all_trec -m P.5``
     computes P at 5 only); several parameter lists for one family are merged (cutoffs) or
@@ -217,7 +225,8 @@ def parse_measures(measures: Measures = None) -> _Plan:
             raise TypeError(f"measure names must be str, got {type(spec).__name__}")
         spec = spec.strip()
         if spec in NICKNAMES:
-            items = [(f, None) for f in NICKNAMES[spec]]
+            nickname = _ALL_TREC_10 if spec == "all_trec" and version >= 10 else NICKNAMES[spec]
+            items = [(f, None) for f in nickname]
         else:
             named.add(spec)
             items = [("num_q", None)] if spec == "num_q" else [
@@ -331,11 +340,13 @@ class Evaluation:
         ``(value - mean) / stddev`` with the ``{(qid, measure): (mean, stddev)}`` of
         :func:`mirkit.evaluation.read_zscores`; -1000000 (trec_eval's missing value) where the
         query or measure has none, or where stddev is 0 and the value is not the mean (0 when
-        it is). Summaries then add or average the z-scores, and lines start with ``Z``."""
+        it is). Summaries then add or average the z-scores, and lines start with ``Z``. The
+        queries the run lacks (``complete``) stay 0 with version 9, whose -c does not evaluate
+        them, and are standardized with version 10, which does."""
         values = self.values.copy()
         for i, qid in enumerate(self.qids):
-            if self.missing[i]:
-                continue   # not evaluated (trec_eval 9 -c)
+            if self.missing[i] and self._version < 10:
+                continue   # not evaluated (trec_eval 9 -c); 10 standardizes its zeros too
             for j, name in enumerate(self.names):
                 got = zscores.get((qid, name))
                 if got is None:
@@ -374,10 +385,10 @@ class Evaluation:
         n = max(len(self.qids), 1)
         for j, name in enumerate(self.names):
             column = self.values[:, j]
-            if self._z and name in SUMMED:
+            if name == "num_rel" and self._num_positive is not None:
+                out[name] = self._num_positive   # -c counts the qrels, z-scores or not
+            elif self._z and name in SUMMED:
                 out[name] = math.fsum(column)
-            elif name == "num_rel" and self._num_positive is not None:
-                out[name] = self._num_positive
             elif name in SUMMED:
                 out[name] = int(column.sum())
             elif name in _NOT_PER_QUERY:
@@ -457,7 +468,10 @@ class Evaluator:
         for spec in measures:
             ir = ir_measure(spec.strip()) if isinstance(spec, str) else None
             (trec if ir is None else self._ir).append(spec if ir is None else ir)
-        self.plan = parse_measures(trec) if trec or not self._ir else _Plan([], [], False)
+        if isinstance(version, bool) or version not in (9, 10):
+            raise ValueError(f"version must be 9 or 10 (trec_eval's), got {version!r}")
+        self.plan = (parse_measures(trec, version=version) if trec or not self._ir else
+                     _Plan([], [], False))
         if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
             raise TypeError(f"relevance_level must be an int, got {type(relevance_level).__name__}")
         self.relevance_level = int(relevance_level)
@@ -468,8 +482,6 @@ class Evaluator:
             raise ValueError("max_docs must be >= 1")
         self.threads = check_count(threads, "threads")
         self.num_docs = check_count(num_docs, "num_docs")
-        if isinstance(version, bool) or version not in (9, 10):
-            raise ValueError(f"version must be 9 or 10 (trec_eval's), got {version!r}")
         self.version = int(version)
         self._specs = _compiled(self.plan)
         # ir_measures names: one trec_eval plan per relevance level, then each name's column
