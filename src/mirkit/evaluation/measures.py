@@ -383,18 +383,23 @@ class Evaluation:
         whatever ``relevance_level`` says, as trec_eval -c counts it."""
         out = {"num_q": len(self.qids)} if self._num_q else {}
         n = max(len(self.qids), 1)
+        # trec_eval adds the queries' values one by one, in qid order: summed so here too (not
+        # with math.fsum or numpy's sum and cumsum), the last bit can change what %6.4f prints
+        totals = np.zeros(len(self.names))
+        for row in self.values:
+            totals += row
         for j, name in enumerate(self.names):
-            column = self.values[:, j]
+            total = float(totals[j])
             if name == "num_rel" and self._num_positive is not None:
                 out[name] = self._num_positive   # -c counts the qrels, z-scores or not
             elif self._z and name in SUMMED:
-                out[name] = math.fsum(column)
+                out[name] = total
             elif name in SUMMED:
-                out[name] = int(column.sum())
+                out[name] = int(total)
             elif name in _NOT_PER_QUERY:
-                out[name] = math.exp(math.fsum(column) / n) if len(self.qids) else 0.0
+                out[name] = math.exp(total / n) if len(self.qids) else 0.0
             else:
-                out[name] = math.fsum(column) / n
+                out[name] = total / n
         return out
 
     def trec_eval_lines(self, per_query: bool = False) -> list:
