@@ -164,6 +164,20 @@ def test_scores_are_float32_and_ties_go_to_the_larger_docno():
     assert Run({"q": {"a": -0.0, "b": 0.0}}).ranked()["q"][0] == ["b", "a"]
 
 
+@pytest.mark.parametrize("n", [5, 64, 65, 3000])
+def test_ranking_is_score_then_docno_descending_at_any_depth(n):
+    """Long rankings are radix-sorted on the float's bits, short ones with std::sort: both give
+    trec_eval's order (float32 score descending, ties by docno descending), with negative
+    scores, -0.0, infinities, values that share their top bits and many ties."""
+    rng = np.random.default_rng(n)
+    pool = np.concatenate([rng.normal(size=20) * 1e3, rng.random(20), [0.0, -0.0, np.inf,
+                           -np.inf, 1e-40, -1e-40, 3.4e38]])
+    scores = rng.choice(pool, size=n)
+    docs = {f"d{i:05d}": float(s) for i, s in zip(rng.permutation(n), scores)}
+    expected = sorted(docs, key=lambda d: (np.float32(docs[d]) + np.float32(0), d), reverse=True)
+    assert Run({"q": docs}).ranked()["q"][0] == expected
+
+
 def rbp_reference(rels: list, top_level: int, p: float) -> tuple:
     """RBP and its residual from Moffat & Zobel's definition (gains scaled into [0, 1])."""
     scale = 1 / top_level if top_level > 1 else 1.0

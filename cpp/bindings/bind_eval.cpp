@@ -18,9 +18,10 @@ using eval::Run;
 
 std::string type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
 
-// Walks {qid: {docno: value}}, calling add(qid, docno, value_object) for every entry.
-template <class Add>
-void walk(const py::dict& outer, const char* what, Add&& add) {
+// Walks {qid: {docno: value}}, calling begin(qid, number of documents) for every query, then
+// add(qid, docno, value_object) for every entry of it.
+template <class Begin, class Add>
+void walk(const py::dict& outer, const char* what, Begin&& begin, Add&& add) {
   PyObject *qid, *inner, *docno, *value;
   Py_ssize_t i = 0;
   while (PyDict_Next(outer.ptr(), &i, &qid, &inner)) {
@@ -32,6 +33,7 @@ void walk(const py::dict& outer, const char* what, Add&& add) {
                            "] must be a dict of document ids, got " + type_name(inner));
     }
     const std::string_view q = utf8_view(qid);
+    begin(q, static_cast<size_t>(PyDict_GET_SIZE(inner)));
     Py_ssize_t j = 0;
     while (PyDict_Next(inner, &j, &docno, &value)) {
       if (!PyUnicode_Check(docno)) {
@@ -49,7 +51,8 @@ std::string where(std::string_view qid, std::string_view docno) {
 
 Qrels qrels_from_dict(const py::dict& d) {
   Qrels qrels;
-  walk(d, "qrels", [&](std::string_view q, std::string_view doc, PyObject* value) {
+  walk(d, "qrels", [](std::string_view, size_t) {},
+       [&](std::string_view q, std::string_view doc, PyObject* value) {
     if (!PyLong_Check(value) || PyBool_Check(value)) {
       throw py::type_error("qrels" + where(q, doc) + " must be an int, got " + type_name(value));
     }
@@ -66,7 +69,21 @@ Qrels qrels_from_dict(const py::dict& d) {
 
 Run run_from_dict(const py::dict& d) {
   Run run;
-  walk(d, "run", [&](std::string_view q, std::string_view doc, PyObject* value) {
+  size_t total = 0;
+  PyObject *qid, *inner;
+  Py_ssize_t i = 0;
+  while (PyDict_Next(d.ptr(), &i, &qid, &inner)) {
+    if (PyDict_Check(inner)) total += static_cast<size_t>(PyDict_GET_SIZE(inner));
+  }
+  constexpr size_t kDocnoBytes = 16;  // a guess: the arena grows past it as it must
+  run.reserve(total, total * kDocnoBytes);
+  // a query with no documents still counts (pytrec_eval evaluates it, every measure 0)
+  uint32_t query = 0;
+  walk(d, "run", [&](std::string_view q, size_t n) {
+        query = run.add_query(q);
+        run.reserve_query(query, n);
+      },
+      [&](std::string_view q, std::string_view doc, PyObject* value) {
     double score;
     if (PyFloat_Check(value)) {
       score = PyFloat_AS_DOUBLE(value);
@@ -77,14 +94,8 @@ Run run_from_dict(const py::dict& d) {
       throw py::type_error("run" + where(q, doc) + " must be a number, got " + type_name(value));
     }
     if (std::isnan(score)) throw py::value_error("run" + where(q, doc) + " is NaN");
-    run.add(q, doc, score);
+    run.add(query, doc, score);
   });
-  // a query with no documents still counts (pytrec_eval evaluates it, every measure 0)
-  PyObject *qid, *inner;
-  Py_ssize_t i = 0;
-  while (PyDict_Next(d.ptr(), &i, &qid, &inner)) {
-    if (PyDict_Size(inner) == 0) run.add_query(utf8_view(qid));
-  }
   return run;
 }
 

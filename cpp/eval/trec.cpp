@@ -25,6 +25,32 @@ void make_key(std::string& key, uint32_t query, std::string_view docno) {
   std::memcpy(key.data() + 4, docno.data(), docno.size());
 }
 
+// Sorts keys by their high 32 bits, descending (the order of equal ones is left unspecified):
+// an LSD radix sort, 8 bits a pass, passes where every key has the same digit skipped (scores
+// of one run often share their top bits). Several times faster than std::sort at a run's
+// depth; short lists go to std::sort.
+void sort_descending_by_high_word(std::vector<uint64_t>& keys) {
+  constexpr size_t kShort = 64;
+  if (keys.size() <= kShort) {
+    std::sort(keys.begin(), keys.end(), std::greater<uint64_t>());
+    return;
+  }
+  std::vector<uint64_t> buffer(keys.size());
+  uint64_t* from = keys.data();
+  uint64_t* to = buffer.data();
+  for (int shift = 32; shift < 64; shift += 8) {
+    size_t count[257] = {};
+    for (size_t i = 0; i < keys.size(); ++i) ++count[255 - ((from[i] >> shift) & 0xFF) + 1];
+    if (std::find(count + 1, count + 257, keys.size()) != count + 257) continue;  // one digit
+    for (size_t d = 1; d < 257; ++d) count[d] += count[d - 1];
+    for (size_t i = 0; i < keys.size(); ++i) {
+      to[count[255 - ((from[i] >> shift) & 0xFF)]++] = from[i];
+    }
+    std::swap(from, to);
+  }
+  if (from != keys.data()) std::copy(from, from + keys.size(), keys.data());
+}
+
 }  // namespace
 
 void Qrels::add(std::string_view qid, std::string_view docno, int32_t rel, size_t line) {
@@ -107,30 +133,35 @@ Qrels Qrels::parse(std::string_view text) {
   return qrels;
 }
 
-void Run::add_query(std::string_view qid) {
-  if (qid.empty()) throw std::invalid_argument("empty query id");
+uint32_t Run::add_query(std::string_view qid, size_t line) {
+  if (qid.empty()) fail_line(line, "empty query id");
   bool inserted = false;
-  m_qids.insert(qid, 0, inserted);
+  const uint32_t query = m_qids.insert(qid, 0, inserted);
   if (inserted) m_docs.emplace_back();
+  return query;
 }
 
-void Run::add(std::string_view qid, std::string_view docno, double score, size_t line) {
-  if (qid.empty() || docno.empty()) fail_line(line, "empty query id or document id");
+void Run::reserve(size_t docs, size_t bytes) {
+  m_scores.reserve(m_scores.size() + docs);
+  m_offsets.reserve(m_offsets.size() + docs);
+  m_arena.reserve(m_arena.size() + bytes);
+}
+
+void Run::add(uint32_t query, std::string_view docno, double score, size_t line) {
+  if (docno.empty()) fail_line(line, "empty document id");
   if (std::isnan(score)) {
     fail_line(line, core::message("score of document ", quoted(docno), " for query ",
-                                  quoted(qid), " is NaN"));
+                                  quoted(m_qids.key(query)), " is NaN"));
   }
   if (m_scores.size() >= UINT32_MAX - 1) fail_line(line, "more than 2^32 - 2 retrieved documents");
   bool inserted = false;
-  uint32_t query = m_qids.insert(qid, 0, inserted);
-  if (inserted) m_docs.emplace_back();
   if (m_check) {
     make_key(m_key, query, docno);
     uint32_t id = m_seen.insert(m_key, 0, inserted);
     if (!inserted) {
       std::string where = line ? core::message(" (line ", m_lines[id], ")") : std::string();
       fail_line(line, core::message("document ", quoted(docno), " is retrieved twice for query ",
-                                    quoted(qid), where));
+                                    quoted(m_qids.key(query)), where));
     }
     m_lines.push_back(line);
   }
@@ -178,7 +209,7 @@ std::vector<uint32_t> Run::ranked(uint32_t query) const {
     bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
     keys[i] = (uint64_t{bits} << 32) | docs[i];
   }
-  std::sort(keys.begin(), keys.end(), std::greater<uint64_t>());
+  sort_descending_by_high_word(keys);
   std::vector<uint32_t> out(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) out[i] = static_cast<uint32_t>(keys[i]);
   for (size_t i = 0; i < keys.size();) {

@@ -84,10 +84,18 @@ class Run {
  public:
   // Adds one retrieved document; `line` (0 if none) names it in errors. A query's documents
   // must be distinct when `check_duplicates` is set on the run (always for parsed text).
-  void add(std::string_view qid, std::string_view docno, double score, size_t line = 0);
+  void add(std::string_view qid, std::string_view docno, double score, size_t line = 0) {
+    add(add_query(qid, line), docno, score, line);
+  }
+  // The same, for the query of index add_query() returned (saves finding it per document).
+  void add(uint32_t query, std::string_view docno, double score, size_t line = 0);
   static Run parse(std::string_view text);
-  // Adds a query with no documents yet (a no-op when it has some).
-  void add_query(std::string_view qid);
+  // The index of a query, added with no documents yet when new.
+  uint32_t add_query(std::string_view qid, size_t line = 0);
+  // Room for `docs` more documents whose docnos take `bytes` in all (an estimate is fine), and
+  // for `query_docs` more of one query.
+  void reserve(size_t docs, size_t bytes);
+  void reserve_query(uint32_t query, size_t query_docs) { m_docs[query].reserve(query_docs); }
   void set_check_duplicates(bool on) { m_check = on; }
 
   size_t n_queries() const { return m_qids.size(); }
