@@ -144,6 +144,29 @@ def test_max_docs_cuts_the_ranking_and_complete_counts_missing_queries():
     assert table.summary()["prefs_num_prefs_poss"] == 1   # summed, not averaged
 
 
+def test_version_10_evaluates_the_queries_complete_adds(tmp_path, capsys):
+    """trec_eval 10 -c evaluates a preference query the run lacks on a ranking of no judged
+    document: its 2 preferences (a > c in group u, c > a in group v) are possible and
+    not fulfilled, so num_prefs_poss counts them; 9.0.8 leaves the query at 0."""
+    prefs = [("q", "u", "s", "a", 2), ("q", "u", "s", "b", 1), ("z", "u", "s", "a", 1),
+             ("z", "u", "s", "c", 0), ("z", "v", "s", "c", 2), ("z", "v", "s", "a", 1)]
+    run = ranked("a", "b")
+    for version, poss in ((9, 0), (10, 2)):
+        table = evaluate_prefs(prefs, run, complete=True, version=version)
+        row = dict(zip(table.names, table.values[1]))
+        assert table.qids[1] == "z" and row.pop("prefs_num_prefs_poss") == poss
+        assert set(row.values()) == {0.0}
+        assert table.summary()["prefs_num_prefs_poss"] == 1 + poss
+    lines = [f"{p[0]} {p[1]} {p[2]} {p[3]} {p[4]}" for p in prefs]
+    (tmp_path / "prefs").write_text("\n".join(lines) + "\n")
+    (tmp_path / "run").write_text("q Q0 a 1 2.0 r\nq Q0 b 2 1.0 r\n")
+    assert cli.main(["eval", "--trec-eval", "10", "-c", "-q", "-R", "prefs", "-m",
+                     "prefs_num_prefs_poss", str(tmp_path / "prefs"), str(tmp_path / "run")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "prefs_num_prefs_poss  \tq\t1", "prefs_num_prefs_poss  \tz\t2",
+        "prefs_num_prefs_poss  \tall\t3"]
+
+
 def test_measure_selection_and_bad_options():
     prefs = [("q", "u", "s", "a", 2), ("q", "u", "s", "b", 1)]
     run = ranked("a", "b")

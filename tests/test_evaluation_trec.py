@@ -24,6 +24,7 @@ from mirkit.evaluation import (
     Evaluator,
     evaluate,
     evaluate_judgment_groups,
+    evaluate_prefs,
     parse_measures,
     read_qrels_jg,
 )
@@ -286,6 +287,22 @@ def test_version_10_all_trec_is_trec_eval_10s(quicktest_dir, monkeypatch, capsys
     assert "unj" not in {f for f, _, _ in parse_measures("all_trec").specs}
     assert [f for f, _, _ in parse_measures("all_trec", version=10).specs][-3:] == [
         "rbp", "rbp_resid", "unj"]
+
+
+def test_version_10_reads_scores_and_levels_as_doubles():
+    """trec_eval 9 keeps a run's scores (and rel_levels of preferences) as C floats, 10 as
+    doubles: 1.0 and 0.9999999999 tie for 9 (b, the larger docno, ranks first) but not for
+    10; a preference between levels 1.00000001 and 1 exists only for 10."""
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0, "b": 0.9999999999}}
+    assert [evaluate(qrels, run, "P.1", version=v)["q"]["P_1"] for v in (9, 10)] == [0.0, 1.0]
+    prefs = [("q", "u", "s", "a", 2), ("q", "u", "s", "b", 1)]
+    run = {"q": {"a": 1.0, "b": 1.0000000001}}   # 9: a tie, docno ascending puts a first
+    assert [evaluate_prefs(prefs, run, "prefs_simp", version=v).values[0, 0]
+            for v in (9, 10)] == [1.0, 0.0]
+    prefs = [("q", "u", "s", "a", 1.00000001), ("q", "u", "s", "b", 1)]
+    assert [evaluate_prefs(prefs, run, "prefs_num_prefs_poss", version=v).values[0, 0]
+            for v in (9, 10)] == [0.0, 1.0]
 
 
 def test_unj_hand_worked(tmp_path):

@@ -294,7 +294,7 @@ void bind_eval(py::module_& m) {
           std::vector<float> scores;
           for (uint32_t d : order) {
             docnos.append(py::str(std::string(run.docno(d))));
-            scores.push_back(run.score(d));
+            scores.push_back(run.score32(d));
           }
           out[py::str(std::string(run.qid(q)))] = py::make_tuple(docnos, to_numpy(std::move(scores)));
         }
@@ -331,11 +331,12 @@ void bind_eval(py::module_& m) {
   m.def(
       "evaluate_prefs",
       [](const Prefs& prefs, const Run& run, const std::vector<eval::PrefsMeasure>& measures,
-         bool complete, uint64_t max_docs, unsigned threads) {
+         bool complete, uint64_t max_docs, unsigned threads, int version) {
         eval::EvalOptions options;
         options.complete = complete;
         options.max_docs = max_docs;
         options.threads = threads;
+        options.version = version;
         eval::Evaluation ev;
         {
           py::gil_scoped_release release;
@@ -344,7 +345,7 @@ void bind_eval(py::module_& m) {
         return rows(ev, [&](uint32_t q) { return prefs.qid(q); });
       },
       py::arg("prefs"), py::arg("run"), py::arg("measures"), py::arg("complete"),
-      py::arg("max_docs"), py::arg("threads"),
+      py::arg("max_docs"), py::arg("threads"), py::arg("version"),
       "Rows (qids in order, missing flags, values[n_queries, n_measures]) of the preference "
       "measures.");
 }

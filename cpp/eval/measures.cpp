@@ -660,7 +660,7 @@ Evaluation evaluate(const Qrels& qrels, const Run& run, const std::vector<Measur
       }
       return;
     }
-    std::vector<uint32_t> ranked = run.ranked(run_query[row]);
+    std::vector<uint32_t> ranked = run.ranked(run_query[row], options.version);
     if (ranked.size() > options.max_docs) ranked.resize(options.max_docs);
     r.rels.reserve(ranked.size());
     for (uint32_t doc : ranked) {

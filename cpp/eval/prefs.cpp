@@ -32,7 +32,7 @@ void Prefs::add(std::string_view qid, std::string_view jg, std::string_view jsg,
   e.jg = m_strings.insert(jg, 0, inserted);
   e.jsg = m_strings.insert(jsg, 0, inserted);
   e.docno = m_strings.insert(docno, 0, inserted);
-  e.rel = static_cast<float>(rel);  // trec_eval: float rel_level = atof(text)
+  e.rel = rel;
   e.line = static_cast<uint32_t>(std::min<size_t>(line, UINT32_MAX));
   m_entries[query].push_back(e);
   ++m_size;
@@ -81,7 +81,7 @@ constexpr uint32_t kAbsent = UINT32_MAX;
 // An equivalence class of a one-subgroup judgment group: the documents at one rel_level, as
 // internal ranks members[begin, end) of the group, increasing.
 struct Ec {
-  float rel;
+  double rel;
   size_t begin, end;
 };
 
@@ -91,7 +91,7 @@ struct Group {
   std::vector<Ec> ecs;           // the classes by decreasing rel_level; empty for a pa group
   std::vector<uint32_t> members;
   std::vector<uint64_t> pa;      // several subgroups: bit j of row i: i preferred to j
-  std::vector<float> rel;        // pa group: each document's rel_level, -1 if not in it
+  std::vector<double> rel;       // pa group: each document's rel_level, -1 if not in it
   int64_t ful_ret = 0, poss_ret = 0, ful_imp = 0, poss_imp = 0, notoccur = 0;
   int64_t num_rel = 0, num_rel_ret = 0, num_nonrel = 0, num_nonrel_ret = 0;
 };
@@ -120,7 +120,7 @@ struct QueryPrefs {
 
 struct Row {
   uint32_t jg, jsg;
-  float rel;
+  double rel;
   uint32_t rank;
   uint32_t line;
 };
@@ -151,7 +151,7 @@ class Former {
       const Ec& a = g.ecs[e1];
       size_t ret = a.begin;
       while (ret < a.end && g.members[ret] < njr) ++ret;
-      if (a.rel > 0.0f) {
+      if (a.rel > 0.0) {
         g.num_rel_ret += static_cast<int64_t>(ret - a.begin);
         g.num_rel += static_cast<int64_t>(a.end - a.begin);
       } else {
@@ -194,11 +194,11 @@ class Former {
     const int64_t judged = m_out.judged, njr = m_out.judged_ret;
     const size_t words = m_out.words;
     g.pa.assign(static_cast<size_t>(judged) * words, 0);
-    g.rel.assign(static_cast<size_t>(judged), -1.0f);
+    g.rel.assign(static_cast<size_t>(judged), -1.0);
     auto set = [&](size_t i, size_t j) { g.pa[i * words + j / 64] |= uint64_t{1} << (j % 64); };
     for (size_t i = 0; i < n; ++i) {
-      float& rel = g.rel[rows[i].rank];
-      if ((rel > 0.0f && rows[i].rel == 0.0f) || (rel == 0.0f && rows[i].rel > 0.0f)) {
+      double& rel = g.rel[rows[i].rank];
+      if ((rel > 0.0 && rows[i].rel == 0.0) || (rel == 0.0 && rows[i].rel > 0.0)) {
         fail(g, "document " + docno(rows[i].rank) + " has both 0 and non-0 rel_level",
              rows[i].line);
       }
@@ -233,10 +233,10 @@ class Former {
       }
     }
     for (int64_t i = 0; i < judged; ++i) {
-      const float rel = g.rel[i];
-      int64_t& count = rel > 0.0f ? (i < njr ? g.num_rel_ret : g.num_rel)
-                                  : (i < njr ? g.num_nonrel_ret : g.num_nonrel);
-      if (rel > 0.0f || rel == 0.0f) ++count;
+      const double rel = g.rel[i];
+      int64_t& count = rel > 0.0 ? (i < njr ? g.num_rel_ret : g.num_rel)
+                                 : (i < njr ? g.num_nonrel_ret : g.num_nonrel);
+      if (rel >= 0.0) ++count;
     }
     g.num_rel += g.num_rel_ret;
     g.num_nonrel += g.num_nonrel_ret;
@@ -269,17 +269,19 @@ class Former {
 
 // form_prefs_counts for one query (rq: the run's query, or kNone for a run without it).
 QueryPrefs form(const Prefs& prefs, uint32_t q, const Run& run, uint32_t rq, uint64_t max_docs,
-                bool want_pairs) {
+                int version, bool want_pairs) {
   QueryPrefs out;
   out.want_pairs = want_pairs;
   const std::vector<Prefs::Entry>& entries = prefs.entries(q);
   std::unordered_map<uint32_t, uint32_t> rank;  // docno string id -> internal rank
   for (const auto& e : entries) rank.emplace(e.docno, kAbsent);
   if (rq != index::StringMap::kNone) {
-    // form_prefs_and_ranks sorts by score descending, ties by docno ascending
+    // form_prefs_and_ranks sorts by score (9: a float, 10: a double) descending, ties by
+    // docno ascending
     std::vector<uint32_t> docs = run.docs(rq);
     std::sort(docs.begin(), docs.end(), [&](uint32_t a, uint32_t b) {
-      const float sa = run.score(a), sb = run.score(b);
+      const double sa = version < 10 ? run.score32(a) : run.score(a);
+      const double sb = version < 10 ? run.score32(b) : run.score(b);
       if (sa != sb) return sa > sb;
       return run.docno(a) < run.docno(b);
     });
@@ -308,7 +310,10 @@ QueryPrefs form(const Prefs& prefs, uint32_t q, const Run& run, uint32_t rq, uin
 
   std::vector<Row> rows;
   rows.reserve(entries.size());
-  for (const auto& e : entries) rows.push_back(Row{e.jg, e.jsg, e.rel, rank[e.docno], e.line});
+  for (const auto& e : entries) {
+    const double rel = version < 10 ? static_cast<float>(e.rel) : e.rel;  // atof into a float
+    rows.push_back(Row{e.jg, e.jsg, rel, rank[e.docno], e.line});
+  }
   std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
     if (a.jg != b.jg) return prefs.str(a.jg) < prefs.str(b.jg);
     if (a.jsg != b.jsg) return prefs.str(a.jsg) < prefs.str(b.jsg);
@@ -400,7 +405,7 @@ void recalculate(const QueryPrefs& p, const Group& g, bool ret, int64_t& ful, in
     // even when it has fewer (possible with negative levels), here it stops at its end
     const Ec& last = g.ecs.back();
     const auto r = static_cast<size_t>(ret ? g.num_rel_ret : g.num_rel);
-    const Ec nonrel{0.0f, last.begin, last.begin + std::min(r, last.end - last.begin)};
+    const Ec nonrel{0.0, last.begin, last.begin + std::min(r, last.end - last.begin)};
     auto count = [&](const Ec& a, const Ec& b) {
       for (size_t x = a.begin; x < a.end && (!ret || g.members[x] < njr); ++x) {
         for (size_t y = b.begin; y < b.end && (!ret || g.members[y] < njr); ++y) {
@@ -418,9 +423,9 @@ void recalculate(const QueryPrefs& p, const Group& g, bool ret, int64_t& ful, in
     const int64_t judged = p.judged, limit = ret ? njr : judged;
     int64_t first_discarded = 0, seen = 0;
     for (; first_discarded < limit; ++first_discarded) {
-      if (g.rel[first_discarded] == 0.0f && ++seen == g.num_rel + 1) break;
+      if (g.rel[first_discarded] == 0.0 && ++seen == g.num_rel + 1) break;
     }
-    auto skip = [&](int64_t i) { return i >= first_discarded && g.rel[i] == 0.0f; };
+    auto skip = [&](int64_t i) { return i >= first_discarded && g.rel[i] == 0.0; };
     for (int64_t i = 0; i < (ret ? njr : judged); ++i) {
       if (skip(i)) continue;
       for (int64_t j = 0; j < (ret ? njr : judged); ++j) {
@@ -495,10 +500,12 @@ Evaluation evaluate_prefs(const Prefs& prefs, const Run& run,
   // whatever the threads
   std::vector<std::exception_ptr> errors(ev.queries.size());
   core::parallel_for(ev.queries.size(), options.threads, [&](size_t row) {
-    if (ev.missing[row]) return;  // trec_eval -c: not evaluated, every value 0
+    // trec_eval 9 -c does not evaluate a query the run lacks (every value 0); 10 evaluates it
+    // on a one-document ranking of no judged document: all its preferences unretrieved
+    if (ev.missing[row] && options.version < 10) return;
     try {
       const QueryPrefs p = form(prefs, ev.queries[row], run, run_query[row], options.max_docs,
-                                want_pairs);
+                                options.version, want_pairs);
       double* out = ev.values.data() + row * ev.width;
       for (size_t m = 0; m < measures.size(); ++m) out[m] = value(measures[m], p);
     } catch (...) {

@@ -10,7 +10,8 @@
 //
 // Per query, the judged documents (those named in its preferences) get internal ranks: the
 // retrieved ones 0 .. num_judged_ret - 1 in run order (score descending, ties by docno
-// ascending, as form_prefs_counts sorts; only the top max_docs), the others after them in docno
+// ascending, as form_prefs_counts sorts, on float scores (9) or doubles (10); only the top
+// max_docs), the others after them in docno
 // order. A preference A > B is then "ret" (both retrieved; fulfilled when A ranks above B),
 // "imp" (one retrieved; fulfilled when it is A) or "notoccur" (neither; never fulfilled).
 #pragma once
@@ -31,7 +32,7 @@ class Prefs {
  public:
   struct Entry {
     uint32_t jg, jsg, docno;  // ids of strings (str())
-    float rel;                // trec_eval keeps rel_level as a float
+    double rel;               // as read; trec_eval 9 keeps it as a float, 10 as a double
     uint32_t line;            // input line (0 if none), for errors
   };
   // Adds one line's judgment; `line` (0 if none) names it in errors.
@@ -74,7 +75,7 @@ enum class PrefsMeasure : uint8_t {
 };
 
 // One row per evaluated query (as evaluate() in measures.hpp); options used: complete,
-// max_docs, threads. Throws std::invalid_argument for a query whose judgment groups are
+// max_docs, threads, version (10: a query the run lacks is evaluated as an empty ranking). Throws std::invalid_argument for a query whose judgment groups are
 // inconsistent, naming the query, the group and the document.
 Evaluation evaluate_prefs(const Prefs& prefs, const Run& run,
                           const std::vector<PrefsMeasure>& measures, const EvalOptions& options);

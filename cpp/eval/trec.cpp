@@ -169,7 +169,7 @@ void Run::add(uint32_t query, std::string_view docno, double score, size_t line)
   m_docs[query].push_back(doc);
   m_arena.insert(m_arena.end(), docno.begin(), docno.end());
   m_offsets.push_back(m_arena.size());
-  m_scores.push_back(static_cast<float>(score));  // trec_eval keeps a float
+  m_scores.push_back(score);
 }
 
 Run Run::parse(std::string_view text) {
@@ -197,20 +197,28 @@ Run Run::parse(std::string_view text) {
   return run;
 }
 
-std::vector<uint32_t> Run::ranked(uint32_t query) const {
+std::vector<uint32_t> Run::ranked(uint32_t query, int version) const {
   const std::vector<uint32_t>& docs = m_docs[query];
-  // Sort (order-preserving key of the score, doc) descending; then put each run of equal
-  // scores in descending docno order.
+  std::vector<uint32_t> out(docs.begin(), docs.end());
+  if (version >= 10) {
+    // trec_eval 10 reads scores as doubles; -0 ties +0 (== compares them equal)
+    std::sort(out.begin(), out.end(), [this](uint32_t a, uint32_t b) {
+      if (m_scores[a] != m_scores[b]) return m_scores[a] > m_scores[b];
+      return docno(a) > docno(b);
+    });
+    return out;
+  }
+  // Sort (order-preserving key of the float score, doc) descending; then put each run of
+  // equal scores in descending docno order.
   std::vector<uint64_t> keys(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) {
     uint32_t bits;
-    float s = m_scores[docs[i]] + 0.0f;  // -0 ties +0
+    float s = score32(docs[i]) + 0.0f;  // -0 ties +0
     std::memcpy(&bits, &s, 4);
     bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
     keys[i] = (uint64_t{bits} << 32) | docs[i];
   }
   sort_descending_by_high_word(keys);
-  std::vector<uint32_t> out(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) out[i] = static_cast<uint32_t>(keys[i]);
   for (size_t i = 0; i < keys.size();) {
     size_t j = i + 1;

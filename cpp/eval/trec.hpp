@@ -7,7 +7,8 @@
 // Fields are separated by any run of spaces or tabs; blank lines and lines starting with '#'
 // are skipped (trec_eval skips them in runs; we accept them in qrels too). The rank column of a
 // run is ignored, as trec_eval ignores it: documents are ranked by score. A score is kept as a
-// C float, as trec_eval keeps it, so scores closer than float precision tie.
+// double and ranked as a C float, as trec_eval 9 keeps it (scores closer than float precision
+// tie), or as the double trec_eval 10 keeps.
 #pragma once
 
 #include <cstddef>
@@ -110,17 +111,18 @@ class Run {
   std::string_view docno(uint32_t doc) const {
     return {m_arena.data() + m_offsets[doc], m_offsets[doc + 1] - m_offsets[doc]};
   }
-  float score(uint32_t doc) const { return m_scores[doc]; }
-  // A query's documents ranked as trec_eval ranks them: score descending, ties by docno
-  // descending (strcmp order).
-  std::vector<uint32_t> ranked(uint32_t query) const;
+  double score(uint32_t doc) const { return m_scores[doc]; }
+  float score32(uint32_t doc) const { return static_cast<float>(m_scores[doc]); }
+  // A query's documents ranked as trec_eval `version` (9 or 10) ranks them: score (a float
+  // for 9, a double for 10) descending, ties by docno descending (strcmp order).
+  std::vector<uint32_t> ranked(uint32_t query, int version = 9) const;
 
  private:
   index::StringMap m_qids;
   std::vector<std::vector<uint32_t>> m_docs;
   std::vector<char> m_arena;
   std::vector<size_t> m_offsets{0};
-  std::vector<float> m_scores;
+  std::vector<double> m_scores;
   std::string m_tag;
   bool m_check = false;
   index::StringMap m_seen;  // 4-byte query id + docno, for duplicate checks

@@ -4,7 +4,8 @@ Qrels (``qid iter docno rel``, graded) and runs (``qid Q0 docno rank score tag``
 held and ranked the way trec_eval 9 does:
 
 * a query's documents are ordered by score, descending, with the score read as a C ``float``
-  (32 bits), ties broken by docno in descending ``strcmp`` order; the rank column is ignored;
+  (32 bits; a double with ``version=10``, as trec_eval 10 reads it), ties broken by docno in
+  descending ``strcmp`` order; the rank column is ignored;
 * a document is relevant when its qrels value is >= ``relevance_level`` (trec_eval ``-l``, 1);
   qrels values < 0 mark pooled but unjudged documents;
 * only queries present in both the qrels and the run are evaluated, unless ``complete``

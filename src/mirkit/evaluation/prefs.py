@@ -148,13 +148,16 @@ def evaluate_prefs(prefs: Prefs, run, measures: Measures = "all_prefs", *,
     measures : str or iterable of str
         Preference measure names (module docstring), ``"all_prefs"`` (default) or ``"prefs"``.
     complete : bool
-        Count every judged query (trec_eval ``-c``): one the run lacks scores 0.
+        Count every judged query (trec_eval ``-c``): one the run lacks scores 0 (with
+        ``version=10``, as trec_eval 10 evaluates it: every preference possible, none
+        fulfilled).
     max_docs : int, optional
         Documents per query looked at (``-M``); all by default.
     threads : int
         Threads evaluating queries (0: all cores), GIL released.
     version : {9, 10}
-        Output conventions (:class:`~mirkit.evaluation.Evaluator`); the values are the same.
+        trec_eval's conventions (:class:`~mirkit.evaluation.Evaluator`): the values differ only
+        for the queries ``complete`` adds.
 
     Raises
     ------
@@ -183,7 +186,7 @@ def evaluate_prefs(prefs: Prefs, run, measures: Measures = "all_prefs", *,
     try:
         qids, missing, values = _E.evaluate_prefs(
             prefs._impl, run._impl, [getattr(_E.PrefsMeasure, n) for n in names],
-            bool(complete), 2**64 - 1 if max_docs is None else max_docs, threads)
+            bool(complete), 2**64 - 1 if max_docs is None else max_docs, threads, int(version))
     except ValueError as e:
         if prefs.path is None:
             raise
