@@ -164,6 +164,20 @@ def test_scores_are_float32_and_ties_go_to_the_larger_docno():
     assert Run({"q": {"a": -0.0, "b": 0.0}}).ranked()["q"][0] == ["b", "a"]
 
 
+@pytest.mark.parametrize("n", [5, 64, 65, 3000])
+def test_ranking_is_score_then_docno_descending_at_any_depth(n):
+    """Long rankings are radix-sorted on the float's bits, short ones with std::sort: both give
+    trec_eval's order (float32 score descending, ties by docno descending), with negative
+    scores, -0.0, infinities, values that share their top bits and many ties."""
+    rng = np.random.default_rng(n)
+    pool = np.concatenate([rng.normal(size=20) * 1e3, rng.random(20), [0.0, -0.0, np.inf,
+                           -np.inf, 1e-40, -1e-40, 3.4e38]])
+    scores = rng.choice(pool, size=n)
+    docs = {f"d{i:05d}": float(s) for i, s in zip(rng.permutation(n), scores)}
+    expected = sorted(docs, key=lambda d: (np.float32(docs[d]) + np.float32(0), d), reverse=True)
+    assert Run({"q": docs}).ranked()["q"][0] == expected
+
+
 def rbp_reference(rels: list, top_level: int, p: float) -> tuple:
     """RBP and its residual from Moffat & Zobel's definition (gains scaled into [0, 1])."""
     scale = 1 / top_level if top_level > 1 else 1.0
@@ -257,7 +271,7 @@ def test_measure_names_and_parameters():
     assert official.num_q and official.names[:5] == ["num_ret", "num_rel", "num_rel_ret", "map",
                                                       "gm_map"]
     assert {n.split("_")[0] for n in parse_measures("all").names} >= {"P", "rbp", "success"}
-    assert len(MEASURES) == 34  # trec_eval 9.0.8's all_trec families (32), rbp, rbp_resid
+    assert len(MEASURES) == 35  # trec_eval 9.0.8's all_trec families (32), rbp, rbp_resid, unj
     for bad in ["mapp", "P.0", "P.x", "P_-1", "map.5", "rbp.q=0.5", "rbp.p=1.5",
                 "ndcg.1=2,1=3", "ndcg.-1=2", "iprec_at_recall.1.5", ""]:
         with pytest.raises(ValueError):

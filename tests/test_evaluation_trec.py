@@ -24,6 +24,7 @@ from mirkit.evaluation import (
     Evaluator,
     evaluate,
     evaluate_judgment_groups,
+    evaluate_prefs,
     parse_measures,
     read_qrels_jg,
 )
@@ -185,9 +186,9 @@ QUICKTEST = {  # expected output -> trec_eval's command line (its Makefile, run 
     "test/results.test",
     "out.test.aqZ": "-q -m all_trec -Z test/zscores_file test/qrels.test test/results.test",
     "out.test.qrels_jg": "-m qrels_jg -q -R qrels_jg test/qrels.123 test/results.test",
+    "out.test.prefs": "-m all_prefs -q -R prefs test/prefs.test test/prefs.results.test",
+    "out.test.qrels_prefs": "-m all_prefs -q -R qrels_prefs test/qrels.test test/results.test",
 }
-# not reproduced: out.test.prefs and out.test.qrels_prefs need trec_eval's preference formats
-# (-R prefs, qrels_prefs), refused below
 
 
 @pytest.fixture(scope="module")
@@ -210,14 +211,35 @@ def test_quicktest_outputs_byte_for_byte(quicktest_dir, monkeypatch):
         assert out.getvalue() == (quicktest_dir / "test" / expected).read_text(), expected
 
 
-def test_unsupported_rel_formats_are_one_line_errors(quicktest_dir, monkeypatch, capsys):
+def test_quicktest_has_eleven_outputs(quicktest_dir):
+    assert sorted(QUICKTEST) == sorted(p.name for p in (quicktest_dir / "test").glob("out.*"))
+
+
+def test_rel_format_mismatches_are_one_line_errors(quicktest_dir, monkeypatch, capsys):
     monkeypatch.chdir(quicktest_dir)
-    for fmt in ("prefs", "qrels_prefs"):
-        assert cli.main(["eval", "-q", "-R", fmt, "test/qrels.test", "test/results.test"]) == 2
+    cases = [  # (command line, what the error says)
+        ("-R bogus test/qrels.test test/results.test", "-R bogus: not supported here (mirkit "
+         "eval reads qrels, qrels_jg, prefs, qrels_prefs)"),
+        ("-m map -m all_prefs test/qrels.test test/results.test", "-m all_prefs: the "
+         "preference measures need -R prefs or -R qrels_prefs"),
+        ("-m map -R prefs test/prefs.test test/prefs.results.test",
+         "unknown preference measure 'map'"),
+        ("-m prefs_simp.5 -R prefs test/prefs.test test/prefs.results.test",
+         "preference measures take no parameters"),
+        ("-R qrels_prefs --plot x.png test/qrels.test test/results.test",
+         "--plot draws precision-recall curves of qrels, not of -R qrels_prefs"),
+        # the prefs file read as qrels_prefs: five fields where four are expected
+        ("-R qrels_prefs test/prefs.test test/prefs.results.test",
+         "test/prefs.test:1: expected 4 fields 'qid jg docno rel_level', got 5 or more"),
+    ]
+    for command, message in cases:
+        assert cli.main(["eval", *shlex.split(command)]) == 2, command
         err = capsys.readouterr().err
-        assert err.startswith(f"mirkit eval: error: -R {fmt}: ") and err.count("\n") == 1
-    assert cli.main(["eval", "-m", "all_prefs", "test/qrels.test", "test/results.test"]) == 2
-    assert "unknown measure 'all_prefs'" in capsys.readouterr().err
+        assert err.startswith("mirkit eval: error: ") and err.count("\n") == 1, err
+        assert message in err, err
+    assert cli.main(["compare", "-R", "prefs", "test/qrels.test", "test/results.test",
+                     "test/results.test"]) == 2
+    assert "-R prefs: not supported here (compare reads qrels only)" in capsys.readouterr().err
 
 
 def test_version_10_prints_the_queries_complete_adds(quicktest_dir, monkeypatch, capsys):
@@ -239,6 +261,84 @@ def test_version_10_prints_the_queries_complete_adds(quicktest_dir, monkeypatch,
             judged = [int(r) for q, r in zip(qrels[::4], qrels[3::4]) if q == qid]
             assert f"{'num_rel':<22}\t{qid}\t{sum(r >= 1 for r in judged)}" in lines
             assert f"{'map':<22}\t{qid}\t0.0000" in lines
+
+
+# trec_eval 10.0's `make quicktest` output for -m all_trec -q (test/out.test.aq of
+# usnistgov/trec_eval at v10.0) adds these lines after each query's (and the summary's)
+# num_nonrel_judged_ret: 10.0 added rbp, rbp_resid and unj to all_trec. (Its other lines differ
+# from 9.0.8's only in iprec_at_recall's lround, tested above.)
+TREC_EVAL_10_ADDED = {qid: [f"{name:<22}\t{qid}\t{value}" for name, value in zip(
+    ("rbp", "rbp_resid", "unj_5", "unj_10", "unj_20"), values.split())] for qid, values in {
+    "301": "0.1861 0.0610 0.0000 0.0000 0.1000", "302": "0.7628 0.0001 0.0000 0.0000 0.0000",
+    "303": "0.0212 0.0000 0.0000 0.0000 0.0000", "all": "0.3234 0.0204 0.0000 0.0000 0.0333",
+}.items()}
+
+
+def test_version_10_all_trec_is_trec_eval_10s(quicktest_dir, monkeypatch, capsys):
+    monkeypatch.chdir(quicktest_dir)
+    nine = (quicktest_dir / "test" / "out.test.aq").read_text().splitlines()
+    assert cli.main(["eval", "--trec-eval", "10", *shlex.split(QUICKTEST["out.test.aq"])]) == 0
+    ten = capsys.readouterr().out.splitlines()
+    added = [i for i, line in enumerate(ten) if line.startswith(("rbp", "unj"))]
+    assert [ten[i] for i in added] == [x for lines in TREC_EVAL_10_ADDED.values() for x in lines]
+    rest = [line for i, line in enumerate(ten) if i not in set(added)]
+    assert [line.split("\t")[:2] for line in rest] == [line.split("\t")[:2] for line in nine]
+    assert all(ten[i - 1].startswith("num_nonrel_judged_ret") for i in added[::5])
+    assert "unj" not in {f for f, _, _ in parse_measures("all_trec").specs}
+    assert [f for f, _, _ in parse_measures("all_trec", version=10).specs][-3:] == [
+        "rbp", "rbp_resid", "unj"]
+
+
+def test_version_10_reads_scores_and_levels_as_doubles():
+    """trec_eval 9 keeps a run's scores (and rel_levels of preferences) as C floats, 10 as
+    doubles: 1.0 and 0.9999999999 tie for 9 (b, the larger docno, ranks first) but not for
+    10; a preference between levels 1.00000001 and 1 exists only for 10."""
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0, "b": 0.9999999999}}
+    assert [evaluate(qrels, run, "P.1", version=v)["q"]["P_1"] for v in (9, 10)] == [0.0, 1.0]
+    prefs = [("q", "u", "s", "a", 2), ("q", "u", "s", "b", 1)]
+    run = {"q": {"a": 1.0, "b": 1.0000000001}}   # 9: a tie, docno ascending puts a first
+    assert [evaluate_prefs(prefs, run, "prefs_simp", version=v).values[0, 0]
+            for v in (9, 10)] == [1.0, 0.0]
+    prefs = [("q", "u", "s", "a", 1.00000001), ("q", "u", "s", "b", 1)]
+    assert [evaluate_prefs(prefs, run, "prefs_num_prefs_poss", version=v).values[0, 0]
+            for v in (9, 10)] == [0.0, 1.0]
+
+
+def test_unj_hand_worked(tmp_path):
+    """trec_eval 10's unj.k: the retrieved documents among the top k that the qrels do not
+    judge (not in them, or in them with a value < 0), over k; past the ranking the missing
+    documents count as judged. Ranking x (not judged), a (1), c (-1), b (0)."""
+    qrels = {"q": {"a": 1, "b": 0, "c": -1}}
+    run = {"q": {"x": 4.0, "a": 3.0, "c": 2.0, "b": 1.0}}
+    got = evaluate(qrels, run, "unj.1,2,3,4,10")["q"]
+    assert got == {"unj_1": 1 / 1, "unj_2": 1 / 2, "unj_3": 2 / 3, "unj_4": 2 / 4,
+                   "unj_10": 2 / 10}
+    assert set(evaluate(qrels, run, "unj", judged_only=True)["q"].values()) == {0.0}
+    assert evaluate(qrels, run, "unj_5", max_docs=1)["q"] == {"unj_5": 1 / 5}
+    table = Evaluator(qrels, "unj", complete=True, version=10).table({"r": {"x": 1.0}})
+    assert table.qids == ["q"] and not table.values.any()   # a query the run lacks: 0
+
+
+def test_version_10_standardizes_the_queries_complete_adds(tmp_path, capsys):
+    """trec_eval 10 -c evaluates a query the run lacks (every value 0 but num_rel) and -Z
+    standardizes it: q2's map 0 -> (0 - 0.5) / 0.25 = -2 and num_rel 1 -> (1 - 2) / 1 = -1; so
+    Zmap all = (2 + -2) / 2. trec_eval 9 -c leaves q2 out (its 0 counted in the mean). With -c
+    the num_rel summary counts the qrels lines > 0 (2), z-scores or not."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n")
+    (tmp_path / "z").write_text("q1 map 0.5 0.25\nq1 num_rel 1 0\nq2 map 0.5 0.25\n"
+                                "q2 num_rel 2 1\n")
+    lines = {9: ["Znum_rel               \tq1\t0.0000", "Zmap                   \tq1\t2.0000",
+                 "Znum_rel               \tall\t2.0000", "Zmap                   \tall\t1.0000"],
+             10: ["Znum_rel               \tq1\t0.0000", "Zmap                   \tq1\t2.0000",
+                  "Znum_rel               \tq2\t-1.0000", "Zmap                   \tq2\t-2.0000",
+                  "Znum_rel               \tall\t2.0000", "Zmap                   \tall\t0.0000"]}
+    for version, expected in lines.items():
+        assert cli.main(["eval", "--trec-eval", str(version), "-c", "-q", "-Z",
+                         str(tmp_path / "z"), "-m", "map", "-m", "num_rel",
+                         str(tmp_path / "qrels"), str(tmp_path / "run")]) == 0
+        assert capsys.readouterr().out.splitlines() == expected, version
 
 
 def test_zscores_file_errors_name_the_line(tmp_path, capsys):

@@ -534,6 +534,16 @@ void compute(const MeasureSpec& spec, const Ranking& r, const EvalOptions& o, do
         *out = 0.0;
       }
       return;
+    case Measure::kUnj: {
+      // trec_eval 10's m_unjudged.c: unjudged documents among the top min(cutoff, num_ret),
+      // divided by the cutoff
+      int64_t unjudged = 0, done = 0;
+      for (size_t c = 0; c < params.size(); ++c) {
+        for (; done < r.depth(cutoff(params[c])); ++done) unjudged += r.rels[done] < 0;
+        out[c] = static_cast<double>(unjudged) / params[c];
+      }
+      return;
+    }
     case Measure::kNumNonrelJudgedRet: {
       int64_t n = 0;
       for (int32_t rel : r.rels) n += rel >= 0 && rel < r.threshold;
@@ -546,7 +556,7 @@ void compute(const MeasureSpec& spec, const Ranking& r, const EvalOptions& o, do
 bool has_cutoffs(Measure m) {
   return m == Measure::kP || m == Measure::kRecall || m == Measure::kNdcgCut ||
          m == Measure::kMapCut || m == Measure::kSuccess || m == Measure::kIprecAtRecall ||
-         m == Measure::kRelativeP || m == Measure::kRprecMult;
+         m == Measure::kRelativeP || m == Measure::kRprecMult || m == Measure::kUnj;
 }
 
 bool has_gains(Measure m) {
@@ -619,19 +629,7 @@ Evaluation evaluate(const Qrels& qrels, const Run& run, const std::vector<Measur
     offsets.push_back(ev.width);
     ev.width += s.width();
   }
-  // Queries in qid order, as trec_eval walks its sorted qrels.
-  std::vector<uint32_t> order(qrels.n_queries());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return qrels.qid(a) < qrels.qid(b); });
-  std::vector<uint32_t> run_query;
-  for (uint32_t q : order) {
-    uint32_t rq = run.find_query(qrels.qid(q));
-    if (rq == index::StringMap::kNone && !options.complete) continue;
-    ev.queries.push_back(q);
-    ev.missing.push_back(rq == index::StringMap::kNone);
-    run_query.push_back(rq);
-  }
+  const std::vector<uint32_t> run_query = select_queries(qrels, run, options.complete, ev);
   ev.values.assign(ev.queries.size() * ev.width, 0.0);
   size_t longest = 1;
   for (uint32_t rq : run_query) {
@@ -662,7 +660,7 @@ Evaluation evaluate(const Qrels& qrels, const Run& run, const std::vector<Measur
       }
       return;
     }
-    std::vector<uint32_t> ranked = run.ranked(run_query[row]);
+    std::vector<uint32_t> ranked = run.ranked(run_query[row], options.version);
     if (ranked.size() > options.max_docs) ranked.resize(options.max_docs);
     r.rels.reserve(ranked.size());
     for (uint32_t doc : ranked) {

@@ -4,8 +4,10 @@
 // measure reads that list of relevance values. Relevant means value >= relevance_level.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "eval/trec.hpp"
@@ -48,6 +50,9 @@ enum class Measure : uint8_t {
   kSetMap,              // num_rel_ret^2 / (num_ret num_rel)
   kSetF,                // F measure of the set (params: {beta})
   kNumNonrelJudgedRet,  // judged non-relevant documents retrieved
+  // trec_eval 10.0
+  kUnj,                 // share of the top cutoff documents that are not judged (past the
+                        // ranking: judged non-relevant), per cutoff
 };
 
 struct MeasureSpec {
@@ -77,6 +82,27 @@ struct Evaluation {
   std::vector<double> values;
   size_t width = 0;
 };
+
+// Fills ev.queries and ev.missing with the rows of an evaluation, as trec_eval walks its sorted
+// judgments: the judged queries (`judgments`: Qrels or Prefs) in qid order that the run has
+// (all of them with `complete`). Returns the run's query of each row (kNone where missing).
+template <class Judgments>
+std::vector<uint32_t> select_queries(const Judgments& judgments, const Run& run, bool complete,
+                                     Evaluation& ev) {
+  std::vector<uint32_t> order(judgments.n_queries());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return judgments.qid(a) < judgments.qid(b); });
+  std::vector<uint32_t> run_query;
+  for (uint32_t q : order) {
+    const uint32_t rq = run.find_query(judgments.qid(q));
+    if (rq == index::StringMap::kNone && !complete) continue;
+    ev.queries.push_back(q);
+    ev.missing.push_back(rq == index::StringMap::kNone);
+    run_query.push_back(rq);
+  }
+  return run_query;
+}
 
 // Throws std::invalid_argument for a spec whose parameters are out of range.
 void validate(const MeasureSpec& spec);

@@ -6,68 +6,49 @@
 #include <cstring>
 
 #include "core/errors.hpp"
+#include "eval/lines.hpp"
 
 namespace mirkit::eval {
 namespace {
 
+using lines::fail_line;
+using lines::for_each_line;
+using lines::number_start;
+using lines::quoted;
+using lines::split;
+
 constexpr int32_t kMaxRelevance = 1 << 20;  // levels are counted in an array of this size
-
-[[noreturn]] void fail_line(size_t line, const std::string& reason) {
-  if (line == 0) throw std::invalid_argument(reason);
-  throw ParseError(line, reason);
-}
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-// The first `max_fields` whitespace-separated fields of one line; returns how many there are.
-size_t split(std::string_view line, std::string_view* fields, size_t max_fields) {
-  size_t n = 0, i = 0;
-  while (n < max_fields) {
-    while (i < line.size() && is_blank(line[i])) ++i;
-    if (i == line.size()) break;
-    size_t start = i;
-    while (i < line.size() && !is_blank(line[i])) ++i;
-    fields[n++] = line.substr(start, i - start);
-  }
-  return n;
-}
-
-// Calls fn(line_number, line) for each line that is neither blank nor a '#' comment.
-template <class Fn>
-void for_each_line(std::string_view text, Fn&& fn) {
-  size_t line_no = 0;
-  while (!text.empty()) {
-    size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    ++line_no;
-    if (line.find('\0') != std::string_view::npos) fail_line(line_no, "contains a NUL byte");
-    size_t first = 0;
-    while (first < line.size() && is_blank(line[first])) ++first;
-    if (first == line.size() || line[first] == '#') continue;
-    fn(line_no, line);
-  }
-}
-
-std::string quoted(std::string_view s) {
-  constexpr size_t kShown = 40;
-  std::string out = "'";
-  out.append(s.substr(0, kShown));
-  if (s.size() > kShown) out += "...";
-  return out + "'";
-}
-
-// Where std::from_chars, which takes no '+', should start: after one leading '+', unless another
-// sign follows it ("+-1" is not a number; skipping the '+' would read it as -1).
-const char* number_start(std::string_view s) {
-  const bool plus = s.size() > 1 && s[0] == '+' && s[1] != '+' && s[1] != '-';
-  return s.data() + (plus ? 1 : 0);
-}
 
 void make_key(std::string& key, uint32_t query, std::string_view docno) {
   key.resize(4 + docno.size());
   std::memcpy(key.data(), &query, 4);
   std::memcpy(key.data() + 4, docno.data(), docno.size());
+}
+
+// Sorts keys by their high 32 bits, descending (the order of equal ones is left unspecified):
+// an LSD radix sort, 8 bits a pass, passes where every key has the same digit skipped (scores
+// of one run often share their top bits). Several times faster than std::sort at a run's
+// depth; short lists go to std::sort.
+void sort_descending_by_high_word(std::vector<uint64_t>& keys) {
+  constexpr size_t kShort = 64;
+  if (keys.size() <= kShort) {
+    std::sort(keys.begin(), keys.end(), std::greater<uint64_t>());
+    return;
+  }
+  std::vector<uint64_t> buffer(keys.size());
+  uint64_t* from = keys.data();
+  uint64_t* to = buffer.data();
+  for (int shift = 32; shift < 64; shift += 8) {
+    size_t count[257] = {};
+    for (size_t i = 0; i < keys.size(); ++i) ++count[255 - ((from[i] >> shift) & 0xFF) + 1];
+    if (std::find(count + 1, count + 257, keys.size()) != count + 257) continue;  // one digit
+    for (size_t d = 1; d < 257; ++d) count[d] += count[d - 1];
+    for (size_t i = 0; i < keys.size(); ++i) {
+      to[count[255 - ((from[i] >> shift) & 0xFF)]++] = from[i];
+    }
+    std::swap(from, to);
+  }
+  if (from != keys.data()) std::copy(from, from + keys.size(), keys.data());
 }
 
 }  // namespace
@@ -152,30 +133,35 @@ Qrels Qrels::parse(std::string_view text) {
   return qrels;
 }
 
-void Run::add_query(std::string_view qid) {
-  if (qid.empty()) throw std::invalid_argument("empty query id");
+uint32_t Run::add_query(std::string_view qid, size_t line) {
+  if (qid.empty()) fail_line(line, "empty query id");
   bool inserted = false;
-  m_qids.insert(qid, 0, inserted);
+  const uint32_t query = m_qids.insert(qid, 0, inserted);
   if (inserted) m_docs.emplace_back();
+  return query;
 }
 
-void Run::add(std::string_view qid, std::string_view docno, double score, size_t line) {
-  if (qid.empty() || docno.empty()) fail_line(line, "empty query id or document id");
+void Run::reserve(size_t docs, size_t bytes) {
+  m_scores.reserve(m_scores.size() + docs);
+  m_offsets.reserve(m_offsets.size() + docs);
+  m_arena.reserve(m_arena.size() + bytes);
+}
+
+void Run::add(uint32_t query, std::string_view docno, double score, size_t line) {
+  if (docno.empty()) fail_line(line, "empty document id");
   if (std::isnan(score)) {
     fail_line(line, core::message("score of document ", quoted(docno), " for query ",
-                                  quoted(qid), " is NaN"));
+                                  quoted(m_qids.key(query)), " is NaN"));
   }
   if (m_scores.size() >= UINT32_MAX - 1) fail_line(line, "more than 2^32 - 2 retrieved documents");
   bool inserted = false;
-  uint32_t query = m_qids.insert(qid, 0, inserted);
-  if (inserted) m_docs.emplace_back();
   if (m_check) {
     make_key(m_key, query, docno);
     uint32_t id = m_seen.insert(m_key, 0, inserted);
     if (!inserted) {
       std::string where = line ? core::message(" (line ", m_lines[id], ")") : std::string();
       fail_line(line, core::message("document ", quoted(docno), " is retrieved twice for query ",
-                                    quoted(qid), where));
+                                    quoted(m_qids.key(query)), where));
     }
     m_lines.push_back(line);
   }
@@ -183,7 +169,7 @@ void Run::add(std::string_view qid, std::string_view docno, double score, size_t
   m_docs[query].push_back(doc);
   m_arena.insert(m_arena.end(), docno.begin(), docno.end());
   m_offsets.push_back(m_arena.size());
-  m_scores.push_back(static_cast<float>(score));  // trec_eval keeps a float
+  m_scores.push_back(score);
 }
 
 Run Run::parse(std::string_view text) {
@@ -211,20 +197,28 @@ Run Run::parse(std::string_view text) {
   return run;
 }
 
-std::vector<uint32_t> Run::ranked(uint32_t query) const {
+std::vector<uint32_t> Run::ranked(uint32_t query, int version) const {
   const std::vector<uint32_t>& docs = m_docs[query];
-  // Sort (order-preserving key of the score, doc) descending; then put each run of equal
-  // scores in descending docno order.
+  std::vector<uint32_t> out(docs.begin(), docs.end());
+  if (version >= 10) {
+    // trec_eval 10 reads scores as doubles; -0 ties +0 (== compares them equal)
+    std::sort(out.begin(), out.end(), [this](uint32_t a, uint32_t b) {
+      if (m_scores[a] != m_scores[b]) return m_scores[a] > m_scores[b];
+      return docno(a) > docno(b);
+    });
+    return out;
+  }
+  // Sort (order-preserving key of the float score, doc) descending; then put each run of
+  // equal scores in descending docno order.
   std::vector<uint64_t> keys(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) {
     uint32_t bits;
-    float s = m_scores[docs[i]] + 0.0f;  // -0 ties +0
+    float s = score32(docs[i]) + 0.0f;  // -0 ties +0
     std::memcpy(&bits, &s, 4);
     bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
     keys[i] = (uint64_t{bits} << 32) | docs[i];
   }
-  std::sort(keys.begin(), keys.end(), std::greater<uint64_t>());
-  std::vector<uint32_t> out(keys.size());
+  sort_descending_by_high_word(keys);
   for (size_t i = 0; i < keys.size(); ++i) out[i] = static_cast<uint32_t>(keys[i]);
   for (size_t i = 0; i < keys.size();) {
     size_t j = i + 1;

@@ -7,7 +7,8 @@
 // Fields are separated by any run of spaces or tabs; blank lines and lines starting with '#'
 // are skipped (trec_eval skips them in runs; we accept them in qrels too). The rank column of a
 // run is ignored, as trec_eval ignores it: documents are ranked by score. A score is kept as a
-// C float, as trec_eval keeps it, so scores closer than float precision tie.
+// double and ranked as a C float, as trec_eval 9 keeps it (scores closer than float precision
+// tie), or as the double trec_eval 10 keeps.
 #pragma once
 
 #include <cstddef>
@@ -84,10 +85,18 @@ class Run {
  public:
   // Adds one retrieved document; `line` (0 if none) names it in errors. A query's documents
   // must be distinct when `check_duplicates` is set on the run (always for parsed text).
-  void add(std::string_view qid, std::string_view docno, double score, size_t line = 0);
+  void add(std::string_view qid, std::string_view docno, double score, size_t line = 0) {
+    add(add_query(qid, line), docno, score, line);
+  }
+  // The same, for the query of index add_query() returned (saves finding it per document).
+  void add(uint32_t query, std::string_view docno, double score, size_t line = 0);
   static Run parse(std::string_view text);
-  // Adds a query with no documents yet (a no-op when it has some).
-  void add_query(std::string_view qid);
+  // The index of a query, added with no documents yet when new.
+  uint32_t add_query(std::string_view qid, size_t line = 0);
+  // Room for `docs` more documents whose docnos take `bytes` in all (an estimate is fine), and
+  // for `query_docs` more of one query.
+  void reserve(size_t docs, size_t bytes);
+  void reserve_query(uint32_t query, size_t query_docs) { m_docs[query].reserve(query_docs); }
   void set_check_duplicates(bool on) { m_check = on; }
 
   size_t n_queries() const { return m_qids.size(); }
@@ -102,17 +111,18 @@ class Run {
   std::string_view docno(uint32_t doc) const {
     return {m_arena.data() + m_offsets[doc], m_offsets[doc + 1] - m_offsets[doc]};
   }
-  float score(uint32_t doc) const { return m_scores[doc]; }
-  // A query's documents ranked as trec_eval ranks them: score descending, ties by docno
-  // descending (strcmp order).
-  std::vector<uint32_t> ranked(uint32_t query) const;
+  double score(uint32_t doc) const { return m_scores[doc]; }
+  float score32(uint32_t doc) const { return static_cast<float>(m_scores[doc]); }
+  // A query's documents ranked as trec_eval `version` (9 or 10) ranks them: score (a float
+  // for 9, a double for 10) descending, ties by docno descending (strcmp order).
+  std::vector<uint32_t> ranked(uint32_t query, int version = 9) const;
 
  private:
   index::StringMap m_qids;
   std::vector<std::vector<uint32_t>> m_docs;
   std::vector<char> m_arena;
   std::vector<size_t> m_offsets{0};
-  std::vector<float> m_scores;
+  std::vector<double> m_scores;
   std::string m_tag;
   bool m_check = false;
   index::StringMap m_seen;  // 4-byte query id + docno, for duplicate checks

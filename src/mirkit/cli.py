@@ -507,11 +507,14 @@ def _run_queries(searcher, args) -> int:
     return 0
 
 
+_REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+
+
 def _eval_options(args, rel_format: str = "qrels") -> dict:
     if args.rel_format != rel_format:
-        raise UserError(f"-R {args.rel_format}: not supported here (mirkit eval reads qrels and, "
-                        f"with -R qrels_jg, judgment groups; not trec_eval's prefs and "
-                        f"qrels_prefs formats)")
+        known = (f"{args.command} reads qrels only" if args.command != "eval" else
+                 f"mirkit eval reads {', '.join(_REL_FORMATS)}")
+        raise UserError(f"-R {args.rel_format}: not supported here ({known})")
     if args.max_docs is not None and args.max_docs < 1:
         raise UserError(f"-M must be >= 1, got {args.max_docs}")
     if args.num_docs < 0:
@@ -525,18 +528,36 @@ def _cmd_eval(args) -> int:
     from mirkit.evaluation import (
         Evaluator,
         evaluate_judgment_groups,
+        evaluate_prefs,
+        read_prefs,
         read_qrels,
         read_qrels_jg,
+        read_qrels_prefs,
         read_run,
         read_zscores,
     )
 
     zscores = read_zscores(args.zscores) if args.zscores else None
+    if args.plot and args.rel_format != "qrels":
+        raise UserError(f"--plot draws precision-recall curves of qrels, not of -R "
+                        f"{args.rel_format}")
     if args.rel_format == "qrels_jg":
         groups, run = read_qrels_jg(args.qrels), read_run(args.run)
         table = evaluate_judgment_groups(groups, run, args.measure or "qrels_jg",
                                          **_eval_options(args, "qrels_jg"))
+    elif args.rel_format in ("prefs", "qrels_prefs"):
+        read = read_prefs if args.rel_format == "prefs" else read_qrels_prefs
+        prefs, run = read(args.qrels), read_run(args.run)
+        options = _eval_options(args, args.rel_format)
+        # trec_eval's -l, -J and -N change no preference measure
+        table = evaluate_prefs(prefs, run, args.measure or "all_prefs",
+                               **{k: options[k] for k in ("complete", "max_docs", "threads",
+                                                          "version")})
     else:
+        for m in args.measure or ():
+            if m.strip().startswith("prefs") or m.strip() == "all_prefs":
+                raise UserError(f"-m {m}: the preference measures need -R prefs or "
+                                f"-R qrels_prefs")
         qrels, run = read_qrels(args.qrels), read_run(args.run)
         table = Evaluator(qrels, args.measure or None, **_eval_options(args)).table(run)
     if not len(table):
@@ -760,13 +781,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="documents per query evaluated (default all)")
     o.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
                    help="format of QRELS: qrels, or (eval) qrels_jg, judgment groups "
-                   "('qid jg docno rel', measures map_avgjg, P_avgjg, Rprec_mult_avgjg); "
-                   "trec_eval's prefs and qrels_prefs are not supported")
+                   "('qid jg docno rel', measures map_avgjg, P_avgjg, Rprec_mult_avgjg), "
+                   "prefs, preference judgments ('qid jg jsg docno rel_level'), or "
+                   "qrels_prefs, a qrels file read as preferences (measures prefs_*, sets "
+                   "all_prefs, prefs; default all_prefs)")
     o.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
                    help="documents in the collection (for utility's fourth coefficient)")
     o.add_argument("--trec-eval", type=int, choices=(9, 10), default=9, metavar="VERSION",
                    help="follow trec_eval 9.0.8's conventions (9, default, as pytrec_eval) or "
-                   "10.0's (iprec_at_recall rounds with lround)")
+                   "10.0's (iprec_at_recall rounds with lround; all_trec adds rbp, rbp_resid, "
+                   "unj; -c prints and -Z standardizes the queries the run lacks)")
     o.add_argument("--plot", metavar="FILE.png",
                    help="draw the interpolated precision-recall curves (needs matplotlib)")
     p = sub.add_parser("eval", parents=[trec_eval_options],

@@ -1,6 +1,7 @@
 """Evaluation exactly as trec_eval computes it: the measures (:mod:`mirkit.evaluation.measures`,
 whose documentation says how runs are ranked and judged), TREC files
-(:mod:`mirkit.evaluation.io`) and the comparison of two runs with paired significance tests
+(:mod:`mirkit.evaluation.io`), preference judgments and their measures
+(:mod:`mirkit.evaluation.prefs`) and the comparison of two runs with paired significance tests
 (:mod:`mirkit.evaluation.significance`)."""
 
 from mirkit.evaluation.io import (
@@ -24,6 +25,13 @@ from mirkit.evaluation.measures import (
     evaluate_judgment_groups,
     parse_measures,
 )
+from mirkit.evaluation.prefs import (
+    PREFS_MEASURES,
+    Prefs,
+    evaluate_prefs,
+    read_prefs,
+    read_qrels_prefs,
+)
 from mirkit.evaluation.significance import (
     Comparison,
     TestResult,
@@ -32,7 +40,8 @@ from mirkit.evaluation.significance import (
     wilcoxon,
 )
 
-__all__ = ["MEASURES", "Comparison", "Evaluation", "Evaluator", "Qrels", "Run", "TestResult",
-           "compare", "evaluate", "evaluate_judgment_groups", "paired_ttest", "parse_measures",
-           "read_qrels", "read_qrels_jg", "read_queries", "read_run", "read_zscores", "run_lines",
-           "trec_scores", "wilcoxon", "write_qrels", "write_run"]
+__all__ = ["MEASURES", "PREFS_MEASURES", "Comparison", "Evaluation", "Evaluator", "Prefs", "Qrels",
+           "Run", "TestResult", "compare", "evaluate", "evaluate_judgment_groups",
+           "evaluate_prefs", "paired_ttest", "parse_measures", "read_prefs", "read_qrels",
+           "read_qrels_jg", "read_qrels_prefs", "read_queries", "read_run", "read_zscores",
+           "run_lines", "trec_scores", "wilcoxon", "write_qrels", "write_run"]

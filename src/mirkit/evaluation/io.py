@@ -93,9 +93,10 @@ class Qrels:
 class Run:
     """Ranked results ``{qid: {docno: score}}`` held in C++ (see :func:`read_run`).
 
-    Scores are kept as 32-bit floats, as trec_eval keeps them. ``tag`` is the run name. A
-    pandas DataFrame of ``qid``, ``docno`` and ``score`` (a PyTerrier results frame; or
-    ir_measures' ``query_id``, ``doc_id``, ``score``) is taken too.
+    Scores are kept as given and ranked as 32-bit floats, as trec_eval 9 keeps them (as doubles
+    for trec_eval 10's conventions, ``version=10``); :meth:`ranked` gives the floats. ``tag``
+    is the run name. A pandas DataFrame of ``qid``, ``docno`` and ``score`` (a PyTerrier
+    results frame; or ir_measures' ``query_id``, ``doc_id``, ``score``) is taken too.
     """
 
     __slots__ = ("_impl",)

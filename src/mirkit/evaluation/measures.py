@@ -4,7 +4,8 @@ Qrels (``qid iter docno rel``, graded) and runs (``qid Q0 docno rank score tag``
 held and ranked the way trec_eval 9 does:
 
 * a query's documents are ordered by score, descending, with the score read as a C ``float``
-  (32 bits), ties broken by docno in descending ``strcmp`` order; the rank column is ignored;
+  (32 bits; a double with ``version=10``, as trec_eval 10 reads it), ties broken by docno in
+  descending ``strcmp`` order; the rank column is ignored;
 * a document is relevant when its qrels value is >= ``relevance_level`` (trec_eval ``-l``, 1);
   qrels values < 0 mark pooled but unjudged documents;
 * only queries present in both the qrels and the run are evaluated, unless ``complete``
@@ -38,6 +39,8 @@ Measures use trec_eval's names and parameter syntax, both ``P.5,10`` (its ``-m``
     relstring                            the relevance characters of the top N (default 10):
                                          strings, in ``Evaluation.strings``
     rbp rbp_resid                        persistence ``rbp.p=0.8`` (default 0.9)
+    unj                                  trec_eval 10's share of the top k documents not
+                                         judged (past the ranking: judged), default 5,10,20
 
 ``"official"``, ``"set"`` and ``"all_trec"`` name trec_eval's sets, ``"all"`` every numeric
 measure above with its default parameters. Parameters given for a family replace the defaults
@@ -59,7 +62,10 @@ ir_measures scores a qrels query that the run lacks as 0, which is ``complete=Tr
 means are over every qrels query; mirkit's default, trec_eval's, leaves such queries out).
 
 ``version=10`` follows trec_eval 10.0 where it changed values: iprec_at_recall and 11pt_avg
-round the rank of a recall level with ``lround(x R)`` (9.x: ``(long)(x R + 0.9)``).
+round the rank of a recall level with ``lround(x R)`` (9.x: ``(long)(x R + 0.9)``); its
+``all_trec`` adds rbp, rbp_resid and unj; with ``complete`` the queries the run lacks are
+printed, and standardized by :meth:`Evaluation.zscores`, as 10.0 evaluates them (on an empty
+ranking: every value 0 but num_rel, gm_map and gm_bpref).
 Deliberate differences from trec_eval are listed in the README (Evaluation).
 """
 
@@ -92,9 +98,9 @@ _FAMILIES = {
     "binG": (), "G": (), "ndcg": (), "ndcg_rel": (), "Rndcg": (), "ndcg_cut": _CUTS,
     "map_cut": _CUTS, "relative_P": _CUTS, "success": (1, 5, 10), "set_P": (),
     "set_relative_P": (), "set_recall": (), "set_map": (), "set_F": (1.0,),
-    "num_nonrel_judged_ret": (), "rbp": (0.9,), "rbp_resid": (0.9,),
+    "num_nonrel_judged_ret": (), "rbp": (0.9,), "rbp_resid": (0.9,), "unj": (5, 10, 20),
 }
-_CUTOFF_FAMILIES = ("P", "recall", "ndcg_cut", "map_cut", "success", "relative_P")
+_CUTOFF_FAMILIES = ("P", "recall", "ndcg_cut", "map_cut", "success", "relative_P", "unj")
 _LEVEL_FAMILIES = ("iprec_at_recall", "Rprec_mult")         # float cutoffs, named %.2f
 _FLOAT_FAMILIES = ("relstring", "utility", "11pt_avg", "set_F")  # named by their text
 _GAIN_FAMILIES = ("ndcg", "G", "ndcg_rel", "Rndcg")         # level=gain pairs
@@ -102,15 +108,19 @@ _OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_m
              "bpref", "recip_rank", "iprec_at_recall", "P")
 _SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
         "set_relative_P", "set_map", "set_F")
-_NOT_TREC = ("rbp", "rbp_resid")  # mirkit's own (trec_eval 10 has its own rbp)
-#: The measure sets, as trec_eval names them ("all" is every numeric measure of mirkit).
+_NOT_TREC_9 = ("rbp", "rbp_resid", "unj")  # trec_eval 10.0's additions to all_trec
+#: The measure sets, as trec_eval names them ("all" is every numeric measure of mirkit);
+#: ``all_trec`` is 9.0.8's, and 10.0's (with rbp, rbp_resid, unj) for ``version=10``.
 NICKNAMES = {
     "official": _OFFICIAL,
     "set": _SET,
-    "all_trec": ("runid", "num_q") + tuple(f for f in _FAMILIES if f not in _NOT_TREC),
+    "all_trec": ("runid", "num_q") + tuple(f for f in _FAMILIES if f not in _NOT_TREC_9),
     "all": ("runid", "num_q") + tuple(f for f in _FAMILIES if f != "relstring"),
 }
-SUMMED = ("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")  # summed, not averaged
+_ALL_TREC_10 = ("runid", "num_q") + tuple(_FAMILIES)
+# summed, not averaged, in the summary (the preference counts of mirkit.evaluation.prefs too)
+SUMMED = ("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
+          "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
 _NOT_PER_QUERY = ("gm_map", "gm_bpref")  # trec_eval prints these only in the summary
 _MISSING_Z = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 #: Every measure family mirkit computes, in trec_eval's output order.
@@ -195,8 +205,9 @@ def _split(spec: str) -> tuple:
                      f"parameters like P.5,10 or P_10) or a set: {list(NICKNAMES)}")
 
 
-def parse_measures(measures: Measures = None) -> _Plan:
-    """The plan of a measure list (see the module docstring); None means ``"official"``.
+def parse_measures(measures: Measures = None, *, version: int = 9) -> _Plan:
+    """The plan of a measure list (see the module docstring); None means ``"official"``;
+    ``all_trec`` is the set of trec_eval `version` (9 or 10).
 
     As trec_eval, parameters given for a family replace its defaults (``-m all_trec -m P.5``
     computes P at 5 only); several parameter lists for one family are merged (cutoffs) or
@@ -215,7 +226,8 @@ def parse_measures(measures: Measures = None) -> _Plan:
             raise TypeError(f"measure names must be str, got {type(spec).__name__}")
         spec = spec.strip()
         if spec in NICKNAMES:
-            items = [(f, None) for f in NICKNAMES[spec]]
+            nickname = _ALL_TREC_10 if spec == "all_trec" and version >= 10 else NICKNAMES[spec]
+            items = [(f, None) for f in nickname]
         else:
             named.add(spec)
             items = [("num_q", None)] if spec == "num_q" else [
@@ -329,11 +341,13 @@ class Evaluation:
         ``(value - mean) / stddev`` with the ``{(qid, measure): (mean, stddev)}`` of
         :func:`mirkit.evaluation.read_zscores`; -1000000 (trec_eval's missing value) where the
         query or measure has none, or where stddev is 0 and the value is not the mean (0 when
-        it is). Summaries then add or average the z-scores, and lines start with ``Z``."""
+        it is). Summaries then add or average the z-scores, and lines start with ``Z``. The
+        queries the run lacks (``complete``) stay 0 with version 9, whose -c does not evaluate
+        them, and are standardized with version 10, which does."""
         values = self.values.copy()
         for i, qid in enumerate(self.qids):
-            if self.missing[i]:
-                continue   # not evaluated (trec_eval 9 -c)
+            if self.missing[i] and self._version < 10:
+                continue   # not evaluated (trec_eval 9 -c); 10 standardizes its zeros too
             for j, name in enumerate(self.names):
                 got = zscores.get((qid, name))
                 if got is None:
@@ -370,18 +384,23 @@ class Evaluation:
         whatever ``relevance_level`` says, as trec_eval -c counts it."""
         out = {"num_q": len(self.qids)} if self._num_q else {}
         n = max(len(self.qids), 1)
+        # trec_eval adds the queries' values one by one, in qid order: summed so here too (not
+        # with math.fsum or numpy's sum and cumsum), the last bit can change what %6.4f prints
+        totals = np.zeros(len(self.names))
+        for row in self.values:
+            totals += row
         for j, name in enumerate(self.names):
-            column = self.values[:, j]
-            if self._z and name in SUMMED:
-                out[name] = math.fsum(column)
-            elif name == "num_rel" and self._num_positive is not None:
-                out[name] = self._num_positive
+            total = float(totals[j])
+            if name == "num_rel" and self._num_positive is not None:
+                out[name] = self._num_positive   # -c counts the qrels, z-scores or not
+            elif self._z and name in SUMMED:
+                out[name] = total
             elif name in SUMMED:
-                out[name] = int(column.sum())
+                out[name] = int(total)
             elif name in _NOT_PER_QUERY:
-                out[name] = math.exp(math.fsum(column) / n) if len(self.qids) else 0.0
+                out[name] = math.exp(total / n) if len(self.qids) else 0.0
             else:
-                out[name] = math.fsum(column) / n
+                out[name] = total / n
         return out
 
     def trec_eval_lines(self, per_query: bool = False) -> list:
@@ -455,7 +474,10 @@ class Evaluator:
         for spec in measures:
             ir = ir_measure(spec.strip()) if isinstance(spec, str) else None
             (trec if ir is None else self._ir).append(spec if ir is None else ir)
-        self.plan = parse_measures(trec) if trec or not self._ir else _Plan([], [], False)
+        if isinstance(version, bool) or version not in (9, 10):
+            raise ValueError(f"version must be 9 or 10 (trec_eval's), got {version!r}")
+        self.plan = (parse_measures(trec, version=version) if trec or not self._ir else
+                     _Plan([], [], False))
         if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
             raise TypeError(f"relevance_level must be an int, got {type(relevance_level).__name__}")
         self.relevance_level = int(relevance_level)
@@ -466,8 +488,6 @@ class Evaluator:
             raise ValueError("max_docs must be >= 1")
         self.threads = check_count(threads, "threads")
         self.num_docs = check_count(num_docs, "num_docs")
-        if isinstance(version, bool) or version not in (9, 10):
-            raise ValueError(f"version must be 9 or 10 (trec_eval's), got {version!r}")
         self.version = int(version)
         self._specs = _compiled(self.plan)
         # ir_measures names: one trec_eval plan per relevance level, then each name's column
