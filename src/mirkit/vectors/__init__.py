@@ -2,7 +2,8 @@
 k-means (:mod:`~mirkit.vectors.kmeans`), vector quantization (:mod:`~mirkit.vectors.quantizer`),
 LSH: bucketed multi-probe tables, or Hamming ranking of sign codes (:mod:`~mirkit.vectors.lsh`),
 product quantization (:mod:`~mirkit.vectors.pq`) and inverted-file indexes with flat, 8-bit or PQ
-codes, with `suggest_ivf_params` for a target recall (:mod:`~mirkit.vectors.ivf`).
+codes, with `suggest_ivf_params` for a target recall (:mod:`~mirkit.vectors.ivf`), and HNSW
+graphs with `suggest_hnsw_params` (:mod:`~mirkit.vectors.hnsw`).
 
 Everything runs on one blocked distance kernel of mirkit's own (no BLAS): 32 queries packed in a
 panel, base rows streamed past it, a register-tiled FMA micro-kernel (AVX-512, AVX2 or scalar,
@@ -23,6 +24,7 @@ keep the lower base id.
 """
 
 from mirkit.vectors.exact import Matches, Neighbors, kernel_level, knn, match
+from mirkit.vectors.hnsw import HNSWIndex, HNSWParams, suggest_hnsw_params
 from mirkit.vectors.ivf import IVFIndex, IVFParams, suggest_ivf_params
 from mirkit.vectors.kmeans import KMeans, MiniBatchKMeans
 from mirkit.vectors.lsh import HammingLSH, LSHIndex, LSHParams, suggest_lsh_params
@@ -30,6 +32,8 @@ from mirkit.vectors.pq import ProductQuantizer, adc_level
 from mirkit.vectors.quantizer import VectorQuantizer
 
 __all__ = [
+    "HNSWIndex",
+    "HNSWParams",
     "HammingLSH",
     "IVFIndex",
     "IVFParams",
@@ -45,6 +49,7 @@ __all__ = [
     "kernel_level",
     "knn",
     "match",
+    "suggest_hnsw_params",
     "suggest_ivf_params",
     "suggest_lsh_params",
 ]

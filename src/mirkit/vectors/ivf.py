@@ -9,6 +9,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit.vectors._ids import allow_bytes, as_ids
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.kmeans import KMeans
@@ -213,14 +214,7 @@ class IVFIndex(Saved):
         if ids is None:
             new_ids = np.arange(self.ntotal, self.ntotal + x.shape[0], dtype=np.int64)
         else:
-            arr = np.asarray(ids)
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
-            if arr.shape != (x.shape[0],):
-                raise ValueError(f"ids must have shape ({x.shape[0]},), got {arr.shape}")
-            if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-                raise ValueError("ids must fit in int64")
-            new_ids = arr.astype(np.int64)
+            new_ids = as_ids(ids, "ids", x.shape[0])
         if self.ntotal + x.shape[0] >= 2**32 - 1:
             raise ValueError("an IVFIndex holds fewer than 2**32 - 1 vectors")
         lists = self._assign(x)
@@ -239,23 +233,6 @@ class IVFIndex(Saved):
             [[0], np.cumsum(np.bincount(all_lists, minlength=self.n_lists))]).astype(np.int64)
 
     # -- search -----------------------------------------------------------------------------
-
-    def _allow(self, filter) -> Optional[np.ndarray]:
-        """One byte per position (1 = allowed) from an allow-list of ids or a mask by id."""
-        if filter is None:
-            return None
-        f = np.asarray(filter)
-        if f.dtype == np.bool_:
-            if f.ndim != 1:
-                raise ValueError(f"filter mask must be 1-dimensional, got shape {f.shape}")
-            inside = (self._ids >= 0) & (self._ids < f.shape[0])
-            allow = np.zeros(self.ntotal, np.uint8)
-            allow[inside] = f[self._ids[inside]]
-            return allow
-        if f.dtype.kind not in "iu":
-            raise TypeError(f"filter must be a boolean mask or an array of ids, got dtype "
-                            f"{f.dtype}")
-        return np.isin(self._ids, f.ravel().astype(np.int64)).astype(np.uint8)
 
     def search(self, Q, k: int, *, n_probe: int = 1, refine: int = 0, filter=None,
                threads: Optional[int] = None) -> Neighbors:
@@ -299,7 +276,7 @@ class IVFIndex(Saved):
         threads = self.threads if threads is None else check_count(threads, "threads")
         if refine and self.codes != "flat" and not self.keep_vectors:
             raise ValueError("refine needs the vectors: build the index with keep_vectors=True")
-        allow = self._allow(filter)
+        allow = allow_bytes(self._ids, filter)
         kind = _CODES.index(self.codes)
         exact_raw = refine > 0 and self.codes != "flat"
         vectors = self._vectors if self.codes == "flat" else _EMPTY_F32
