@@ -1,6 +1,7 @@
 """Build the kernels with AddressSanitizer + UndefinedBehaviorSanitizer (the MIRKIT_SANITIZE
 CMake option) and run the C++ drivers in cpp/tests: the fuzzer over every codec at every SIMD
-level, the guard-page test of the vbyte decoders, and the tokenizer/stemmer fuzzer."""
+level, the guard-page test of the vbyte decoders, the tokenizer/stemmer fuzzer, and the HNSW
+fuzzer (parallel builds, filtered searches, imports of damaged graphs)."""
 
 import os
 import shutil
@@ -54,6 +55,17 @@ def test_fuzz_analysis_under_asan_ubsan(sanitized_build):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "tokenizer: ok" in proc.stdout and "porter: ok" in proc.stdout
+    assert "runtime error" not in proc.stderr
+
+
+def test_fuzz_hnsw_under_asan_ubsan(sanitized_build):
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    proc = subprocess.run([str(sanitized_build / "fuzz_hnsw"), "150", "7"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "hnsw: ok" in proc.stdout
+    assert "ERROR: AddressSanitizer" not in proc.stderr
     assert "runtime error" not in proc.stderr
 
 

@@ -292,6 +292,10 @@ def test_hostile_saved_files(tmp_path, built):
     level0_bad[11, links_at:links_at + 4] = np.frombuffer(np.uint32(99).tobytes(), np.uint8)
     with pytest.raises(ValueError, match="node 11 has 99 links on level 0"):
         vectors.HNSWIndex.load(resave("count", level0=level0_bad))
+    level0_bad = np.array(arrays["level0"])
+    level0_bad[12, 8:12] = np.frombuffer(np.float32(np.nan).tobytes(), np.uint8)
+    with pytest.raises(ValueError, match="node 12 has a NaN or infinite value"):
+        vectors.HNSWIndex.load(resave("nan", level0=level0_bad))
     with pytest.raises(ValueError, match="entry point"):
         vectors.HNSWIndex.load(resave("entry", entry=3))
     levels = np.array(arrays["levels"])

@@ -366,13 +366,14 @@ void Hnsw::search(const float* q, size_t nq, size_t k, size_t ef, const uint8_t*
   std::shared_lock<std::shared_mutex> r(rw_);
   const float pad = ip_ ? -kInf : kInf;
   if (nq == 0 || k == 0) return;
-  ef = std::max(ef, k);
+  // A beam wider than the graph finds nothing more; the bound also caps the reservations.
+  ef = std::max(k, std::min(ef, n_));
   constexpr size_t kChunk = 8;
   core::parallel_for((nq + kChunk - 1) / kChunk, threads, [&](size_t task) {
     auto visited = pool_->get();
     std::vector<Cand> top, frontier;
     top.reserve(ef + 1);
-    frontier.reserve(4 * ef);
+    frontier.reserve(std::min(4 * ef, n_ + 1));
     for (size_t qi = task * kChunk; qi < std::min(nq, (task + 1) * kChunk); ++qi) {
       const float* x = q + qi * d_;
       size_t found = 0;
@@ -481,6 +482,15 @@ void Hnsw::import_state(const uint8_t* level0, size_t n, const int32_t* levels,
   };
   for (size_t i = 0; i < n; ++i) {
     check_list(reinterpret_cast<const uint32_t*>(level0 + i * stride_ + vec_bytes_), M0_, i, 0);
+    // NaN distances would break the strict weak order the heaps and sorts rely on.
+    const uint8_t* row = level0 + i * stride_;
+    for (size_t e = 0; e < d_; ++e) {
+      float v;
+      std::memcpy(&v, row + e * sizeof(float), sizeof v);
+      if (!std::isfinite(v)) {
+        bad("node " + std::to_string(i) + " has a NaN or infinite value in its vector");
+      }
+    }
   }
   size_t at = 0;
   for (size_t i = 0; i < n; ++i) {
