@@ -168,7 +168,7 @@ void Hnsw::search_layer(const float* q, uint32_t ep, float ep_d, size_t ef, int 
                         const uint8_t* allow, bool lock, Visited& visited,
                         std::vector<Cand>& top, std::vector<Cand>& frontier) const {
   const GatherKernel score = gather_kernel();
-  const auto worse = closer;  // max-heap: the root is the farthest kept
+  const auto worse = [](const Cand& a, const Cand& b) { return closer(a, b); };  // max-heap
   const auto nearer = [](const Cand& a, const Cand& b) { return closer(b, a); };  // min-heap
   const bool all = lock || (allow == nullptr && n_deleted_ == 0);
   auto returnable = [&](uint32_t i) { return all || (!deleted_[i] && (!allow || allow[i])); };
@@ -202,16 +202,17 @@ void Hnsw::search_layer(const float* q, uint32_t ep, float ep_d, size_t ef, int 
     } else {
       cnt = l[0];
     }
-    // Unvisited neighbours, their rows prefetched whole; then scored four at a time.
+    // Unvisited neighbours, their rows prefetched; then scored four at a time.
     for (size_t j = 0; j < cnt; ++j) prefetch(&visited.mark[nb[j]]);
     size_t m = 0;
     for (size_t j = 0; j < cnt; ++j) {
       const uint32_t id = nb[j];
       if (visited.test_set(id)) continue;
       const float* row = vec(id);
-      for (size_t b = 0; b < vec_bytes_; b += kLine) {
-        prefetch(reinterpret_cast<const char*>(row) + b);
-      }
+      // The first line only: a prefetch of every line of every neighbour filled the line-fill
+      // buffers and stalled the loop (perf: most of search_layer's samples); the kernel's
+      // sequential reads bring the rest.
+      prefetch(row);
       buf[m] = id;  // buf is also the id list: m <= j, it never overtakes the reading
       rows[m++] = row;
     }

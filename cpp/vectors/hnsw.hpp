@@ -13,7 +13,7 @@
 // [count, neighbour ids...], padded to a multiple of 64 bytes: one node is one run of cache lines.
 // Upper levels, held by about 1/M of the nodes, are small per-node arrays of (M + 1) words
 // per level. Neighbours are scored four at a time by the gathered-rows SIMD kernel of ivf.hpp,
-// with their rows prefetched first.
+// after a prefetch of each one's first cache line and of its visited mark.
 //
 // Concurrency: add() inserts in parallel with a lock per node's link lists (as hnswlib) and a
 // global lock only for nodes above the current top level; search() takes a shared lock and add()
