@@ -1,5 +1,5 @@
-"""User ids of the vector indexes (IVF, HNSW): int64 conversion and the allow-bytes of a
-search filter."""
+"""Shared checks of the vector indexes (IVF, HNSW): user ids as int64, the allow-bytes of a
+search filter, and the target recall of the parameter helpers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["allow_bytes", "as_ids"]
+__all__ = ["allow_bytes", "as_ids", "check_target_recall"]
 
 
 def as_ids(ids, name: str, n: Optional[int] = None) -> np.ndarray:
@@ -38,3 +38,10 @@ def allow_bytes(stored_ids: np.ndarray, filter) -> Optional[np.ndarray]:
     if f.dtype.kind not in "iu":
         raise TypeError(f"filter must be a boolean mask or an array of ids, got dtype {f.dtype}")
     return np.isin(stored_ids, as_ids(f, "filter")).astype(np.uint8)
+
+
+def check_target_recall(value) -> float:
+    """`value` as a float in (0, 1] (ValueError for anything else, a non-number too)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"target_recall must be a number in (0, 1], got {value!r}")
+    return float(value)

@@ -10,7 +10,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import as_float32_matrix, check_count, check_positive_int
-from mirkit.vectors._ids import allow_bytes, as_ids
+from mirkit.vectors._ids import allow_bytes, as_ids, check_target_recall
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.lsh import recall_at_k
@@ -380,9 +380,7 @@ def suggest_hnsw_params(X, *, k: int = 10, target_recall: float = 0.95, metric: 
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
-    if isinstance(target_recall, bool) or not isinstance(target_recall, (int, float)) \
-            or not 0 < target_recall <= 1:
-        raise ValueError(f"target_recall must be a number in (0, 1], got {target_recall!r}")
+    target_recall = check_target_recall(target_recall)
     k = check_positive_int(k, "k")
     n_queries = check_positive_int(n_queries, "n_queries")
     ef_construction = check_positive_int(ef_construction, "ef_construction")

@@ -9,7 +9,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import as_float32_matrix, check_count, check_positive_int
-from mirkit.vectors._ids import allow_bytes, as_ids
+from mirkit.vectors._ids import allow_bytes, as_ids, check_target_recall
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.kmeans import KMeans
@@ -434,9 +434,7 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
     if codes not in ("flat", "pq"):
         raise ValueError(f"codes must be 'flat' or 'pq', got {codes!r}")
-    if isinstance(target_recall, bool) or not isinstance(target_recall, (int, float)) \
-            or not 0 < target_recall <= 1:
-        raise ValueError(f"target_recall must be a number in (0, 1], got {target_recall!r}")
+    target_recall = check_target_recall(target_recall)
     k = check_positive_int(k, "k")
     n_queries = check_positive_int(n_queries, "n_queries")
     nbits = check_positive_int(nbits, "nbits")
