@@ -125,6 +125,9 @@ def test_user_ids_and_padding():
     index.add(x[:2])
     index.add(x[2:])
     assert index.search(x, 1, ef=4).ids[:, 0].tolist() == [0, 1, 2, 3, 4]
+    # A level-0 row is 4 floats + count + 8 links = 52 bytes, padded to one 64-byte line; then
+    # the id, the flags and the upper levels (at most a few of 5 words per node here).
+    assert 64 + 14 <= index.bytes_per_vector < 64 + 14 + 4 * 5 * 4
 
 
 def test_filter_during_search(built, mixture):
