@@ -1,6 +1,7 @@
 """Build the kernels with AddressSanitizer + UndefinedBehaviorSanitizer (the MIRKIT_SANITIZE
 CMake option) and run the C++ drivers in cpp/tests: the fuzzer over every codec at every SIMD
-level, the guard-page test of the vbyte decoders, and the tokenizer/stemmer fuzzer."""
+level, the guard-page test of the vbyte decoders, the tokenizer/stemmer fuzzer, and the HNSW
+fuzzer (parallel builds, filtered searches, imports of damaged graphs)."""
 
 import os
 import shutil
@@ -32,15 +33,19 @@ def sanitized_build(tmp_path_factory):
     return build
 
 
-def test_fuzz_codecs_under_asan_ubsan(sanitized_build):
+def _run_fuzzer(build, name, iterations, marker):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    proc = subprocess.run([str(sanitized_build / "fuzz_codecs"), "1500", "7"],
+    proc = subprocess.run([str(build / name), str(iterations), "7"],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "vbyte: ok" in proc.stdout
+    assert marker in proc.stdout
     assert "ERROR: AddressSanitizer" not in proc.stderr
     assert "runtime error" not in proc.stderr
+
+
+def test_fuzz_codecs_under_asan_ubsan(sanitized_build):
+    _run_fuzzer(sanitized_build, "fuzz_codecs", 1500, "vbyte: ok")
 
 
 def test_vbyte_guard_pages_under_asan_ubsan(sanitized_build):
@@ -55,6 +60,10 @@ def test_fuzz_analysis_under_asan_ubsan(sanitized_build):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "tokenizer: ok" in proc.stdout and "porter: ok" in proc.stdout
     assert "runtime error" not in proc.stderr
+
+
+def test_fuzz_hnsw_under_asan_ubsan(sanitized_build):
+    _run_fuzzer(sanitized_build, "fuzz_hnsw", 150, "hnsw: ok")
 
 
 def test_sanitizer_catches_an_out_of_bounds_read(sanitized_build, tmp_path):

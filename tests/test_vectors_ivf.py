@@ -4,7 +4,6 @@ parameters, non-decreasing in n_probe), against a numpy IVF over the index's own
 padding, refine, save/load (mmap)/pickle, concurrent searches, errors."""
 
 import pickle
-import threading
 
 import numpy as np
 import pytest
@@ -184,20 +183,7 @@ def test_concurrent_searches(mixture):
     index = vectors.IVFIndex(32, 16, codes="pq", m=8, seed=0).train(x)
     index.add(x)
     want = index.search(q, 10, n_probe=4, threads=1)
-    results, errors = [None] * 6, []
-
-    def work(i):
-        try:
-            results[i] = index.search(q, 10, n_probe=4, threads=2)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = ref.run_concurrently(lambda: index.search(q, 10, n_probe=4, threads=2))
     for r in results:
         np.testing.assert_array_equal(r.ids, want.ids)
         np.testing.assert_array_equal(r.distances, want.distances)

@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "bindings/common.hpp"
+#include "core/cpu_features.hpp"
 #include "vectors/distances.hpp"
 #include "vectors/fastscan.hpp"
 #include "vectors/ivf.hpp"
 #include "vectors/hamming.hpp"
+#include "vectors/hnsw.hpp"
 #include "vectors/kmeans.hpp"
 #include "vectors/knn.hpp"
 #include "vectors/lsh.hpp"
@@ -596,6 +598,115 @@ void bind_vectors(py::module_& m) {
       },
       py::arg("table").noconvert(),
       "(uint8 lut (m, 16), sum of the row minima, inverse scale) of a float table.");
+  m.def("gather_level", [] { return core::level_name(vectors::gather_level()); },
+        "Instruction-set level of the gathered-rows distance kernel (IVF refine, HNSW).");
+
+  using vectors::Hnsw;
+  py::class_<Hnsw>(m, "Hnsw", "An HNSW graph over float32 vectors (cpp/vectors/hnsw.hpp).")
+      .def(py::init<size_t, size_t, size_t, bool, uint64_t>(), py::arg("d"), py::arg("M"),
+           py::arg("ef_construction"), py::arg("ip"), py::arg("seed"))
+      .def_property_readonly("size", &Hnsw::size)
+      .def_property_readonly("dim", &Hnsw::dim)
+      .def_property_readonly("stride", &Hnsw::stride)
+      .def_property_readonly("max_level", &Hnsw::max_level)
+      .def_property_readonly("entry", [](const Hnsw& h) {
+        return h.entry() == Hnsw::kNone ? int64_t{-1} : int64_t{h.entry()};
+      })
+      .def_property_readonly("n_deleted", &Hnsw::n_deleted)
+      .def_property_readonly("upper_words", &Hnsw::upper_words)
+      .def(
+          "add",
+          [](Hnsw& h, const F32& x, unsigned threads) {
+            Mat a = matrix(x, "x");
+            if (a.cols != h.dim()) {
+              throw py::value_error("x must have " + std::to_string(h.dim()) +
+                                    " columns, got " + std::to_string(a.cols));
+            }
+            py::gil_scoped_release release;
+            h.add(a.data, a.rows, threads);
+          },
+          py::arg("x").noconvert(), py::arg("threads"), "Appends the rows of x as new nodes.")
+      .def(
+          "search",
+          [](const Hnsw& h, const F32& queries, size_t k, size_t ef, const U8& allow,
+             bool filtered, unsigned threads) {
+            Mat q = matrix(queries, "queries");
+            if (q.cols != h.dim()) {
+              throw py::value_error("queries must have " + std::to_string(h.dim()) +
+                                    " columns, got " + std::to_string(q.cols));
+            }
+            if (k == 0) throw py::value_error("k must be >= 1");
+            const uint8_t* allowed = nullptr;
+            if (filtered) {
+              if (allow.ndim() != 1 || static_cast<size_t>(allow.shape(0)) != h.size()) {
+                throw py::value_error("allow must have one byte per node");
+              }
+              allowed = allow.data();
+            }
+            std::vector<float> dist(q.rows * k);
+            std::vector<int64_t> node(q.rows * k);
+            {
+              py::gil_scoped_release release;
+              h.search(q.data, q.rows, k, ef, allowed, threads, dist.data(), node.data());
+            }
+            return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
+                                  to_numpy_2d(std::move(node), q.rows, k));
+          },
+          py::arg("queries").noconvert(), py::arg("k"), py::arg("ef"),
+          py::arg("allow").noconvert(), py::arg("filtered"), py::arg("threads"),
+          "(distances, nodes) nq x k, best first; node -1 pads missing hits.")
+      .def(
+          "set_deleted",
+          [](Hnsw& h, const I64& nodes, bool deleted) {
+            if (nodes.ndim() != 1) throw py::value_error("nodes must be 1-dimensional");
+            return h.set_deleted(nodes.data(), static_cast<size_t>(nodes.shape(0)), deleted);
+          },
+          py::arg("nodes").noconvert(), py::arg("deleted"),
+          "Marks (or unmarks) nodes deleted; returns how many changed.")
+      .def(
+          "export_state",
+          [](const Hnsw& h) {
+            const size_t n = h.size(), words = h.upper_words();
+            py::array_t<uint8_t> level0({static_cast<py::ssize_t>(n),
+                                         static_cast<py::ssize_t>(h.stride())});
+            py::array_t<int32_t> levels(static_cast<py::ssize_t>(n));
+            py::array_t<uint8_t> deleted(static_cast<py::ssize_t>(n));
+            py::array_t<uint32_t> upper(static_cast<py::ssize_t>(words));
+            {
+              py::gil_scoped_release release;
+              h.export_state(level0.mutable_data(), levels.mutable_data(),
+                             deleted.mutable_data(), upper.mutable_data());
+            }
+            return py::make_tuple(level0, levels, deleted, upper);
+          },
+          "(level0 (n, stride) uint8, levels int32, deleted uint8, upper uint32).")
+      .def(
+          "import_state",
+          [](Hnsw& h, const U8& level0, const py::array_t<int32_t, py::array::c_style>& levels,
+             const U8& deleted, const U32& upper, int64_t entry, bool borrow) {
+            if (level0.ndim() != 2 || static_cast<size_t>(level0.shape(1)) != h.stride()) {
+              throw py::value_error("level0 must have shape (n, " + std::to_string(h.stride()) +
+                                    ")");
+            }
+            const size_t n = static_cast<size_t>(level0.shape(0));
+            if (levels.ndim() != 1 || static_cast<size_t>(levels.shape(0)) != n ||
+                deleted.ndim() != 1 || static_cast<size_t>(deleted.shape(0)) != n) {
+              throw py::value_error("levels and deleted must have one entry per node");
+            }
+            if (upper.ndim() != 1) throw py::value_error("upper must be 1-dimensional");
+            if (entry < -1 || entry >= static_cast<int64_t>(n)) {
+              throw py::value_error("entry " + std::to_string(entry) + " is not a node");
+            }
+            py::gil_scoped_release release;
+            h.import_state(level0.data(), n, levels.data(), deleted.data(), upper.data(),
+                           static_cast<size_t>(upper.shape(0)),
+                           entry < 0 ? Hnsw::kNone : static_cast<uint32_t>(entry), borrow);
+          },
+          py::arg("level0").noconvert(), py::arg("levels").noconvert(),
+          py::arg("deleted").noconvert(), py::arg("upper").noconvert(), py::arg("entry"),
+          py::arg("borrow"), py::keep_alive<1, 2>(),
+          "Restores an empty graph from export_state's arrays, checking every link; with "
+          "borrow, level0 is used in place (kept alive with the graph) until the next add.");
 }
 
 }  // namespace mirkit::bindings

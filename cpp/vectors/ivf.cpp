@@ -59,6 +59,10 @@ struct Scalar {
 }  // namespace
 
 void ivf_scan_scalar(const IvfScan& t) { scan_any<Scalar>(t); }
+void gather_scalar(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                   float* out) {
+  gather_any<Scalar>(q, rows, n, d, ip, out);
+}
 }  // namespace detail
 
 namespace {
@@ -67,8 +71,11 @@ using ScanKernel = void (*)(const IvfScan&);
 #if defined(MIRKIT_X86_SIMD)
 const core::Dispatch<ScanKernel> kScan{
     {detail::ivf_scan_scalar, nullptr, detail::ivf_scan_avx2, detail::ivf_scan_avx512}};
+const core::Dispatch<GatherKernel> kGather{
+    {detail::gather_scalar, nullptr, detail::gather_avx2, detail::gather_avx512}};
 #else
 const core::Dispatch<ScanKernel> kScan{{detail::ivf_scan_scalar}};
+const core::Dispatch<GatherKernel> kGather{{detail::gather_scalar}};
 #endif
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -96,6 +103,9 @@ struct Heap {
 };
 
 }  // namespace
+
+GatherKernel gather_kernel() { return kGather.get(); }
+core::SimdLevel gather_level() { return kGather.chosen(); }
 
 void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n_probe,
                 size_t refine, const uint8_t* allow, unsigned threads, float* dist,

@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/cpu_features.hpp"
+
 namespace mirkit::vectors {
 
 enum class IvfCodes : int { kFlat = 0, kSq8 = 1, kPq = 2, kPq4 = 3 };
@@ -58,11 +60,27 @@ struct IvfScan {
   float* out;
 };
 
+// Scores (squared L2, or minus the inner product with ip) of q against n rows of dimension d
+// given by pointer: out[i] for rows[i]. The graph search of hnsw.hpp scores a node's
+// neighbours with it.
+using GatherKernel = void (*)(const float* q, const float* const* rows, size_t n, size_t d,
+                              bool ip, float* out);
+
 namespace detail {
 void ivf_scan_scalar(const IvfScan& t);
 void ivf_scan_avx2(const IvfScan& t);
 void ivf_scan_avx512(const IvfScan& t);
+void gather_scalar(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                   float* out);
+void gather_avx2(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                 float* out);
+void gather_avx512(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                   float* out);
 }  // namespace detail
+
+// The gathered-rows kernel of the active instruction-set level, and that level.
+GatherKernel gather_kernel();
+core::SimdLevel gather_level();
 
 // For each of nq queries the k best positions (best first; ties: lower position) and their
 // distances: squared L2 ascending, or inner products descending. Fewer than k hits are padded

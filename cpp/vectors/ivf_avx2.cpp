@@ -28,5 +28,9 @@ struct V256 {
 }  // namespace
 
 void ivf_scan_avx2(const IvfScan& t) { scan_any<V256>(t); }
+void gather_avx2(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                 float* out) {
+  gather_any<V256>(q, rows, n, d, ip, out);
+}
 
 }  // namespace mirkit::vectors::detail

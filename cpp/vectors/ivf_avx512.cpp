@@ -24,5 +24,9 @@ struct V512 {
 }  // namespace
 
 void ivf_scan_avx512(const IvfScan& t) { scan_any<V512>(t); }
+void gather_avx512(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                 float* out) {
+  gather_any<V512>(q, rows, n, d, ip, out);
+}
 
 }  // namespace mirkit::vectors::detail

@@ -55,10 +55,11 @@ float row_score(const float* q, const float* x, const uint8_t* code, const float
   return IP ? -s : s;
 }
 
-// Four rows of flat float32 vectors at once, one accumulator each (FAISS's batch-of-4 idea):
-// four independent load streams keep more cache misses in flight than one row at a time.
+// Four rows of float32 vectors at once, one accumulator each (FAISS's batch-of-4 idea): four
+// independent load streams keep more cache misses in flight than one row at a time. The rows
+// are given by pointer: consecutive in a list scan, scattered over memory in a graph search.
 template <class V, bool IP>
-void row_scores4(const float* q, const float* x, size_t d, float* out) {
+void row_scores4(const float* q, const float* const* x, size_t d, float* out) {
   using reg = typename V::reg;
   constexpr size_t W = V::W;
   reg acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
@@ -66,7 +67,7 @@ void row_scores4(const float* q, const float* x, size_t d, float* out) {
   for (; j + W <= d; j += W) {
     const reg a = V::load(q + j);
     for (int r = 0; r < 4; ++r) {
-      const reg v = V::load(x + r * d + j);
+      const reg v = V::load(x[r] + j);
       if constexpr (IP) {
         acc[r] = V::fmadd(a, v, acc[r]);
       } else {
@@ -78,7 +79,7 @@ void row_scores4(const float* q, const float* x, size_t d, float* out) {
   for (int r = 0; r < 4; ++r) {
     float s = V::sum(acc[r]);
     for (size_t e = j; e < d; ++e) {  // tail dimensions
-      const float v = x[r * d + e];
+      const float v = x[r][e];
       s += IP ? q[e] * v : (q[e] - v) * (q[e] - v);
     }
     out[r] = IP ? -s : s;
@@ -90,7 +91,11 @@ void scan(const IvfScan& t) {
   size_t i = 0;
   if constexpr (!SQ) {
     if (t.allow == nullptr) {
-      for (; i + 4 <= t.n; i += 4) row_scores4<V, IP>(t.q, t.rows + i * t.d, t.d, t.out + i);
+      for (; i + 4 <= t.n; i += 4) {
+        const float* const x[4] = {t.rows + i * t.d, t.rows + (i + 1) * t.d,
+                                   t.rows + (i + 2) * t.d, t.rows + (i + 3) * t.d};
+        row_scores4<V, IP>(t.q, x, t.d, t.out + i);
+      }
     }
   }
   for (; i < t.n; ++i) {
@@ -101,6 +106,20 @@ void scan(const IvfScan& t) {
     t.out[i] = row_score<V, IP, SQ>(t.q, SQ ? nullptr : t.rows + i * t.d,
                                     SQ ? t.codes + i * t.d : nullptr, t.lo, t.step, t.d);
   }
+}
+
+// Scores of q against n rows given by pointer (the neighbours of a graph node), four at a time.
+template <class V, bool IP>
+void gather(const float* q, const float* const* rows, size_t n, size_t d, float* out) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) row_scores4<V, IP>(q, rows + i, d, out + i);
+  for (; i < n; ++i) out[i] = row_score<V, IP, false>(q, rows[i], nullptr, nullptr, nullptr, d);
+}
+
+template <class V>
+void gather_any(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                float* out) {
+  ip ? gather<V, true>(q, rows, n, d, out) : gather<V, false>(q, rows, n, d, out);
 }
 
 template <class V>

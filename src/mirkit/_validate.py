@@ -104,18 +104,6 @@ def as_float32_matrix(x, name: str, dim: Optional[int] = None, min_rows: int = 0
     return arr
 
 
-def as_int64_ids(ids, n: int, name: str = "ids") -> np.ndarray:
-    """`ids` as an int64 array of shape (n,): integers only (TypeError), values within int64."""
-    arr = np.asarray(ids)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
-    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-        raise ValueError(f"{name} must fit in int64")
-    return arr.astype(np.int64)
-
-
 class _NoBar:
     """The bar of an operation asked to show none: tqdm is not even imported."""
 

@@ -1,6 +1,7 @@
 """Plain numpy oracles for mirkit.vectors: brute-force kNN, Lloyd's k-means, the ratio test,
 nearest-centroid quantization and bag-of-words counts, product quantization (encode, decode,
-asymmetric distances) and inverted-file search over given lists and codes.
+asymmetric distances) and inverted-file search over given lists and codes; and a harness
+running one search from several Python threads at once.
 
 Written directly from the definitions, in float64, independently of the C++ kernels (no
 expanded |x|^2 - 2x.c + |c|^2 form): the oracle of tests/test_vectors*.py and
@@ -8,6 +9,8 @@ bench/bench_vectors.py. Rows of queries are taken a few at a time only to bound 
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -183,3 +186,24 @@ def ivf_search(q, centroids, lists, scored, k: int, n_probe: int, metric: str = 
         dist[i, :len(best)] = key[i, best]
         rows[i, :len(best)] = best
     return dist, rows
+
+
+def run_concurrently(search, n_threads: int = 6) -> list:
+    """The results of calling `search()` from `n_threads` Python threads at once (the kernels
+    release the GIL, so the calls overlap); re-raises the first error a thread met."""
+    results, errors = [None] * n_threads, []
+
+    def work(i):
+        try:
+            results[i] = search()
+        except Exception as e:  # re-raised below, in the caller's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results

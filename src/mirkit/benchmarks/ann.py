@@ -2,21 +2,28 @@
 ann-benchmarks: recall@10 against queries/s for mirkit's IVFIndex (flat codes; residual PQ with
 and without exact re-ranking) next to ``faiss.IndexIVFFlat`` and ``faiss.IndexIVFPQ`` (plain and
 wrapped in ``IndexRefineFlat``) at the same parameters (lists, n_probe, m, nbits, candidates
-re-ranked), at 1 and 2 threads, with build time (train + add) and bytes per vector (codes + the
-8-byte id, + 4 * dim with kept vectors), on the real SIFT descriptors and a synthetic
-Gaussian mixture (200k x 128 from 512 overlapping components). ``--quick`` (:func:`quick_data`)
-is a smoke run of a few seconds: the first 20k SIFT rows with 200 queries (truth recomputed, as
-the shared one is for the whole base), a 20k mixture, 128 lists, n_probe 1, 4 and 16.
+re-ranked), and mirkit's HNSWIndex next to ``faiss.IndexHNSWFlat``, hnswlib and usearch at the
+same M, ef_construction and ef (a ladder of beam widths), at 1 and 2 threads, with build time
+(train + add, 2 threads for every side) and bytes per vector (IVF: codes + the 8-byte id, + 4 *
+dim with kept vectors; HNSW: the serialized index divided by the vectors), on the real SIFT
+descriptors and synthetic Gaussian mixtures (200k x 128 from 512 overlapping components, and
+1M x 128 in the full run). ``--quick`` (:func:`quick_data`)
+is a smoke run: the first 20k SIFT rows with 200 queries (truth recomputed, as the shared one is
+for the whole base), a 20k mixture, 128 lists, n_probe 1, 4 and 16, ef_construction 100.
 
 A last section (:func:`fastscan_report`) puts mirkit's 4-bit fast-scan IVF-PQ
 (``IVFIndex(codes="pq4")``) next to ``faiss.IndexIVFPQFastScan`` (blocks of 32) on SIFT, m = 32
 (16 bytes a vector), without and with exact re-ranking of 100 candidates.
 
+
 Before a setting is timed, every side's result is checked: ids in range and distinct per
-query, distances ascending, and for flat codes or re-ranking the returned distances equal the
-exact squared distances of the returned rows. Recall is measured against the exact top 10 of
-``faiss.IndexFlatL2`` (and of the shared ground truth for SIFT), which must agree with
-mirkit's exact kNN. Queries/s: the whole query batch, median of `repeat` runs, wall clock.
+query, distances ascending, and for flat codes, re-ranking and every HNSW the returned distances
+equal the exact squared distances of the returned rows. Recall is measured against the exact top
+10 of ``faiss.IndexFlatL2`` (and of the shared ground truth for SIFT), which must agree with
+mirkit's exact kNN. Queries/s: the whole query batch, median of `repeat` runs, wall clock (for
+HNSW the four sides take turns within each round of runs). The
+summary of each data set sets mirkit's best index against the best of faiss, hnswlib and
+usearch at recall@10 >= 0.9 and >= 0.95 (1 thread), and HNSW build times against hnswlib's.
 
 With ``--plot FILE`` (``report(plot=FILE)``) the recall-QPS curves are also drawn with
 matplotlib's Agg renderer, one panel per data set (QPS on a log scale, 1 thread solid, 2 threads
@@ -28,6 +35,7 @@ from __future__ import annotations
 import io
 import os
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -42,6 +50,8 @@ __all__ = ["check_plot_path", "fastscan_report", "quick_data", "report", "write_
 
 K = 10
 PROBES = (1, 2, 4, 8, 16, 32, 64)
+EFS = (10, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+BUILD_THREADS = 2
 
 
 def _median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -164,7 +174,7 @@ def _dataset(name, base, q, truth, n_lists, m, refine, repeat, probes=PROBES,
     print(f"#### {name}: {n:,} x {d} base, {len(q):,} queries, {n_lists} lists, PQ m={m} "
           f"nbits={nbits}, refine = {refine} candidates\n")
     curves, builds = {}, []
-    sides = _sides(d, n_lists, m, refine, 2) if sides is None else sides
+    sides = _sides(d, n_lists, m, refine, BUILD_THREADS) if sides is None else sides
     for label, build, exact, nbytes in sides:
         start = time.perf_counter()
         search = build(base)
@@ -177,25 +187,151 @@ def _dataset(name, base, q, truth, n_lists, m, refine, repeat, probes=PROBES,
             rec = _recall(np.asarray(ids), truth)
             qps = [len(q) / _median_time(lambda t=t: search(q, p, t), repeat) for t in (1, 2)]
             curves.setdefault(label, []).append([p, rec, *qps])
-    _table(["index", "build s (2 threads)", "bytes/vector"], builds)
+    _table(["index", f"build s ({BUILD_THREADS} threads)", "bytes/vector"], builds)
     rows = [[label, *pt] for label, pts in curves.items() for pt in pts]
     _table(["index", "n_probe", "recall@10", "QPS 1 thread", "QPS 2 threads"], rows)
-    summary = []
-    labels = list(curves)
+    _pair_summary(curves, "n_probe")
+    return curves
+
+
+def _best(pts, target):
+    ok = [pt for pt in pts if pt[1] >= target]
+    return max(ok, key=lambda pt: pt[2]) if ok else None
+
+
+def _pair_summary(curves, knob) -> None:
+    """Sides come in pairs (mirkit, then its anchor at the same parameters)."""
+    summary, labels = [], list(curves)
     for target in (0.9, 0.95):
-        best = {}
-        for label, pts in curves.items():
-            ok = [pt for pt in pts if pt[1] >= target]
-            best[label] = max(ok, key=lambda pt: pt[2]) if ok else None
-        # Sides come in pairs (mirkit, then faiss at the same parameters).
         for mine, theirs in zip(labels[::2], labels[1::2]):
-            a, b = best[mine], best[theirs]
-            summary.append([f">= {target}", mine,
-                            "-" if a is None else f"{a[2]:,.0f} (n_probe {a[0]})",
-                            "-" if b is None else f"{b[2]:,.0f} (n_probe {b[0]})",
+            a, b = _best(curves[mine], target), _best(curves[theirs], target)
+            summary.append([f">= {target}", mine, theirs,
+                            "-" if a is None else f"{a[2]:,.0f} ({knob} {a[0]})",
+                            "-" if b is None else f"{b[2]:,.0f} ({knob} {b[0]})",
                             "-" if a is None or b is None else round(a[2] / b[2], 2)])
-    _table(["recall@10", "mirkit index", "mirkit best QPS, 1 thread",
-            "faiss best QPS, 1 thread", "ratio mirkit / faiss"], summary)
+    _table(["recall@10", "mirkit index", "anchor", "mirkit best QPS, 1 thread",
+            "anchor best QPS, 1 thread", "ratio mirkit / anchor"], summary)
+
+
+def _serialized_bytes(save) -> int:
+    """Bytes that `save(directory)` writes (a file or a directory tree)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        save(Path(tmp) / "index")
+        return sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file())
+
+
+def _hnsw_sides(d: int, M: int, efc: int, threads_build: int):
+    """(label, build(base) -> (searcher(q, ef, threads) -> (D, I), serialized bytes))."""
+    import faiss
+    import hnswlib
+
+    def mirkit_side(base):
+        index = vectors.HNSWIndex(d, M=M, ef_construction=efc, threads=threads_build)
+        index.add(base)
+        return (lambda q, ef, t: index.search(q, K, ef=ef, threads=t),
+                _serialized_bytes(index.save))
+
+    def faiss_side(base):
+        faiss.omp_set_num_threads(threads_build)
+        index = faiss.IndexHNSWFlat(d, M)
+        index.hnsw.efConstruction = efc
+        index.add(base)
+
+        def search(q, ef, t):
+            faiss.omp_set_num_threads(t)
+            index.hnsw.efSearch = ef
+            return index.search(q, K)
+        return search, _serialized_bytes(lambda p: faiss.write_index(index, str(p)))
+
+    def hnswlib_side(base):
+        index = hnswlib.Index("l2", d)
+        index.init_index(len(base), M, efc, random_seed=0)
+        index.add_items(base, np.arange(len(base)), num_threads=threads_build)
+
+        def search(q, ef, t):
+            index.set_ef(ef)
+            ids, dist = index.knn_query(q, K, num_threads=t)
+            return dist, ids.astype(np.int64)
+        return search, _serialized_bytes(lambda p: index.save_index(str(p)))
+
+    def usearch_side(base):
+        from usearch.index import Index
+
+        index = Index(ndim=d, metric="l2sq", dtype="f32", connectivity=M, expansion_add=efc)
+        index.add(np.arange(len(base)), base, threads=threads_build)
+
+        def search(q, ef, t):
+            index.expansion_search = ef
+            found = index.search(q, K, threads=t)
+            return found.distances, found.keys.astype(np.int64)
+        return search, _serialized_bytes(lambda p: index.save(str(p)))
+
+    return [("mirkit HNSW", mirkit_side), ("faiss HNSWFlat", faiss_side),
+            ("hnswlib", hnswlib_side), ("usearch", usearch_side)]
+
+
+def _hnsw_dataset(name, base, q, truth, M, efc, repeat) -> tuple[dict, dict]:
+    n, d = base.shape
+    print(f"#### {name}, HNSW: M={M}, ef_construction={efc}, ef in {EFS}\n")
+    searches, builds, build_s = {}, [], {}
+    for label, build in _hnsw_sides(d, M, efc, BUILD_THREADS):
+        start = time.perf_counter()
+        searches[label], nbytes = build(base)
+        build_s[label] = time.perf_counter() - start
+        builds.append([label, build_s[label], nbytes / n])
+    curves = {label: [] for label in searches}
+    for ef in EFS:
+        recall = {}
+        for label, search in searches.items():
+            dist, ids = search(q, ef, 1)
+            _check(f"{label} ef={ef}", base, q, np.asarray(dist), np.asarray(ids), True)
+            recall[label] = _recall(np.asarray(ids), truth)
+        # The sides take turns within every round, so a change of the machine's load falls on
+        # all of them alike; each point is the median of the rounds.
+        times = {(label, t): [] for label in searches for t in (1, 2)}
+        for _ in range(repeat):
+            for label, search in searches.items():
+                for t in (1, 2):
+                    start = time.perf_counter()
+                    search(q, ef, t)
+                    times[label, t].append(time.perf_counter() - start)
+        for label in searches:
+            curves[label].append([ef, recall[label],
+                                  *(len(q) / statistics.median(times[label, t]) for t in (1, 2))])
+    _table(["index", f"build s ({BUILD_THREADS} threads)", "bytes/vector (serialized)"],
+           builds)
+    rows = [[label, *pt] for label, pts in curves.items() for pt in pts]
+    _table(["index", "ef", "recall@10", "QPS 1 thread", "QPS 2 threads"], rows)
+    return curves, build_s
+
+
+def _overall(name, curves: dict, hnsw_build: dict) -> None:
+    """mirkit's best index against the best of the anchors (1 thread), and HNSW builds."""
+    rows = []
+    for target in (0.9, 0.95):
+        best = {label: _best(pts, target) for label, pts in curves.items()}
+        ours = [(pt[2], label) for label, pt in best.items()
+                if pt is not None and label.startswith("mirkit")]
+        theirs = [(pt[2], label) for label, pt in best.items()
+                  if pt is not None and not label.startswith("mirkit")]
+        a, b = max(ours, default=None), max(theirs, default=None)
+        rows.append([f">= {target}", "-" if a is None else f"{a[1]}: {a[0]:,.0f}",
+                     "-" if b is None else f"{b[1]}: {b[0]:,.0f}",
+                     "-" if a is None or b is None else round(a[0] / b[0], 2)])
+    print(f"#### {name}: summary\n")
+    _table(["recall@10", "mirkit best index, QPS 1 thread",
+            "best of faiss / hnswlib / usearch, QPS 1 thread", "ratio"], rows)
+    if "mirkit HNSW" in hnsw_build and "hnswlib" in hnsw_build:
+        ratio = hnsw_build["mirkit HNSW"] / hnsw_build["hnswlib"]
+        print(f"HNSW build ({BUILD_THREADS} threads): mirkit {hnsw_build['mirkit HNSW']:.2f} s, "
+              f"hnswlib {hnsw_build['hnswlib']:.2f} s, ratio {ratio:.2f}\n")
+
+
+def _both(name, base, q, truth, n_lists, m, refine, repeat, M, efc, probes=PROBES) -> dict:
+    curves = _dataset(name, base, q, truth, n_lists, m, refine, repeat, probes)
+    hnsw, build_s = _hnsw_dataset(name, base, q, truth, M, efc, repeat)
+    curves.update(hnsw)
+    _overall(name, curves, build_s)
     return curves
 
 
@@ -314,42 +450,43 @@ def report(quick: bool = False, repeat: int = 3, plot: Optional[str] = None) -> 
     curves into that file (:func:`write_plot`)."""
     if plot is not None:
         check_plot_path(plot)
-    if quick:
-        _report_quick(repeat, plot)
-        fastscan_report(True, repeat)
-        return
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    if load is not None:
+        print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
     panels = {}
+    M, efc = 16, 100 if quick else 200
     data = sift()
-    if data is not None:
-        base, q, gt = data
-        panels["SIFT (sift-affine)"] = _dataset("SIFT (sift-affine)", base, q,
-                                                _truth(base, q, gt[:len(q)]), 256, 16, 100,
-                                                repeat)
-    n = 200_000
-    # Overlapping components (mean coordinates of standard deviation 1, as the noise), so the
-    # nearest neighbours of a query are not all in its own component's list.
-    x = gaussian_mixture(n + 1000, d=128, components=512, seed=1, spread=1.0)
-    base, q = x[:n], x[n:]
-    panels["Gaussian mixture"] = _dataset("Gaussian mixture", base, q, _truth(base, q),
-                                          512, 16, 100, repeat)
-    fastscan_report(False, repeat)
-    if plot is not None:
-        write_plot(plot, panels)
-        print(f"wrote the recall-QPS plot {plot}")
-
-
-def _report_quick(repeat: int, plot: Optional[str]) -> None:
-    """The smoke run of ``--quick`` (module docstring): the same sides and checks, small data."""
-    panels = {}
-    data = quick_data(sift())
-    sets = []
-    if data is not None:
-        sets.append(("SIFT (sift-affine, first 20k)", data[0], data[1]))
-    x = gaussian_mixture(QUICK_ROWS + QUICK_QUERIES, d=128, components=512, seed=1, spread=1.0)
-    sets.append(("Gaussian mixture", x[:QUICK_ROWS], x[QUICK_ROWS:]))
-    for name, base, q in sets:
-        panels[name] = _dataset(name, base, q, _truth(base, q), QUICK_LISTS, 16, 100,
-                                min(repeat, 1), QUICK_PROBES)
+    if quick:
+        data = quick_data(data)
+        sets = []
+        if data is not None:
+            sets.append(("SIFT (sift-affine, first 20k)", data[0], data[1]))
+        x = gaussian_mixture(QUICK_ROWS + QUICK_QUERIES, d=128, components=512, seed=1,
+                             spread=1.0)
+        sets.append((f"Gaussian mixture {QUICK_ROWS // 1000}k", x[:QUICK_ROWS],
+                     x[QUICK_ROWS:]))
+        for name, base, q in sets:
+            panels[name] = _both(name, base, q, _truth(base, q), QUICK_LISTS, 16, 100,
+                                 min(repeat, 1), M, efc, QUICK_PROBES)
+    else:
+        if data is not None:
+            base, q, gt = data
+            panels["SIFT (sift-affine)"] = _both("SIFT (sift-affine)", base, q,
+                                                 _truth(base, q, gt[:len(q)]), 256, 16, 100,
+                                                 repeat, M, efc)
+        for n in (200_000, 1_000_000):
+            # Overlapping components (mean coordinates of standard deviation 1, as the
+            # noise), so the nearest neighbours of a query are not all in its own component's
+            # list.
+            x = gaussian_mixture(n + 1000, d=128, components=512, seed=1, spread=1.0)
+            base, q = x[:n], x[n:]
+            name = f"Gaussian mixture {n // 1000}k"
+            panels[name] = _both(name, base, q, _truth(base, q), 512 if n <= 200_000 else 1024,
+                                 16, 100, repeat, M, efc)
+    fastscan_report(quick, repeat)
+    if load is not None:
+        end = os.getloadavg()
+        print(f"load average at the end: {end[0]:.2f} {end[1]:.2f} {end[2]:.2f}\n")
     if plot is not None:
         write_plot(plot, panels)
         print(f"wrote the recall-QPS plot {plot}")

@@ -3,8 +3,9 @@
 k-means (:mod:`~mirkit.vectors.kmeans`), vector quantization (:mod:`~mirkit.vectors.quantizer`),
 LSH: bucketed multi-probe tables, or Hamming ranking of sign codes (:mod:`~mirkit.vectors.lsh`),
 product quantization (:mod:`~mirkit.vectors.pq`) and inverted-file indexes with flat, 8-bit or PQ
-codes, with `suggest_ivf_params` for a target recall (:mod:`~mirkit.vectors.ivf`), and approximate
-k-means for very many clusters (:mod:`~mirkit.vectors.akm`).
+codes, with `suggest_ivf_params` for a target recall (:mod:`~mirkit.vectors.ivf`), HNSW
+graphs with `suggest_hnsw_params` (:mod:`~mirkit.vectors.hnsw`), and approximate k-means for
+very many clusters (:mod:`~mirkit.vectors.akm`).
 
 Everything runs on one blocked distance kernel of mirkit's own (no BLAS): 32 queries packed in a
 panel, base rows streamed past it, a register-tiled FMA micro-kernel (AVX-512, AVX2 or scalar,
@@ -26,6 +27,7 @@ keep the lower base id.
 
 from mirkit.vectors.akm import ApproximateKMeans
 from mirkit.vectors.exact import FlatIndex, Matches, Neighbors, kernel_level, knn, match
+from mirkit.vectors.hnsw import HNSWIndex, HNSWParams, suggest_hnsw_params
 from mirkit.vectors.ivf import IVFIndex, IVFParams, suggest_ivf_params
 from mirkit.vectors.kmeans import KMeans, MiniBatchKMeans
 from mirkit.vectors.lsh import HammingLSH, LSHIndex, LSHParams, suggest_lsh_params
@@ -35,6 +37,8 @@ from mirkit.vectors.quantizer import VectorQuantizer
 __all__ = [
     "ApproximateKMeans",
     "FlatIndex",
+    "HNSWIndex",
+    "HNSWParams",
     "HammingLSH",
     "IVFIndex",
     "IVFParams",
@@ -50,6 +54,7 @@ __all__ = [
     "kernel_level",
     "knn",
     "match",
+    "suggest_hnsw_params",
     "suggest_ivf_params",
     "suggest_lsh_params",
 ]

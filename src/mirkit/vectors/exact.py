@@ -9,7 +9,8 @@ from typing import NamedTuple
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, as_int64_ids, check_count, check_positive_int
+from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit.vectors._ids import as_ids
 
 __all__ = ["FlatIndex", "Matches", "Neighbors", "kernel_level", "knn", "match"]
 
@@ -195,7 +196,7 @@ class FlatIndex:
         self.threads = check_count(threads, "threads")
         self._x = normalized(x) if metric == "cosine" else x
         self._ids = (np.arange(x.shape[0], dtype=np.int64) if ids is None else
-                     as_int64_ids(ids, x.shape[0]))
+                     as_ids(ids, "ids", x.shape[0]))
 
     @property
     def ntotal(self) -> int:

@@ -9,7 +9,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from mirkit import _core
-from mirkit._validate import as_float32_matrix, as_int64_ids, check_count, check_positive_int
+from mirkit._validate import as_float32_matrix, check_count, check_positive_int
+from mirkit.vectors._ids import allow_bytes, as_ids, check_target_recall
 from mirkit.vectors._store import Saved
 from mirkit.vectors.exact import Neighbors, knn
 from mirkit.vectors.kmeans import KMeans
@@ -231,7 +232,7 @@ class IVFIndex(Saved):
         if ids is None:
             new_ids = np.arange(self.ntotal, self.ntotal + x.shape[0], dtype=np.int64)
         else:
-            new_ids = as_int64_ids(ids, x.shape[0])
+            new_ids = as_ids(ids, "ids", x.shape[0])
         if self.ntotal + x.shape[0] >= 2**32 - 1:
             raise ValueError("an IVFIndex holds fewer than 2**32 - 1 vectors")
         lists = self._assign(x)
@@ -256,23 +257,6 @@ class IVFIndex(Saved):
             self._fs_blocks, self._fs_offsets = pack_fastscan(self._codes, self._offsets)
 
     # -- search -----------------------------------------------------------------------------
-
-    def _allow(self, filter) -> Optional[np.ndarray]:
-        """One byte per position (1 = allowed) from an allow-list of ids or a mask by id."""
-        if filter is None:
-            return None
-        f = np.asarray(filter)
-        if f.dtype == np.bool_:
-            if f.ndim != 1:
-                raise ValueError(f"filter mask must be 1-dimensional, got shape {f.shape}")
-            inside = (self._ids >= 0) & (self._ids < f.shape[0])
-            allow = np.zeros(self.ntotal, np.uint8)
-            allow[inside] = f[self._ids[inside]]
-            return allow
-        if f.dtype.kind not in "iu":
-            raise TypeError(f"filter must be a boolean mask or an array of ids, got dtype "
-                            f"{f.dtype}")
-        return np.isin(self._ids, f.ravel().astype(np.int64)).astype(np.uint8)
 
     def search(self, Q, k: int, *, n_probe: int = 1, refine: int = 0, filter=None,
                threads: Optional[int] = None) -> Neighbors:
@@ -316,7 +300,7 @@ class IVFIndex(Saved):
         threads = self.threads if threads is None else check_count(threads, "threads")
         if refine and self.codes != "flat" and not self.keep_vectors:
             raise ValueError("refine needs the vectors: build the index with keep_vectors=True")
-        allow = self._allow(filter)
+        allow = allow_bytes(self._ids, filter)
         kind = _CODES.index(self.codes)
         exact_raw = refine > 0 and self.codes != "flat"
         vectors = self._vectors if self.codes == "flat" else _EMPTY_F32
@@ -497,9 +481,7 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
     if codes not in ("flat", "sq8", "pq"):
         raise ValueError(f"codes must be 'flat', 'sq8' or 'pq', got {codes!r}")
-    if isinstance(target_recall, bool) or not isinstance(target_recall, (int, float)) \
-            or not 0 < target_recall <= 1:
-        raise ValueError(f"target_recall must be a number in (0, 1], got {target_recall!r}")
+    target_recall = check_target_recall(target_recall)
     k = check_positive_int(k, "k")
     n_queries = check_positive_int(n_queries, "n_queries")
     nbits = check_positive_int(nbits, "nbits")
