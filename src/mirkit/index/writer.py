@@ -500,12 +500,13 @@ class IndexWriter:
 
 
 def _plain_jsonl_file(reader) -> Optional[str]:
-    """The path of the reader's source when it is one plain (not gzip'ed) JSON Lines file
-    that the C++ reader can take, else None."""
+    """The path of the reader's source when it is one whole plain (not gzip'ed) JSON Lines
+    file that the C++ reader can take, else None (a :class:`~mirkit.ingest.FileRange` is read
+    by the Python reader, which keeps to its byte range)."""
     if _jsonl_parser() is None:
         return None
     files = reader._files
-    if files is None or len(files) != 1 or files[0][1] != "jsonl":
+    if files is None or len(files) != 1 or files[0][1] != "jsonl" or files[0][3] is not None:
         return None
     path = files[0][0]
     if not os.path.isfile(path) or path.lower().endswith(".gz"):
