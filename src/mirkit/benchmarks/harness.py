@@ -125,7 +125,8 @@ def format_table(results: list[Result]) -> str:
     lines = []
     for group, rs in groups.items():
         lines.append(f"\n### {group}\n")
-        unit = rs[0].unit.rstrip("s")
+        unit = rs[0].unit
+        unit = unit[:-3] + "y" if unit.endswith("ies") else unit.rstrip("s")  # ns/query
         head = ["implementation", "median ms", f"M {rs[0].unit}/s", f"ns/{unit}", *extra_keys,
                 "vs anchor"]
         lines.append("| " + " | ".join(head) + " |")
