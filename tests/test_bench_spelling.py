@@ -17,7 +17,7 @@ def test_fuzzy_rows_match_tantivy(tmp_path):
         rows = list(spelling.fuzzy_rows(tmp_path, quick=True))
     except FileNotFoundError as e:
         pytest.skip(f"shared data absent: {e}")
-    assert len(rows) == 6
+    assert len(rows) == 8
     words = spelling.fuzzy_words(50)
     assert len(words) == 50 and all(w.isalpha() and w.islower() for w in words)
     for row in rows:
