@@ -64,6 +64,13 @@ def test_stats_and_search_corrupt_index(index, capsys):
 
 def test_search_malformed_query(index, capsys):
     assert_one_line(capsys, "search", [index, "alpha AND (", "--boolean"], "unbalanced")
+    assert_one_line(capsys, "search", [index, "alpha~3", "--fuzzy-syntax"],
+                    "'alpha~3'", "fuzzy distance must be 0, 1 or 2, got 3")
+    assert_one_line(capsys, "search", [index, "beta *abc", "--fuzzy-syntax"],
+                    "'*abc'", "MIN_LITERAL_PREFIX=1")
+    assert_one_line(capsys, "search", [index, "alph*", "--fuzzy-syntax",
+                                       "--max-expansions", "0"], "max_expansions must be > 0")
+    assert_one_line(capsys, "search", [index, "alpha~3", "--boolean"], "got 3")
 
 
 def test_eval_and_compare_bad_files_and_measures(files, capsys):

@@ -350,6 +350,9 @@ def test_missing_queries_file_and_index(capsys, tmp_path, index):
     (["alpha", "--scorer", "ql", "--idf", "rsj"], "--idf applies to --scorer bm25 only"),
     (["alpha", "--mu", "100"], "--mu applies to --scorer ql only"),
     (["alpha", "--algorithm", "fast"], "invalid choice: 'fast'"),
+    (["alpha~1", "--boolean", "--fuzzy-syntax"], "--fuzzy-syntax applies to ranked search"),
+    (["alpha~1", "--max-expansions", "3"], "--max-expansions applies to --fuzzy-syntax only"),
+    (["alpha~1", "--prefix-length", "1"], "--prefix-length applies to --fuzzy-syntax only"),
     (["alpha", "--scorer", "bm99"], "invalid choice: 'bm99'"),
 ])
 def test_argument_errors(capsys, index, argv, message):
@@ -357,6 +360,29 @@ def test_argument_errors(capsys, index, argv, message):
         cli.main(["search", str(index.path), *argv])
     assert info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_fuzzy_syntax(capsys, tmp_path, index):
+    # --fuzzy-syntax: the table and the run file of Searcher.search(..., syntax="fuzzy"); the
+    # expansions reach words the plain query does not name (alpah~1 -> alpha, brav* -> bravo).
+    searcher = Searcher(index)
+    text = "alpah~1 brav* golf"
+    expected = searcher.search(text, 5, syntax="fuzzy", max_expansions=1, prefix_length=1)
+    assert expected.ids and expected.ids != searcher.search(text, 5).ids
+    code, out, _ = run_cli(capsys, "search", index.path, text, "-k", 5, "--fuzzy-syntax",
+                           "--max-expansions", 1, "--prefix-length", 1)
+    assert code == 0
+    ids, scores, _ = parse_table(out)
+    assert ids == expected.ids
+    np.testing.assert_allclose(scores, expected.scores, atol=1e-4)
+    write_queries(tmp_path / "q.tsv", {"q1": text, "q2": "charlei~"})
+    code, _, _ = run_cli(capsys, "search", index.path, "--queries", tmp_path / "q.tsv",
+                         "--run", tmp_path / "r.run", "--fuzzy-syntax")
+    assert code == 0
+    lines = (tmp_path / "r.run").read_text().splitlines()
+    for qid, q in (("q1", text), ("q2", "charlei~")):
+        want = searcher.search(q, 10, syntax="fuzzy")
+        assert [line.split()[2] for line in lines if line.split()[0] == qid] == want.ids
 
 
 def test_bad_scorer_values_are_reported(capsys, index):

@@ -143,6 +143,45 @@ def test_ranked_algorithms_equal_exhaustive_scoring(index):
             np.testing.assert_array_equal(got.scores, oracle.scores)
 
 
+def test_search_with_fuzzy_syntax_equals_exhaustive_scoring_of_the_expansion(index):
+    # syntax="fuzzy": search and search_batch expand the text as Searcher.expand does, and
+    # every algorithm equals exhaustive scoring of that expansion (options passed through).
+    searcher = Searcher(index)
+    texts = ["abc~1 de*", "a?c b~", "ed~2 b*e", "ea~1 cab", "zzzz~0"]
+    for options in ({}, {"max_expansions": 3}, {"prefix_length": 1, "transpositions": False}):
+        for algorithm in ALGORITHMS + ["exhaustive"]:
+            batch = searcher.search_batch(texts, 15, algorithm=algorithm, threads=2,
+                                          syntax="fuzzy", **options)
+            for text, got in zip(texts, batch):
+                query = expand_query(index, text, **options)
+                oracle = searcher.search(query, k=15, algorithm="exhaustive") if query else None
+                one = searcher.search(text, 15, algorithm=algorithm, syntax="fuzzy", **options)
+                for result in (got, one):
+                    assert result.ids == (oracle.ids if oracle else []), (text, algorithm)
+                    if oracle:
+                        np.testing.assert_array_equal(result.scores, oracle.scores)
+    # the default syntax keeps the plain meaning: ~ * ? separate words
+    assert searcher.search("abc~1 de*").ids == searcher.search("abc 1 de").ids
+
+
+def test_fuzzy_syntax_options_are_checked(index):
+    searcher = Searcher(index)
+    with pytest.raises(ValueError, match="syntax must be one of"):
+        searcher.search("abc~1", syntax="lucene")
+    with pytest.raises(ValueError, match="apply to syntax='fuzzy' only"):
+        searcher.search("abc~1", max_expansions=3)
+    with pytest.raises(ValueError, match="apply to syntax='fuzzy' only"):
+        searcher.search_batch(["abc~1"], prefix_length=1)
+    with pytest.raises(TypeError, match="reads text queries"):
+        searcher.search({"abc": 1.0}, syntax="fuzzy")
+    with pytest.raises(ValueError, match="'abc~3'.*got 3"):
+        searcher.search("abc~3", syntax="fuzzy")
+    with pytest.raises(ValueError, match="'\\*bc'.*MIN_LITERAL_PREFIX"):
+        searcher.search_batch(["ab", "*bc"], syntax="fuzzy")
+    with pytest.raises(ValueError, match="max_expansions must be > 0"):
+        searcher.search("abc~1", syntax="fuzzy", max_expansions=0)
+
+
 def test_expanded_terms_are_weighted_by_distance(index):
     query = expand_query(index, "abc~1 abc")
     assert query["abc"] == 2.0  # the exact term: 1 / (1 + 0), plus the plain token

@@ -172,3 +172,27 @@ def test_validate_rules():
         check_count(1.0)
     with pytest.raises(TypeError):
         check_count(True)
+
+
+def test_harness_alternated_rows_take_turns():
+    calls = []
+
+    def fn(name):
+        calls.append(name)
+        return name
+
+    def check_a(out):
+        assert out == "a"
+
+    rows = [harness.Row("g", "a", lambda: fn("a"), 1, check=check_a),
+            harness.Row("g", "b", lambda: fn("b"), 2, anchor="a")]
+    results = harness.run(rows, repeat=3, quiet=True, alternate=True)
+    # check a, warm a, warm b, then a b a b a b
+    assert calls == ["a", "a", "b"] + ["a", "b"] * 3
+    assert [r.repeat for r in results] == [3, 3] and results[1].ratio is not None
+    bad = [harness.Row("g", "a", lambda: fn("x"), 1, check=check_a)]
+    with pytest.raises(AssertionError):
+        harness.run(bad, repeat=2, quiet=True, alternate=True)
+    with pytest.raises(ValueError, match="without setup"):
+        harness.run([harness.Row("g", "a", lambda: 1, 1, setup=lambda: None)], repeat=1,
+                    quiet=True, alternate=True)

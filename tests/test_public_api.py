@@ -29,7 +29,7 @@ PUBLIC_NAMES = {
         'is_multi_term'
     ],
     'mirkit.benchmarks.spelling': [
-        'MAX_DISTANCE', 'queries_and_lexicon', 'report', 'rows'
+        'MAX_DISTANCE', 'fuzzy_rows', 'fuzzy_words', 'queries_and_lexicon', 'report', 'rows'
     ],
     'mirkit.text': [
         'METRICS', 'cdist', 'distance', 'distances', 'levenshtein', 'osa'

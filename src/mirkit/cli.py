@@ -382,6 +382,8 @@ def _search_sharded(args) -> int:
 
     if args.boolean:
         raise ValueError("--boolean is not supported on a sharded index")
+    if args.fuzzy_syntax:
+        raise ValueError("--fuzzy-syntax is not supported on a sharded index")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None
     try:
         searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))
@@ -468,7 +470,7 @@ def _feedback(args):
 def _ranked_query(searcher, args) -> int:
     start = time.perf_counter()
     result = searcher.search(args.query, args.k, algorithm=args.algorithm,
-                             feedback=_feedback(args))
+                             feedback=_feedback(args), **_syntax(args))
     elapsed = time.perf_counter() - start
     ids = result.ids
     width = max([len("id")] + [len(i) for i in ids])
@@ -479,6 +481,17 @@ def _ranked_query(searcher, args) -> int:
           f"{searcher.scorer!r}): {result.postings_decoded:,} postings decoded, "
           f"{result.postings_scored:,} scored, {result.docs_scored:,} documents scored")
     return 0
+
+
+def _syntax(args) -> dict:
+    """Searcher.search's query-syntax options of ``mirkit search`` (none by default)."""
+    if not getattr(args, "fuzzy_syntax", False):
+        return {}
+    options = {"syntax": "fuzzy"}
+    for name in ("max_expansions", "prefix_length"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    return options
 
 
 def _run_queries(searcher, args) -> int:
@@ -495,7 +508,7 @@ def _run_queries(searcher, args) -> int:
             chunk = queries[first:first + _RUN_CHUNK]
             results = searcher.search_batch([text for _, text in chunk], args.k,
                                             algorithm=args.algorithm, threads=args.threads,
-                                            feedback=_feedback(args))
+                                            feedback=_feedback(args), **_syntax(args))
             for (qid, _), result in zip(chunk, results):
                 out.writelines(run_lines(qid, result.ids, result.scores, args.tag))
                 lines += len(result)
@@ -633,6 +646,12 @@ def _check_search_args(parser, args) -> None:
         parser.error(f"--threads must be >= 0, got {args.threads}")
     if not args.tag or len(args.tag.split()) != 1 or args.tag != args.tag.strip():
         parser.error(f"--tag must be one word without spaces, got {args.tag!r}")
+    if args.fuzzy_syntax and args.boolean:
+        parser.error("--fuzzy-syntax applies to ranked search (Boolean expressions always "
+                     "read fuzzy, prefix and wildcard tokens)")
+    for option in ("max_expansions", "prefix_length"):
+        if getattr(args, option) is not None and not args.fuzzy_syntax:
+            parser.error(f"--{option.replace('_', '-')} applies to --fuzzy-syntax only")
     for option, scorer in (("k1", "bm25"), ("b", "bm25"), ("idf", "bm25"), ("mu", "ql")):
         if getattr(args, option) is not None and args.scorer != scorer:
             parser.error(f"--{option} applies to --scorer {scorer} only")
@@ -751,6 +770,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--mu", type=float, help="query likelihood Dirichlet mu (default 1000)")
     p.add_argument("--boolean", action="store_true", help="QUERY is a Boolean expression: "
                    "print the ids of every matching document, unranked")
+    p.add_argument("--fuzzy-syntax", action="store_true", help="ranked queries read Lucene's "
+                   "fuzzy (wing~1), prefix (comput*) and wildcard (w?ng) tokens (default: "
+                   "~ * ? separate words; Boolean expressions always read them)")
+    p.add_argument("--max-expansions", type=int, metavar="N", help="with --fuzzy-syntax: "
+                   "terms one such token expands to at most (default 50)")
+    p.add_argument("--prefix-length", type=int, metavar="P", help="with --fuzzy-syntax: "
+                   "leading characters a fuzzy term must match exactly (default 0)")
     p.add_argument("--queries", metavar="FILE", help="queries, one 'qid<TAB>text' a line")
     p.add_argument("--run", metavar="FILE", help="TREC run file to write (with --queries)")
     p.add_argument("--tag", default="mirkit", help="run tag, the last column (default mirkit)")

@@ -87,20 +87,44 @@ def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> lis
     return samples
 
 
-def run(rows: Iterable[Row], repeat: int = 15, quiet: bool = False) -> list[Result]:
-    """Check, then time every row; print one table per group unless `quiet`."""
+def _alternated(rows: list, repeat: int) -> list:
+    """Per row, `repeat` samples of one call each, the rows taking turns (row 1, row 2, ...,
+    row 1, ...): on a shared machine a change of load then falls on every row alike."""
+    if any(row.setup or row.teardown for row in rows):
+        raise ValueError("alternated timing takes rows without setup/teardown")
+    for row in rows:
+        if row.check:
+            row.check(row.fn())
+        row.fn()  # warm-up
+    samples: list = [[] for _ in rows]
+    for _ in range(repeat):
+        for row, times in zip(rows, samples):
+            start = time.perf_counter()
+            row.fn()
+            times.append(time.perf_counter() - start)
+    return samples
+
+
+def run(rows: Iterable[Row], repeat: int = 15, quiet: bool = False,
+        alternate: bool = False) -> list[Result]:
+    """Check, then time every row; print one table per group unless `quiet`. `alternate`:
+    the rows take turns, one call per sample (for long calls on a loaded machine)."""
     rows = list(rows)
     results: list[Result] = []
-    for row in rows:
-        if row.setup:
-            row.setup()
-        try:
-            if row.check:
-                row.check(row.fn())
-            samples = time_call(row.fn, repeat)
-        finally:
-            if row.teardown:
-                row.teardown()
+    turns = _alternated(rows, repeat) if alternate else None
+    for i, row in enumerate(rows):
+        if turns is not None:
+            samples = turns[i]
+        else:
+            if row.setup:
+                row.setup()
+            try:
+                if row.check:
+                    row.check(row.fn())
+                samples = time_call(row.fn, repeat)
+            finally:
+                if row.teardown:
+                    row.teardown()
         med = statistics.median(samples)
         results.append(
             Result(row.group, row.label, med, min(samples), repeat, row.items, row.unit,
@@ -125,7 +149,8 @@ def format_table(results: list[Result]) -> str:
     lines = []
     for group, rs in groups.items():
         lines.append(f"\n### {group}\n")
-        unit = rs[0].unit.rstrip("s")
+        unit = rs[0].unit
+        unit = unit[:-3] + "y" if unit.endswith("ies") else unit.rstrip("s")  # ns/query
         head = ["implementation", "median ms", f"M {rs[0].unit}/s", f"ns/{unit}", *extra_keys,
                 "vs anchor"]
         lines.append("| " + " | ".join(head) + " |")

@@ -1,4 +1,5 @@
-"""Spelling benchmark: :func:`mirkit.text.cdist` against rapidfuzz's ``process.cdist``.
+"""Spelling benchmark: :func:`mirkit.text.cdist` against rapidfuzz's ``process.cdist``, and
+fuzzy term queries against tantivy's ``Query.fuzzy_term_query``.
 
 1,000 query words (half of them lexicon words, half typo'd copies with 1-2 random edits, fixed
 seed) against every term of GCIDE's lexicon (its text under mirkit's default Analyzer, 158,773
@@ -7,12 +8,40 @@ terms; a synthetic 100k-word lexicon when the shared data is absent), with ``max
 ``workers=-1``). Every side's matrix is checked equal to rapidfuzz's Levenshtein / OSA matrix
 before anything is timed. The machine's load average is printed with the table: timings on a
 shared machine move with it.
+
+Fuzzy term queries (:func:`fuzzy_rows`): the distinct words of the TREC 2005 efficiency log
+(lowercase ASCII letters, 4 to 12 of them, in log order; 300 of them, 50 with ``quick``), each a
+one-token query ``word~1`` and ``word~2``, over GCIDE (126k entries; its first 5,000 with
+``quick``) indexed without stemming or stopwords (``Analyzer(stem=False, stopwords=False)``).
+tantivy indexes the same terms (mirkit's analyzed terms joined by spaces, a whitespace
+tokenizer), so both dictionaries are equal and both sides' matches can be compared. Semantics:
+
+- Both count a transposition as one edit (mirkit's default; tantivy's
+  ``transposition_cost_one=True``) and no exact prefix (tantivy ``prefix=False``: its
+  ``prefix=True`` is a different query, the word as a prefix of the term).
+- tantivy expands to every term within the distance; mirkit keeps at most ``max_expansions``
+  (Lucene's 50 by default). The compared mirkit row lifts the cap (``max_expansions`` =
+  10**9), the same expansion; a second row shows the default cap.
+- Scoring differs: tantivy scores every match 1.0 (a constant-score automaton query, so its top
+  k are the first k matching documents), mirkit BM25-scores each term with weight
+  ``1 / (1 + distance)``. So the top 10 differ; the sets compared, before timing, are every
+  matching document: mirkit's union of the postings of its (uncapped) expansion against
+  tantivy's full hit list of the query. Then each timed call's top 10 of every query are
+  checked to be min(10, matches) of that query's matching documents.
+
+Timing: mean latency per query at k = 10, on 1 thread (mirkit: ``search_batch(...,
+syntax="fuzzy", threads=1)``, the expansion included; tantivy: one ``searcher.search`` after
+another), the rows taking turns (one call of every row, then again; so a change of load on a
+shared machine falls on all of them), median of `repeat` calls. mirkit runs TAAT (every exact algorithm returns the same top
+k; with hundreds of expanded terms a query, term-at-a-time beats the pruning algorithms,
+whose per-term bookkeeping outweighs what they skip) and, for comparison, the default BMW.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import tempfile
 from typing import Iterator
 
 import numpy as np
@@ -20,7 +49,7 @@ import numpy as np
 from mirkit.benchmarks import harness
 from mirkit.benchmarks.harness import Row
 
-__all__ = ["MAX_DISTANCE", "queries_and_lexicon", "report", "rows"]
+__all__ = ["MAX_DISTANCE", "fuzzy_rows", "fuzzy_words", "queries_and_lexicon", "report", "rows"]
 
 MAX_DISTANCE = 2
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -88,12 +117,116 @@ def rows(quick: bool = False) -> Iterator[Row]:
                       pairs, "pairs", anchor=anchor, check=check)
 
 
+def fuzzy_words(n: int) -> list:
+    """The first `n` distinct words of the efficiency log made of 4-12 lowercase ASCII letters
+    (FileNotFoundError when the log is absent)."""
+    from mirkit.benchmarks.query import load_queries
+
+    seen: dict = {}
+    for q in load_queries():
+        for w in q.lower().split():
+            if 4 <= len(w) <= 12 and w.isascii() and w.isalpha():
+                seen.setdefault(w, None)
+                if len(seen) == n:
+                    return list(seen)
+    return list(seen)
+
+
+def fuzzy_rows(path, quick: bool = False, k: int = 10) -> Iterator[Row]:
+    """The fuzzy-term-query rows (see the module), indexes built under `path`."""
+    from pathlib import Path
+
+    import tantivy
+
+    from mirkit.analysis import Analyzer
+    from mirkit.benchmarks.indexing import load_corpus
+    from mirkit.benchmarks.query import _analyzed, _tantivy_open, _tantivy_terms_analyzer
+    from mirkit.index import build_index
+    from mirkit.search import Searcher
+    from mirkit.search.expand import expand_term
+
+    path = Path(path)
+    docs = load_corpus("gcide", quick)
+    words = fuzzy_words(50 if quick else 300)
+    analyzer = Analyzer(stem=False, stopwords=False)
+    index = build_index(docs, path / "mirkit", analyzer=analyzer, threads=0)
+    index.doc_ids  # noqa: B018 - cached before timing, as search results index into it
+    # tantivy's "n" field is the document's position, mirkit's internal docid (file order)
+    tindex = _tantivy_open(lambda: (" ".join(t) for _, t in _analyzed(docs, analyzer)),
+                           path / "tantivy", "mirkit_terms", _tantivy_terms_analyzer)
+    searcher, schema, tsearcher = Searcher(index), tindex.schema, tindex.searcher()
+    uncapped = 10**9
+
+    def tantivy_query(word, d):
+        return tantivy.Query.fuzzy_term_query(schema, "body", word, distance=d,
+                                              transposition_cost_one=True, prefix=False)
+
+    def tantivy_docids(hits) -> list:
+        return tsearcher.fast_field_values("n", [a for _, a in hits]) if hits else []
+
+    for d in (1, 2):
+        tokens = [f"{w}~{d}" for w in words]
+        matched = []  # every query's matching documents, both sides compared here
+        for word, token in zip(words, tokens):
+            mine = set()
+            for term in expand_term(index, token, max_expansions=uncapped):
+                mine.update(index.postings(term)[0].tolist())
+            hits = tsearcher.search(tantivy_query(word, d), max(1, len(docs)), count=True)
+            theirs = set(tantivy_docids(hits.hits))
+            if mine != theirs or hits.count != len(theirs):
+                raise AssertionError(f"{token}: mirkit matches {len(mine)} documents, tantivy "
+                                     f"{hits.count} ({len(mine ^ theirs)} differ)")
+            matched.append(mine)
+        n_matched = sum(map(len, matched))
+
+        def check(results, matched=matched):
+            assert len(results) == len(matched)
+            for got, want in zip(results, matched):
+                assert len(got) == min(k, len(want)) and set(got) <= want
+
+        def run_tantivy(d=d):
+            return [tantivy_docids(tsearcher.search(tantivy_query(w, d), k, count=False).hits)
+                    for w in words]
+
+        def run_mirkit(cap, algorithm, tokens=tokens):
+            return [r.docids.tolist() for r in searcher.search_batch(
+                tokens, k, syntax="fuzzy", max_expansions=cap, threads=1,
+                algorithm=algorithm)]
+
+        group = (f"fuzzy term query word~{d}, {len(words)} efficiency-log words on GCIDE "
+                 f"({len(docs):,} docs, unstemmed; {n_matched / len(words):,.0f} matching docs "
+                 f"a query), top {k}, 1 thread")
+        anchor = "tantivy fuzzy_term_query (no cap, constant score)"
+        yield Row(group, anchor, run_tantivy, len(words), "queries", check=check)
+        for algorithm in ("taat", "bmw"):
+            yield Row(group, f"mirkit search syntax='fuzzy' (no cap, BM25, {algorithm})",
+                      lambda run=run_mirkit, a=algorithm: run(uncapped, a), len(words),
+                      "queries", anchor=anchor, check=check)
+        yield Row(group, "mirkit, max_expansions=50 (Lucene's default; taat)",
+                  lambda run=run_mirkit: run(50, "taat"), len(words), "queries",
+                  anchor=anchor)
+
+
 def report(quick: bool = False, repeat: int = 5) -> list:
     """Print the tables (and the load average before and after); returns the results."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(f"{os.cpu_count()} CPUs; load average before: "
           + (" ".join(f"{x:.2f}" for x in load) if load else "n/a"))
     results = harness.run(rows(quick=quick), repeat=repeat)
+    try:
+        import tantivy  # noqa: F401
+
+        from mirkit.benchmarks.query import load_queries
+
+        load_queries(1)
+        from mirkit.benchmarks.indexing import load_corpus
+
+        load_corpus("gcide", quick=True)
+    except (ImportError, FileNotFoundError) as e:
+        print(f"fuzzy term queries skipped: {e}")
+    else:
+        with tempfile.TemporaryDirectory(prefix="mirkit-bench-spelling-") as tmp:
+            results += harness.run(fuzzy_rows(tmp, quick=quick), repeat=repeat, alternate=True)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print("load average after: " + (" ".join(f"{x:.2f}" for x in load) if load else "n/a"))
     return results

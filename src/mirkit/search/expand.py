@@ -177,6 +177,18 @@ def expand_term(index, token: str, *, max_expansions: int = MAX_EXPANSIONS,
         word = _normalize(normalizer, m["word"], token)
         if word == "":
             raise ValueError(f"query token {token!r}: a fuzzy term needs a word before '~'")
+        prefix_length = check_count(prefix_length, "prefix_length")
+        if not isinstance(transpositions, bool):
+            raise TypeError("transpositions must be a bool")
+        if isinstance(index, Index):
+            # One dictionary: rank in numpy (term ids are the bytewise term order).
+            reader = index.reader
+            ids, dists = _core.text.fuzzy_terms(reader, word, dist, int(transpositions),
+                                                prefix_length)
+            df = np.asarray(reader.df)[ids].astype(np.int64)
+            keep = np.lexsort((ids, -df, dists))[:max_expansions]
+            return {reader.term(t): 1.0 / (1 + d)
+                    for t, d in zip(ids[keep].tolist(), dists[keep].tolist())}
         found = fuzzy_terms(index, word, dist, transpositions=transpositions,
                             prefix_length=prefix_length)
         ranked = sorted(found, key=lambda t: (found[t], -_df(index, t), t.encode("utf-8")))

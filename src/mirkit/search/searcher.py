@@ -49,14 +49,16 @@ from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.search._segments import SegmentedSearch
 from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
-from mirkit.search.query import Query, weighted_terms
+from mirkit.search.query import Query, check_query, weighted_terms
 from mirkit.search.scoring import Scorer, get_scorer
 
-__all__ = ["ALGORITHMS", "SearchResult", "Searcher"]
+__all__ = ["ALGORITHMS", "SYNTAXES", "SearchResult", "Searcher"]
 
 ALGORITHMS = _core.query.ALGORITHMS  # the engine's names (cpp/query/algorithm.hpp)
 _ALGORITHM_SET = frozenset(ALGORITHMS)
 _PROGRESS_CHUNK = 1024  # queries a batch answers between two updates of its progress bar
+#: Values of the `syntax` option of :meth:`Searcher.search` (see :mod:`mirkit.search.query`).
+SYNTAXES = ("plain", "fuzzy")
 
 
 #: The top k of one query (a compiled class; see its docstring): ``docids``, ``scores``, ``ids``,
@@ -215,6 +217,21 @@ class Searcher:
         return expand_query(self.index, query, max_expansions=max_expansions,
                             transpositions=transpositions, prefix_length=prefix_length)
 
+    def _expand_syntax(self, query, syntax, max_expansions, prefix_length, transpositions):
+        """`query` read with `syntax` (not "plain"): text expanded to ``{term: weight}``."""
+        if syntax not in SYNTAXES:
+            raise ValueError(f"syntax must be one of {SYNTAXES}, got {syntax!r}")
+        if syntax == "plain":
+            raise ValueError("max_expansions, prefix_length and transpositions apply to "
+                             "syntax='fuzzy' only")
+        if not isinstance(query, str):
+            check_query(query)
+            raise TypeError("syntax='fuzzy' reads text queries; a mapping holds analyzed "
+                            "terms already")
+        options = {"max_expansions": max_expansions, "prefix_length": prefix_length,
+                   "transpositions": transpositions}
+        return self.expand(query, **{k: v for k, v in options.items() if v is not None})
+
     def _options(self, k, algorithm, scorer) -> tuple:
         # The common call (a plain int k, a known algorithm, the searcher's scorer) is checked
         # inline: this is per-query overhead on microsecond queries.
@@ -242,7 +259,9 @@ class Searcher:
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
                scorer: Union[None, str, Scorer] = None, feedback=None, vector=None,
                fusion: str = "rrf", depth: Optional[int] = None, rrf_k: float = 60,
-               weight: float = 0.5, vector_options: Optional[Mapping] = None):
+               weight: float = 0.5, vector_options: Optional[Mapping] = None,
+               syntax: str = "plain", max_expansions: Optional[int] = None,
+               prefix_length: Optional[int] = None, transpositions: Optional[bool] = None):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -272,6 +291,13 @@ class Searcher:
             Weight of the vector scores in ``"linear"`` fusion, in [0, 1].
         vector_options : mapping, optional
             Keyword arguments of the vector index's search (e.g. ``{"n_probe": 16}``).
+        syntax : {"plain", "fuzzy"}
+            How a text query is read (:mod:`mirkit.search.query`). ``"plain"`` (the default):
+            analyzed by the index's analyzer, ``~ * ?`` separate words as any punctuation
+            does. ``"fuzzy"``: whitespace-separated tokens may be fuzzy (``wing~1``), prefix
+            (``comput*``) or wildcard (``w?ng``) terms, expanded as :meth:`expand` does.
+        max_expansions, prefix_length, transpositions : optional
+            With ``syntax="fuzzy"`` only: :meth:`expand`'s options (defaults 50, 0, True).
 
         Returns
         -------
@@ -283,8 +309,26 @@ class Searcher:
         ------
         ValueError
             Bad options; for a hybrid query also a searcher without `vectors`, a vector of
-            the wrong dimension or with NaN, an unknown fusion.
+            the wrong dimension or with NaN, an unknown fusion; with ``syntax="fuzzy"`` a bad
+            token (``wing~3``, ``*ing``: :func:`mirkit.search.expand.expand_term`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from mirkit.index import build_index
+        >>> docs = [("a", "wing tip"), ("b", "tips of a wnig"), ("c", "king")]
+        >>> searcher = Searcher(build_index(docs, os.path.join(tempfile.mkdtemp(), "i")))
+        >>> searcher.search("wing~1 tip*").ids            # plain: the words wing, 1, tip
+        ['a', 'b']
+        >>> searcher.search("wing~1 tip*", syntax="fuzzy").ids
+        ['a', 'b', 'c']
+        >>> searcher.search("wing~1", syntax="fuzzy", prefix_length=1).ids
+        ['a', 'b']
         """
+        if syntax != "plain" or max_expansions is not None or prefix_length is not None \
+                or transpositions is not None:
+            query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
+                                        transpositions)
         if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None
                 and feedback is None and type(query) is str and vector is None):
             # The common call, checked inline: this is per-query overhead on microsecond queries.
@@ -309,8 +353,14 @@ class Searcher:
                      scorer: Union[None, str, Scorer] = None,
                      threads: int = 0, feedback=None, progress=False, vectors=None,
                      fusion: str = "rrf", depth: Optional[int] = None, rrf_k: float = 60,
-                     weight: float = 0.5, vector_options: Optional[Mapping] = None) -> list:
+                     weight: float = 0.5, vector_options: Optional[Mapping] = None,
+                     syntax: str = "plain", max_expansions: Optional[int] = None,
+                     prefix_length: Optional[int] = None,
+                     transpositions: Optional[bool] = None) -> list:
         """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
+
+        `syntax` and its options are :meth:`search`'s (``"fuzzy"`` expands each text query
+        in this thread before the batch runs).
 
         `progress`: True shows a tqdm bar of the queries answered on stderr when it is a
         terminal (the batch then runs in chunks of 1,024 queries); an open tqdm bar is advanced
@@ -319,6 +369,10 @@ class Searcher:
         `vectors` (nq, dim), row i the vector of query i, makes the queries hybrid (the text
         side on `threads` threads, the vector index searched once with all the rows); the
         other hybrid options are :meth:`search`'s."""
+        if syntax != "plain" or max_expansions is not None or prefix_length is not None \
+                or transpositions is not None:
+            queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
+                                           transpositions) for q in queries]
         if vectors is not None:
             queries = list(queries)
             q = self._vector_side().queries(vectors, len(queries), "vectors")
