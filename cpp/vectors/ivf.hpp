@@ -58,10 +58,24 @@ struct IvfScan {
   float* out;
 };
 
+// nq queries (nq x d, row-major) against the same n float32 rows, without a filter:
+// out[g * n + i] = the score IvfScan gives query g and row i, bit for bit.
+struct IvfScanMany {
+  const float* q;
+  size_t nq;
+  const float* rows;
+  size_t n, d;
+  bool ip;
+  float* out;  // nq x n
+};
+
 namespace detail {
 void ivf_scan_scalar(const IvfScan& t);
 void ivf_scan_avx2(const IvfScan& t);
 void ivf_scan_avx512(const IvfScan& t);
+void ivf_scan_many_scalar(const IvfScanMany& t);
+void ivf_scan_many_avx2(const IvfScanMany& t);
+void ivf_scan_many_avx512(const IvfScanMany& t);
 }  // namespace detail
 
 // For each of nq queries the k best positions (best first; ties: lower position) and their
@@ -70,5 +84,14 @@ void ivf_scan_avx512(const IvfScan& t);
 void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n_probe,
                 size_t refine, const uint8_t* allow, unsigned threads, float* dist,
                 int64_t* pos);
+
+// The nearest stored vector of every query (k = 1, no filter, no refine) of a kFlat index,
+// batched: the queries are grouped by the lists they probe and each list is scanned once for
+// all of its queries (as FAISS's IVF search does for a batch), lists spread over the threads.
+// The result is exactly ivf_search's with k = 1: the least (score, position) over the probed
+// lists, each score computed as its list scan computes it; position -1 and distance +inf (L2)
+// or -inf (ip) when every probed list is empty.
+void ivf_assign(const IvfData& ix, const float* q, size_t nq, size_t n_probe, unsigned threads,
+                float* dist, int64_t* pos);
 
 }  // namespace mirkit::vectors

@@ -28,5 +28,6 @@ struct V256 {
 }  // namespace
 
 void ivf_scan_avx2(const IvfScan& t) { scan_any<V256>(t); }
+void ivf_scan_many_avx2(const IvfScanMany& t) { scan_many_any<V256>(t); }
 
 }  // namespace mirkit::vectors::detail

@@ -24,5 +24,6 @@ struct V512 {
 }  // namespace
 
 void ivf_scan_avx512(const IvfScan& t) { scan_any<V512>(t); }
+void ivf_scan_many_avx512(const IvfScanMany& t) { scan_many_any<V512>(t); }
 
 }  // namespace mirkit::vectors::detail
