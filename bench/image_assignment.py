@@ -4,7 +4,9 @@ descriptors (contrast threshold 0.01, as `mirkit bench image_search`) assigned e
 the IVF index one descriptor at a time (the previous path), and list by list for the whole
 image (the batched path). Codebooks: approximate k-means, a few iterations on every descriptor
 of the images (timing, not retrieval quality). Both IVF paths are checked to give the
-same words before timing; medians over the query images, alternating the paths.
+same words before timing; medians over the query images, alternating the paths. The last
+columns time a whole query, ``ImageIndex.search`` of the image (SIFT, assignment, ranking),
+with each path.
 
     python bench/image_assignment.py [--images 4] [--threads 2] [--iter 3]
 """
@@ -12,6 +14,7 @@ same words before timing; medians over the query images, alternating the paths.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import time
@@ -20,7 +23,8 @@ import numpy as np
 
 from mirkit.benchmarks.image_search import _queries, affine_images
 from mirkit.image import SIFT
-from mirkit.image_search import load_image
+import mirkit.vectors.akm as akm
+from mirkit.image_search import ImageIndex, load_image
 from mirkit.vectors import ApproximateKMeans, KMeans, VectorQuantizer
 from mirkit.vectors.akm import default_lists, nearest
 
@@ -34,9 +38,10 @@ def main() -> None:
     a = ap.parse_args()
     paths, _, _ = _queries(affine_images())
     sift = SIFT(contrast_threshold=0.01, edge_threshold=20.0)
-    desc, sift_s = [], []
+    desc, sift_s, images = [], [], []
     for p in paths:
         img = load_image(p)
+        images.append(img)
         t = time.perf_counter()
         desc.append(np.asarray(sift.detect_and_compute(img)[1], np.float32))
         sift_s.append(time.perf_counter() - t)
@@ -47,8 +52,9 @@ def main() -> None:
           f"({[len(desc[i]) for i in queries]} descriptors); SIFT median "
           f"{statistics.median(sift_s) * 1e3:.0f} ms/image; threads {a.threads}; "
           f"load average {os.getloadavg()[0]:.1f}")
-    print("| words | assignment | one at a time ms/image | batched ms/image | speed-up |")
-    print("|---|---|---|---|---|")
+    print("| words | assignment | one at a time ms/image | batched ms/image | speed-up | "
+          "query ms, one at a time | query ms, batched |")
+    print("|---|---|---|---|---|---|---|")
     for n_words in [int(s) for s in a.sizes.split(",")]:
         n_words = min(n_words, len(pool))
         if n_words < 16384:
@@ -56,7 +62,9 @@ def main() -> None:
                 pool).cluster_centers_
             vq = VectorQuantizer(words, threads=a.threads)
             times = [_time(lambda i=i: vq.quantize(desc[i])) for i in queries]
-            print(f"| {n_words} | exact | {statistics.median(times) * 1e3:.0f} | | |", flush=True)
+            q = _query_times(vq, images, sift, queries)
+            print(f"| {n_words} | exact | {statistics.median(times) * 1e3:.0f} | | | "
+                  f"{q[0] * 1e3:.0f} | |", flush=True)
             continue
         km = ApproximateKMeans(n_words, n_lists=default_lists(n_words), max_iter=a.iter,
                                seed=0, threads=a.threads).fit(pool)
@@ -73,9 +81,29 @@ def main() -> None:
                                                  batched=False)))
                 many.append(_time(lambda: vq.quantize(x)))
         m1, m2 = statistics.median(one), statistics.median(many)
+        q1, q2 = _query_times(vq, images, sift, queries)
         print(f"| {n_words} | IVF {vq.index.n_lists} lists, 8 probed | {m1 * 1e3:.0f} | "
-              f"{m2 * 1e3:.0f} | {m1 / m2:.1f}x |", flush=True)
+              f"{m2 * 1e3:.0f} | {m1 / m2:.1f}x | {q1 * 1e3:.0f} | {q2 * 1e3:.0f} |", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+def _query_times(vq, images, sift, queries) -> tuple:
+    """Median seconds of ImageIndex.search of the query images, the IVF assignment one
+    descriptor at a time and batched (alternating; one value for an exact quantizer)."""
+    index = ImageIndex.build(images, [str(i) for i in range(len(images))], codebook=vq,
+                             sift=sift)
+    modes = (False, True) if vq.index is not None else (True,)
+    times: dict = {m: [] for m in modes}
+    try:
+        for i in queries:
+            for _ in range(2):
+                for batched in modes:
+                    # VectorQuantizer.quantize looks nearest up in mirkit.vectors.akm per call
+                    akm.nearest = functools.partial(nearest, batched=batched)
+                    times[batched].append(_time(lambda: index.search(images[i], k=11)))
+    finally:
+        akm.nearest = nearest
+    return tuple(statistics.median(times[m]) for m in modes)
 
 
 def _time(fn) -> float:
