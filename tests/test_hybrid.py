@@ -286,17 +286,56 @@ def test_errors(tiny):
         Searcher(tiny, vectors=Unknown(), higher_is_better="yes")
 
 
-def test_segmented_index_refused_with_vectors(tmp_path):
+def test_segmented_index_with_deletions(tmp_path, cranfield_docs, cranfield_queries):
+    """A segmented index of several segments with deletions, the vectors keyed by external ids
+    (deleted documents' vectors included, in shuffled order) or by the snapshot's internal
+    docids: the fused top k is the plain reference's over the live documents, and equals a
+    fresh build of them searched with their vectors; deleted documents never come back."""
     from mirkit.index import Index, IndexWriter
 
-    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None) as w:
-        w.add("a", "red apple")
-        w.commit()
-        w.add_documents([("b", "green apple")])
-    index = Index.open(tmp_path / "live")
-    assert len(index.segments) == 2
-    with pytest.raises(ValueError, match="hybrid search"):
-        Searcher(index, vectors=FlatIndex(np.zeros((2, 2))))
+    rng = np.random.default_rng(21)
+    docs = cranfield_docs
+    n = len(docs)
+    X = rng.standard_normal((n, 8)).astype(np.float32)
+    Q = rng.standard_normal((8, 8)).astype(np.float32)
+    deleted = {docs[i][0] for i in rng.choice(n, n // 5, replace=False)}
+    # the nearest documents of every query vector are deleted: the vector side must skip them
+    for q in Q:
+        deleted |= {docs[i][0] for i in np.argsort(((X - q) ** 2).sum(1))[:5]}
+    path = tmp_path / "live"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for part in np.array_split(np.arange(n), 3):
+            w.add_documents([docs[i] for i in part])
+            w.commit()
+        w.delete(sorted(deleted))
+    index = Index.open(path)
+    assert len(index.segments) == 3 and index.stats.n_docs == n - len(deleted)
+    live = [i for i in range(n) if docs[i][0] not in deleted]
+    perm = rng.permutation(n)
+    by_id = Searcher(index, vectors=FlatIndex(X[perm]), vector_ids=[docs[p][0] for p in perm])
+    by_docid = Searcher(index, vectors=FlatIndex(X[live]))  # the snapshot's docids
+    fresh = build_index([docs[i] for i in live], tmp_path / "fresh", threads=1)
+    plain = Searcher(fresh, vectors=FlatIndex(X[live]))
+    postings, lengths = ref_scoring.invert([docs[i][1] for i in live], fresh.analyzer)
+    ref = {"index": fresh, "postings": postings, "lengths": lengths}
+    for (_, text), q in zip(cranfield_queries, Q):
+        for fusion in ("rrf", "linear"):
+            expected = ref_fusion.fuse(
+                text_ranking(ref, plain, text, 30),
+                ref_fusion.exhaustive_vector_ranking(X[live], q)[:30], 20, fusion, weight=0.4)
+            want = plain.search(text, 20, vector=q, fusion=fusion, depth=30, weight=0.4)
+            check(want, expected, exact=fusion == "rrf")
+            for searcher in (by_id, by_docid):
+                r = searcher.search(text, 20, vector=q, fusion=fusion, depth=30, weight=0.4)
+                check(r, expected, exact=fusion == "rrf")
+                np.testing.assert_array_equal(r.docids, want.docids)
+                np.testing.assert_array_equal(r.scores, want.scores)
+                np.testing.assert_array_equal(r.vector_ranks, want.vector_ranks)
+                assert r.ids == want.ids and not set(r.ids) & deleted
+    batch = by_id.search_batch([t for _, t in cranfield_queries[:8]], 20, vectors=Q, depth=30)
+    for text, q, r in zip([t for _, t in cranfield_queries[:8]], Q, batch):
+        np.testing.assert_array_equal(r.docids, plain.search(text, 20, vector=q,
+                                                             depth=30).docids)
 
 
 def test_flat_index(rng):
@@ -353,8 +392,8 @@ def test_doctests():
 
 def test_refresh_of_a_hybrid_searcher(tmp_path):
     """refresh re-opens a hybrid searcher with its vector index only when the vectors are keyed
-    by external ids (a new commit may renumber docids), and the new snapshot must be one
-    segment."""
+    by external ids (a new commit may renumber docids); the new snapshot may have several
+    segments and deletions."""
     from mirkit.index import Index, IndexWriter
 
     path = tmp_path / "live"
@@ -369,7 +408,12 @@ def test_refresh_of_a_hybrid_searcher(tmp_path):
     assert by_id.refresh() is by_id
     with IndexWriter.open(path, threads=1, merge_policy=None) as w:
         w.add("c", "apple pie")
-    with pytest.raises(ValueError, match="hybrid search"):
-        by_id.refresh()  # two segments now: hybrid search needs one
+        w.commit()
+        w.delete(["b"])
     with pytest.raises(ValueError, match="renumbers"):
         by_docid.refresh()
+    fresh = by_id.refresh()  # two segments and a deletion: vector id 0 (b) is skipped
+    assert fresh is not by_id and len(fresh.index.segments) == 2
+    r = fresh.search("apple", 3, vector=[0.2, 0])
+    assert r.ids == ["a", "c"] and r.vector_ranks.tolist() == [1, 0]
+    assert by_id.search("apple", 2, vector=[0.2, 0]).ids == ["a", "b"]  # its own snapshot

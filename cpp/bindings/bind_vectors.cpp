@@ -443,7 +443,8 @@ void bind_vectors(py::module_& m) {
          const F32& sq_lo, const F32& sq_step, const F32& pq_centroids, const F32& pq_term,
          const F32& raw, bool ip,
          const F32& queries, size_t k, size_t n_probe, size_t refine, const U8& allow,
-         bool filtered, unsigned threads, const U8& fs_blocks, const I64& fs_offsets) {
+         bool filtered, unsigned threads, const U8& fs_blocks, const I64& fs_offsets,
+         bool batched) {
         Mat c = matrix(centroids, "centroids"), q = matrix(queries, "queries");
         same_dim(q, c, "queries", "centroids");
         vectors::IvfData ix;
@@ -542,12 +543,20 @@ void bind_vectors(py::module_& m) {
           allowed = allow.data();
         }
         if (k == 0) throw py::value_error("k must be >= 1");
+        if (batched && (ix.codes_kind != vectors::IvfCodes::kFlat || k != 1 || refine != 0 ||
+                        filtered)) {
+          throw py::value_error("batched needs flat codes, k = 1, no refine and no filter");
+        }
         std::vector<float> dist(q.rows * k);
         std::vector<int64_t> pos(q.rows * k);
         {
           py::gil_scoped_release release;
-          vectors::ivf_search(ix, q.data, q.rows, k, n_probe, refine, allowed, threads,
-                              dist.data(), pos.data());
+          if (batched) {
+            vectors::ivf_assign(ix, q.data, q.rows, n_probe, threads, dist.data(), pos.data());
+          } else {
+            vectors::ivf_search(ix, q.data, q.rows, k, n_probe, refine, allowed, threads,
+                                dist.data(), pos.data());
+          }
         }
         return py::make_tuple(to_numpy_2d(std::move(dist), q.rows, k),
                               to_numpy_2d(std::move(pos), q.rows, k));
@@ -559,7 +568,10 @@ void bind_vectors(py::module_& m) {
       py::arg("queries").noconvert(), py::arg("k"),
       py::arg("n_probe"), py::arg("refine"), py::arg("allow").noconvert(), py::arg("filtered"),
       py::arg("threads"), py::arg("fs_blocks").noconvert(), py::arg("fs_offsets").noconvert(),
-      "(distances, positions) of an IVF search, nq x k, best first; -1 pads missing hits.");
+      py::arg("batched") = false,
+      "(distances, positions) of an IVF search, nq x k, best first; -1 pads missing hits. "
+      "batched (flat codes, k = 1, no refine or filter): the same nearest vectors, the queries "
+      "grouped by list and every list scanned once for all of them.");
 
   m.def("fastscan_level", [] { return core::level_name(vectors::fastscan_level()); },
         "Instruction-set level of the 4-bit PQ fast-scan kernel.");

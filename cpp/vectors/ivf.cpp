@@ -4,6 +4,7 @@
 #include "vectors/ivf.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -63,6 +64,7 @@ void gather_scalar(const float* q, const float* const* rows, size_t n, size_t d,
                    float* out) {
   gather_any<Scalar>(q, rows, n, d, ip, out);
 }
+void ivf_scan_many_scalar(const IvfScanMany& t) { scan_many_any<Scalar>(t); }
 }  // namespace detail
 
 namespace {
@@ -76,6 +78,14 @@ const core::Dispatch<GatherKernel> kGather{
 #else
 const core::Dispatch<ScanKernel> kScan{{detail::ivf_scan_scalar}};
 const core::Dispatch<GatherKernel> kGather{{detail::gather_scalar}};
+#endif
+using ScanManyKernel = void (*)(const IvfScanMany&);
+#if defined(MIRKIT_X86_SIMD)
+const core::Dispatch<ScanManyKernel> kScanMany{{detail::ivf_scan_many_scalar, nullptr,
+                                                detail::ivf_scan_many_avx2,
+                                                detail::ivf_scan_many_avx512}};
+#else
+const core::Dispatch<ScanManyKernel> kScanMany{{detail::ivf_scan_many_scalar}};
 #endif
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -102,6 +112,21 @@ struct Heap {
   }
 };
 
+// Coarse probe: the n_probe (<= n_lists) centroids nearest to every query (by the index's
+// metric), nq x n_probe lists and scores; the score is |c|^2 - 2 <q, c> (L2, |q|^2 left out)
+// or -<q, c>.
+void coarse_probe(const IvfData& ix, const float* q, size_t nq, size_t n_probe,
+                  unsigned threads, std::vector<uint32_t>& probe, std::vector<float>& coarse) {
+  probe.assign(nq * n_probe, 0);
+  coarse.assign(nq * n_probe, 0.0f);
+  std::vector<float> bias(ix.n_lists, 0.0f);
+  if (!ix.ip) squared_norms(ix.centroids, ix.n_lists, ix.d, bias.data(), threads);
+  if (n_probe > 0) {
+    top_k(q, nq, ix.centroids, ix.n_lists, ix.d, bias.data(), ix.ip ? -1.0f : -2.0f, n_probe,
+          threads, probe.data(), coarse.data());
+  }
+}
+
 }  // namespace
 
 GatherKernel gather_kernel() { return kGather.get(); }
@@ -112,16 +137,9 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
                 int64_t* pos) {
   if (nq == 0 || k == 0) return;
   n_probe = std::min(n_probe, ix.n_lists);
-  // Coarse probe: the n_probe centroids nearest to every query (by the index's metric); the
-  // score is |c|^2 - 2 <q, c> (L2, |q|^2 left out) or -<q, c>.
-  std::vector<uint32_t> probe(nq * n_probe);
-  std::vector<float> coarse(nq * n_probe);
-  std::vector<float> bias(ix.n_lists, 0.0f);
-  if (!ix.ip) squared_norms(ix.centroids, ix.n_lists, ix.d, bias.data(), threads);
-  if (n_probe > 0) {
-    top_k(q, nq, ix.centroids, ix.n_lists, ix.d, bias.data(), ix.ip ? -1.0f : -2.0f, n_probe,
-          threads, probe.data(), coarse.data());
-  }
+  std::vector<uint32_t> probe;
+  std::vector<float> coarse;
+  coarse_probe(ix, q, nq, n_probe, threads, probe, coarse);
   const bool fs = ix.codes_kind == IvfCodes::kPq4;
   const bool pq = ix.codes_kind == IvfCodes::kPq || fs;
   const size_t kept = std::max(k, refine);
@@ -210,6 +228,92 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
       }
     }
   });
+}
+
+void ivf_assign(const IvfData& ix, const float* q, size_t nq, size_t n_probe, unsigned threads,
+                float* dist, int64_t* pos) {
+  if (nq == 0) return;
+  n_probe = std::min(n_probe, ix.n_lists);
+  std::vector<uint32_t> probe;
+  std::vector<float> coarse;
+  coarse_probe(ix, q, nq, n_probe, threads, probe, coarse);
+  // The queries of every list, ascending (a counting sort of the probes).
+  std::vector<size_t> start(ix.n_lists + 1, 0);
+  for (const uint32_t l : probe) {
+    if (l != kNoPos) ++start[l + 1];
+  }
+  for (size_t l = 0; l < ix.n_lists; ++l) start[l + 1] += start[l];
+  std::vector<uint32_t> members(start[ix.n_lists]);
+  {
+    std::vector<size_t> fill(start.begin(), start.end() - 1);
+    for (size_t qi = 0; qi < nq; ++qi) {
+      for (size_t p = 0; p < n_probe; ++p) {
+        const uint32_t l = probe[qi * n_probe + p];
+        if (l != kNoPos) members[fill[l]++] = static_cast<uint32_t>(qi);
+      }
+    }
+  }
+  // Every worker keeps the best (score, position) of every query over the lists it scanned;
+  // the least pair is the same whichever lists each worker took, so the merge is exact.
+  const unsigned workers =
+      static_cast<unsigned>(std::min<size_t>(core::resolve_threads(threads), ix.n_lists));
+  std::vector<std::vector<float>> best_val(workers);
+  std::vector<std::vector<uint32_t>> best_pos(workers);
+  const ScanManyKernel scan_many = kScanMany.get();
+  constexpr size_t kGroup = 64;  // queries scored per kernel call: a kGroup x list buffer
+  std::atomic<size_t> next_list{0};
+  core::parallel_for(workers, workers, [&](size_t w) {
+    std::vector<float>& bv = best_val[w];
+    std::vector<uint32_t>& bp = best_pos[w];
+    bv.assign(nq, kInf);
+    bp.assign(nq, kNoPos);
+    std::vector<float> qbuf(kGroup * ix.d), out;
+    for (size_t l; (l = next_list.fetch_add(1)) < ix.n_lists;) {
+      const size_t b0 = static_cast<size_t>(ix.offsets[l]);
+      const size_t n = static_cast<size_t>(ix.offsets[l + 1]) - b0;
+      if (n == 0) continue;
+      out.resize(kGroup * n);
+      for (size_t s = start[l]; s < start[l + 1]; s += kGroup) {
+        const size_t g = std::min(kGroup, start[l + 1] - s);
+        for (size_t j = 0; j < g; ++j) {
+          std::copy_n(q + static_cast<size_t>(members[s + j]) * ix.d, ix.d,
+                      qbuf.data() + j * ix.d);
+        }
+        scan_many(
+            IvfScanMany{qbuf.data(), g, ix.vectors + b0 * ix.d, n, ix.d, ix.ip, out.data()});
+        for (size_t j = 0; j < g; ++j) {
+          const uint32_t qi = members[s + j];
+          const float* o = out.data() + j * n;
+          float v = bv[qi];
+          uint32_t p = bp[qi];
+          for (size_t i = 0; i < n; ++i) {
+            const uint32_t at = static_cast<uint32_t>(b0 + i);
+            if (o[i] < v || (o[i] == v && at < p)) {
+              v = o[i];
+              p = at;
+            }
+          }
+          bv[qi] = v;
+          bp[qi] = p;
+        }
+      }
+    }
+  });
+  const float pad = ix.ip ? -kInf : kInf;
+  for (size_t qi = 0; qi < nq; ++qi) {
+    float v = kInf;
+    uint32_t p = kNoPos;
+    for (unsigned w = 0; w < workers; ++w) {
+      const float wv = best_val[w][qi];
+      const uint32_t wp = best_pos[w][qi];
+      if (wp != kNoPos && (p == kNoPos || wv < v || (wv == v && wp < p))) {
+        v = wv;
+        p = wp;
+      }
+    }
+    dist[qi] = p == kNoPos ? pad : (ix.ip ? -v : v);
+    pos[qi] = p == kNoPos ? -1 : static_cast<int64_t>(p);
+  }
 }
 
 }  // namespace mirkit::vectors

@@ -65,6 +65,16 @@ struct IvfScan {
 // neighbours with it.
 using GatherKernel = void (*)(const float* q, const float* const* rows, size_t n, size_t d,
                               bool ip, float* out);
+// nq queries (nq x d, row-major) against the same n float32 rows, without a filter:
+// out[g * n + i] = the score IvfScan gives query g and row i, bit for bit.
+struct IvfScanMany {
+  const float* q;
+  size_t nq;
+  const float* rows;
+  size_t n, d;
+  bool ip;
+  float* out;  // nq x n
+};
 
 namespace detail {
 void ivf_scan_scalar(const IvfScan& t);
@@ -76,6 +86,9 @@ void gather_avx2(const float* q, const float* const* rows, size_t n, size_t d, b
                  float* out);
 void gather_avx512(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
                    float* out);
+void ivf_scan_many_scalar(const IvfScanMany& t);
+void ivf_scan_many_avx2(const IvfScanMany& t);
+void ivf_scan_many_avx512(const IvfScanMany& t);
 }  // namespace detail
 
 // The gathered-rows kernel of the active instruction-set level, and that level.
@@ -88,5 +101,14 @@ core::SimdLevel gather_level();
 void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n_probe,
                 size_t refine, const uint8_t* allow, unsigned threads, float* dist,
                 int64_t* pos);
+
+// The nearest stored vector of every query (k = 1, no filter, no refine) of a kFlat index,
+// batched: the queries are grouped by the lists they probe and each list is scanned once for
+// all of its queries (as FAISS's IVF search does for a batch), lists spread over the threads.
+// The result is exactly ivf_search's with k = 1: the least (score, position) over the probed
+// lists, each score computed as its list scan computes it; position -1 and distance +inf (L2)
+// or -inf (ip) when every probed list is empty.
+void ivf_assign(const IvfData& ix, const float* q, size_t nq, size_t n_probe, unsigned threads,
+                float* dist, int64_t* pos);
 
 }  // namespace mirkit::vectors

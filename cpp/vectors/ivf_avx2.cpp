@@ -32,5 +32,6 @@ void gather_avx2(const float* q, const float* const* rows, size_t n, size_t d, b
                  float* out) {
   gather_any<V256>(q, rows, n, d, ip, out);
 }
+void ivf_scan_many_avx2(const IvfScanMany& t) { scan_many_any<V256>(t); }
 
 }  // namespace mirkit::vectors::detail

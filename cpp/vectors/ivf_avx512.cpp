@@ -28,5 +28,6 @@ void gather_avx512(const float* q, const float* const* rows, size_t n, size_t d,
                  float* out) {
   gather_any<V512>(q, rows, n, d, ip, out);
 }
+void ivf_scan_many_avx512(const IvfScanMany& t) { scan_many_any<V512>(t); }
 
 }  // namespace mirkit::vectors::detail

@@ -120,6 +120,74 @@ template <class V>
 void gather_any(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
                 float* out) {
   ip ? gather<V, true>(q, rows, n, d, out) : gather<V, false>(q, rows, n, d, out);
+// Many queries against one list of flat float32 rows (IvfScanMany): out[g * n + i] is the
+// score of query g and row i, bit for bit the value scan() gives that query alone (rows in
+// blocks of four from the list start by row_scores4's arithmetic, the remaining rows by
+// row_score's), but G queries share each load of four rows: G x 4 accumulators (G = 4 with
+// 32 vector registers, AVX-512; 2 otherwise).
+template <class V, bool IP, size_t G>
+void scan_tile(const float* q, const float* x, size_t d, float* out, size_t n) {
+  using reg = typename V::reg;
+  constexpr size_t W = V::W;
+  reg acc[G][4];
+  for (size_t g = 0; g < G; ++g) {
+    for (int r = 0; r < 4; ++r) acc[g][r] = V::zero();
+  }
+  size_t j = 0;
+  for (; j + W <= d; j += W) {
+    reg a[G];
+    for (size_t g = 0; g < G; ++g) a[g] = V::load(q + g * d + j);
+    for (int r = 0; r < 4; ++r) {
+      const reg v = V::load(x + r * d + j);
+      for (size_t g = 0; g < G; ++g) {
+        if constexpr (IP) {
+          acc[g][r] = V::fmadd(a[g], v, acc[g][r]);
+        } else {
+          const reg t = V::sub(a[g], v);
+          acc[g][r] = V::fmadd(t, t, acc[g][r]);
+        }
+      }
+    }
+  }
+  for (size_t g = 0; g < G; ++g) {
+    const float* qg = q + g * d;
+    for (int r = 0; r < 4; ++r) {
+      float s = V::sum(acc[g][r]);
+      for (size_t e = j; e < d; ++e) {  // tail dimensions, as row_scores4
+        const float v = x[r * d + e];
+        s += IP ? qg[e] * v : (qg[e] - v) * (qg[e] - v);
+      }
+      out[g * n + r] = IP ? -s : s;
+    }
+  }
+}
+
+template <class V, bool IP>
+void scan_many(const IvfScanMany& t) {
+  constexpr size_t G = V::W >= 16 ? 4 : 2;
+  const size_t d = t.d, blocks = t.n / 4 * 4;
+  size_t g = 0;
+  for (; g + G <= t.nq; g += G) {
+    for (size_t i = 0; i < blocks; i += 4) {
+      scan_tile<V, IP, G>(t.q + g * d, t.rows + i * d, d, t.out + g * t.n + i, t.n);
+    }
+  }
+  for (; g < t.nq; ++g) {  // the last queries, one at a time
+    for (size_t i = 0; i < blocks; i += 4) {
+      row_scores4<V, IP>(t.q + g * d, t.rows + i * d, d, t.out + g * t.n + i);
+    }
+  }
+  for (g = 0; g < t.nq; ++g) {  // the rows after the last block of four
+    for (size_t i = blocks; i < t.n; ++i) {
+      t.out[g * t.n + i] =
+          row_score<V, IP, false>(t.q + g * d, t.rows + i * d, nullptr, nullptr, nullptr, d);
+    }
+  }
+}
+
+template <class V>
+void scan_many_any(const IvfScanMany& t) {
+  t.ip ? scan_many<V, true>(t) : scan_many<V, false>(t);
 }
 
 template <class V>

@@ -145,7 +145,8 @@ class VectorSide:
     """The vector index of a hybrid searcher: how to query it and how its ids and scores map
     to the text index's docids and higher-is-better scores."""
 
-    def __init__(self, ann, n_docs: int, doc_ids_of, vector_ids, higher_is_better):
+    def __init__(self, ann, n_docs: int, doc_ids_of, vector_ids, higher_is_better, *,
+                 live_ids: Optional[list] = None):
         if not callable(getattr(ann, "search", None)):
             raise TypeError(f"vectors must be a vector index with search(Q, k) -> (D, I), got "
                             f"{type(ann).__name__}")
@@ -164,11 +165,19 @@ class VectorSide:
             if isinstance(vector_ids, (str, bytes)):
                 raise TypeError("vector_ids must be a sequence of external document ids")
             ids = self.vector_ids = list(vector_ids)
-            try:
-                self.id_map = np.asarray(doc_ids_of(ids), np.int64)
-            except KeyError as e:
-                raise ValueError(f"vector_ids names a document the text index does not hold: "
-                                 f"{e.args[0] if e.args else e}") from None
+            if live_ids is not None:
+                # A segmented snapshot: ids of documents it does not hold live are skipped.
+                docid = {d: i for i, d in enumerate(live_ids)}
+                self.id_map = np.fromiter((docid.get(d, -1) for d in ids), np.int64, len(ids))
+            else:
+                try:
+                    self.id_map = np.asarray(doc_ids_of(ids), np.int64)
+                except KeyError as e:
+                    raise ValueError(f"vector_ids names a document the text index does not "
+                                     f"hold: {e.args[0] if e.args else e}") from None
+        # Vector ids without a live document: a search asks for that many more neighbours
+        # and drops them, so the list is the top `depth` of the live documents' vectors.
+        self.n_skipped = 0 if self.id_map is None else int((self.id_map < 0).sum())
 
     def queries(self, vectors, nq: int, what: str) -> np.ndarray:
         """`vectors` as an (nq, dim) float32 matrix (one 1-D vector allowed when nq is 1)."""
@@ -194,9 +203,10 @@ class VectorSide:
         n = getattr(self.ann, "ntotal", None)
         if isinstance(n, (int, np.integer)) and n == 0:
             return [(np.zeros(0, np.int64), np.zeros(0))] * q.shape[0]
+        fetch = depth + self.n_skipped
         if isinstance(n, (int, np.integer)):
-            depth = min(depth, int(n))  # some indexes refuse k > ntotal
-        D, I = self.ann.search(q, depth, **options)
+            fetch = min(fetch, int(n))  # some indexes refuse k > ntotal
+        D, I = self.ann.search(q, fetch, **options)
         D, I = np.asarray(D), np.asarray(I)
         if I.ndim != 2 or I.shape[0] != q.shape[0] or D.shape != I.shape:
             raise ValueError(f"the vector index's search returned ids of shape {I.shape} and "
@@ -215,6 +225,9 @@ class VectorSide:
         out = []
         for d_row, i_row in zip(D, I):
             keep = i_row >= 0
+            if self.n_skipped:
+                keep[keep] = self.id_map[i_row[keep]] >= 0
+                keep &= np.cumsum(keep) <= depth
             ids = i_row[keep]
             docids = ids if self.id_map is None else self.id_map[ids]
             scores = d_row[keep].astype(np.float64)

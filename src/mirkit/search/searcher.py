@@ -86,9 +86,15 @@ class Searcher:
         documents with FAISS's ``search(Q, k, **options) -> (D, I)`` (an
         :class:`~mirkit.vectors.IVFIndex`, a :class:`~mirkit.vectors.FlatIndex`, a faiss
         index...), nearest first. Its ids are the text index's internal docids unless
-        `vector_ids` maps them.
+        `vector_ids` maps them. With a segmented index those are the docids of this
+        snapshot, which number its live documents in collection order as a fresh build of them
+        would (:class:`~mirkit.index.SegmentedIndex`; a later commit renumbers them).
     vector_ids : sequence of str, optional
         External document ids: id ``i`` of `vectors` stands for the document ``vector_ids[i]``.
+        With a segmented index, ids of documents the snapshot does not hold live (deleted, or
+        not committed yet) are never returned: the vector index is asked for that many more
+        neighbours and they are dropped, so the vector list is the top `depth` of the live
+        documents' vectors (exact for an exact vector index).
     higher_is_better : bool, optional
         Whether `vectors` returns similarities (True) or distances (False); found from its
         ``metric`` (mirkit) or ``metric_type`` (faiss) when not given. Only
@@ -97,9 +103,8 @@ class Searcher:
     Raises
     ------
     ValueError
-        If `global_stats` does not fit the index (another lexicon, smaller statistics), if
-        `vectors` is given for a segmented index of several segments or with deletions, or if
-        `vector_ids` names a document the index does not hold.
+        If `global_stats` does not fit the index (another lexicon, smaller statistics), or if
+        `vector_ids` names a document an (unsegmented) index does not hold.
     TypeError
         If `vectors` has no ``search`` method.
 
@@ -134,9 +139,11 @@ class Searcher:
         self.scorer = scorer
         self._vectors = None
         if vectors is not None:
-            single = self._single("hybrid search")
-            self._vectors = VectorSide(vectors, single.stats.n_docs, single.docids_of,
-                                       vector_ids, higher_is_better)
+            index = self.index
+            self._vectors = VectorSide(vectors, index.stats.n_docs, index.docids_of,
+                                       vector_ids, higher_is_better,
+                                       live_ids=(index.doc_ids if isinstance(
+                                           index, SegmentedIndex) else None))
         elif vector_ids is not None or higher_is_better is not None:
             raise ValueError("vector_ids and higher_is_better describe a vector index; pass "
                              "vectors= too")
@@ -421,7 +428,7 @@ class Searcher:
             texts = self.search_batch(queries, depth, algorithm=algorithm, scorer=scorer,
                                       threads=threads, feedback=feedback, progress=progress)
         ranked = side.search(q, depth, vector_options, fusion == "linear")
-        doc_ids = self._single("hybrid search").doc_ids
+        doc_ids = self.index.doc_ids
         out = []
         for text, (v_docids, v_scores) in zip(texts, ranked):
             docids, scores, t_ranks, v_ranks = fuse(
@@ -430,16 +437,6 @@ class Searcher:
             out.append(HybridResult(docids, scores, [doc_ids[d] for d in docids.tolist()],
                                     t_ranks, v_ranks, fusion))
         return out
-
-    def _single(self, what: str) -> Index:
-        """The one index `what` needs; ValueError for a segmented index of several segments
-        or with deletions."""
-        if isinstance(self.index, SegmentedIndex):
-            try:
-                return self.index.single()
-            except ValueError as e:
-                raise ValueError(f"{what}: {e}") from None
-        return self.index
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,

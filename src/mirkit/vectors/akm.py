@@ -141,11 +141,13 @@ class ApproximateKMeans:
 
 
 def nearest(index: IVFIndex, x: np.ndarray, centers: np.ndarray, n_probe: int,
-            threads: int) -> tuple:
+            threads: int, *, batched: bool = True) -> tuple:
     """(int64 center, float64 squared distance) of every row of `x` through `index` (over
-    `centers`, ids = rows); a row whose probed lists are all empty is assigned exactly."""
-    d, ids = index.search(x, 1, n_probe=n_probe, threads=threads)
-    ids, d = ids[:, 0], d[:, 0].astype(np.float64)
+    `centers`, ids = rows, flat L2 codes); a row whose probed lists are all empty is assigned
+    exactly. `batched`: all rows list by list (the default), else one row at a time as
+    ``index.search(x, 1, n_probe=n_probe)``; both give the same centers."""
+    d, ids = index._nearest(x, n_probe, threads, batched)
+    d = d.astype(np.float64)
     lost = np.flatnonzero(ids < 0)
     if lost.size:
         exact, dist = _core.vectors.assign(np.ascontiguousarray(x[lost]), centers, threads)[:2]

@@ -258,6 +258,19 @@ class IVFIndex(Saved):
 
     # -- search -----------------------------------------------------------------------------
 
+    def _nearest(self, q: np.ndarray, n_probe: int, threads: int, batched: bool = True) -> tuple:
+        """(float32 distance, int64 id) of the nearest stored vector of every row of the
+        float32 matrix `q` (flat codes): what ``search(q, 1, n_probe=n_probe)`` returns, computed
+        list by list for the whole batch when `batched` (else query by query, as search)."""
+        c = self._trained()
+        dist, pos = _core.vectors.ivf_search(
+            c, self._offsets, _CODES.index(self.codes), self._vectors, self._codes, self._sq_lo,
+            self._sq_step, np.zeros((0, 0, 0), np.float32), self._pq_term, _EMPTY_F32,
+            self.metric == "ip", q, 1, n_probe, 0, _EMPTY_U8, False, threads, self._fs_blocks,
+            self._fs_offsets, batched=batched)
+        ids = np.where(pos >= 0, self._ids[np.maximum(pos, 0)] if self.ntotal else -1, -1)
+        return dist[:, 0], ids[:, 0].astype(np.int64)
+
     def search(self, Q, k: int, *, n_probe: int = 1, refine: int = 0, filter=None,
                threads: Optional[int] = None) -> Neighbors:
         """The k nearest stored vectors of every query row.

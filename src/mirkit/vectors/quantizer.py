@@ -22,7 +22,8 @@ class VectorQuantizer:
         Assign through an :class:`~mirkit.vectors.IVFIndex` over the codebook with this many
         lists (coarse k-means of the words, seeded by `seed`): a vector is compared with the
         words of its `n_probe` nearest lists only, about ``n_lists + n_probe * n_words /
-        n_lists`` distances instead of ``n_words``. ``n_probe >= n_lists`` is exact.
+        n_lists`` distances instead of ``n_words``; a batch is scanned list by list, every
+        list once for all the vectors that probe it. ``n_probe >= n_lists`` is exact.
     n_probe : int
         Lists probed per vector with `n_lists` or `index`.
     index : IVFIndex, optional
