@@ -120,6 +120,8 @@ template <class V>
 void gather_any(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
                 float* out) {
   ip ? gather<V, true>(q, rows, n, d, out) : gather<V, false>(q, rows, n, d, out);
+}
+
 // Many queries against one list of flat float32 rows (IvfScanMany): out[g * n + i] is the
 // score of query g and row i, bit for bit the value scan() gives that query alone (rows in
 // blocks of four from the list start by row_scores4's arithmetic, the remaining rows by
@@ -174,7 +176,9 @@ void scan_many(const IvfScanMany& t) {
   }
   for (; g < t.nq; ++g) {  // the last queries, one at a time
     for (size_t i = 0; i < blocks; i += 4) {
-      row_scores4<V, IP>(t.q + g * d, t.rows + i * d, d, t.out + g * t.n + i);
+      const float* const x[4] = {t.rows + i * d, t.rows + (i + 1) * d, t.rows + (i + 2) * d,
+                                 t.rows + (i + 3) * d};
+      row_scores4<V, IP>(t.q + g * d, x, d, t.out + g * t.n + i);
     }
   }
   for (g = 0; g < t.nq; ++g) {  // the rows after the last block of four
