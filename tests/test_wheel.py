@@ -91,8 +91,10 @@ def repaired_wheel(tmp_path_factory):
     # directory of `pip install .` (build/{wheel_tag}) is reused.
     tmp = tmp_path_factory.mktemp("wheel")
     dist = tmp / "dist"
+    # As the release wheels are built ([tool.cibuildwheel] config-settings): without the
+    # system's simdjson, a shared library that a user's machine may lack.
     _run([sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--no-build-isolation",
-          "-w", dist])
+          "--config-settings=cmake.define.MIRKIT_SIMDJSON=OFF", "-w", dist])
     (wheel,) = dist.glob("mirkit-*.whl")
     cache = next((ROOT / "build").glob("cp*/CMakeCache.txt"), None)
     if cache is not None:
