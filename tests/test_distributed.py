@@ -769,11 +769,33 @@ def test_shards_as_segments_of_a_living_index(client, cranfield_file, cranfield,
     assert after.index.doc_ids == [d for d, _ in live]
     for q in cranfield.queries[:30]:
         assert_identical(after.search(q, 10), fresh.search(q, 10), q)
-    # Empty shards are left out; vectors are refused.
+    # Empty shards are left out.
     docs = cranfield.docs[:3]
     index = build_index([docs[:2], [], docs[2:]], tmp_path / "gaps", None, 3, segments=True)
     assert [s.n_docs for s in index.segments] == [2, 1]
-    with pytest.raises(ValueError, match="vectors"):
-        build_index(docs, tmp_path / "v", None, 1, segments=True, vectors=True)
     with pytest.raises(TypeError, match="segments must be a bool"):
         build_index(docs, tmp_path / "v", None, 1, segments=1)
+
+
+def test_shards_as_segments_keep_document_vectors(cranfield, tmp_path):
+    """segments=True with vectors=True: every segment keeps its documents' term vectors, and
+    each document's (term, tf) list and Rocchio feedback equal a single build's."""
+    from mirkit.search.feedback import Rocchio
+
+    docs = cranfield.docs[:300]
+    index = build_index(docs, tmp_path / "living", None, 3, segments=True, vectors=True)
+    single = build_single(docs, tmp_path / "single", threads=1, vectors=True)
+    assert index.has_vectors and len(index.segments) == 3
+
+    def as_terms(ix):
+        v = ix.doc_vectors(np.arange(len(docs)))
+        ends = v.offsets.astype(int)
+        return [[(ix.term(int(t)), int(f)) for t, f in zip(v.term_ids[a:b], v.tfs[a:b])]
+                for a, b in zip(ends[:-1], ends[1:])]
+
+    assert as_terms(index) == as_terms(single)
+    feedback = Rocchio(docs=3, terms=5)
+    a, b = Searcher(index), Searcher(single)
+    for q in cranfield.queries[:10]:
+        g, w = a.search(q, 10, feedback=feedback), b.search(q, 10, feedback=feedback)
+        assert g.ids == w.ids and g.scores.tobytes() == w.scores.tobytes(), q

@@ -492,7 +492,8 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         empty shards left out) rather than a sharded index: it opens with
         :meth:`mirkit.index.Index.open` (a :class:`~mirkit.index.SegmentedIndex`, searched in
         one process, exactly as one index of the collection) and takes more documents, deletions
-        and merges with :meth:`mirkit.index.IndexWriter.open`. Not with ``vectors=True``.
+        and merges with :meth:`mirkit.index.IndexWriter.open`; with ``vectors=True`` each
+        segment keeps its document vectors.
     **index_options :
         Options of :class:`mirkit.index.IndexWriter` for every shard; ``threads`` defaults to 1
         (one core per shard task: parallelism comes from the workers).
@@ -522,9 +523,6 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
     reader_options["text_fields"] = tuple(text_fields)
     if not isinstance(segments, bool):
         raise TypeError(f"segments must be a bool, got {type(segments).__name__}")
-    if segments and index_options.get("vectors"):
-        raise ValueError("segments=True cannot store document vectors (vectors=True): "
-                         "segmented indexes do not hold them")
     index_options.setdefault("threads", 1)
     path = Path(path)
     parent = path.absolute().parent
