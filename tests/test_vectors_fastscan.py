@@ -42,10 +42,16 @@ def test_kernel_equals_reference_on_every_level(simd_level, rng, m):
     assert _core.vectors.fastscan_level() == want
 
 
-def test_quantized_table_equals_reference(rng):
+def test_quantized_table_equals_reference(rng, simd_level):
+    """The same bytes, minima sum and step on every level (the SIMD paths reduce and round a
+    row at a time)."""
     for table in (rng.standard_normal((16, 16)).astype(np.float32) * 7,
                   np.round(rng.standard_normal((5, 16)), 1).astype(np.float32),  # ties at .5
-                  np.full((3, 16), 2.5, np.float32)):                              # constant
+                  np.full((3, 16), 2.5, np.float32),                               # constant
+                  rng.standard_normal((1, 16)).astype(np.float32),
+                  rng.standard_normal((256, 16)).astype(np.float32) * 1e3,
+                  np.concatenate([np.full((2, 16), 1.0, np.float32),               # one row
+                                  rng.standard_normal((7, 16)).astype(np.float32)])):  # spans
         lut, sum_min, inv = _core.vectors.fastscan_quantize(table)
         want_lut, want_min, want_inv = ref.quantize(table)
         np.testing.assert_array_equal(lut, want_lut)
@@ -100,6 +106,19 @@ def test_distances_are_the_quantized_adc(data):
     assert (np.abs(d - adc) <= bound).all(), np.abs(d - adc).max()
 
 
+def test_threshold_skips_only_what_cannot_enter(data):
+    """A search keeping k >= the probed lists' size never fills its heap, so it dequantizes and
+    pushes every vector; its first k equal a k-search, which skips the sums above the
+    threshold of its full heap: the same ids and distances, ties included."""
+    X, Q, index = data
+    for options in ({}, {"filter": np.arange(7, 3007, 2)}):
+        every = index.search(Q, 3000, n_probe=4, **options)
+        for k in (1, 10, 50):
+            top = index.search(Q, k, n_probe=4, **options)
+            np.testing.assert_array_equal(top.ids, every.ids[:, :k])
+            np.testing.assert_array_equal(top.distances, every.distances[:, :k])
+
+
 def test_refine_everything_is_exact_knn(data):
     X, Q, index = data
     _, ids = index.search(Q, 10, n_probe=16, refine=3000)
@@ -147,3 +166,6 @@ def test_errors():
     with pytest.raises(ValueError, match="blocks must have shape"):
         _core.vectors.fastscan_accumulate(np.zeros((3, 16), np.uint8),
                                           np.zeros((1, 47), np.uint8))
+    for rows in (0, 257):
+        with pytest.raises(ValueError, match="table must have shape"):
+            _core.vectors.fastscan_quantize(np.zeros((rows, 16), np.float32))

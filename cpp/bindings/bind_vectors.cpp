@@ -603,7 +603,9 @@ void bind_vectors(py::module_& m) {
       "fastscan_quantize",
       [](const F32& table) {
         Mat t = matrix(table, "table");
-        if (t.cols != 16 || t.rows < 1) throw py::value_error("table must have shape (m, 16)");
+        if (t.cols != 16 || t.rows < 1 || t.rows > vectors::kFastScanMaxM) {
+          throw py::value_error("table must have shape (m, 16) with 1 <= m <= 256");
+        }
         std::vector<uint8_t> lut(t.rows * 16);
         const vectors::QuantizedLut q = vectors::quantize_lut(t.data, t.rows, lut.data());
         return py::make_tuple(to_numpy_2d(std::move(lut), t.rows, 16), q.sum_min, q.inv_scale);

@@ -1,5 +1,5 @@
-// 4-bit PQ fast scan (fastscan.hpp): the scalar kernel (the reference), table quantization and
-// the run-time choice of kernel.
+// 4-bit PQ fast scan (fastscan.hpp): the scalar kernel and table quantization (the references)
+// and the run-time choice of kernels.
 #include "vectors/fastscan.hpp"
 
 #include <algorithm>
@@ -25,21 +25,7 @@ void fastscan_scalar(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t
   }
 }
 
-}  // namespace detail
-
-namespace {
-#if defined(MIRKIT_X86_SIMD)
-const core::Dispatch<FastScanKernel> kFastScan{
-    {detail::fastscan_scalar, nullptr, detail::fastscan_avx2, detail::fastscan_avx512}};
-#else
-const core::Dispatch<FastScanKernel> kFastScan{{detail::fastscan_scalar}};
-#endif
-}  // namespace
-
-FastScanKernel fastscan_kernel() { return kFastScan.get(); }
-core::SimdLevel fastscan_level() { return kFastScan.chosen(); }
-
-QuantizedLut quantize_lut(const float* table, size_t m, uint8_t* lut) {
+QuantizedLut quantize_lut_scalar(const float* table, size_t m, uint8_t* lut) {
   float sum_min = 0.0f, range = 0.0f;
   for (size_t j = 0; j < m; ++j) {
     const float* row = table + j * 16;
@@ -57,6 +43,29 @@ QuantizedLut quantize_lut(const float* table, size_t m, uint8_t* lut) {
     }
   }
   return {sum_min, range > 0.0f ? range / 255.0f : 0.0f};
+}
+
+}  // namespace detail
+
+namespace {
+using QuantizeKernel = QuantizedLut (*)(const float*, size_t, uint8_t*);
+#if defined(MIRKIT_X86_SIMD)
+const core::Dispatch<FastScanKernel> kFastScan{
+    {detail::fastscan_scalar, nullptr, detail::fastscan_avx2, detail::fastscan_avx512}};
+const core::Dispatch<QuantizeKernel> kQuantize{{detail::quantize_lut_scalar, nullptr,
+                                                detail::quantize_lut_avx2,
+                                                detail::quantize_lut_avx512}};
+#else
+const core::Dispatch<FastScanKernel> kFastScan{{detail::fastscan_scalar}};
+const core::Dispatch<QuantizeKernel> kQuantize{{detail::quantize_lut_scalar}};
+#endif
+}  // namespace
+
+FastScanKernel fastscan_kernel() { return kFastScan.get(); }
+core::SimdLevel fastscan_level() { return kFastScan.chosen(); }
+
+QuantizedLut quantize_lut(const float* table, size_t m, uint8_t* lut) {
+  return kQuantize.get()(table, m, lut);
 }
 
 }  // namespace mirkit::vectors

@@ -35,7 +35,8 @@ void fastscan_avx512(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t
                      uint16_t* acc);
 }  // namespace detail
 
-// The kernel of the active instruction-set level, and that level.
+// The kernel of the active instruction-set level, and that level (quantize_lut follows the same
+// level).
 FastScanKernel fastscan_kernel();
 core::SimdLevel fastscan_level();
 
@@ -43,11 +44,19 @@ core::SimdLevel fastscan_level();
 // stay comparable): lut[j * 16 + c] = nearbyint((table[j * 16 + c] - min_j) * s), s = 255 /
 // max_j (max_j - min_j) (all 0 when every row is constant), rounding half to even, in float32.
 // The distance of a code is then about sum_min + acc * inv_scale (inv_scale = 1 / s or 0);
-// each term is off by at most inv_scale / 2.
+// each term is off by at most inv_scale / 2. Needs 1 <= m <= kFastScanMaxM.
 struct QuantizedLut {
   float sum_min;    // sum over subspaces of min_j (float32, increasing j)
   float inv_scale;  // max_j (max_j - min_j) / 255
 };
 QuantizedLut quantize_lut(const float* table, size_t m, uint8_t* lut);
+
+namespace detail {
+// quantize_lut at each level: the same float32 operations in the same order, so every level
+// gives the same bytes (the scalar one is the reference).
+QuantizedLut quantize_lut_scalar(const float* table, size_t m, uint8_t* lut);
+QuantizedLut quantize_lut_avx2(const float* table, size_t m, uint8_t* lut);
+QuantizedLut quantize_lut_avx512(const float* table, size_t m, uint8_t* lut);
+}  // namespace detail
 
 }  // namespace mirkit::vectors

@@ -1,36 +1,82 @@
-// AVX-512 fast-scan kernel: four subspaces per vpshufb (one per 128-bit lane), widened to
-// uint16 by halves; the two halves of each sum are folded at the end of the block. The last
-// m % 4 subspaces take the AVX2 steps.
+// AVX-512 fast-scan kernel and table quantization. The kernel looks up four subspaces per
+// vpshufb (one per 128-bit lane) and sums bytes as the AVX2 kernel does (16-bit words and odd
+// bytes, fastscan_avx2.cpp); the last m % 4 subspaces are loaded masked (a zero table adds 0).
+#include <immintrin.h>
+
+#include <algorithm>
+
 #include "vectors/fastscan.hpp"
-#include "vectors/fastscan_x86.inl"
 
 namespace mirkit::vectors::detail {
 
+namespace {
+
+inline __m128i fold4(__m512i x) {
+  const __m256i y = _mm256_add_epi16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
+  return _mm_add_epi16(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+}
+
+inline void lookup_add(__m512i c, __m512i t, __m512i& w0, __m512i& h0, __m512i& w1,
+                       __m512i& h1) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i vlo = _mm512_shuffle_epi8(t, _mm512_and_si512(c, low4));
+  const __m512i vhi = _mm512_shuffle_epi8(t, _mm512_and_si512(_mm512_srli_epi16(c, 4), low4));
+  w0 = _mm512_add_epi16(w0, vlo);
+  h0 = _mm512_add_epi16(h0, _mm512_srli_epi16(vlo, 8));
+  w1 = _mm512_add_epi16(w1, vhi);
+  h1 = _mm512_add_epi16(h1, _mm512_srli_epi16(vhi, 8));
+}
+
+}  // namespace
+
 void fastscan_avx512(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t n_blocks,
                      uint16_t* acc) {
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const size_t tail = m % 4;
+  const __mmask64 tail_mask = tail ? (~0ULL >> (64 - 16 * tail)) : 0;
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* blk = blocks + b * m * 16;
-    // Lanes 0-15 sum subspaces j, j + 2; lanes 16-31 sum j + 1, j + 3 (same vectors).
-    __m512i w0 = _mm512_setzero_si512(), w1 = _mm512_setzero_si512();
+    __m512i w0 = _mm512_setzero_si512(), h0 = w0, w1 = w0, h1 = w0;
     size_t j = 0;
     for (; j + 4 <= m; j += 4) {
-      const __m512i c = _mm512_loadu_si512(blk + j * 16);
-      const __m512i t = _mm512_loadu_si512(lut + j * 16);
-      const __m512i vlo = _mm512_shuffle_epi8(t, _mm512_and_si512(c, low4));
-      const __m512i vhi =
-          _mm512_shuffle_epi8(t, _mm512_and_si512(_mm512_srli_epi16(c, 4), low4));
-      w0 = _mm512_add_epi16(w0, _mm512_cvtepu8_epi16(_mm512_castsi512_si256(vlo)));
-      w0 = _mm512_add_epi16(w0, _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(vlo, 1)));
-      w1 = _mm512_add_epi16(w1, _mm512_cvtepu8_epi16(_mm512_castsi512_si256(vhi)));
-      w1 = _mm512_add_epi16(w1, _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(vhi, 1)));
+      lookup_add(_mm512_loadu_si512(blk + j * 16), _mm512_loadu_si512(lut + j * 16), w0, h0, w1,
+                 h1);
     }
-    __m256i a0 = _mm256_add_epi16(_mm512_castsi512_si256(w0), _mm512_extracti64x4_epi64(w0, 1));
-    __m256i a1 = _mm256_add_epi16(_mm512_castsi512_si256(w1), _mm512_extracti64x4_epi64(w1, 1));
-    for (; j + 2 <= m; j += 2) fastscan_step2(blk + j * 16, lut + j * 16, a0, a1);
-    if (j < m) fastscan_step1(blk + j * 16, lut + j * 16, a0, a1);
-    fastscan_store(acc + b * kFastScanBlock, a0, a1);
+    if (tail) {
+      lookup_add(_mm512_maskz_loadu_epi8(tail_mask, blk + j * 16),
+                 _mm512_maskz_loadu_epi8(tail_mask, lut + j * 16), w0, h0, w1, h1);
+    }
+    const __m128i e0 = fold4(_mm512_sub_epi16(w0, _mm512_slli_epi16(h0, 8))), o0 = fold4(h0);
+    const __m128i e1 = fold4(_mm512_sub_epi16(w1, _mm512_slli_epi16(h1, 8))), o1 = fold4(h1);
+    auto* out = reinterpret_cast<__m128i*>(acc + b * kFastScanBlock);
+    _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(e0, o0));  // vectors 0-7
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(e0, o0));  // 8-15
+    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(e1, o1));  // 16-23
+    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(e1, o1));  // 24-31
   }
+}
+
+QuantizedLut quantize_lut_avx512(const float* table, size_t m, uint8_t* lut) {
+  float sum_min = 0.0f, range = 0.0f, los[kFastScanMaxM];
+  for (size_t j = 0; j < m; ++j) {
+    const __m512 r = _mm512_loadu_ps(table + j * 16);
+    const float lo = _mm512_reduce_min_ps(r), hi = _mm512_reduce_max_ps(r);
+    los[j] = lo;
+    sum_min += lo;
+    range = std::max(range, hi - lo);
+  }
+  const float scale = range > 0.0f ? 255.0f / range : 0.0f;
+  const __m512 vscale = _mm512_set1_ps(scale), zero = _mm512_setzero_ps(),
+               top = _mm512_set1_ps(255.0f);
+  for (size_t j = 0; j < m; ++j) {
+    const __m512 r = _mm512_loadu_ps(table + j * 16);
+    const __m512 lo = _mm512_set1_ps(los[j]);
+    __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(r, lo), vscale),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_min_ps(top, _mm512_max_ps(zero, v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lut + j * 16),
+                     _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
+  }
+  return {sum_min, range > 0.0f ? range / 255.0f : 0.0f};
 }
 
 }  // namespace mirkit::vectors::detail

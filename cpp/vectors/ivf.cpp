@@ -127,6 +127,32 @@ void coarse_probe(const IvfData& ix, const float* q, size_t nq, size_t n_probe,
   }
 }
 
+// Pushes the vectors of a fast-scanned list (uint16 sums) with the distance base + sum * inv,
+// as pushing every one would, but dequantizes only the sums that can enter the heap: the
+// distance does not fall as the sum grows (inv >= 0), so those are the sums up to the largest
+// whose distance is at most the threshold, found again whenever the threshold moves (from
+// (top - base) / inv, then checked with the distance itself, a step or two).
+void push_fastscan(Heap& heap, const uint16_t* sums, size_t n, uint32_t b0, const uint8_t* ok,
+                   float base, float inv) {
+  const auto dist = [base, inv](int32_t s) { return base + static_cast<float>(s) * inv; };
+  const auto limit_of = [&](float top) -> int32_t {
+    if (dist(65535) <= top) return 65535;
+    if (!(dist(0) <= top)) return -1;
+    // Here inv > 0 (a constant distance passes one test above) and top is finite.
+    int32_t s = static_cast<int32_t>(std::min(65534.0f, std::max(0.0f, (top - base) / inv)));
+    while (dist(s + 1) <= top) ++s;    // stops at 65534: dist(65535) > top
+    while (s > 0 && !(dist(s) <= top)) --s;  // dist(0) <= top
+    return s;
+  };
+  int32_t limit = limit_of(heap.val[0]);
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<int32_t>(sums[i]) > limit || (ok && !ok[i])) continue;
+    const float top = heap.val[0];
+    heap.push(dist(sums[i]), b0 + static_cast<uint32_t>(i));
+    if (heap.val[0] != top) limit = limit_of(heap.val[0]);
+  }
+}
+
 }  // namespace
 
 GatherKernel gather_kernel() { return kGather.get(); }
@@ -172,6 +198,9 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
           for (size_t e = 0; e < ix.d; ++e) q_norm += x[e] * x[e];
         }
       }
+      // With the inner product every list has the same table: quantized once per query.
+      const QuantizedLut ip_lut =
+          fs && ix.ip ? quantize_lut(qtable.data(), ix.m, lut.data()) : QuantizedLut{};
       for (size_t p = 0; p < n_probe; ++p) {
         const uint32_t l = probe[qi * n_probe + p];
         if (l == kNoPos) continue;
@@ -189,14 +218,13 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
           }
           if (fs) {
             // uint8 tables, uint16 sums; the distance is the dequantized sum.
-            const QuantizedLut qt = quantize_lut(t, ix.m, lut.data());
+            const QuantizedLut qt = ix.ip ? ip_lut : quantize_lut(t, ix.m, lut.data());
             const size_t f0 = static_cast<size_t>(ix.fs_offsets[l]);
             fast(lut.data(), ix.m, ix.fs_blocks + f0 * ix.m * 16,
                  static_cast<size_t>(ix.fs_offsets[l + 1]) - f0, sums.data());
-            const float base = b_bias + qt.sum_min;
-            for (size_t i = 0; i < n; ++i) {
-              buf[i] = base + static_cast<float>(sums[i]) * qt.inv_scale;
-            }
+            push_fastscan(heap, sums.data(), n, static_cast<uint32_t>(b0), ok,
+                          b_bias + qt.sum_min, qt.inv_scale);
+            continue;
           } else {
             adc(t, ix.m, ix.ksub, ix.codes + b0 * ix.m, n, b_bias, buf.data());
           }
