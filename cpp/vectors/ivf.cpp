@@ -1,6 +1,6 @@
 // IVF search (ivf.hpp): coarse probe with the blocked distance engine, then one scan per
 // query and probed list (ivf_scan.inl, or the ADC kernel of pq.hpp), feeding a
-// (distance, position) max-heap. The scalar list scan is the reference and the fallback.
+// (distance, position) top-k collector. The scalar list scan is the reference and the fallback.
 #include "vectors/ivf.hpp"
 
 #include <algorithm>
@@ -91,25 +91,62 @@ const core::Dispatch<ScanManyKernel> kScanMany{{detail::ivf_scan_many_scalar}};
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr uint32_t kNoPos = std::numeric_limits<uint32_t>::max();
 
-// A k-entry max-heap by (score, position): the root is the worst kept, the threshold.
-struct Heap {
-  std::vector<float> val;
-  std::vector<uint32_t> pos;
-  explicit Heap(size_t k) : val(k, kInf), pos(k, kNoPos) {}
-  void push(float v, uint32_t p) {
-    if (v < val[0] || (v == val[0] && p < pos[0])) {
-      detail::heap_replace_top(val.data(), pos.data(), val.size(), v, p);
+// The k best (score, position) pairs pushed, by score then position. Up to kHeapMaxK a k-entry
+// max-heap whose root, the worst kept, is the threshold; above it a reservoir of up to 2k pairs
+// under a threshold, cut back to the best k (nth_element) when full, as FAISS's
+// ReservoirHandler: a heap of a hundred entries spends most of a scan moving entries. Both
+// keep exactly the same pairs.
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k), reservoir_(k > kHeapMaxK) {
+    if (reservoir_) {
+      buf_.reserve(2 * k);
+    } else {
+      val_.assign(k, kInf);
+      pos_.assign(k, kNoPos);
     }
   }
-  // (score, position) pairs of the kept entries, best first.
+  // A pair enters only below this score, or at it with a lower position.
+  float threshold() const { return reservoir_ ? thr_.first : val_[0]; }
+  void push(float v, uint32_t p) {
+    if (!reservoir_) {
+      if (v < val_[0] || (v == val_[0] && p < pos_[0])) {
+        detail::heap_replace_top(val_.data(), pos_.data(), k_, v, p);
+      }
+      return;
+    }
+    if (!(std::make_pair(v, p) < thr_)) return;
+    buf_.emplace_back(v, p);
+    if (buf_.size() == 2 * k_) {
+      std::nth_element(buf_.begin(), buf_.begin() + (k_ - 1), buf_.end());
+      thr_ = buf_[k_ - 1];
+      buf_.resize(k_);
+    }
+  }
+  // The kept pairs, best first.
   std::vector<std::pair<float, uint32_t>> sorted() const {
     std::vector<std::pair<float, uint32_t>> out;
-    for (size_t i = 0; i < val.size(); ++i) {
-      if (pos[i] != kNoPos) out.emplace_back(val[i], pos[i]);
+    if (reservoir_) {
+      out = buf_;
+      std::sort(out.begin(), out.end());
+      if (out.size() > k_) out.resize(k_);
+      return out;
+    }
+    for (size_t i = 0; i < k_; ++i) {
+      if (pos_[i] != kNoPos) out.emplace_back(val_[i], pos_[i]);
     }
     std::sort(out.begin(), out.end());
     return out;
   }
+
+ private:
+  static constexpr size_t kHeapMaxK = 20;
+  size_t k_;
+  bool reservoir_;
+  std::vector<float> val_;  // the heap
+  std::vector<uint32_t> pos_;
+  std::vector<std::pair<float, uint32_t>> buf_;  // the reservoir
+  std::pair<float, uint32_t> thr_{kInf, kNoPos};
 };
 
 // Coarse probe: the n_probe (<= n_lists) centroids nearest to every query (by the index's
@@ -132,7 +169,7 @@ void coarse_probe(const IvfData& ix, const float* q, size_t nq, size_t n_probe,
 // distance does not fall as the sum grows (inv >= 0), so those are the sums up to the largest
 // whose distance is at most the threshold, found again whenever the threshold moves (from
 // (top - base) / inv, then checked with the distance itself, a step or two).
-void push_fastscan(Heap& heap, const uint16_t* sums, size_t n, uint32_t b0, const uint8_t* ok,
+void push_fastscan(TopK& heap, const uint16_t* sums, size_t n, uint32_t b0, const uint8_t* ok,
                    float base, float inv) {
   const auto dist = [base, inv](int32_t s) { return base + static_cast<float>(s) * inv; };
   const auto limit_of = [&](float top) -> int32_t {
@@ -144,12 +181,12 @@ void push_fastscan(Heap& heap, const uint16_t* sums, size_t n, uint32_t b0, cons
     while (s > 0 && !(dist(s) <= top)) --s;  // dist(0) <= top
     return s;
   };
-  int32_t limit = limit_of(heap.val[0]);
+  int32_t limit = limit_of(heap.threshold());
   for (size_t i = 0; i < n; ++i) {
     if (static_cast<int32_t>(sums[i]) > limit || (ok && !ok[i])) continue;
-    const float top = heap.val[0];
+    const float top = heap.threshold();
     heap.push(dist(sums[i]), b0 + static_cast<uint32_t>(i));
-    if (heap.val[0] != top) limit = limit_of(heap.val[0]);
+    if (heap.threshold() != top) limit = limit_of(heap.threshold());
   }
 }
 
@@ -188,7 +225,7 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
     for (size_t qi = task * kQueriesPerTask; qi < std::min(nq, (task + 1) * kQueriesPerTask);
          ++qi) {
       const float* x = q + qi * ix.d;
-      Heap heap(kept);
+      TopK heap(kept);
       float q_norm = 0.0f;
       if (pq) {
         // -<x_j, r> for every subspace and sub-centroid: with the inner product the list's
