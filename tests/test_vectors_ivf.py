@@ -283,6 +283,26 @@ def test_suggest_pq_with_refine_reaches_target(mixture):
     assert abs(_fresh_recall(plain, base, q, 10, seed=2) - plain.recall) < 0.1
 
 
+def test_suggest_pq4_reaches_target(mixture):
+    """4-bit fast scan: nbits 4 whatever the default of "pq", the target reached on unseen
+    queries (4-bit codes need re-ranking here), and the cost model's quarter look-up."""
+    base, q = mixture
+    p = vectors.suggest_ivf_params(base, k=10, target_recall=0.9, codes="pq4", m=16,
+                                   n_queries=200, seed=4, lists=(16, 32))
+    assert p.recall >= 0.9 and p.codes == "pq4" and p.m == 16 and p.nbits == 4
+    kwargs = p.index_kwargs()
+    assert (kwargs["codes"], kwargs["m"], kwargs["nbits"]) == ("pq4", 16, 4)
+    assert kwargs["keep_vectors"] == (p.refine > 0)
+    assert _fresh_recall(p, base, q, 10, seed=4) >= 0.88
+    d = base.shape[1]
+    assert p.cost == pytest.approx(p.n_lists * d + p.scanned * 16 / 4 + p.refine * d
+                                   + p.n_probe * 16 * d)
+    with pytest.raises(ValueError, match="4-bit"):
+        vectors.suggest_ivf_params(base, codes="pq4", m=16, nbits=8, n_queries=50)
+    with pytest.raises(ValueError, match="needs m"):
+        vectors.suggest_ivf_params(base, codes="pq4", n_queries=50)
+
+
 def test_suggest_sq8_reaches_target(mixture):
     """8-bit scalar codes: the target reached on unseen queries, vectors kept only when the
     suggestion re-ranks, and the cost of a code (a byte per dimension) that of a flat one."""

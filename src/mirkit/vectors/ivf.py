@@ -419,7 +419,7 @@ class IVFParams(NamedTuple):
     def index_kwargs(self) -> dict:
         """Keyword arguments of :class:`IVFIndex` (after `dim`)."""
         kwargs = {"n_lists": self.n_lists, "metric": self.metric, "codes": self.codes}
-        if self.codes == "pq":
+        if self.codes in ("pq", "pq4"):
             kwargs.update(m=self.m, nbits=self.nbits)
         if self.codes != "flat":
             kwargs.update(keep_vectors=self.refine > 0)
@@ -431,8 +431,8 @@ class IVFParams(NamedTuple):
 
 
 def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: str = "l2",
-                       codes: str = "flat", m: Optional[int] = None, nbits: int = 8,
-                       n_queries: int = 200, seed: int = 0, threads: int = 0, lists=None,
+                       codes: str = "flat", m: Optional[int] = None,
+                       nbits: Optional[int] = None, n_queries: int = 200, seed: int = 0, threads: int = 0, lists=None,
                        refines=None) -> IVFParams:
     """Pick IVF parameters reaching `target_recall` (recall@k) at the lowest search cost.
 
@@ -441,9 +441,11 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     trained on and filled with the other rows, and for every `refine` of the grid the smallest
     n_probe in 1, 2, 4, ..., n_lists that reaches the target is found. The cost of a setting
     is the multiply-adds of a query: ``n_lists * dim`` (choosing the lists) + the vectors in
-    the probed lists times ``dim`` (flat and sq8 codes: a multiply-add per dimension) or ``m``
-    (PQ table look-ups; plus the tables, ``2**nbits * dim``, per probed list) + ``refine * dim``
-    for re-ranking; the cheapest setting wins. Deterministic for a given seed.
+    the probed lists times ``dim`` (flat and sq8 codes: a multiply-add per dimension), ``m``
+    (PQ table look-ups) or ``m / 4`` (4-bit fast scan, which looks up the codes of 32 vectors
+    in one shuffle; counted as a quarter of a look-up), plus the tables, ``2**nbits * dim``
+    per probed list, + ``refine * dim`` for re-ranking; the cheapest setting wins.
+    Deterministic for a given seed.
 
     Parameters
     ----------
@@ -452,16 +454,18 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     k, target_recall
         Recall@k to reach, in (0, 1].
     metric : {"l2", "ip"}
-    codes : {"flat", "sq8", "pq"}
+    codes : {"flat", "sq8", "pq", "pq4"}
     m, nbits
-        The product quantizer of ``codes="pq"`` (`m` required, a divisor of d); fixed, as
+        The product quantizer of ``codes="pq"`` or ``"pq4"`` (`m` required, a divisor of d;
+        `nbits` 8 by default with ``"pq"``, and 4, the only value, with ``"pq4"``); fixed, as
         they fix the memory per vector.
     n_queries, seed, threads
     lists : sequence of int, optional
         List counts to try (default: sqrt(n) times 1/2, 1, 2 and 4, each at least 1 and at
         most n / 8).
     refines : sequence of int, optional
-        Candidates re-ranked exactly with ``codes="pq"`` (default 0, 2k, 4k, 8k, 16k) or
+        Candidates re-ranked exactly with ``codes="pq"`` or ``"pq4"`` (default 0, 2k, 4k, 8k,
+        16k) or
         ``"sq8"`` (default 0, 2k, 4k: 8-bit codes lose little); only 0 with flat codes
         (already exact).
 
@@ -492,24 +496,28 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
-    if codes not in ("flat", "sq8", "pq"):
-        raise ValueError(f"codes must be 'flat', 'sq8' or 'pq', got {codes!r}")
+    if codes not in ("flat", "sq8", "pq", "pq4"):
+        raise ValueError(f"codes must be 'flat', 'sq8', 'pq' or 'pq4', got {codes!r}")
     target_recall = check_target_recall(target_recall)
     k = check_positive_int(k, "k")
     n_queries = check_positive_int(n_queries, "n_queries")
-    nbits = check_positive_int(nbits, "nbits")
+    nbits = check_positive_int({"pq4": 4}.get(codes, 8) if nbits is None else nbits, "nbits")
+    if codes == "pq4" and nbits != 4:
+        raise ValueError(f"codes='pq4' has 4-bit codes, got nbits={nbits}")
     seed = check_count(seed, "seed")
     threads = check_count(threads, "threads")
     x = as_float32_matrix(X, "X")
     n, d = x.shape
-    if codes == "pq":
+    pq = codes in ("pq", "pq4")
+    if pq:
         if m is None:
-            raise ValueError("codes='pq' needs m (sub-quantizers, a divisor of the dimension)")
+            raise ValueError(f"codes={codes!r} needs m (sub-quantizers, a divisor of the "
+                             "dimension)")
         m = check_positive_int(m, "m")
         if d % m:
             raise ValueError(f"m must divide the dimension {d}, got m={m}")
     elif m is not None:
-        raise ValueError(f"m is only for codes='pq', got m={m!r} with codes={codes!r}")
+        raise ValueError(f"m is only for codes='pq' or 'pq4', got m={m!r} with codes={codes!r}")
     if n <= n_queries + k:
         raise ValueError(f"X needs more than n_queries + k = {n_queries + k} rows, got {n}")
     order = np.random.default_rng(seed).permutation(n)
@@ -524,14 +532,14 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
         raise ValueError(f"lists must be a non-empty sequence of list counts <= {nb} "
                          f"(the rows not held out), got {lists}")
     if refines is None:
-        refines = {"pq": (0, 2 * k, 4 * k, 8 * k, 16 * k), "sq8": (0, 2 * k, 4 * k)}.get(
-            codes, (0,))
+        refines = (0, 2 * k, 4 * k, 8 * k, 16 * k) if pq else (0, 2 * k, 4 * k) if codes == "sq8" \
+            else (0,)
     refines = [check_count(r, "refines") for r in refines]
     if not refines or (codes == "flat" and any(refines)):
         raise ValueError(f"refines must be a non-empty sequence, only 0 with flat codes, "
                          f"got {refines}")
     truth = knn(queries, base, k, metric=metric, threads=threads).ids
-    per_code = m if codes == "pq" else d
+    per_code = (m if codes == "pq" else m / 4) if pq else d
     best = fallback = None
     for n_lists in lists:
         index = IVFIndex(d, n_lists, metric=metric, codes=codes, m=m, nbits=nbits,
@@ -549,7 +557,7 @@ def suggest_ivf_params(X, *, k: int = 10, target_recall: float = 0.9, metric: st
                 recall = recall_at_k(ids, truth)
                 scanned = float(sizes[:, n_probe - 1].mean())
                 cost = float(n_lists * d + scanned * per_code + refine * d
-                             + (n_probe * 2 ** nbits * d if codes == "pq" else 0))
+                             + (n_probe * 2 ** nbits * d if pq else 0))
                 params = IVFParams(metric, codes, n_lists, m, nbits, n_probe, refine, recall,
                                    scanned, cost)
                 if fallback is None or (recall, -cost) > (fallback.recall, -fallback.cost):
