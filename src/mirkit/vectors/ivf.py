@@ -63,7 +63,7 @@ class IVFIndex(Saved):
     max_iter : int
         Lloyd iterations of the coarse k-means.
     seed : int
-        Random seed of training (sampling and k-means++ seeding).
+        Random seed of training (sampling and the random initial centroids).
     threads : int
         Default worker threads, 0 = all cores.
 
@@ -167,8 +167,10 @@ class IVFIndex(Saved):
     # -- training and adding ----------------------------------------------------------------
 
     def train(self, X) -> "IVFIndex":
-        """Learn the coarse centroids (k-means on at most 256 rows per list, a random sample)
-        and the codes' parameters (PQ of the residuals, or sq8's ranges); returns self.
+        """Learn the coarse centroids (k-means on at most 256 rows per list, a random sample,
+        started from random rows as FAISS's IVF training is: k-means++ seeding would cost more
+        than the iterations themselves, for the same inertia) and the codes' parameters (PQ of
+        the residuals, or sq8's ranges); returns self.
 
         Training again drops the vectors added so far."""
         x = as_float32_matrix(X, "X", dim=self.dim, min_rows=self.n_lists)
@@ -176,8 +178,8 @@ class IVFIndex(Saved):
         cap = 256 * self.n_lists
         if x.shape[0] > cap:
             x = x[np.sort(rng.choice(x.shape[0], cap, replace=False))]
-        km = KMeans(self.n_lists, max_iter=self.max_iter, seed=int(rng.integers(2**31)),
-                    threads=self.threads).fit(x)
+        km = KMeans(self.n_lists, init="random", n_init=1, max_iter=self.max_iter,
+                    seed=int(rng.integers(2**31)), threads=self.threads).fit(x)
         self.centroids = np.ascontiguousarray(km.cluster_centers_, dtype=np.float32)
         if self.codes in _PQ_CODES:
             assert self.pq is not None

@@ -48,7 +48,7 @@ class ProductQuantizer(Saved):
         Rows used for training at most (a random sample, as FAISS caps 256 per centroid); 0:
         all of them.
     seed : int or None
-        Random seed of the sampling and k-means++ seeding.
+        Random seed of the sampling and the random initial centroids.
     threads : int
         Worker threads, 0 = all cores.
 
@@ -129,8 +129,9 @@ class ProductQuantizer(Saved):
         return self.centroids_
 
     def fit(self, X) -> "ProductQuantizer":
-        """Learn ``ksub`` sub-centroids per subspace by k-means (k-means++ seeding, Lloyd) on the
-        rows of `X` (at least ``ksub`` rows; sampled down to `max_train`); returns self."""
+        """Learn ``ksub`` sub-centroids per subspace by k-means (seeded with random rows, as
+        FAISS's PQ training is, then Lloyd) on the rows of `X` (at least ``ksub`` rows; sampled
+        down to `max_train`); returns self."""
         x = as_float32_matrix(X, "X", dim=self.dim, min_rows=self.ksub)
         rng = np.random.default_rng(self.seed)
         if self.max_train and x.shape[0] > max(self.max_train, self.ksub):
@@ -139,8 +140,8 @@ class ProductQuantizer(Saved):
         centroids = np.empty((self.m, self.ksub, self.dsub), np.float32)
         for j in range(self.m):
             sub = np.ascontiguousarray(x[:, j * self.dsub:(j + 1) * self.dsub])
-            km = KMeans(self.ksub, max_iter=self.max_iter, seed=int(rng.integers(2**31)),
-                        threads=self.threads).fit(sub)
+            km = KMeans(self.ksub, init="random", n_init=1, max_iter=self.max_iter,
+                        seed=int(rng.integers(2**31)), threads=self.threads).fit(sub)
             centroids[j] = km.cluster_centers_
         self.centroids_ = centroids
         return self
