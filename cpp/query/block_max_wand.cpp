@@ -18,6 +18,10 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
     size_t pivot = find_pivot(order, topk);
     if (pivot == n) return;
     const uint32_t pivot_id = order[pivot]->docid();
+    if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document
+      skip_filtered(order, pivot_id, *plan.filter);
+      continue;
+    }
     // Later cursors on the pivot document belong to the pivot group too.
     while (pivot + 1 < n && order[pivot + 1]->docid() == pivot_id) ++pivot;
 
@@ -31,12 +35,19 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
         // One list alone holds every document up to the next cursor's: score that stretch of
         // its block in one loop, while the block can still beat the threshold.
         const uint32_t stop = n > 1 ? order[1]->docid() : kEndDocid;
+        // A filter drops its failing documents here: the run's contributions are computed a
+        // block at a time anyway (SIMD), cheaper than leaving the run at each one.
+        const DocFilter& filter = *plan.filter;
+        uint64_t offered = 0;
         const uint32_t scored = order[0]->score_run(plan.scorer, stop, [&](uint32_t doc, Score s) {
-          topk.insert(s + plan.doc_part(doc), doc);
+          if (filter.pass(doc)) {
+            topk.insert(s + plan.doc_part(doc), doc);
+            ++offered;
+          }
           return topk.would_enter(block_bound);
         });
         plan.postings_scored += scored;
-        plan.docs_scored += scored;
+        plan.docs_scored += offered;
         bubble_down(order, 0);
         continue;
       }

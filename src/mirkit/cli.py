@@ -152,6 +152,12 @@ def _cmd_index(args) -> int:
     options = {"analyzer": analyzer, "codec": args.codec, "positions": args.positions,
                "vectors": args.vectors, "threads": args.threads, "memory_budget": args.memory,
                "overwrite": args.overwrite}
+    if args.numeric_field or args.keyword_field:
+        if args.shards:
+            raise UserError("--numeric-field and --keyword-field are not supported with "
+                            "--shards (yet)")
+        options.update(numeric_fields=args.numeric_field or (),
+                       keyword_fields=args.keyword_field or ())
     missing = [source for source in args.input if not os.path.exists(source)]
     if missing:
         raise UserError(f"input {missing[0]} does not exist" + (
@@ -201,7 +207,8 @@ def _index_append(args, options: dict) -> int:
                         "--overwrite or --shards")
     settings = {}
     if not os.path.exists(args.output):
-        settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors")}
+        settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors",
+                                             "numeric_fields", "keyword_fields") if k in options}
     elif args.vectors:
         from mirkit.index import Index
 
@@ -353,6 +360,8 @@ def _cmd_search(args) -> int:
         return _search_sharded(args)
     index = Index.open(args.index, verify=False)
     if args.boolean:
+        if args.filter is not None:
+            raise UserError("--filter applies to ranked search, not to --boolean")
         return _boolean_query(index, args.query)
     searcher = Searcher(index, scorer=_scorer(args))
     if args.queries is None:
@@ -384,6 +393,8 @@ def _search_sharded(args) -> int:
         raise ValueError("--boolean is not supported on a sharded index")
     if args.fuzzy_syntax:
         raise ValueError("--fuzzy-syntax is not supported on a sharded index")
+    if args.filter is not None:
+        raise ValueError("--filter is not supported on a sharded index")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None
     try:
         searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))
@@ -484,10 +495,14 @@ def _ranked_query(searcher, args) -> int:
 
 
 def _syntax(args) -> dict:
-    """Searcher.search's query-syntax options of ``mirkit search`` (none by default)."""
+    """Searcher.search's query-syntax and filter options of ``mirkit search`` (none by
+    default)."""
+    options = {}
+    if getattr(args, "filter", None) is not None:
+        options["filter"] = args.filter
     if not getattr(args, "fuzzy_syntax", False):
-        return {}
-    options = {"syntax": "fuzzy"}
+        return options
+    options["syntax"] = "fuzzy"
     for name in ("max_expansions", "prefix_length"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
@@ -730,6 +745,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--timings", action="store_true",
                    help="print the seconds spent reading and parsing, analyzing, inverting, "
                    "writing and merging")
+    p.add_argument("--numeric-field", action="append", metavar="NAME",
+                   help="store this field of the documents (int or float) for --filter "
+                   "(repeatable)")
+    p.add_argument("--keyword-field", action="append", metavar="NAME",
+                   help="store this field of the documents (a string) for --filter "
+                   "(repeatable)")
     p = sub.add_parser("delete", help="delete documents of an index by their ids (one commit)")
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("ids", nargs="*", metavar="ID")
@@ -777,6 +798,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "terms one such token expands to at most (default 50)")
     p.add_argument("--prefix-length", type=int, metavar="P", help="with --fuzzy-syntax: "
                    "leading characters a fuzzy term must match exactly (default 0)")
+    p.add_argument("--filter", metavar="EXPR", help="rank only the documents EXPR passes: "
+                   "a Boolean query or predicates on the index's fields, e.g. "
+                   "'year >= 1990 AND lang:(en OR fr)' (mirkit.search.filters)")
     p.add_argument("--queries", metavar="FILE", help="queries, one 'qid<TAB>text' a line")
     p.add_argument("--run", metavar="FILE", help="TREC run file to write (with --queries)")
     p.add_argument("--tag", default="mirkit", help="run tag, the last column (default mirkit)")
