@@ -29,7 +29,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid")
+              "hybrid", "filtered_query")
 
 
 def _cmd_info(args) -> int:
@@ -74,6 +74,8 @@ _SELF_TIMED = {
     "spelling": (5, "median of {repeat} calls, 1 thread and all cores, outputs checked first"),
     "hybrid": (1, "Cranfield effectiveness of BM25, LSA vectors and their fusions; "
                   "median ms per query"),
+    "filtered_query": (3, "filters keeping 50%, 10%, 1%: per-query median of {repeat} passes, "
+                          "1 thread, k = 10; mean ms over the queries"),
 }
 
 
@@ -104,7 +106,9 @@ def _cmd_bench(args) -> int:
             print(f"\n### {name} ({how.format(repeat=repeat)})\n")
             extra = ({"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache,
                       "max_queries": args.max_queries} if name == "query" else
-                     {"plot": args.plot} if name == "ann" else {})
+                     {"plot": args.plot} if name == "ann" else
+                     {"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache}
+                     if name == "filtered_query" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
@@ -702,7 +706,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--cache", metavar="DIR", help="query: keep the indexes here between runs "
                    "(default: a temporary directory)")
     p.add_argument("--synthetic-docs", type=int, default=5_000_000,
-                   help="query: documents in the synthetic corpus")
+                   help="query, filtered_query: documents in the synthetic corpus")
     p.add_argument("--max-queries", type=int, default=None,
                    help="query: at most this many queries per corpus (default: all that hit)")
     p.add_argument("--plot", metavar="FILE", default=None,
