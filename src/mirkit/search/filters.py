@@ -254,17 +254,11 @@ class FilterCache:
         self._size = size
         self._items: OrderedDict = OrderedDict()
 
-    def get(self, index, filter) -> Optional[Filter]:
-        if filter is None:
-            return None
-        if not isinstance(filter, str):
+    def get(self, index, filter) -> Filter:
+        if type(filter) is not str:
             return compile_filter(index, filter)
         f = self._items.get(filter)
-        if f is not None and f.index is index:
-            try:
-                self._items.move_to_end(filter)
-            except KeyError:
-                pass
+        if f is not None and f.index is index:  # kept in insertion order: first in, first out
             return f
         f = compile_filter(index, filter)
         self._items[filter] = f

@@ -346,6 +346,15 @@ class Searcher:
             query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
                                         transpositions)
         if filter is not None:
+            if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET
+                    and scorer is None and feedback is None and type(query) is str
+                    and vector is None):  # the common call, inline as below
+                compiled = self._filter_cache.get(self.index, filter)
+                if self._segmented is not None:
+                    return self._segmented.search(query, k, algorithm, self._default_spec,
+                                                  compiled)
+                return self._engine.search(query, k, algorithm, self._default_spec,
+                                           self.index.cached_doc_ids, compiled.engine_filters[0])
             return self._filtered([query], k, algorithm, scorer, feedback, vector, filter)[0]
         if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None
                 and feedback is None and type(query) is str and vector is None):
