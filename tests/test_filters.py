@@ -476,3 +476,18 @@ def test_doctests():
         assert failed == 0
     _, attempted = doctest.testmod(mirkit.search.filters)
     assert attempted >= 6
+
+
+def test_unmerged_parallel_build_keeps_fields(tmp_path):
+    """merge=False leaves the parts as segments: each with its columns, the fields named in
+    the commit."""
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps({"id": f"d{i}", "text": "wing", "year": i}) + "\n"
+                           for i in range(40)), encoding="utf-8")
+    w = IndexWriter(tmp_path / "i", numeric_fields=["year"], threads=2, merge=False)
+    w.add_documents(str(src))
+    w.add("extra", "wing", {"year": 100})
+    index = w.commit()
+    s = Searcher(index)
+    assert sorted(s.search("wing", 50, filter="year >= 35").ids) == \
+        ["d35", "d36", "d37", "d38", "d39", "extra"]

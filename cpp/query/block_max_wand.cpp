@@ -18,10 +18,6 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
     size_t pivot = find_pivot(order, topk);
     if (pivot == n) return;
     const uint32_t pivot_id = order[pivot]->docid();
-    if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document
-      skip_filtered(order, pivot_id, *plan.filter);
-      continue;
-    }
     // Later cursors on the pivot document belong to the pivot group too.
     while (pivot + 1 < n && order[pivot + 1]->docid() == pivot_id) ++pivot;
 
@@ -31,6 +27,12 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
       block_bound += order[i]->block_max_score();
     }
     if (topk.would_enter(block_bound)) {
+      // The filter is asked only now: blocks that cannot enter are skipped below on the skip
+      // lists alone, without decoding, whatever the filter passes.
+      if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document
+        skip_filtered(order, pivot_id, *plan.filter);
+        continue;
+      }
       if (pivot == 0) {
         // One list alone holds every document up to the next cursor's: score that stretch of
         // its block in one loop, while the block can still beat the threshold.

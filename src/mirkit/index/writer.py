@@ -497,6 +497,9 @@ class IndexWriter:
         settings = {"analyzer": self.analyzer.to_dict(), "codec": self.codec,
                     "freq_codec": self.freq_codec, "positions": self.positions,
                     "bm25": dict(self.bm25)}
+        if self._columns is not None:
+            settings.update(numeric_fields=list(self._columns.numeric),
+                            keyword_fields=list(self._columns.keyword))
         entries = []
         for directory, stats in parts:
             if stats["n_docs"] == 0:  # a segment holds documents
