@@ -454,6 +454,15 @@ def test_cli_index_fields_and_search_filter(tmp_path, capsys):
                      str(tmp_path / "r.run"), "--filter", "lang:fr"]) == 0
     docs = {line.split()[2] for line in (tmp_path / "r.run").read_text().splitlines()}
     assert docs and all(int(d[1:]) % 2 == 0 for d in docs)
+    # --append adds a segment with the documents' fields; an existing index keeps its own.
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps({"id": "n1", "text": "wing", "year": 2100, "lang": "en"}) + "\n",
+                    encoding="utf-8")
+    assert cli.main(["index", str(more), "-o", str(idx), "-q", "--append"]) == 0
+    assert Searcher(Index.open(idx)).search("wing", 5, filter="year > 2000").ids == ["n1"]
+    assert cli.main(["index", str(more), "-o", str(idx), "-q", "--append",
+                     "--numeric-field", "z"]) == 2
+    assert "keeps its fields" in capsys.readouterr().err
     # Errors: one line, exit status 2, the column named.
     for argv, fragment in (
             (["search", str(idx), "wing", "--filter", "year >> 3"], "at column 7"),

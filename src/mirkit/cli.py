@@ -213,6 +213,9 @@ def _index_append(args, options: dict) -> int:
     if not os.path.exists(args.output):
         settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors",
                                              "numeric_fields", "keyword_fields") if k in options}
+    elif args.numeric_field or args.keyword_field:
+        raise UserError(f"--numeric-field/--keyword-field: {args.output} exists, and an "
+                        "existing index keeps its fields")
     elif args.vectors:
         from mirkit.index import Index
 
