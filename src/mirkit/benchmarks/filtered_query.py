@@ -33,9 +33,10 @@ Systems, each answering a query with the external ids of the top 10 documents th
 
 Before timing, every answer is checked: mirkit's filtered top 10 equals the drop strategy's
 (same ids, in order), and every document any system returns passes the filter. Timing: after
-a warm-up, ``repeat`` passes interleaved between systems; a query's latency is its median over
-the passes; the table shows the mean over queries (ms) and ratios to mirkit filtered. The
-machine's load average is printed with the table.
+a warm-up, ``repeat`` passes, each query answered by every system in turn (the order rotating
+between passes); a query's latency is its median over the passes; the table shows the mean
+over queries (ms) and ratios to mirkit filtered. The machine's load average is printed with
+the table.
 """
 
 from __future__ import annotations
@@ -202,14 +203,18 @@ def _time(systems: dict, queries: list, repeat: int) -> dict:
             fn(q)
     gc.collect()
     gc.freeze()
+    names = list(systems)
     try:
-        for _ in range(repeat):
-            for name, fn in systems.items():
-                per = times[name]
-                for i, q in enumerate(queries):
+        for p in range(repeat):
+            # Every query by every system in turn (the order rotating with the pass), so that
+            # the load of a busy machine, which drifts over seconds, hits them alike.
+            order = names[p % len(names):] + names[:p % len(names)]
+            for i, q in enumerate(queries):
+                for name in order:
+                    fn = systems[name]
                     t = time.perf_counter()
                     fn(q)
-                    per[i].append(time.perf_counter() - t)
+                    times[name][i].append(time.perf_counter() - t)
     finally:
         gc.unfreeze()
     return {name: 1e3 * statistics.mean(statistics.median(t) for t in per)
