@@ -33,8 +33,8 @@ Systems, each answering a query with the external ids of the top 10 documents th
 
 Before timing, every answer is checked: mirkit's filtered top 10 equals the drop strategy's
 (same ids, in order), and every document any system returns passes the filter. Timing: after
-a warm-up, ``repeat`` passes, each query answered by every system in turn (the order rotating
-between passes); a query's latency is its median over the passes; the table shows the mean
+a warm-up, ``repeat`` passes, each query answered by every system in turn (in a random order
+each time: the first to answer finds the postings colder); a query's latency is its median over the passes; the table shows the mean
 over queries (ms) and ratios to mirkit filtered. The machine's load average is printed with
 the table.
 """
@@ -204,13 +204,14 @@ def _time(systems: dict, queries: list, repeat: int) -> dict:
     gc.collect()
     gc.freeze()
     names = list(systems)
+    rng = np.random.default_rng(0)
     try:
-        for p in range(repeat):
-            # Every query by every system in turn (the order rotating with the pass), so that
-            # the load of a busy machine, which drifts over seconds, hits them alike.
-            order = names[p % len(names):] + names[:p % len(names)]
+        for _ in range(repeat):
+            # Every query by every system in turn, so that the load of a busy machine, which
+            # drifts over seconds, hits them alike; in a random order each time, since the
+            # first to answer a query finds its postings colder than the next ones do.
             for i, q in enumerate(queries):
-                for name in order:
+                for name in rng.permutation(names):
                     fn = systems[name]
                     t = time.perf_counter()
                     fn(q)
