@@ -58,6 +58,21 @@ std::vector<QueryTerm> query_terms(const Engine& engine, const py::list& terms,
   return out;
 }
 
+// query::DocFilter over a numpy array of uint64 words that it keeps alive.
+struct PyDocFilter {
+  std::unique_ptr<query::DocFilter> filter;
+  py::object words;
+  uint32_t n_docs = 0;
+};
+
+// The engine's filter argument: a DocFilter over its n_docs documents (QueryEngine), or a list
+// of them, one per segment (SegmentedEngine); null for None.
+struct FilterArg {
+  const query::DocFilter* single = nullptr;
+  std::vector<const query::DocFilter*> segments;
+  bool per_segment = false;
+};
+
 // query::SegmentedEngine with the Python objects it views (readers, arrays), kept alive.
 struct PySegmentedEngine {
   std::unique_ptr<SegmentedEngine> engine;
@@ -217,6 +232,68 @@ index::Array<T> span(const py::array_t<T, py::array::c_style>& a, const char* na
   return {a.data(), static_cast<size_t>(a.size())};
 }
 
+void check_filter(const PyDocFilter& f, uint64_t n_docs, const std::string& what) {
+  if (f.n_docs != n_docs) {
+    throw py::value_error("filter" + what + " covers " + std::to_string(f.n_docs) +
+                          " documents; the index" + (what.empty() ? "" : " segment") +
+                          " holds " + std::to_string(n_docs));
+  }
+}
+
+FilterArg filter_arg(const QueryEngine& e, py::handle filter) {
+  FilterArg out;
+  if (filter.is_none()) return out;
+  if (!py::isinstance<PyDocFilter>(filter)) {
+    throw py::type_error("filter must be a mirkit._core.query.DocFilter or None");
+  }
+  const auto& f = filter.cast<const PyDocFilter&>();
+  check_filter(f, e.reader().n_docs(), "");
+  out.single = f.filter.get();
+  return out;
+}
+
+FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
+  FilterArg out;
+  if (filter.is_none()) return out;
+  if (!py::isinstance<py::list>(filter)) {
+    throw py::type_error("filter must be a list of DocFilter, one per segment, or None");
+  }
+  const auto filters = filter.cast<py::list>();
+  if (filters.size() != e.n_segments()) {
+    throw py::value_error("filter: " + std::to_string(filters.size()) + " DocFilters for " +
+                          std::to_string(e.n_segments()) + " segments");
+  }
+  out.per_segment = true;
+  for (size_t s = 0; s < filters.size(); ++s) {
+    if (!py::isinstance<PyDocFilter>(filters[s])) {
+      throw py::type_error("filter must be a list of DocFilter, one per segment");
+    }
+    const auto& f = filters[s].cast<const PyDocFilter&>();
+    check_filter(f, e.segment(s).reader().n_docs(), "[" + std::to_string(s) + "]");
+    out.segments.push_back(f.filter.get());
+  }
+  return out;
+}
+
+QueryResult search_with(const QueryEngine& e, const std::vector<QueryTerm>& terms, uint32_t k,
+                        Algorithm a, const ScorerSpec& spec, const FilterArg& f) {
+  return e.search(terms, k, a, spec, f.single);
+}
+QueryResult search_with(const SegmentedEngine& e, const std::vector<QueryTerm>& terms,
+                        uint32_t k, Algorithm a, const ScorerSpec& spec, const FilterArg& f) {
+  return e.search(terms, k, a, spec, f.per_segment ? &f.segments : nullptr);
+}
+std::vector<QueryResult> batch_with(const QueryEngine& e, const std::vector<QueryInput>& in,
+                                    uint32_t k, Algorithm a, const ScorerSpec& spec,
+                                    unsigned threads, const FilterArg& f) {
+  return e.search_batch(in, k, a, spec, threads, f.single);
+}
+std::vector<QueryResult> batch_with(const SegmentedEngine& e, const std::vector<QueryInput>& in,
+                                    uint32_t k, Algorithm a, const ScorerSpec& spec,
+                                    unsigned threads, const FilterArg& f) {
+  return e.search_batch(in, k, a, spec, threads, f.per_segment ? &f.segments : nullptr);
+}
+
 // The engine of a bound Python object.
 template <class Engine>
 const Engine& engine_of(py::handle self);
@@ -235,26 +312,29 @@ void def_search(Class& cls) {
   cls
       .def("search",
            [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
-              const ScorerSpec& spec, py::object doc_ids) {
+              const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
              const Engine& e = engine_of<Engine>(self);
              const Algorithm a = parse_algorithm(utf8_view(algorithm));
              const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
+             const FilterArg f = filter_arg(e, filter);  // the call holds the filter
              QueryResult r;
              {
                py::gil_scoped_release release;
-               r = e.search(in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec);
+               r = search_with(e, in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec, f);
              }
              return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
            },
            py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
-           py::arg("doc_ids"),
+           py::arg("doc_ids"), py::arg("filter") = py::none(),
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
-           "doc_ids: the cached list of external ids, or None.")
+           "doc_ids: the cached list of external ids, or None. filter: a DocFilter (a "
+           "SegmentedEngine: a list of them, one per segment) or None.")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
-              unsigned threads, const ScorerSpec& spec, py::object doc_ids) {
+              unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
              const Engine& e = engine_of<Engine>(self);
              const Algorithm a = parse_algorithm(utf8_view(algorithm));
+             const FilterArg f = filter_arg(e, filter);
              std::vector<QueryInput> inputs;
              std::vector<py::object> owners;
              inputs.reserve(queries.size());
@@ -262,7 +342,7 @@ void def_search(Class& cls) {
              std::vector<QueryResult> rs;
              {
                py::gil_scoped_release release;
-               rs = e.search_batch(inputs, k, a, spec, threads);
+               rs = batch_with(e, inputs, k, a, spec, threads, f);
              }
              py::list out(rs.size());
              for (size_t i = 0; i < rs.size(); ++i) {
@@ -271,7 +351,7 @@ void def_search(Class& cls) {
              return out;
            },
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
-           py::arg("spec"), py::arg("doc_ids"),
+           py::arg("spec"), py::arg("doc_ids"), py::arg("filter") = py::none(),
            "search() of many queries on `threads` threads (0 = all cores), analysis included.")
       .def("analyze",
            [](py::object self, const py::str& text) {
@@ -338,6 +418,32 @@ document of the segment, nonzero: deleted) keeps deleted documents out of every 
       .def_property_readonly("total_tokens",
                              [](const PyGlobalStats& g) { return g.stats.total_tokens; })
       .def_property_readonly("max_length", [](const PyGlobalStats& g) { return g.stats.max_length; });
+
+  py::class_<PyDocFilter>(m, "DocFilter", R"doc(The documents a ranked search may return: one bit per docid (mirkit.search.filters makes them).
+
+words: uint64, (n_docs + 63) // 64 of them, bit d % 64 of word d // 64 set when document d
+passes (numpy.packbits(mask, bitorder="little") viewed as uint64); kept alive, not copied.
+)doc")
+      .def(py::init([](const py::array_t<uint64_t, py::array::c_style>& words, uint32_t n_docs) {
+             if (words.ndim() != 1) throw py::value_error("words must be 1-dimensional");
+             const uint64_t need = (uint64_t{n_docs} + 63) / 64;
+             if (static_cast<uint64_t>(words.size()) != need) {
+               throw py::value_error("words: " + std::to_string(words.size()) + " words for " +
+                                     std::to_string(n_docs) + " documents (expected " +
+                                     std::to_string(need) + ")");
+             }
+             auto* f = new PyDocFilter;
+             f->filter = std::make_unique<query::DocFilter>(words.data(), n_docs);
+             f->words = words;
+             f->n_docs = n_docs;
+             return f;
+           }),
+           py::arg("words").noconvert(), py::arg("n_docs"))
+      .def_property_readonly("n_docs", [](const PyDocFilter& f) { return f.n_docs; })
+      .def_property_readonly("count", [](const PyDocFilter& f) { return f.filter->count(); },
+                             "Documents that pass.")
+      .def("next", [](const PyDocFilter& f, uint32_t d) { return f.filter->next(d); },
+           py::arg("d"), "The first passing docid >= d; 2**32 - 1 when there is none (tests).");
 
   py::class_<ScorerSpec>(m, "ScorerSpec", "A scorer and its parameters (mirkit.scoring makes them).")
       .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = index::kDefaultK1,

@@ -27,16 +27,29 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
       block_bound += order[i]->block_max_score();
     }
     if (topk.would_enter(block_bound)) {
+      // The filter is asked only now: blocks that cannot enter are skipped below on the skip
+      // lists alone, without decoding, whatever the filter passes.
+      if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document
+        skip_filtered(order, pivot_id, *plan.filter);
+        continue;
+      }
       if (pivot == 0) {
         // One list alone holds every document up to the next cursor's: score that stretch of
         // its block in one loop, while the block can still beat the threshold.
         const uint32_t stop = n > 1 ? order[1]->docid() : kEndDocid;
+        // A filter drops its failing documents here: the run's contributions are computed a
+        // block at a time anyway (SIMD), cheaper than leaving the run at each one.
+        const DocFilter& filter = *plan.filter;
+        uint64_t offered = 0;
         const uint32_t scored = order[0]->score_run(plan.scorer, stop, [&](uint32_t doc, Score s) {
-          topk.insert(s + plan.doc_part(doc), doc);
+          if (filter.pass(doc)) {
+            topk.insert(s + plan.doc_part(doc), doc);
+            ++offered;
+          }
           return topk.would_enter(block_bound);
         });
         plan.postings_scored += scored;
-        plan.docs_scored += scored;
+        plan.docs_scored += offered;
         bubble_down(order, 0);
         continue;
       }

@@ -21,6 +21,7 @@
 
 #include "index/reader.hpp"
 #include "query/block_scores.hpp"
+#include "query/doc_filter.hpp"
 #include "query/scorers.hpp"
 #include "query/topk_queue.hpp"
 
@@ -168,6 +169,10 @@ struct Plan {
   uint32_t n_docs = 0;
   uint64_t postings_scored = 0;
   uint64_t docs_scored = 0;
+  // Documents that may enter the top k (never null). Every algorithm checks a candidate before
+  // scoring it and, when it fails, moves its cursors straight to the filter's next passing
+  // document (skip_filtered), so failing documents are neither scored nor offered.
+  const DocFilter* filter = &kNoFilter;
 
   Score doc_part(uint32_t doc) const {
     if constexpr (S::kHasDocPart) {
@@ -240,6 +245,17 @@ inline __attribute__((always_inline)) uint32_t skip_blocks(It first, It last, Sc
     }
     if (topk.would_enter(bound)) return next;
   }
+}
+
+// A candidate `d` failed the filter: the cursors of `order` (sorted by docid) before the next
+// passing document move there (no document in between may enter), and the order is restored.
+template <class C>
+void skip_filtered(std::vector<C*>& order, uint32_t d, const DocFilter& filter) {
+  const uint32_t target = filter.next(d);
+  for (size_t i = 0; i < order.size() && order[i]->docid() < target; ++i) {
+    order[i]->next_geq(target);
+  }
+  sort_by_docid(order);
 }
 
 // Moves the last cursor before the pivot document up to it (WAND and BMW, when the cursors

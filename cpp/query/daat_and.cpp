@@ -16,6 +16,11 @@ void ranked_and(Plan<S>& plan, TopKQueue& topk) {
   uint32_t candidate = order[0]->docid();
   size_t i = 1;
   while (candidate != kEndDocid) {
+    if (i == 1 && !plan.filter->pass(candidate)) {  // the shortest list's candidate fails
+      order[0]->next_geq(plan.filter->next(candidate));
+      candidate = order[0]->docid();
+      continue;
+    }
     for (; i < order.size(); ++i) {
       order[i]->next_geq(candidate);
       if (order[i]->docid() != candidate) {

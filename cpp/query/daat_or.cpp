@@ -1,5 +1,7 @@
 // Exhaustive document-at-a-time disjunction: every document holding a query term is scored. The
 // oracle the pruning algorithms are tested against.
+#include <algorithm>
+
 #include "query/cursor.hpp"
 
 namespace mirkit::query {
@@ -10,6 +12,15 @@ void exhaustive_or(Plan<S>& plan, TopKQueue& topk) {
   uint32_t cur = kEndDocid;
   for (auto& c : cursors) cur = std::min(cur, c.docid());
   while (cur != kEndDocid) {
+    if (!plan.filter->pass(cur)) {  // on to the next passing document
+      const uint32_t target = plan.filter->next(cur);
+      cur = kEndDocid;
+      for (auto& c : cursors) {
+        c.next_geq(target);
+        cur = std::min(cur, c.docid());
+      }
+      continue;
+    }
     Score s = 0;
     uint32_t next = kEndDocid;
     for (auto& c : cursors) {

@@ -295,20 +295,20 @@ std::vector<QueryTerm> found_terms(const std::vector<int64_t>& ids) {
 
 // search_batch() of either engine: each query's text analyzed on the worker threads, then its
 // terms appended, then searched.
-template <class Engine>
+template <class Engine, class Filter>
 std::vector<QueryResult> batch(const Engine& engine, const std::vector<QueryInput>& queries,
                                uint32_t k, Algorithm algorithm, const ScorerSpec& spec,
-                               unsigned threads) {
+                               unsigned threads, const Filter* filter) {
   std::vector<QueryResult> results(queries.size());
   core::parallel_for(queries.size(), threads, [&](size_t i) {
     const QueryInput& q = queries[i];
     if (q.text.empty()) {
-      results[i] = engine.search(q.terms, k, algorithm, spec);
+      results[i] = engine.search(q.terms, k, algorithm, spec, filter);
       return;
     }
     std::vector<QueryTerm> terms = engine.analyze(q.text);
     terms.insert(terms.end(), q.terms.begin(), q.terms.end());
-    results[i] = engine.search(terms, k, algorithm, spec);
+    results[i] = engine.search(terms, k, algorithm, spec, filter);
   });
   return results;
 }
@@ -452,7 +452,7 @@ void QueryEngine::plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& term
 // Prefetches the first blocks, then sets each term's upper bounds, stored in the index or
 // computed for this scorer, and primes the threshold from the stored thresholds.
 void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
-                              Prepared& prepared) const {
+                              Prepared& prepared, bool filtered) const {
   for (const QueryPlan::Term& t : plan.terms) {
     if (t.local >= 0) m_reader.prefetch_skips(static_cast<uint32_t>(t.local));
   }
@@ -461,7 +461,9 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
   }
   if (!uses_bounds(algorithm)) return;
   const uint64_t n_docs = m_reader.n_docs();
-  const size_t rank = prime_rank(prepared, algorithm, k, m_reader.layout().thresholds);
+  // The stored thresholds hold for the whole index, not for the documents a filter passes.
+  const size_t rank = filtered ? index::kNumThresholdRanks
+                               : prime_rank(prepared, algorithm, k, m_reader.layout().thresholds);
   for (QueryPlan::Term& term : plan.terms) {
     if (term.local < 0) continue;  // a shard without the term: no postings here
     const uint32_t t = static_cast<uint32_t>(term.local);
@@ -494,13 +496,15 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
 
 void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
                            Prepared& prepared, TopKQueue& topk, QueryResult& counters,
-                           double& scale) const {
+                           double& scale, const DocFilter* filter) const {
   const uint64_t n_docs = m_reader.n_docs();  // of this index (a shard: fewer than N)
   if (n_docs == 0) return;
+  if (filter != nullptr && !filter->active()) filter = nullptr;
+  if (filter != nullptr && filter->count() == 0) return;  // nothing here may enter
   QueryPlan plan;
   plan_terms(plan, terms, algorithm, prepared.spec);
   if (plan.matches_nothing) return;
-  plan_bounds(plan, k, algorithm, prepared);
+  plan_bounds(plan, k, algorithm, prepared, filter != nullptr);
   topk.prime(plan.threshold);
   scale = plan.scale;
 
@@ -508,6 +512,7 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
   with_scorer(prepared, m_reader, plan.weight_sum * plan.scale, [&](const auto& scorer) {
     using S = std::decay_t<decltype(scorer)>;
     Plan<S> run{scorer, {}, static_cast<uint32_t>(n_docs)};
+    if (filter != nullptr) run.filter = filter;
     run.cursors.reserve(plan.terms.size());
     for (const QueryPlan::Term& t : plan.terms) {
       if (t.local < 0) continue;
@@ -525,7 +530,8 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
 }
 
 QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
-                                Algorithm algorithm, const ScorerSpec& spec) const {
+                                Algorithm algorithm, const ScorerSpec& spec,
+                                const DocFilter* filter) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
   std::shared_ptr<Prepared> prepared = prepare(spec);
   const std::vector<QueryTerm> terms = normalize(query, n_query_terms());
@@ -535,15 +541,16 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
   TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), kNoThreshold,
                  deleted_flags());
   double scale = 1.0;
-  run_into(terms, k, algorithm, *prepared, topk, result, scale);
+  run_into(terms, k, algorithm, *prepared, topk, result, scale, filter);
   take_results(topk, scale, result);
   return result;
 }
 
 std::vector<QueryResult> QueryEngine::search_batch(const std::vector<QueryInput>& queries,
                                                    uint32_t k, Algorithm algorithm,
-                                                   const ScorerSpec& spec, unsigned threads) const {
-  return batch(*this, queries, k, algorithm, spec, threads);
+                                                   const ScorerSpec& spec, unsigned threads,
+                                                   const DocFilter* filter) const {
+  return batch(*this, queries, k, algorithm, spec, threads, filter);
 }
 
 void QueryEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {
@@ -640,8 +647,12 @@ uint32_t SegmentedEngine::live_docid(size_t s, uint32_t docid) const {
 }
 
 QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
-                                    Algorithm algorithm, const ScorerSpec& spec) const {
+                                    Algorithm algorithm, const ScorerSpec& spec,
+                                    const Filters* filters) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
+  if (filters != nullptr && filters->size() != m_engines.size()) {
+    core::fail_value(filters->size(), " filters for ", m_engines.size(), " segments");
+  }
   spec.validate();
   const std::vector<QueryTerm> terms = normalize(query, m_global.n_terms());
   QueryResult result;
@@ -651,7 +662,8 @@ QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query, uint32_
   for (size_t s = 0; s < m_engines.size(); ++s) {  // in collection order: see TopKQueue
     const QueryEngine& e = *m_engines[s];
     topk.set_segment(m_first[s], e.deleted_flags());
-    e.run_into(terms, k, algorithm, *e.prepare(spec), topk, result, scale);
+    e.run_into(terms, k, algorithm, *e.prepare(spec), topk, result, scale,
+               filters != nullptr ? (*filters)[s] : nullptr);
   }
   take_results(topk, scale, result);
   result.positions = std::move(result.docids);
@@ -666,8 +678,9 @@ QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query, uint32_
 std::vector<QueryResult> SegmentedEngine::search_batch(const std::vector<QueryInput>& queries,
                                                        uint32_t k, Algorithm algorithm,
                                                        const ScorerSpec& spec,
-                                                       unsigned threads) const {
-  return batch(*this, queries, k, algorithm, spec, threads);
+                                                       unsigned threads,
+                                                       const Filters* filters) const {
+  return batch(*this, queries, k, algorithm, spec, threads, filters);
 }
 
 void SegmentedEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {

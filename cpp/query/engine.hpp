@@ -17,6 +17,7 @@
 #include "index/reader.hpp"
 #include "index/term_hash.hpp"
 #include "query/algorithm.hpp"
+#include "query/doc_filter.hpp"
 #include "query/scorers.hpp"
 #include "query/topk_queue.hpp"
 
@@ -108,11 +109,13 @@ class QueryEngine {
   // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent
   // (also when no live document holds it: GlobalStats.live_only).
   int64_t find_term(std::string_view term) const;
+  // `filter` (optional, over this index's docids; it outlives the call): only documents that
+  // pass it are returned, the top k of them exactly.
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
-                     const ScorerSpec& scorer) const;
+                     const ScorerSpec& scorer, const DocFilter* filter = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
                                         Algorithm algorithm, const ScorerSpec& scorer,
-                                        unsigned threads) const;
+                                        unsigned threads, const DocFilter* filter = nullptr) const;
   // Computes the upper bounds of every term for a scorer whose bounds are not in the index
   // (otherwise they are computed for each term on its first pruned query).
   void precompute_bounds(const ScorerSpec& scorer, unsigned threads) const;
@@ -131,10 +134,11 @@ class QueryEngine {
 
   // Runs `terms` (normalized: sorted, distinct, checked) over this index into `topk` (its
   // segment set), adds the work counters to `counters` and sets `scale` to the query's
-  // fixed-point scale (unchanged when the query matches nothing here).
+  // fixed-point scale (unchanged when the query matches nothing here). With `filter`, only
+  // its passing documents enter (and no stored threshold primes the queue).
   void run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
                 Prepared& prepared, TopKQueue& topk, QueryResult& counters,
-                double& scale) const;
+                double& scale, const DocFilter* filter = nullptr) const;
   const uint8_t* deleted_flags() const {
     return m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
   }
@@ -144,7 +148,8 @@ class QueryEngine {
   // the dispatch to the algorithm and the extraction of the results.
   void plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& terms, Algorithm algorithm,
                   const ScorerSpec& scorer) const;
-  void plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm, Prepared& prepared) const;
+  void plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm, Prepared& prepared,
+                   bool filtered) const;
   uint64_t n_query_terms() const;
   int64_t local_term(uint32_t term) const;  // the shard's id of a query term id, -1 if absent
   uint64_t term_df(uint32_t term) const;    // statistics of a query term id
@@ -185,11 +190,13 @@ class SegmentedEngine {
 
   std::vector<QueryTerm> analyze(std::string_view text) const;
   int64_t find_term(std::string_view term) const;
+  // `filters` (optional): one per segment, over its own docids (deleted ones included).
+  using Filters = std::vector<const DocFilter*>;
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
-                     const ScorerSpec& scorer) const;
+                     const ScorerSpec& scorer, const Filters* filters = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
                                         Algorithm algorithm, const ScorerSpec& scorer,
-                                        unsigned threads) const;
+                                        unsigned threads, const Filters* filters = nullptr) const;
   void precompute_bounds(const ScorerSpec& scorer, unsigned threads) const;
 
   size_t n_segments() const { return m_engines.size(); }

@@ -64,6 +64,16 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
       }
     }
     if (cur == kEndDocid) return;
+    // A candidate the filter fails: no document before the filter's next passing one may
+    // enter, so the essential lists move there (the non-essential ones are only probed at
+    // candidates). Asked after the block bound of a one-list stretch, which skips without
+    // decoding.
+    auto filtered_out = [&] {
+      if (plan.filter->pass(cur)) return false;
+      const uint32_t target = plan.filter->next(cur);
+      for (size_t i = essential; i < n; ++i) order[i]->next_geq(target);
+      return true;
+    };
     if (second > cur) {
       // One essential list alone holds the candidates before `second`: they are scored in one
       // loop, block by block. Its blocks whose bound plus the non-essential lists' bounds cannot
@@ -72,14 +82,18 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
       const Score others = below[essential];
       c.shallow_next_geq(cur);
       if (topk.would_enter(c.block_max_score() + others)) {
-        plan.postings_scored += c.score_run(
-            plan.scorer, second, [&](uint32_t doc, Score s) { return !finish(doc, s); });
+        if (filtered_out()) continue;
+        const DocFilter& filter = *plan.filter;
+        plan.postings_scored += c.score_run(plan.scorer, second, [&](uint32_t doc, Score s) {
+          return !filter.pass(doc) || !finish(doc, s);
+        });
         continue;
       }
       const auto it = order.begin() + static_cast<std::ptrdiff_t>(first);
       c.next_geq(skip_blocks(it, it + 1, others, second, topk));
       continue;
     }
+    if (filtered_out()) continue;
     Score s = 0;
     for (size_t i = essential; i < n; ++i) {
       if (order[i]->docid() == cur) {

@@ -40,13 +40,19 @@ void taat(Plan<S>& plan, TopKQueue& topk) {
   auto& cursors = plan.cursors;
   if (cursors.size() == 1) {  // one list is in docid order already: no accumulators needed
     auto& c = cursors[0];
-    for (uint32_t d = c.docid(); d != kEndDocid; c.next(), d = c.docid()) {
+    for (uint32_t d = c.docid(); d != kEndDocid; d = c.docid()) {
+      if (!plan.filter->pass(d)) {  // on to the filter's next passing document
+        c.next_geq(plan.filter->next(d));
+        continue;
+      }
       topk.insert(c.score(plan.scorer) + plan.doc_part(d), d);
       ++plan.docs_scored;
+      ++plan.postings_scored;
+      c.next();
     }
-    plan.postings_scored += c.size();
     return;
   }
+  const DocFilter& filter = *plan.filter;
   thread_local Accumulators acc;
   Score* scores = acc.scores.data();
   uint64_t* touched = acc.touched.data();
@@ -75,11 +81,17 @@ void taat(Plan<S>& plan, TopKQueue& topk) {
     for (uint32_t sw = 0; sw < kWindow / 4096; ++sw) {
       for (uint64_t words = summary[sw]; words; words &= words - 1) {
         const uint32_t w = sw * 64 + static_cast<uint32_t>(__builtin_ctzll(words));
-        for (uint64_t bits = touched[w]; bits; bits &= bits - 1) {
+        // Only the documents that pass the filter are offered (base is a multiple of 64);
+        // every touched accumulator is cleared.
+        const uint64_t passing = touched[w] & filter.word((base >> 6) + w);
+        for (uint64_t bits = passing; bits; bits &= bits - 1) {
           const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
           topk.insert(scores[i] + plan.doc_part(base + i), base + i);
           scores[i] = 0;
           ++plan.docs_scored;
+        }
+        for (uint64_t bits = touched[w] & ~passing; bits; bits &= bits - 1) {
+          scores[w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits))] = 0;
         }
         touched[w] = 0;
       }

@@ -16,6 +16,10 @@ void wand(Plan<S>& plan, TopKQueue& topk) {
     size_t pivot = find_pivot(order, topk);
     if (pivot == n) return;
     const uint32_t pivot_id = order[pivot]->docid();
+    if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document
+      skip_filtered(order, pivot_id, *plan.filter);
+      continue;
+    }
     plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
     if (order[0]->docid() == pivot_id) {
       // Every cursor up to the pivot is on it: score it (and any later cursor on it too).

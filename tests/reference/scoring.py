@@ -58,3 +58,21 @@ def top_k(all_scores: dict, k: int):
     """(docids, scores) of the k best, ties by ascending docid."""
     ranked = sorted(all_scores.items(), key=lambda x: (-x[1], x[0]))[:k]
     return np.array([d for d, _ in ranked], np.int64), np.array([s for _, s in ranked])
+
+
+def assert_top_k(result, expected: dict, k: int) -> None:
+    """`result` (docids, scores) is the top k of the reference scores {docid: score}: the same
+    number of hits, the same scores, and the same document at every rank whose score is apart
+    from its neighbours' (and from the first one left out)."""
+    docids, scores = top_k(expected, k)
+    _, next_scores = top_k(expected, k + 1)
+    assert len(result) == docids.size
+    if not docids.size:
+        return
+    np.testing.assert_allclose(result.scores, [expected[int(d)] for d in result.docids],
+                               rtol=2e-6, atol=1e-9)
+    np.testing.assert_allclose(result.scores, scores, rtol=2e-6, atol=1e-9)
+    tol = 1e-6 * (1 + np.abs(next_scores))
+    gaps = np.abs(np.diff(next_scores)) > tol[1:]
+    separated = np.append(gaps, True)[:scores.size] & np.insert(gaps, 0, True)[:scores.size]
+    np.testing.assert_array_equal(result.docids[separated], docids[separated])

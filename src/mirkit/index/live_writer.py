@@ -12,6 +12,7 @@ import numpy as np
 from mirkit._validate import progress_bar
 from mirkit.analysis import Analyzer
 from mirkit.index import segments as seg
+from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
 from mirkit.index.reader import Index
 from mirkit.index.writer import DEFAULT_CODEC, IndexWriter, _check_codec, _parse_bytes, \
     check_threads_batch
@@ -72,14 +73,17 @@ class SegmentWriter:
                  bm25_b: Optional[float] = None, vectors: Optional[bool] = None,
                  threads: int = 0, memory_budget: Union[int, str] = "1GB",
                  batch_size: int = 4096,
-                 merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy()):
+                 merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
+                 numeric_fields=None, keyword_fields=None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
         if merge_policy is not None and not isinstance(merge_policy, seg.MergePolicy):
             raise TypeError("merge_policy must be a mirkit.index.MergePolicy or None")
         new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
-               "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors}
+               "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors,
+               "numeric_fields": numeric_fields, "keyword_fields": keyword_fields}
+        fields = check_field_names(numeric_fields, keyword_fields)
         if codec is not None:
             _check_codec(codec, "codec")
         if freq_codec is not None:
@@ -96,7 +100,9 @@ class SegmentWriter:
                 "positions": bool(positions), "vectors": bool(vectors),
                 "bm25": dict(zip(("k1", "b"), check_bm25(
                     BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
-                    prefix="bm25_")))})
+                    prefix="bm25_"))),
+                **({"numeric_fields": list(fields[0]), "keyword_fields": list(fields[1])}
+                   if fields[0] or fields[1] else {})})
         elif any(v is not None for v in new.values()):
             given = ", ".join(k for k, v in new.items() if v is not None)
             raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
@@ -259,7 +265,8 @@ class SegmentWriter:
             self.path / name, analyzer=Analyzer.from_dict(s["analyzer"]),
             codec=s["codec"], freq_codec=s["freq_codec"], positions=s["positions"],
             vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
-            bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size)
+            bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size,
+            numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1])
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 
@@ -270,8 +277,9 @@ class SegmentWriter:
             new.ids.add(i)
             new.count += 1
 
-    def add(self, id: str, text: str) -> None:
-        """Add one document (visible at the next commit).
+    def add(self, id: str, text: str, fields=None) -> None:
+        """Add one document (visible at the next commit); `fields`: its values of the index's
+        numeric and keyword fields (a mapping; :mod:`mirkit.index.columns`).
 
         Raises
         ------
@@ -287,7 +295,7 @@ class SegmentWriter:
             raise ValueError(f"document id {id!r} is already in {self.path}; update() "
                              "replaces a document")
         new = self._open_segment([id])
-        new.writer.add(id, text)
+        new.writer.add(id, text, fields)
         self._added(new, [id])
 
     def add_documents(self, source, *, format: str = "auto", skip_errors: bool = False,
@@ -296,6 +304,11 @@ class SegmentWriter:
         reads it) and return how many were added. An id already live in the index is an
         error (:class:`mirkit.ingest.InputError` naming file and line) unless `skip_errors`."""
         self._check_open()
+        numeric, keyword = settings_fields(self.settings)
+        recorded = None
+        if numeric or keyword:  # the documents' field values, looked up by id below
+            recorded = ColumnCollector(numeric, keyword)
+            source = recorded.source(source, reader_options.get("id_field", "id"))
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
         added = 0
@@ -321,6 +334,9 @@ class SegmentWriter:
                     locations.append(loc)
                 if ids:
                     new = self._open_segment(ids)
+                    if recorded is not None:
+                        for i in ids:
+                            new.writer._columns.add(i, recorded.lookup(i))
                     new.writer._add_batch(ids, texts, locations, skip_errors=False)
                     self._added(new, ids)
                     added += len(ids)
@@ -366,17 +382,18 @@ class SegmentWriter:
                 self._by_number[s][3] = True
         return len(ids)
 
-    def update(self, id: str, text: str) -> None:
+    def update(self, id: str, text: str, fields=None) -> None:
         """Replace the text of document `id` (a delete and an add: the document moves to the
         end of the collection); atomic at the next commit. An `id` that is not live raises
         :class:`~mirkit.index.UnknownDocumentError` (a KeyError) naming it, and nothing
-        changes (:meth:`add` adds a new document)."""
+        changes (:meth:`add` adds a new document). `fields`: the new document's field
+        values, as for :meth:`add` (the old ones are not kept)."""
         self._check_open()
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
         self._resolve([id], "update")
         self.delete([id])
-        self.add(id, text)
+        self.add(id, text, fields)
 
     # -- commit, merge -----------------------------------------------------------------------
 

@@ -762,12 +762,27 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             build={"merged": [s.index.path.name for s in segments],
                    "seconds": round(time.perf_counter() - started, 3)})
         write_manifest(tmp, manifest)
+        _merge_columns(tmp, segments, settings, len(ids))
         fsync_dir(tmp)
         move_into_place(tmp, target, overwrite=False)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return {"name": name, "n_docs": len(ids), "n_deleted": 0, "deletions": None}
+
+
+def _merge_columns(directory: Path, segments: list, settings: dict, n_docs: int) -> None:
+    """The field columns of a merged segment: the live documents' values, in order."""
+    from mirkit.index.columns import concat_columns, read_columns, settings_fields, \
+        write_columns
+
+    numeric, keyword = settings_fields(settings)
+    if not numeric and not keyword:
+        return
+    kinds = {**{n: "numeric" for n in numeric}, **{n: "keyword" for n in keyword}}
+    parts = [(read_columns(s.index), np.ones(s.index.stats.n_docs, bool) if s.deleted is None
+              else ~s.deleted) for s in segments]
+    write_columns(directory, concat_columns(parts, numeric + keyword, kinds), n_docs)
 
 
 def write_commit(path: Path, commit: dict) -> None:
@@ -813,8 +828,11 @@ def upgrade(path: Path) -> None:
     caller holds the write lock). Its files are hard-linked into ``seg-00000000``; the new
     manifest is the switch (before it, the old index still opens as it was), then the old
     top-level files are removed."""
+    from mirkit.index.columns import column_files
+
     old = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    names = list(old["files"]) + [MANIFEST]
+    columns, (numeric, keyword) = column_files(path)
+    names = list(old["files"]) + columns + [MANIFEST]
     seg = path / segment_name(0)
     shutil.rmtree(seg, ignore_errors=True)  # left by an upgrade that crashed before its switch
     tmp = temp_sibling(seg)
@@ -826,10 +844,13 @@ def upgrade(path: Path) -> None:
     n = old["stats"]["n_docs"]
     segments = [{"name": segment_name(0), "n_docs": n, "n_deleted": 0, "deletions": None}] \
         if n else []
-    write_commit(path, new_commit(1, segment_settings(old), segments, 1))
+    settings = segment_settings(old)
+    if numeric or keyword:
+        settings.update(numeric_fields=list(numeric), keyword_fields=list(keyword))
+    write_commit(path, new_commit(1, settings, segments, 1))
     write_manifest(path, marker_manifest())
     fsync_dir(path)
-    for name in old["files"]:
+    for name in list(old["files"]) + columns:
         (path / name).unlink()
     fsync_dir(path)
 

@@ -17,6 +17,7 @@ from mirkit._validate import progress_bar
 from mirkit._version import __version__
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
+from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, jsonl_line, read_documents
 from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
@@ -127,6 +128,12 @@ class IndexWriter:
         segmented index (:mod:`mirkit.index.segments`) of the parts built in parallel, one per
         thread and JSON Lines file (plus one for documents given in batches), without merging
         them; searching it gives the same results. Not with `vectors`.
+    numeric_fields, keyword_fields : sequence of str
+        Fields stored column-wise, one value a document, for filters (``filter="year >= 1990
+        AND lang:en"``, :mod:`mirkit.search.filters`): numeric (int64, or float64 when a value
+        is a float) and keyword (str, dictionary-coded). Values come from ``add(...,
+        fields=)`` or the keys of the documents :meth:`add_documents` reads; a document
+        without one has a missing value (:mod:`mirkit.index.columns`).
 
     Attributes
     ----------
@@ -173,7 +180,7 @@ class IndexWriter:
                  vectors: bool = False, threads: int = 0,
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
-                 merge: bool = True):
+                 merge: bool = True, numeric_fields=(), keyword_fields=()):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -185,6 +192,9 @@ class IndexWriter:
             raise ValueError("merge=False leaves a segmented index, which stores no document "
                              "vectors (yet): pass vectors=False or merge=True")
         self.merge = merge
+        numeric_fields, keyword_fields = check_field_names(numeric_fields, keyword_fields)
+        self._columns = ColumnCollector(numeric_fields, keyword_fields) \
+            if numeric_fields or keyword_fields else None
         self.path = Path(path)
         self.analyzer = analyzer
         self.codec = _check_codec(codec, "codec")
@@ -236,7 +246,7 @@ class IndexWriter:
              bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None,
              vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
-             merge_policy="default"):
+             merge_policy="default", numeric_fields=None, keyword_fields=None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -251,6 +261,9 @@ class IndexWriter:
             Settings of a new index (as for :class:`IndexWriter`; ValueError for an existing
             one, which keeps its own: an index built with ``vectors=True`` keeps storing
             document vectors in every segment, merged ones included).
+        numeric_fields, keyword_fields
+            The fields a new index stores column-wise (as for :class:`IndexWriter`;
+            ValueError for an existing one, which keeps its own).
         threads, memory_budget, batch_size
             As for :class:`IndexWriter`, for the segments this writer builds.
         merge_policy : MergePolicy or None
@@ -287,7 +300,8 @@ class IndexWriter:
             path, analyzer=analyzer, codec=codec, freq_codec=freq_codec, positions=positions,
             bm25_k1=bm25_k1, bm25_b=bm25_b, vectors=vectors, threads=threads,
             memory_budget=memory_budget, batch_size=batch_size,
-            merge_policy=MergePolicy() if merge_policy == "default" else merge_policy)
+            merge_policy=MergePolicy() if merge_policy == "default" else merge_policy,
+            numeric_fields=numeric_fields, keyword_fields=keyword_fields)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -313,11 +327,17 @@ class IndexWriter:
         if self._closed:
             raise ValueError("the IndexWriter is closed")
 
-    def add(self, id: str, text: str) -> None:
-        """Add one document (buffered; sent to the builder in batches)."""
+    def add(self, id: str, text: str, fields=None) -> None:
+        """Add one document (buffered; sent to the builder in batches). `fields`: a mapping
+        holding its values of the writer's `numeric_fields` and `keyword_fields`."""
         self._check_open()
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
+        if self._columns is not None:
+            self._columns.add(id, fields)
+        elif fields:
+            raise ValueError("fields given, but the writer stores none: name them with "
+                             "numeric_fields= or keyword_fields=")
         self._ids.append(id)
         self._texts.append(text)
         self._locations.append(("<add>", self.n_docs))
@@ -339,6 +359,8 @@ class IndexWriter:
         self._check_open()
         self._flush()
         before = self.n_docs
+        if self._columns is not None:
+            source = self._columns.source(source, reader_options.get("id_field", "id"))
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
         jsonl = None if skip_errors else _plain_jsonl_file(reader)
@@ -437,6 +459,7 @@ class IndexWriter:
                 self._final_docs = stats["n_docs"]
                 self._update_timings()
                 self._write_manifest(stats)
+                self._write_columns(self._tmp)
             else:
                 parts = self._builder.finish_parts()
                 self._final_docs = sum(stats["n_docs"] for _, stats in parts)
@@ -474,6 +497,9 @@ class IndexWriter:
         settings = {"analyzer": self.analyzer.to_dict(), "codec": self.codec,
                     "freq_codec": self.freq_codec, "positions": self.positions,
                     "bm25": dict(self.bm25)}
+        if self._columns is not None:
+            settings.update(numeric_fields=list(self._columns.numeric),
+                            keyword_fields=list(self._columns.keyword))
         entries = []
         for directory, stats in parts:
             if stats["n_docs"] == 0:  # a segment holds documents
@@ -483,6 +509,7 @@ class IndexWriter:
                 analyzer=settings["analyzer"], codec=self.codec, freq_codec=self.freq_codec,
                 positions=self.positions, vectors=False, bm25=self.bm25, stats=stats,
                 build=self._build_info(stats)))
+            self._write_columns(Path(directory))
             name = seg.segment_name(len(entries))
             fsync_dir(Path(directory))
             os.rename(directory, self._tmp / name)
@@ -490,6 +517,13 @@ class IndexWriter:
                             "deletions": None})
         write_manifest(self._tmp, seg.marker_manifest())
         seg.write_commit(self._tmp, seg.new_commit(1, settings, entries, len(entries)))
+
+    def _write_columns(self, directory: Path) -> None:
+        """The field columns of the index (or segment) in `directory`, its manifest written."""
+        if self._columns is None:
+            return
+        doc_ids = Index.open(directory, verify=False).doc_ids
+        write_columns(directory, self._columns.columns(doc_ids), len(doc_ids))
 
     def _write_manifest(self, stats: dict) -> None:
         manifest = index_manifest(

@@ -44,14 +44,18 @@ class SegmentedSearch:
         self.index = index
         self.engine = segmented_engine(index)
 
-    def search_batch(self, queries: list, k: int, algorithm: str, spec, threads: int) -> list:
+    def search_batch(self, queries: list, k: int, algorithm: str, spec, threads: int,
+                     filter=None) -> list:
         """`queries`: text, or checked ``(terms, weights)``; the engine analyzes text on its
-        threads and ignores terms that no live document holds (a fresh build lacks them)."""
+        threads and ignores terms that no live document holds (a fresh build lacks them).
+        `filter`: a compiled :class:`mirkit.search.filters.Filter` or None."""
         return self.engine.search_batch(queries, k, algorithm, threads, spec,
-                                        self.index.cached_doc_ids)
+                                        self.index.cached_doc_ids,
+                                        None if filter is None else filter.engine_arg(True))
 
-    def search(self, query, k: int, algorithm: str, spec):
-        return self.engine.search(query, k, algorithm, spec, self.index.cached_doc_ids)
+    def search(self, query, k: int, algorithm: str, spec, filter=None):
+        return self.engine.search(query, k, algorithm, spec, self.index.cached_doc_ids,
+                                  None if filter is None else filter.engine_arg(True))
 
     def precompute_bounds(self, spec, threads: int) -> None:
         self.engine.precompute_bounds(spec, threads)

@@ -48,6 +48,7 @@ from mirkit._validate import check_count, progress_bar
 from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.search._segments import SegmentedSearch
+from mirkit.search.filters import FilterCache, compile_filter
 from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
 from mirkit.search.query import Query, check_query, weighted_terms
 from mirkit.search.scoring import Scorer, get_scorer
@@ -134,6 +135,7 @@ class Searcher:
             raise TypeError(f"global_stats must be a mirkit._core.query.GlobalStats, got "
                             f"{type(global_stats).__name__}")
         self._specs: dict = {}  # scorer -> its _core.query.ScorerSpec
+        self._filter_cache = FilterCache()  # the last string filters compiled
         self._global_stats = global_stats
         self._open(index)
         self.scorer = scorer
@@ -268,7 +270,8 @@ class Searcher:
                fusion: str = "rrf", depth: Optional[int] = None, rrf_k: float = 60,
                weight: float = 0.5, vector_options: Optional[Mapping] = None,
                syntax: str = "plain", max_expansions: Optional[int] = None,
-               prefix_length: Optional[int] = None, transpositions: Optional[bool] = None):
+               prefix_length: Optional[int] = None, transpositions: Optional[bool] = None,
+               filter=None):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -305,6 +308,12 @@ class Searcher:
             (``comput*``) or wildcard (``w?ng``) terms, expanded as :meth:`expand` does.
         max_expansions, prefix_length, transpositions : optional
             With ``syntax="fuzzy"`` only: :meth:`expand`'s options (defaults 50, 0, True).
+        filter : optional
+            Only documents it passes are returned, the top k of them exactly
+            (:mod:`mirkit.search.filters`): a bool mask or an array of internal docids, a
+            list or set of external ids, a Boolean query or field predicate string
+            (``"year >= 1990 AND lang:en"``), or a compiled
+            :class:`~mirkit.search.filters.Filter`. Not with `feedback` or `vector`.
 
         Returns
         -------
@@ -336,6 +345,17 @@ class Searcher:
                 or transpositions is not None:
             query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
                                         transpositions)
+        if filter is not None:
+            if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET
+                    and scorer is None and feedback is None and type(query) is str
+                    and vector is None):  # the common call, inline as below
+                compiled = self._filter_cache.get(self.index, filter)
+                if self._segmented is not None:
+                    return self._segmented.search(query, k, algorithm, self._default_spec,
+                                                  compiled)
+                return self._engine.search(query, k, algorithm, self._default_spec,
+                                           self.index.cached_doc_ids, compiled.engine_filters[0])
+            return self._filtered([query], k, algorithm, scorer, feedback, vector, filter)[0]
         if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None
                 and feedback is None and type(query) is str and vector is None):
             # The common call, checked inline: this is per-query overhead on microsecond queries.
@@ -363,8 +383,10 @@ class Searcher:
                      weight: float = 0.5, vector_options: Optional[Mapping] = None,
                      syntax: str = "plain", max_expansions: Optional[int] = None,
                      prefix_length: Optional[int] = None,
-                     transpositions: Optional[bool] = None) -> list:
+                     transpositions: Optional[bool] = None, filter=None) -> list:
         """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
+
+        `filter` (:meth:`search`'s) applies to every query; it is compiled once.
 
         `syntax` and its options are :meth:`search`'s (``"fuzzy"`` expands each text query
         in this thread before the batch runs).
@@ -380,6 +402,11 @@ class Searcher:
                 or transpositions is not None:
             queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
                                            transpositions) for q in queries]
+        if filter is not None:
+            if progress is not None and progress is not False:
+                raise ValueError("filter= does not combine with progress= (yet)")
+            return self._filtered(list(queries), k, algorithm, scorer, feedback, vectors, filter,
+                                  threads)
         if vectors is not None:
             queries = list(queries)
             q = self._vector_side().queries(vectors, len(queries), "vectors")
@@ -406,6 +433,32 @@ class Searcher:
             return self._segmented.search_batch(prepared, k, algorithm, spec, threads)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids)
+
+    def _filtered(self, queries: list, k, algorithm, scorer, feedback, vector, filter,
+                  threads=None) -> list:
+        """:meth:`search` (`threads` None) or :meth:`search_batch` of `queries` restricted
+        to the documents `filter` passes (:mod:`mirkit.search.filters`)."""
+        if feedback is not None or vector is not None:
+            raise ValueError("filter= does not combine with feedback= or a vector query (yet)")
+        k, spec = self._options(k, algorithm, scorer)
+        compiled = self._filter_cache.get(self.index, filter)
+        prepared = [q if type(q) is str else self._query(q) for q in queries]
+        if threads is None:
+            if self._segmented is not None:
+                return [self._segmented.search(prepared[0], k, algorithm, spec, compiled)]
+            return [self._engine.search(prepared[0], k, algorithm, spec,
+                                        self.index.cached_doc_ids, compiled.engine_arg(False))]
+        threads = check_count(threads, "threads")
+        if self._segmented is not None:
+            return self._segmented.search_batch(prepared, k, algorithm, spec, threads, compiled)
+        return self._engine.search_batch(prepared, k, algorithm, threads, spec,
+                                         self.index.cached_doc_ids, compiled.engine_arg(False))
+
+    def compile_filter(self, filter):
+        """The :class:`~mirkit.search.filters.Filter` of `filter` over this searcher's index
+        (any kind :meth:`search` takes), to reuse across calls; ``.count`` is the number of
+        documents it passes."""
+        return compile_filter(self.index, filter)
 
     def _vector_side(self) -> VectorSide:
         if self._vectors is None:
