@@ -1,0 +1,11 @@
+"""Late interaction: multi-vector (ColBERT-style) scoring of token-vector sets.
+
+A query and a document are sets of token vectors; MaxSim scores a document by summing, over the
+query's tokens, the best dot product with any of the document's tokens (Khattab & Zaharia,
+SIGIR 2020). :func:`maxsim` and :func:`maxsim_batch` compute it with a fused SIMD kernel (the
+query-by-document similarity matrix is never stored), :func:`chamfer` is its symmetric form.
+"""
+
+from mirkit.late._maxsim import chamfer, kernel_level, maxsim, maxsim_batch
+
+__all__ = ["chamfer", "kernel_level", "maxsim", "maxsim_batch"]
