@@ -165,3 +165,19 @@ def test_bad_input(rng):
         maxsim(q, docs, mask=np.zeros(4, dtype=bool))
     with pytest.raises(ValueError, match="3-dimensional"):
         maxsim(q, np.zeros((2, 8), np.float32))
+
+
+@pytest.mark.parametrize("name", ["fixed", "variable"])
+def test_benchmark_rows_agree_with_peers(rng, name):
+    # Every side of `mirkit bench late` (maxsim-cpu, torch, numpy, mirkit float32/bfloat16)
+    # passes the benchmark's own output check on a small case.
+    from mirkit.benchmarks.late import _rows
+
+    q = rng.standard_normal((7, 20)).astype(np.float32)
+    docs = rng.standard_normal((6, 9, 20)).astype(np.float32)
+    if name == "variable":
+        docs = sets(rng, [1, 40, 9, 3], 20)
+    rows = _rows(name, q, docs, threads=1)
+    assert {"maxsim-cpu", "numpy matmul + reduceat"} <= {r.label for r in rows}
+    for row in rows:
+        row.check(row.fn())
