@@ -181,3 +181,12 @@ def test_benchmark_rows_agree_with_peers(rng, name):
     assert {"maxsim-cpu", "numpy matmul + reduceat"} <= {r.label for r in rows}
     for row in rows:
         row.check(row.fn())
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.late._maxsim
+
+    failed, attempted = doctest.testmod(mirkit.late._maxsim)
+    assert attempted > 0 and failed == 0

@@ -1,12 +1,14 @@
 // Binding of the late-interaction kernels (cpp/late/) as the _core.late submodule. mirkit.late
 // converts once, openly (float32, or bfloat16 bits as uint16); this layer checks shapes and
 // offsets and runs the kernel without the GIL.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bindings/common.hpp"
 #include "core/cpu_features.hpp"
 #include "late/maxsim.hpp"
+#include "late/plaid.hpp"
 
 namespace mirkit::bindings {
 
@@ -100,6 +102,69 @@ Sets parse_sets(const py::object& obj, bool bf16, const char* name) {
   return s;
 }
 
+template <class T>
+using Arr = py::array_t<T, py::array::c_style>;
+
+void expect(const py::array& a, py::ssize_t ndim, const char* name) {
+  if (a.ndim() != ndim) {
+    throw py::value_error(std::string(name) + " must be " + std::to_string(ndim) +
+                          "-dimensional, got ndim=" + std::to_string(a.ndim()));
+  }
+}
+
+// The codec's arrays, checked against each other (values are checked by mirkit.late on load).
+late::ResidualCodec codec_of(const Arr<float>& centroids, const Arr<float>& cutoffs,
+                             const Arr<float>& weights, unsigned nbits) {
+  expect(centroids, 2, "centroids");
+  expect(cutoffs, 2, "cutoffs");
+  expect(weights, 2, "bucket_weights");
+  if (nbits != 1 && nbits != 2 && nbits != 4 && nbits != 8) {
+    throw py::value_error("nbits must be 1, 2, 4 or 8, got " + std::to_string(nbits));
+  }
+  late::ResidualCodec c;
+  c.centroids = centroids.data();
+  c.n_centroids = static_cast<size_t>(centroids.shape(0));
+  c.dim = static_cast<size_t>(centroids.shape(1));
+  c.nbits = nbits;
+  const size_t nb = size_t{1} << nbits;
+  if (static_cast<size_t>(cutoffs.shape(0)) != c.dim || static_cast<size_t>(cutoffs.shape(1)) != nb - 1 ||
+      static_cast<size_t>(weights.shape(0)) != c.dim || static_cast<size_t>(weights.shape(1)) != nb) {
+    throw py::value_error("cutoffs must be (dim, 2^nbits - 1) and bucket_weights (dim, 2^nbits)");
+  }
+  c.cutoffs = cutoffs.data();
+  c.bucket_weights = weights.data();
+  return c;
+}
+
+late::StoredDocs docs_of(const late::ResidualCodec& c, const Arr<uint32_t>& token_centroid,
+                         const Arr<uint8_t>& codes, const Arr<int64_t>& offsets) {
+  expect(token_centroid, 1, "token_centroid");
+  expect(codes, 2, "codes");
+  expect(offsets, 1, "offsets");
+  const size_t n_tok = static_cast<size_t>(token_centroid.shape(0));
+  if (static_cast<size_t>(codes.shape(0)) != n_tok ||
+      static_cast<size_t>(codes.shape(1)) != c.row_bytes()) {
+    throw py::value_error("codes must be (n_tokens, " + std::to_string(c.row_bytes()) + ")");
+  }
+  if (offsets.shape(0) < 1 || offsets.data()[0] != 0 ||
+      static_cast<size_t>(offsets.data()[offsets.shape(0) - 1]) != n_tok) {
+    throw py::value_error("offsets must run from 0 to n_tokens");
+  }
+  return {token_centroid.data(), codes.data(), offsets.data(),
+          static_cast<size_t>(offsets.shape(0)) - 1};
+}
+
+void check_cands(const Arr<uint32_t>& cands, size_t n_docs) {
+  expect(cands, 1, "candidates");
+  const uint32_t* p = cands.data();
+  for (py::ssize_t i = 0; i < cands.shape(0); ++i) {
+    if (p[i] >= n_docs) {
+      throw py::value_error("candidates[" + std::to_string(i) + "]=" + std::to_string(p[i]) +
+                            " is not below n_docs=" + std::to_string(n_docs));
+    }
+  }
+}
+
 }  // namespace
 
 void bind_late(py::module_& m) {
@@ -153,6 +218,93 @@ void bind_late(py::module_& m) {
       py::arg("threads") = 0,
       "MaxSim scores (n_queries, n_docs); queries and docs are (n, len, dim) arrays, lists of "
       "(len_i, dim) arrays or (tokens, int64 offsets) tuples, float32 or bfloat16 bits (uint16).");
+
+  m.def(
+      "encode_residuals",
+      [](const Arr<float>& centroids, const Arr<float>& cutoffs, const Arr<float>& weights,
+         unsigned nbits, const Arr<float>& x, const Arr<uint32_t>& ids, unsigned threads) {
+        const late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+        expect(x, 2, "x");
+        expect(ids, 1, "centroid_ids");
+        const size_t n = static_cast<size_t>(x.shape(0));
+        if (static_cast<size_t>(x.shape(1)) != c.dim || static_cast<size_t>(ids.shape(0)) != n) {
+          throw py::value_error("x must be (n, dim) and centroid_ids (n,)");
+        }
+        for (size_t i = 0; i < n; ++i) {
+          if (ids.data()[i] >= c.n_centroids) throw py::value_error("centroid id out of range");
+        }
+        Arr<uint8_t> codes({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(c.row_bytes())});
+        uint8_t* out = codes.mutable_data();
+        {
+          py::gil_scoped_release release;
+          late::encode_residuals(c, x.data(), ids.data(), n, threads, out);
+        }
+        return codes;
+      },
+      py::arg("centroids"), py::arg("cutoffs"), py::arg("bucket_weights"), py::arg("nbits"),
+      py::arg("x"), py::arg("centroid_ids"), py::arg("threads") = 0);
+  m.def(
+      "decompress",
+      [](const Arr<float>& centroids, const Arr<float>& cutoffs, const Arr<float>& weights,
+         unsigned nbits, const Arr<uint32_t>& token_centroid, const Arr<uint8_t>& codes,
+         const Arr<int64_t>& offsets, size_t begin, size_t end) {
+        const late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+        const late::StoredDocs d = docs_of(c, token_centroid, codes, offsets);
+        if (begin > end || end > static_cast<size_t>(token_centroid.shape(0))) {
+          throw py::value_error("token range out of bounds");
+        }
+        Arr<float> out({static_cast<py::ssize_t>(end - begin), static_cast<py::ssize_t>(c.dim)});
+        float* o = out.mutable_data();
+        py::gil_scoped_release release;
+        late::decompress(c, d, begin, end - begin, o);
+        return out;
+      });
+  m.def(
+      "centroid_interaction",
+      [](const Arr<float>& scores_t, const Arr<uint32_t>& token_centroid,
+         const Arr<int64_t>& offsets, const Arr<uint32_t>& cands, unsigned threads) {
+        expect(scores_t, 2, "scores_t");
+        expect(token_centroid, 1, "token_centroid");
+        expect(offsets, 1, "offsets");
+        late::StoredDocs d{token_centroid.data(), nullptr, offsets.data(),
+                           static_cast<size_t>(offsets.shape(0)) - 1};
+        if (offsets.shape(0) < 1 || static_cast<size_t>(offsets.data()[offsets.shape(0) - 1]) !=
+                                        static_cast<size_t>(token_centroid.shape(0))) {
+          throw py::value_error("offsets must end at n_tokens");
+        }
+        check_cands(cands, d.n_docs);
+        const size_t n = static_cast<size_t>(cands.shape(0));
+        Arr<float> out(static_cast<py::ssize_t>(n));
+        float* o = out.mutable_data();
+        py::gil_scoped_release release;
+        late::centroid_interaction(scores_t.data(), static_cast<size_t>(scores_t.shape(1)), d,
+                                   cands.data(), n, threads, o);
+        return out;
+      });
+  m.def(
+      "residual_maxsim",
+      [](const Arr<float>& centroids, const Arr<float>& cutoffs, const Arr<float>& weights,
+         unsigned nbits, const Arr<uint32_t>& token_centroid, const Arr<uint8_t>& codes,
+         const Arr<int64_t>& offsets, const Arr<float>& q, const std::optional<Arr<float>>& qw,
+         const Arr<uint32_t>& cands, unsigned threads) {
+        const late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+        const late::StoredDocs d = docs_of(c, token_centroid, codes, offsets);
+        expect(q, 2, "query");
+        if (static_cast<size_t>(q.shape(1)) != c.dim || q.shape(0) < 1) {
+          throw py::value_error("query must be (n_q >= 1, " + std::to_string(c.dim) + ")");
+        }
+        if (qw && (qw->ndim() != 1 || qw->shape(0) != q.shape(0))) {
+          throw py::value_error("weights must have one entry per query token");
+        }
+        check_cands(cands, d.n_docs);
+        const size_t n = static_cast<size_t>(cands.shape(0));
+        Arr<float> out(static_cast<py::ssize_t>(n));
+        float* o = out.mutable_data();
+        py::gil_scoped_release release;
+        late::residual_maxsim(c, d, q.data(), static_cast<size_t>(q.shape(0)),
+                              qw ? qw->data() : nullptr, cands.data(), n, threads, o);
+        return out;
+      });
 }
 
 }  // namespace mirkit::bindings

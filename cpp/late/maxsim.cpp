@@ -75,18 +75,6 @@ void check_sets(const TokenSets& s, const char* name) {
   }
 }
 
-// Query i packed into panels of kPanel lanes: panels[p * dim * kPanel + k * kPanel + lane].
-void pack_query(const TokenSets& q, size_t i, size_t dim, std::vector<float>& tmp,
-                std::vector<float>& panels) {
-  const size_t n = q.len[i], n_panels = (n + kPanel - 1) / kPanel;
-  const float* x = tokens_f32(q, i, 0, n, dim, tmp);
-  panels.assign(n_panels * dim * kPanel, 0.0f);
-  for (size_t t = 0; t < n; ++t) {
-    float* panel = panels.data() + (t / kPanel) * dim * kPanel + t % kPanel;
-    for (size_t k = 0; k < dim; ++k) panel[k * kPanel] = x[t * dim + k];
-  }
-}
-
 bool all_finite(const float* x, size_t n) {
   uint32_t bad = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -97,7 +85,54 @@ bool all_finite(const float* x, size_t n) {
   return bad == 0;
 }
 
+// MaxSim of a packed query against a document whose tokens [t0, t0 + n) come from
+// tokens(t0, n) as float32. One panel covers a document in one call when it is already float32
+// (its tokens stream once); otherwise blocks of kBlockTokens stay in L1 while every panel visits
+// them.
+template <class Tokens>
+float maxsim_blocks(const PackedQuery& q, size_t len, float* scratch, Tokens&& tokens,
+                    size_t step = kBlockTokens) {
+  const TileKernel tile = kTile.get();
+  const size_t n_panels = q.n_panels(), lanes = n_panels * kPanel;
+  float* maxima = scratch;
+  float* sums = scratch + lanes;
+  std::fill(maxima, maxima + lanes, kNegInf);
+  std::fill(sums, sums + lanes, 0.0f);
+  for (size_t t0 = 0; t0 < len; t0 += step) {
+    const size_t n_tok = std::min(step, len - t0);
+    const float* d = tokens(t0, n_tok);
+    for (size_t p = 0; p < n_panels; ++p) {
+      tile(TileTask{q.panels.data() + p * q.dim * kPanel, std::min(kPanel, q.n - p * kPanel),
+                    q.dim, d, n_tok, maxima + p * kPanel, sums + p * kPanel});
+    }
+  }
+  float check = 0.0f, score = 0.0f;
+  for (size_t l = 0; l < lanes; ++l) check += 0.0f * sums[l];  // NaN iff a sum is not finite
+  for (size_t t = 0; t < q.n; ++t) score += q.weights[t] * maxima[t];
+  return check + score;
+}
+
 }  // namespace
+
+PackedQuery pack_query(const float* q, size_t n, size_t dim, const float* weights) {
+  PackedQuery p;
+  p.n = n;
+  p.dim = dim;
+  p.panels.assign(p.n_panels() * dim * kPanel, 0.0f);
+  for (size_t t = 0; t < n; ++t) {
+    float* panel = p.panels.data() + (t / kPanel) * dim * kPanel + t % kPanel;
+    for (size_t k = 0; k < dim; ++k) panel[k * kPanel] = q[t * dim + k];
+  }
+  p.weights.assign(n, 1.0f);
+  if (weights) std::copy(weights, weights + n, p.weights.begin());
+  return p;
+}
+
+float maxsim_one(const PackedQuery& q, const float* doc, size_t len, float* scratch) {
+  const size_t step = q.n_panels() == 1 ? len : kBlockTokens;
+  return maxsim_blocks(q, len, scratch, [&](size_t t0, size_t) { return doc + t0 * q.dim; },
+                       step);
+}
 
 core::SimdLevel maxsim_kernel_level() { return kTile.chosen(); }
 
@@ -124,7 +159,6 @@ void maxsim(const TokenSets& queries, const float* const* weights, const TokenSe
       }
     }
   }
-  const TileKernel tile = kTile.get();
   // Tasks: every query against chunks of documents, enough chunks to feed every thread; a
   // chunk's documents are visited in order, so the split does not change any result.
   const size_t want = 4 * static_cast<size_t>(core::resolve_threads(threads));
@@ -146,33 +180,23 @@ void maxsim(const TokenSets& queries, const float* const* weights, const TokenSe
     start.push_back(docs.n);
   }
   const size_t n_chunks = start.size() - 1;
-  const float one = 1.0f;
   core::parallel_for(queries.n * n_chunks, threads, [&](size_t task) {
     const size_t qi = task / n_chunks, chunk = task % n_chunks;
-    std::vector<float> tmp, panels, block;
-    pack_query(queries, qi, dim, tmp, panels);
-    const size_t n_q = queries.len[qi], n_panels = (n_q + kPanel - 1) / kPanel;
-    std::vector<float> maxima(n_panels * kPanel), sums(n_panels * kPanel);
+    std::vector<float> tmp, block;
+    const PackedQuery pq = pack_query(tokens_f32(queries, qi, 0, queries.len[qi], dim, tmp),
+                                      queries.len[qi], dim, weights ? weights[qi] : nullptr);
+    std::vector<float> scratch(2 * pq.n_panels() * kPanel);
     for (size_t j = start[chunk]; j < start[chunk + 1]; ++j) {
-      std::fill(maxima.begin(), maxima.end(), kNegInf);
-      std::fill(sums.begin(), sums.end(), 0.0f);
       const size_t len = docs.len[j];
-      // One panel covers a whole document in one call (its tokens stream once); several panels
-      // take it in blocks that stay in L1 while every panel visits them.
-      const size_t step = (n_panels == 1 && docs.elem == Elem::kF32) ? len : kBlockTokens;
-      for (size_t t0 = 0; t0 < len; t0 += step) {
-        const size_t n_tok = std::min(step, len - t0);
-        const float* d = tokens_f32(docs, j, t0, n_tok, dim, block);
-        for (size_t p = 0; p < n_panels; ++p) {
-          tile(TileTask{panels.data() + p * dim * kPanel, std::min(kPanel, n_q - p * kPanel), dim,
-                        d, n_tok, maxima.data() + p * kPanel, sums.data() + p * kPanel});
-        }
+      float score;
+      if (docs.elem == Elem::kF32) {
+        score = maxsim_one(pq, static_cast<const float*>(docs.data[j]), len, scratch.data());
+      } else {
+        score = maxsim_blocks(pq, len, scratch.data(), [&](size_t t0, size_t n_tok) {
+          return tokens_f32(docs, j, t0, n_tok, dim, block);
+        });
       }
-      float check = 0.0f, score = 0.0f;
-      for (float s : sums) check += 0.0f * s;  // NaN iff some lane's sum is not finite
-      const float* w = weights ? weights[qi] : nullptr;
-      for (size_t t = 0; t < n_q; ++t) score += (w ? w[t] : one) * maxima[t];
-      if (!std::isfinite(check) || !std::isfinite(score)) {
+      if (!std::isfinite(score)) {
         throw std::invalid_argument(core::message(
             "docs[", j, "] holds a non-finite value (or its dot products overflow float32)"));
       }

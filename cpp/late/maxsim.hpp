@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/cpu_features.hpp"
 
@@ -62,6 +63,20 @@ core::SimdLevel maxsim_kernel_level();
 // non-finite values (naming "queries[i]" or "docs[j]"). threads: 0 = all cores.
 void maxsim(const TokenSets& queries, const float* const* weights, const TokenSets& docs,
             size_t dim, unsigned threads, float* out);
+
+// A query packed for the tile kernel: panels of kPanel lanes, panels[p * dim * kPanel +
+// k * kPanel + lane], and one weight per token (1 when none were given).
+struct PackedQuery {
+  size_t n = 0, dim = 0;
+  std::vector<float> panels, weights;
+  size_t n_panels() const { return (n + kPanel - 1) / kPanel; }
+};
+PackedQuery pack_query(const float* q, size_t n, size_t dim, const float* weights);
+
+// MaxSim of a packed query against one float32 document of `len` >= 1 tokens, with the tile
+// kernel of the active level; NaN when the document holds a non-finite value. `scratch` holds
+// 2 * n_panels() * kPanel floats.
+float maxsim_one(const PackedQuery& q, const float* doc, size_t len, float* scratch);
 
 // bfloat16 bits -> float32 (exact).
 void widen_bf16(const uint16_t* in, size_t n, float* out);

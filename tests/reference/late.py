@@ -23,3 +23,25 @@ def chamfer(a, b):
     """mean_t max_u <a_t, b_u> + mean_u max_t <a_t, b_u>."""
     s = np.asarray(a, dtype=np.float64) @ np.asarray(b, dtype=np.float64).T
     return s.max(axis=1).mean() + s.max(axis=0).mean()
+
+
+def residual_codes(x, centroids, labels, cutoffs, nbits):
+    """ColBERTv2 residual codes, packed little-endian (dimension j at bit j * nbits)."""
+    r = np.asarray(x, np.float32) - centroids[labels]
+    b = np.stack([np.searchsorted(cutoffs[j], r[:, j], side="right") for j in range(r.shape[1])],
+                 axis=1).astype(np.uint32)
+    dim = r.shape[1]
+    row = (dim * nbits + 7) // 8
+    out = np.zeros((len(r), row), np.uint32)
+    for j in range(dim):
+        out[:, j * nbits // 8] |= b[:, j] << (j * nbits % 8)
+    return out.astype(np.uint8)
+
+
+def decompress(codes, labels, centroids, weights, nbits):
+    """Token vectors back from (centroid id, packed codes): centroid + weights[j][code_j]."""
+    dim = centroids.shape[1]
+    j = np.arange(dim)
+    bits = j * nbits
+    b = (codes[:, bits // 8].astype(np.uint32) >> (bits % 8)) & ((1 << nbits) - 1)
+    return centroids[labels] + weights[j, b]
