@@ -220,3 +220,63 @@ def test_doctests():
 
     failed, attempted = doctest.testmod(mirkit.late.index)
     assert attempted > 0 and failed == 0
+
+
+def test_cli_index_and_search(tmp_path, docs, capsys):
+    from mirkit.cli import main
+
+    x = np.concatenate(docs[:60])
+    off = np.concatenate([[0], np.cumsum([len(d) for d in docs[:60]])])
+    np.save(tmp_path / "v.npy", x)
+    np.save(tmp_path / "o.npy", off)
+    np.save(tmp_path / "ids.npy", np.arange(60) + 500)
+    np.save(tmp_path / "q.npy", docs[7][:5])
+    np.save(tmp_path / "qs.npy", np.concatenate([docs[7][:5], docs[9][:3]]))
+    np.save(tmp_path / "qo.npy", np.array([0, 5, 8]))
+    out = str(tmp_path / "idx")
+    assert main(["late", "index", str(tmp_path / "v.npy"), str(tmp_path / "o.npy"), "-o", out,
+                 "--ids", str(tmp_path / "ids.npy"), "--centroids", "32", "--nbits", "4"]) == 0
+    assert "indexed 60 documents" in capsys.readouterr().out
+    assert main(["late", "search", out, str(tmp_path / "q.npy"), "-k", "3", "--exact"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["1", "507"]
+    index = MultiVectorIndex.load(out)
+    expected = index.search(docs[7][:5], 3, exact=True)
+    assert [int(line.split()[1]) for line in lines[1:4]] == expected.ids.tolist()
+    assert main(["late", "search", out, str(tmp_path / "qs.npy"), "--query-offsets",
+                 str(tmp_path / "qo.npy"), "-k", "2"]) == 0
+    run = capsys.readouterr().out.split("\n")
+    assert run[0].startswith("0 Q0 507 1 ") and run[2].startswith("1 Q0 509 1 ")
+    # user errors: one line, exit status 2
+    np.save(tmp_path / "bad.npy", np.array([0, 7, 3]))
+    for argv, message in [
+        (["late", "index", str(tmp_path / "v.npy"), str(tmp_path / "o.npy"), "-o", out],
+         "exists; pass --overwrite"),
+        (["late", "index", str(tmp_path / "v.npy"), str(tmp_path / "bad.npy"), "-o", out + "2"],
+         "bad.npy: expected increasing integer offsets"),
+        (["late", "search", out, str(tmp_path / "q.npy"), "-k", "0"], "k must be > 0"),
+        (["late", "search", out, str(tmp_path / "o.npy")], "expected a 2-D array"),
+        (["late", "search", str(tmp_path / "nope"), str(tmp_path / "q.npy")], "no meta.json"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("mirkit late: error: ") and message in err and err.count("\n") == 1
+
+
+def test_benchmark_token_vectors_from_the_collections(tmp_path):
+    from mirkit.benchmarks.late_data import token_vectors
+
+    tv = token_vectors(10_000, dim=16, cache=tmp_path)
+    n_docs = len(tv.offsets) - 1
+    assert tv.tokens.shape == (tv.offsets[-1], 16) and tv.tokens.dtype == np.float32
+    assert 7_000 < len(tv.tokens) < 11_000 and np.all(np.diff(tv.offsets) > 0)
+    assert tv.doc_names[0] == "cranfield:1" and len(tv.doc_names) == n_docs
+    np.testing.assert_allclose(np.linalg.norm(tv.tokens, axis=1), 1, rtol=1e-5)
+    assert len(tv.queries) > 200 and all(q.shape[1] == 16 for q in tv.queries)
+    again = token_vectors(10_000, dim=16, cache=tmp_path)  # from the cache
+    np.testing.assert_array_equal(again.tokens, tv.tokens)
+    assert again.query_names == tv.query_names
+    # a Cranfield query's own relevant documents rank high by MaxSim more often than chance
+    # is covered by the benchmark; here: the vectors separate documents (no two are equal)
+    firsts = tv.tokens[tv.offsets[:-1]]
+    assert len(np.unique(firsts.round(4), axis=0)) > 0.5 * n_docs

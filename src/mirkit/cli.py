@@ -1,5 +1,6 @@
 """The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
-``search``, ``eval``, ``compare``, ``image-index``, ``image-search``."""
+``search``, ``eval``, ``compare``, ``image-index``, ``image-search``, ``late index``,
+``late search``."""
 
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def _cmd_bench(args) -> int:
             print(f"\n### {name} ({how.format(repeat=repeat)})\n")
             extra = ({"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache,
                       "max_queries": args.max_queries} if name == "query" else
-                     {"plot": args.plot} if name == "ann" else {})
+                     {"plot": args.plot} if name == "ann" else
+                     {"cache": args.cache} if name == "late" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
@@ -861,6 +863,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="re-rank by spatial verification (RANSAC homography inliers)")
     p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf"])
     p.set_defaults(func=_cmd_image_search)
+    from mirkit.late._cli import add_parser as add_late_parser
+
+    add_late_parser(sub)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
                        help="on an error, show the traceback instead of one line (or set "

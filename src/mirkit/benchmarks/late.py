@@ -162,14 +162,24 @@ def format_table(rows: list) -> str:
     return "\n".join(lines)
 
 
-def report(quick: bool = False, repeat: int = 5, threads=None, out=sys.stdout) -> list:
-    """Both cases at 1 thread and on all cores; prints the table and the load average."""
+def report(quick: bool = False, repeat: int = 5, threads=None, index: bool = True,
+           cache=None, out=sys.stdout) -> list:
+    """Both kernel cases at 1 thread and on all cores, then (with `index`) the index benchmark
+    of :mod:`mirkit.benchmarks.late_index`; prints the tables and the load average."""
     counts = threads or sorted({1, os.cpu_count() or 1})
     rows = []
     for t in counts:
         rows += measure(quick, t, repeat)
     print(format_table(rows), file=out)
     print(f"\nload average {os.getloadavg()[0]:.2f}", file=out)
+    if index:
+        from mirkit.benchmarks import late_index
+
+        print("\n#### MultiVectorIndex beside fast-plaid\n", file=out)
+        try:
+            late_index.report(quick=quick, repeat=min(repeat, 3), cache=cache, out=out)
+        except FileNotFoundError as e:
+            print(f"(index benchmark skipped: {e})", file=out)
     return rows
 
 
