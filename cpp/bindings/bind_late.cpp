@@ -154,7 +154,10 @@ late::StoredDocs docs_of(const late::ResidualCodec& c, const Arr<uint32_t>& toke
           static_cast<size_t>(offsets.shape(0)) - 1};
 }
 
-void check_cands(const Arr<uint32_t>& cands, size_t n_docs) {
+// One float per candidate document, from fn(out) run without the GIL, after checking that
+// every candidate is below n_docs.
+template <class Fn>
+Arr<float> per_candidate(const Arr<uint32_t>& cands, size_t n_docs, Fn&& fn) {
   expect(cands, 1, "candidates");
   const uint32_t* p = cands.data();
   for (py::ssize_t i = 0; i < cands.shape(0); ++i) {
@@ -163,6 +166,11 @@ void check_cands(const Arr<uint32_t>& cands, size_t n_docs) {
                             " is not below n_docs=" + std::to_string(n_docs));
     }
   }
+  Arr<float> out(cands.shape(0));
+  float* o = out.mutable_data();
+  py::gil_scoped_release release;
+  fn(o);
+  return out;
 }
 
 }  // namespace
@@ -266,20 +274,18 @@ void bind_late(py::module_& m) {
         expect(scores_t, 2, "scores_t");
         expect(token_centroid, 1, "token_centroid");
         expect(offsets, 1, "offsets");
-        late::StoredDocs d{token_centroid.data(), nullptr, offsets.data(),
-                           static_cast<size_t>(offsets.shape(0)) - 1};
         if (offsets.shape(0) < 1 || static_cast<size_t>(offsets.data()[offsets.shape(0) - 1]) !=
                                         static_cast<size_t>(token_centroid.shape(0))) {
           throw py::value_error("offsets must end at n_tokens");
         }
-        check_cands(cands, d.n_docs);
-        const size_t n = static_cast<size_t>(cands.shape(0));
-        Arr<float> out(static_cast<py::ssize_t>(n));
-        float* o = out.mutable_data();
-        py::gil_scoped_release release;
-        late::centroid_interaction(scores_t.data(), static_cast<size_t>(scores_t.shape(1)), d,
-                                   cands.data(), n, threads, o);
-        return out;
+        // Centroid ids and offsets are those of a MultiVectorIndex, checked when it was loaded.
+        late::StoredDocs d{token_centroid.data(), nullptr, offsets.data(),
+                           static_cast<size_t>(offsets.shape(0)) - 1};
+        return per_candidate(cands, d.n_docs, [&](float* o) {
+          late::centroid_interaction(scores_t.data(), static_cast<size_t>(scores_t.shape(1)), d,
+                                     cands.data(), static_cast<size_t>(cands.shape(0)), threads,
+                                     o);
+        });
       });
   m.def(
       "residual_maxsim",
@@ -296,14 +302,11 @@ void bind_late(py::module_& m) {
         if (qw && (qw->ndim() != 1 || qw->shape(0) != q.shape(0))) {
           throw py::value_error("weights must have one entry per query token");
         }
-        check_cands(cands, d.n_docs);
-        const size_t n = static_cast<size_t>(cands.shape(0));
-        Arr<float> out(static_cast<py::ssize_t>(n));
-        float* o = out.mutable_data();
-        py::gil_scoped_release release;
-        late::residual_maxsim(c, d, q.data(), static_cast<size_t>(q.shape(0)),
-                              qw ? qw->data() : nullptr, cands.data(), n, threads, o);
-        return out;
+        return per_candidate(cands, d.n_docs, [&](float* o) {
+          late::residual_maxsim(c, d, q.data(), static_cast<size_t>(q.shape(0)),
+                                qw ? qw->data() : nullptr, cands.data(),
+                                static_cast<size_t>(cands.shape(0)), threads, o);
+        });
       });
 }
 

@@ -180,6 +180,13 @@ def report(quick: bool = False, repeat: int = 5, threads=None, index: bool = Tru
             late_index.report(quick=quick, repeat=min(repeat, 3), cache=cache, out=out)
         except FileNotFoundError as e:
             print(f"(index benchmark skipped: {e})", file=out)
+        from mirkit.benchmarks import late_images
+
+        print("\n#### Images as descriptor sets (Oxford affine sequences)\n", file=out)
+        try:
+            late_images.report(quick=quick, out=out)
+        except FileNotFoundError as e:
+            print(f"(image benchmark skipped: {e})", file=out)
     return rows
 
 
