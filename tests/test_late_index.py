@@ -138,7 +138,8 @@ def test_save_load_round_trip(tmp_path, index, docs, mmap):
     back.delete([0])  # a mapped index still takes deletions (copied on write)
     assert 0 not in back.search(docs[0][:5], 5, exact=True).ids
     again = pickle.loads(pickle.dumps(index))
-    np.testing.assert_array_equal(again.search(docs[3][:4], 4).ids, index.search(docs[3][:4], 4).ids)
+    np.testing.assert_array_equal(again.search(docs[3][:4], 4).ids,
+                                  index.search(docs[3][:4], 4).ids)
     back.add(docs[:2], ids=[10_000, 10_001])
     assert back.search(docs[1], 1, exact=True).ids[0] in (10, 10_001)
 

@@ -2,6 +2,7 @@
 // converts once, openly (float32, or bfloat16 bits as uint16); this layer checks shapes and
 // offsets and runs the kernel without the GIL.
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct Sets {
 py::array checked(const py::handle& h, bool bf16, py::ssize_t ndim, const std::string& name) {
   if (!py::isinstance<py::array>(h)) throw py::type_error(name + " must be a numpy array");
   auto a = py::reinterpret_borrow<py::array>(h);
-  const bool ok = bf16 ? py::isinstance<py::array_t<uint16_t>>(a) : py::isinstance<py::array_t<float>>(a);
+  const bool ok = bf16 ? py::isinstance<py::array_t<uint16_t>>(a)
+                       : py::isinstance<py::array_t<float>>(a);
   if (!ok) {
     throw py::type_error(name + " must be " + (bf16 ? "uint16 (bfloat16 bits)" : "float32") +
                          ", got dtype " + std::string(py::str(a.dtype())));
@@ -48,7 +50,9 @@ Sets parse_sets(const py::object& obj, bool bf16, const char* name) {
   const size_t item = bf16 ? 2 : 4;
   if (py::isinstance<py::tuple>(obj)) {
     auto t = obj.cast<py::tuple>();
-    if (t.size() != 2) throw py::value_error(std::string(name) + " tuple must be (tokens, offsets)");
+    if (t.size() != 2) {
+      throw py::value_error(std::string(name) + " tuple must be (tokens, offsets)");
+    }
     py::array a = checked(t[0], bf16, 2, std::string(name) + " tokens");
     auto off = py::cast<py::array_t<int64_t, py::array::c_style>>(t[1]);
     if (off.ndim() != 1 || off.shape(0) < 1) {
@@ -127,8 +131,12 @@ late::ResidualCodec codec_of(const Arr<float>& centroids, const Arr<float>& cuto
   c.dim = static_cast<size_t>(centroids.shape(1));
   c.nbits = nbits;
   const size_t nb = size_t{1} << nbits;
-  if (static_cast<size_t>(cutoffs.shape(0)) != c.dim || static_cast<size_t>(cutoffs.shape(1)) != nb - 1 ||
-      static_cast<size_t>(weights.shape(0)) != c.dim || static_cast<size_t>(weights.shape(1)) != nb) {
+  auto dims = [](const Arr<float>& a) {
+    return std::pair<size_t, size_t>(static_cast<size_t>(a.shape(0)),
+                                     static_cast<size_t>(a.shape(1)));
+  };
+  if (dims(cutoffs) != std::pair<size_t, size_t>(c.dim, nb - 1) ||
+      dims(weights) != std::pair<size_t, size_t>(c.dim, nb)) {
     throw py::value_error("cutoffs must be (dim, 2^nbits - 1) and bucket_weights (dim, 2^nbits)");
   }
   c.cutoffs = cutoffs.data();

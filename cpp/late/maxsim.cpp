@@ -33,7 +33,10 @@ struct Scalar {
     return c;
   }
   static reg add(reg a, reg b) { for (int i = 0; i < W; ++i) a.v[i] += b.v[i]; return a; }
-  static reg max(reg a, reg b) { for (int i = 0; i < W; ++i) a.v[i] = std::max(a.v[i], b.v[i]); return a; }
+  static reg max(reg a, reg b) {
+    for (int i = 0; i < W; ++i) a.v[i] = std::max(a.v[i], b.v[i]);
+    return a;
+  }
 };
 
 }  // namespace
@@ -164,7 +167,8 @@ void maxsim(const TokenSets& queries, const float* const* weights, const TokenSe
   const size_t want = 4 * static_cast<size_t>(core::resolve_threads(threads));
   size_t total_tokens = 0;
   for (size_t j = 0; j < docs.n; ++j) total_tokens += docs.len[j];
-  const size_t per_query = std::min(docs.n, std::max<size_t>(1, (want + queries.n - 1) / queries.n));
+  const size_t per_query =
+      std::min(docs.n, std::max<size_t>(1, (want + queries.n - 1) / queries.n));
   // Chunks by token count so variable lengths balance; chunk c holds docs [start[c], start[c+1]).
   std::vector<size_t> start{0};
   {

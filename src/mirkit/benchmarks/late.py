@@ -116,7 +116,8 @@ def _rows(name: str, q, docs, threads: int) -> list:
         tol = 2.0**-7 if row.extra.get("bf16") else 1e-4
 
         def check(got, tol=tol, label=row.label):
-            err = np.abs(np.asarray(got, dtype=np.float64) - expected).max() / np.abs(expected).max()
+            diff = np.abs(np.asarray(got, dtype=np.float64) - expected)
+            err = diff.max() / np.abs(expected).max()
             if not err <= tol:
                 raise AssertionError(f"{label}: relative error {err:.2e} > {tol:.0e}")
         row.check = check

@@ -32,7 +32,8 @@ SWEEP = ((1, 64), (2, 128), (4, 256), (8, 512), (8, 1024), (16, 4096))
 
 
 def recall_at_10(found, truth) -> float:
-    return float(np.mean([len(set(f[:10]) & set(t[:10])) / len(t[:10]) for f, t in zip(found, truth)]))
+    return float(np.mean([len(set(f[:10]) & set(t[:10])) / len(t[:10])
+                          for f, t in zip(found, truth)]))
 
 
 def _dir_bytes(path: Path) -> int:
@@ -44,7 +45,8 @@ def _export(tv, out: Path) -> None:
     np.save(out / "tokens.npy", tv.tokens)
     np.save(out / "offsets.npy", tv.offsets)
     np.save(out / "query_tokens.npy", np.concatenate(tv.queries))
-    np.save(out / "query_offsets.npy", np.concatenate([[0], np.cumsum([len(q) for q in tv.queries])]))
+    lengths = [len(q) for q in tv.queries]
+    np.save(out / "query_offsets.npy", np.concatenate([[0], np.cumsum(lengths)]))
 
 
 def report(quick: bool = False, repeat: int = 1, cache: Optional[str] = None,
@@ -112,8 +114,8 @@ def report(quick: bool = False, repeat: int = 1, cache: Optional[str] = None,
 
 
 def format_table(rows: list) -> str:
-    lines = ["| implementation | nbits | build s | size MiB | n_probe | n_full | queries/s (1 thread) "
-             "| recall@10 |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| implementation | nbits | build s | size MiB | n_probe | n_full "
+             "| queries/s (1 thread) | recall@10 |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['impl']} | {r['nbits']} | {r['build_s']:.1f} | {r['size'] / 2**20:.1f} "
                      f"| {r['n_probe']} | {r['n_full']} | {r['qps']:.1f} | {r['recall']:.3f} |")

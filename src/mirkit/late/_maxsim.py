@@ -29,7 +29,7 @@ _DTYPES = ("float32", "bfloat16")
 
 
 def kernel_level() -> str:
-    """Instruction-set level the MaxSim kernel uses now (``scalar``, ``sse4``, ``avx2``, ``avx512``)."""
+    """Instruction-set level of the MaxSim kernel now: scalar, sse4, avx2 or avx512."""
     return _core.late.kernel_level()
 
 
@@ -54,7 +54,8 @@ def _elements(x, name: str, dtype: str, ndim: int) -> np.ndarray:
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if ndim >= 2 and arr.shape[-1] == 0:
-        raise ValueError(f"{name} must have at least one dimension per token, got shape {arr.shape}")
+        raise ValueError(f"{name} must have at least one dimension per token, "
+                         f"got shape {arr.shape}")
     return np.ascontiguousarray(arr)
 
 
@@ -94,7 +95,8 @@ def _query_sets(queries, weights, mask, dtype: str, single: bool):
                 raise TypeError(f"weights of {name} must be real numbers, got dtype {w.dtype}")
             w = np.ascontiguousarray(w, dtype=np.float32)
             if w.shape != q.shape[:1]:
-                raise ValueError(f"weights of {name} must have shape ({q.shape[0]},), got {w.shape}")
+                raise ValueError(f"weights of {name} must have shape ({q.shape[0]},), "
+                                 f"got {w.shape}")
         if mask is not None:
             m = np.asarray(mask[i])
             if m.dtype != np.bool_ or m.shape != q.shape[:1]:
