@@ -37,4 +37,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_vectors(vectors);
   auto text = m.def_submodule("text", "edit distances: Levenshtein and OSA, one pair and cdist");
   b::bind_text(text);
+  auto late = m.def_submodule("late", "late interaction: fused MaxSim over token-vector sets");
+  b::bind_late(late);
 }

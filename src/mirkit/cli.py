@@ -1,5 +1,6 @@
 """The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
-``search``, ``eval``, ``compare``, ``image-index``, ``image-search``."""
+``search``, ``eval``, ``compare``, ``image-index``, ``image-search``, ``late index``,
+``late search``."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query")
+              "hybrid", "filtered_query", "late")
 
 
 def _cmd_info(args) -> int:
@@ -76,6 +77,8 @@ _SELF_TIMED = {
                   "median ms per query"),
     "filtered_query": (3, "filters keeping 50%, 10%, 1%: per-query median of {repeat} passes, "
                           "1 thread, k = 10; mean ms over the queries"),
+    "late": (5, "median of {repeat} alternated calls, 1 thread and all cores, each in a fresh "
+             "process; outputs checked first"),
 }
 
 
@@ -108,7 +111,8 @@ def _cmd_bench(args) -> int:
                       "max_queries": args.max_queries} if name == "query" else
                      {"plot": args.plot} if name == "ann" else
                      {"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache}
-                     if name == "filtered_query" else {})
+                     if name == "filtered_query" else
+                     {"cache": args.cache} if name == "late" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
@@ -890,6 +894,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="re-rank by spatial verification (RANSAC homography inliers)")
     p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf"])
     p.set_defaults(func=_cmd_image_search)
+    from mirkit.late._cli import add_parser as add_late_parser
+
+    add_late_parser(sub)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
                        help="on an error, show the traceback instead of one line (or set "
