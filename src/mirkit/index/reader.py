@@ -13,6 +13,7 @@ from mirkit import _core
 from mirkit._validate import as_uint32_1d
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import IndexCorruptError, IndexVersionError, load_manifest
+from mirkit.index import store as _store
 
 __all__ = ["DocVectors", "FORMAT_NAME", "FORMAT_VERSION", "Index", "IndexCorruptError",
            "IndexStats", "IndexVersionError", "PostingCursor"]
@@ -234,6 +235,10 @@ class Index:
         """
         self.check_vectors()
         return DocVectors(*self._reader.doc_vectors(as_uint32_1d(docids, "docids")))
+
+    # The document store (mirkit.index.store): {"id", "text"} of internal docids.
+    document = _store.document
+    documents = _store.documents
 
     def doc_id(self, docid: int) -> str:
         """External id of internal document `docid`."""

@@ -268,7 +268,8 @@ class Searcher:
                fusion: str = "rrf", depth: Optional[int] = None, rrf_k: float = 60,
                weight: float = 0.5, vector_options: Optional[Mapping] = None,
                syntax: str = "plain", max_expansions: Optional[int] = None,
-               prefix_length: Optional[int] = None, transpositions: Optional[bool] = None):
+               prefix_length: Optional[int] = None, transpositions: Optional[bool] = None,
+               documents: bool = False, snippets: bool = False):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -305,6 +306,10 @@ class Searcher:
             (``comput*``) or wildcard (``w?ng``) terms, expanded as :meth:`expand` does.
         max_expansions, prefix_length, transpositions : optional
             With ``syntax="fuzzy"`` only: :meth:`expand`'s options (defaults 50, 0, True).
+        documents, snippets : bool
+            Return a :class:`mirkit.search.stored.StoredResult`, whose ``documents()`` and
+            ``snippets()`` read the hits from the index's document store; with `snippets`,
+            the snippets of `query` are made at once (:mod:`mirkit.index.store`).
 
         Returns
         -------
@@ -332,6 +337,15 @@ class Searcher:
         >>> searcher.search("wing~1", syntax="fuzzy", prefix_length=1).ids
         ['a', 'b']
         """
+        if documents or snippets:
+            from mirkit.search.stored import stored_result
+
+            hits = self.search(query, k, algorithm=algorithm, scorer=scorer, feedback=feedback,
+                               vector=vector, fusion=fusion, depth=depth, rrf_k=rrf_k,
+                               weight=weight, vector_options=vector_options, syntax=syntax,
+                               max_expansions=max_expansions, prefix_length=prefix_length,
+                               transpositions=transpositions)
+            return stored_result(hits, self.index, query, bool(snippets))
         if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                 or transpositions is not None:
             query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
