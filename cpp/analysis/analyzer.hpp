@@ -77,21 +77,15 @@ class Analyzer {
 
 template <class Emit>
 void Analyzer::tokenize(std::string_view text, Emit&& emit) const {
-  // One buffer per call, reused for every token: no allocation per token, and left
-  // uninitialized, since a large max_length would otherwise cost a memset per call.
-  const std::unique_ptr<char[]> buffer(new char[token_buffer_size()]);
-  size_t pos = 0;
-  size_t size = 0;
-  size_t start = 0;
-  size_t end = 0;
-  uint32_t position = 0;
-  while (next_token(text, pos, buffer.get(), size, start, end)) {
-    emit(std::string_view(buffer.get(), size), position++);
-  }
+  tokenize_spans(text, [&](std::string_view token, uint32_t position, size_t, size_t) {
+    emit(token, position);
+  });
 }
 
 template <class Emit>
 void Analyzer::tokenize_spans(std::string_view text, Emit&& emit) const {
+  // One buffer per call, reused for every token: no allocation per token, and left
+  // uninitialized, since a large max_length would otherwise cost a memset per call.
   const std::unique_ptr<char[]> buffer(new char[token_buffer_size()]);
   size_t pos = 0;
   size_t size = 0;

@@ -61,13 +61,20 @@ std::vector<Fragment> best_fragments(const Analyzer& analyzer, std::string_view 
   }
   if (ids.empty()) return {};
 
+  // The first bytes of the query terms: the Porter stemmer rewrites suffixes only and keeps
+  // a word's first letter, so a token whose first byte is none of these has no query term and
+  // skips the stopword lookup and the stemmer (most of a text's tokens).
+  bool first_byte[256] = {};
+  for (const auto& [t, id] : ids) {
+    if (!t.empty()) first_byte[static_cast<uint8_t>(t[0])] = true;
+  }
   // Tokens with their spans, term ids and code-point offsets.
   std::vector<Token> tokens;
   std::string term;
   size_t last_byte = 0, last_cp = 0;
   analyzer.tokenize_spans(text, [&](std::string_view token, uint32_t, size_t begin, size_t end) {
     int32_t id = -1;
-    if (analyzer.to_term(token, term)) {
+    if (first_byte[static_cast<uint8_t>(token[0])] && analyzer.to_term(token, term)) {
       const auto it = ids.find(term);
       if (it != ids.end()) id = it->second;
     }

@@ -2,7 +2,8 @@
 tantivy's doc store and ``SnippetGenerator`` on the same documents and the same hits.
 
 Corpora: GCIDE (title and text of each entry, 126k documents; the first 20k with ``--quick``)
-and :func:`mirkit.datasets.synthetic_corpus` (200k documents; 20k with ``--quick``).
+and :func:`mirkit.datasets.synthetic_corpus` (100k documents, what a shared 2-core machine
+builds twice in a few minutes; 20k with ``--quick``).
 
 - **Store**: bytes of mirkit's ``store.bin`` and of tantivy's ``.store`` files (its default
   LZ4 blocks of 16 KB); seconds to write mirkit's store alone (compression included), and
@@ -229,7 +230,7 @@ def report(quick: bool = False, repeat: int = 3) -> list:
     gcide = _gcide(20_000 if quick else None)
     if gcide is None:
         raise FileNotFoundError("../shared/data/gcide is absent")
-    n_syn = 20_000 if quick else 200_000
+    n_syn = 20_000 if quick else 100_000
     tmp = Path(tempfile.mkdtemp(prefix="mirkit-bench-store-"))
     try:
         g_index, g_store, g_snip = _corpus(

@@ -127,20 +127,23 @@ def open_reader(index):
 
 def fetch(index, docids) -> list:
     """The stored texts of `docids` (ints) of a one-segment :class:`Index`."""
-    ids = np.asarray(docids, dtype=np.int64).reshape(-1)
-    n = index.stats.n_docs
-    bad = (ids < 0) | (ids >= n)
-    if bad.any():
-        raise IndexError(f"docid {int(ids[bad][0])} out of range [0, {n})")
-    return open_reader(index).documents(ids.astype(np.uint32))
+    ids = np.asarray(docids)
+    if ids.dtype != np.uint32 or ids.ndim != 1 or not ids.flags.c_contiguous:
+        ids = ids.astype(np.int64).reshape(-1)
+        n = index.stats.n_docs
+        bad = (ids < 0) | (ids >= n)
+        if bad.any():
+            raise IndexError(f"docid {int(ids[bad][0])} out of range [0, {n})")
+        ids = ids.astype(np.uint32)
+    return open_reader(index).documents(ids)  # IndexError past the end
 
 
 def stored_texts(index, docids) -> list:
     """The stored texts (str) of internal docids of an :class:`Index` or a segmented index."""
-    docids = np.asarray(docids, dtype=np.int64).reshape(-1)
     segments = getattr(index, "_segments", None)
     if segments is None:
         return fetch(index, docids)
+    docids = np.asarray(docids, dtype=np.int64).reshape(-1)
     n = len(index)
     bad = (docids < 0) | (docids >= n)
     if bad.any():
