@@ -6,6 +6,7 @@ deletes, updates and merges, concurrent reads, and snippets against the plain Py
 
 from __future__ import annotations
 
+import copy
 import gzip
 import json
 import os
@@ -84,6 +85,9 @@ def test_index_documents_round_trip_on_gcide(gcide_index):
     assert got == [{"id": i, "text": t} for i, t in docs]
     assert gcide_index.document(17) == {"id": docs[17][0], "text": docs[17][1]}
     assert store.STORE_FILE in gcide_index.manifest["files"]
+    sizes = gcide_index.sizes()
+    assert sizes["store"] == (gcide_index.path / "store.bin").stat().st_size
+    assert sum(v for k, v in sizes.items() if k != "total") == sizes["total"]
     with pytest.raises(IndexError):
         gcide_index.document(len(docs))
     with pytest.raises(TypeError):
@@ -242,6 +246,7 @@ def test_segmented_index_keeps_its_store_through_changes(tmp_path):
     hits = Searcher(after).search("replaced five", snippets=True)
     assert hits.ids[0] == "d5"
     assert hits.snippets()[0] == ["<b>replaced</b> &lt;<b>five</b>&gt; &amp; more"]
+    assert copy.copy(hits).ids == hits.ids
 
 
 # -- snippets -------------------------------------------------------------------------------

@@ -284,12 +284,15 @@ class Index:
         - ``term stats``: per term, df, cf, its first block, its BM25 upper bound and the
           thresholds that prime the top-k queue;
         - ``documents``: lengths and external ids;
-        - ``vectors``: the per-document term vectors (feedback), if built.
+        - ``vectors``: the per-document term vectors (feedback), if built;
+        - ``store``: the document store (:mod:`mirkit.index.store`), if built.
         """
         files = self.manifest["files"]
         out: dict = {}
         for name, part, _, _ in _core.index.FILES:  # the C++ format's list: name, part, ...
             out[part] = out.get(part, 0) + (files[name]["bytes"] if name in files else 0)
+        if _store.STORE_FILE in files:
+            out["store"] = files[_store.STORE_FILE]["bytes"]
         out["total"] = sum(f["bytes"] for f in files.values())
         return out
 

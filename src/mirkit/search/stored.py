@@ -43,6 +43,8 @@ class StoredResult:
             self.snippets()
 
     def __getattr__(self, name):
+        if name in StoredResult.__slots__:  # not set yet (copy, unpickling)
+            raise AttributeError(name)
         return getattr(self.result, name)
 
     def __len__(self) -> int:
