@@ -348,3 +348,10 @@ def test_cli_show_and_snippets(tmp_path, capsys):
     assert cli.main(["search", str(index.path), "flaps", "--show"]) == 0
     out = capsys.readouterr().out
     assert "      Wings & flaps\n      at low speed\n" in out
+
+
+def test_cli_snippets_in_colour_on_a_terminal(tmp_path, capsys, monkeypatch):
+    index = build_index([("a", "the <wing> tip")], tmp_path / "i", store=True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert cli.main(["search", str(index.path), "wing", "--snippets"]) == 0
+    assert "      the <\x1b[1;31mwing\x1b[0m> tip" in capsys.readouterr().out
