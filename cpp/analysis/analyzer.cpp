@@ -79,7 +79,8 @@ Analyzer::Analyzer(const AnalyzerConfig& config) : m_config(config) {
   }
 }
 
-bool Analyzer::next_token(std::string_view text, size_t& pos, char* out, size_t& out_size) const {
+bool Analyzer::next_token(std::string_view text, size_t& pos, char* out, size_t& out_size,
+                          size_t& start, size_t& end) const {
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   const size_t n = text.size();
   const uint32_t max_length = m_config.max_length;
@@ -104,12 +105,17 @@ bool Analyzer::next_token(std::string_view text, size_t& pos, char* out, size_t&
     }
     // A token starts at i. Count its code points in full but stop writing once past max_length,
     // so an overlong run needs no more than token_buffer_size() bytes and is dropped at the end.
+    const size_t token_start = i;
+    size_t token_end = n;  // where the token's bytes end (before a separator consumed with it)
     size_t size = 0;
     uint32_t length = 0;
     bool base_ascii = true;  // whether the last word character came out as ASCII
     while (i < n) {
       m = m_ascii[p[i]];
-      if (m == 0) break;
+      if (m == 0) {
+        token_end = i;
+        break;
+      }
       if (m != kNonAscii) {  // hot loop: a run of ASCII letters and digits
         do {
           if (length < max_length) out[size++] = static_cast<char>(m);
@@ -124,7 +130,10 @@ bool Analyzer::next_token(std::string_view text, size_t& pos, char* out, size_t&
       const size_t len = decode_utf8(p, n, i, cp);
       i += len;
       const CharProps& props = char_props(cp);
-      if (props.cls == unicode::kSeparator) break;
+      if (props.cls == unicode::kSeparator) {
+        token_end = i - len;
+        break;
+      }
       const uint32_t c = lowercase ? static_cast<uint32_t>(static_cast<int32_t>(cp) + props.lower_delta)
                                    : cp;
       if (props.cls == unicode::kMark) {
@@ -151,6 +160,8 @@ bool Analyzer::next_token(std::string_view text, size_t& pos, char* out, size_t&
     if (length >= m_config.min_length && length <= max_length) {
       pos = i;
       out_size = size;
+      start = token_start;
+      end = token_end;
       return true;
     }
   }

@@ -43,6 +43,12 @@ class Analyzer {
   template <class Emit>
   void tokenize(std::string_view text, Emit&& emit) const;
 
+  // tokenize, also reporting where each token lies in text: emit(token, position, begin, end)
+  // with text.substr(begin, end - begin) the token's source bytes (before lowercasing and
+  // folding), for highlighting.
+  template <class Emit>
+  void tokenize_spans(std::string_view text, Emit&& emit) const;
+
   // Maps a normalized token to its index term: returns false for a stopword (the token is
   // dropped); otherwise writes the term (stemmed when stem is on) into out and returns true.
   bool to_term(std::string_view token, std::string& out) const;
@@ -56,9 +62,11 @@ class Analyzer {
   size_t token_buffer_size() const { return 4 * size_t{m_config.max_length} + 8; }
 
   // Finds the next token that passes the length filter at or after text[pos], writes its
-  // normalized UTF-8 into out[0, out_size) (out holds token_buffer_size() bytes) and moves pos
-  // past it; returns false at the end of text.
-  bool next_token(std::string_view text, size_t& pos, char* out, size_t& out_size) const;
+  // normalized UTF-8 into out[0, out_size) (out holds token_buffer_size() bytes), its source
+  // bytes' range into [start, end) and moves pos past it (and past the separator that ended it);
+  // returns false at the end of text.
+  bool next_token(std::string_view text, size_t& pos, char* out, size_t& out_size,
+                  size_t& start, size_t& end) const;
 
   AnalyzerConfig m_config;
   // ASCII fast path: m_ascii[b] is the output byte of a letter/digit b < 0x80 (lowercased when
@@ -69,14 +77,23 @@ class Analyzer {
 
 template <class Emit>
 void Analyzer::tokenize(std::string_view text, Emit&& emit) const {
+  tokenize_spans(text, [&](std::string_view token, uint32_t position, size_t, size_t) {
+    emit(token, position);
+  });
+}
+
+template <class Emit>
+void Analyzer::tokenize_spans(std::string_view text, Emit&& emit) const {
   // One buffer per call, reused for every token: no allocation per token, and left
   // uninitialized, since a large max_length would otherwise cost a memset per call.
   const std::unique_ptr<char[]> buffer(new char[token_buffer_size()]);
   size_t pos = 0;
   size_t size = 0;
+  size_t start = 0;
+  size_t end = 0;
   uint32_t position = 0;
-  while (next_token(text, pos, buffer.get(), size)) {
-    emit(std::string_view(buffer.get(), size), position++);
+  while (next_token(text, pos, buffer.get(), size, start, end)) {
+    emit(std::string_view(buffer.get(), size), position++, start, end);
   }
 }
 

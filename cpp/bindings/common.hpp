@@ -111,5 +111,7 @@ void bind_vectors(py::module_& m);
 void bind_sift(py::module_& m);
 void bind_text(py::module_& m);
 void bind_late(py::module_& m);
+void bind_store(py::module_& m);
+void bind_highlight(py::module_& m);
 
 }  // namespace mirkit::bindings

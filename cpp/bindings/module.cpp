@@ -19,8 +19,10 @@ PYBIND11_MODULE(_core, m) {
   b::bind_elias_fano(codecs);
   auto analysis = m.def_submodule("analysis", "text analysis: tokenizer, stopwords, Porter stemmer");
   b::bind_analysis(analysis);
+  b::bind_highlight(analysis);
   auto index = m.def_submodule("index", "inverted index: writer, reader, postings cursors");
   b::bind_index(index);
+  b::bind_store(index);
   auto query = m.def_submodule("query", "ranked retrieval (scorers, top-k algorithms) and Boolean retrieval");
   b::bind_query(query);
   b::bind_boolean(query);

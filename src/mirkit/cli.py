@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late")
+              "hybrid", "filtered_query", "late", "store")
 
 
 def _cmd_info(args) -> int:
@@ -79,6 +79,8 @@ _SELF_TIMED = {
                           "1 thread, k = 10; mean ms over the queries"),
     "late": (5, "median of {repeat} alternated calls, 1 thread and all cores, each in a fresh "
              "process; outputs checked first"),
+    "store": (3, "document store size against tantivy's; fetch and snippet the top 10, "
+                 "per-query medians of {repeat} alternated passes"),
 }
 
 
@@ -172,6 +174,10 @@ def _cmd_index(args) -> int:
             f" (nor {len(missing) - 1} more of the inputs)" if len(missing) > 1 else ""))
     if args.no_merge and (args.append or args.shards or args.vectors):
         raise UserError("--no-merge cannot be combined with --append, --shards or --vectors")
+    if args.store:
+        if args.no_merge or args.shards:
+            raise UserError("--store cannot be combined with --no-merge or --shards")
+        options["store"] = True
     if args.append:
         return _index_append(args, options)
     _check_output(args)
@@ -217,6 +223,7 @@ def _index_append(args, options: dict) -> int:
     if not os.path.exists(args.output):
         settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors",
                                              "numeric_fields", "keyword_fields") if k in options}
+        settings.update({"store": options["store"]} if args.store else {})
     elif args.numeric_field or args.keyword_field:
         raise UserError(f"--numeric-field/--keyword-field: {args.output} exists, and an "
                         "existing index keeps its fields")
@@ -373,6 +380,8 @@ def _cmd_search(args) -> int:
     if args.boolean:
         if args.filter is not None:
             raise UserError("--filter applies to ranked search, not to --boolean")
+        if args.show or args.snippets:
+            raise ValueError("--show and --snippets apply to ranked queries")
         return _boolean_query(index, args.query)
     searcher = Searcher(index, scorer=_scorer(args))
     if args.queries is None:
@@ -402,6 +411,8 @@ def _search_sharded(args) -> int:
 
     if args.boolean:
         raise ValueError("--boolean is not supported on a sharded index")
+    if args.show or args.snippets:
+        raise ValueError("--show and --snippets need a local index with a document store")
     if args.fuzzy_syntax:
         raise ValueError("--fuzzy-syntax is not supported on a sharded index")
     if args.filter is not None:
@@ -494,15 +505,42 @@ def _ranked_query(searcher, args) -> int:
     result = searcher.search(args.query, args.k, algorithm=args.algorithm,
                              feedback=_feedback(args), **_syntax(args))
     elapsed = time.perf_counter() - start
+    shown = _stored_lines(searcher, result, args) if args.show or args.snippets else None
     ids = result.ids
     width = max([len("id")] + [len(i) for i in ids])
     print(f"{'rank':>4}  {'id':<{width}}  {'score':>10}")
     for rank, (doc_id, score) in enumerate(zip(ids, result.scores.tolist()), 1):
         print(f"{rank:>4}  {doc_id:<{width}}  {score:>10.4f}")
+        if shown is not None:
+            print(shown[rank - 1])
     print(f"{len(result)} results in {elapsed * 1e3:.2f} ms ({args.algorithm}, "
           f"{searcher.scorer!r}): {result.postings_decoded:,} postings decoded, "
           f"{result.postings_scored:,} scored, {result.docs_scored:,} documents scored")
     return 0
+
+
+def _stored_lines(searcher, result, args) -> list:
+    """``mirkit search --show`` / ``--snippets``: the text to print under each hit, indented.
+    Snippets mark the matched words in bold red on a terminal and not at all when piped."""
+    import textwrap
+
+    from mirkit.index import store
+
+    if args.snippets:
+        colour = sys.stdout.isatty()
+        texts = store.stored_texts(searcher.index, result.docids)
+        fragments = store.render_snippets(
+            searcher.index.analyzer, texts, args.query, pre="\x1b[1;31m" if colour else "",
+            post="\x1b[0m" if colour else "", escape=False)
+        lines = [" ... ".join(" ".join(f.split()) for f in frags) or store.plain_snippet(t, 150)
+                 for frags, t in zip(fragments, texts)]
+    else:
+        lines = [d["text"] for d in searcher.index.documents(result.docids)]
+    indent = " " * 6
+    if args.snippets:
+        return [indent + line for line in lines]
+    return [textwrap.indent(line.rstrip("\n") or "(empty)", indent, lambda _: True)
+            for line in lines]
 
 
 def _syntax(args) -> dict:
@@ -730,6 +768,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--positions", action="store_true", help="store token positions")
     p.add_argument("--vectors", action="store_true",
                    help="store document vectors (for relevance feedback)")
+    p.add_argument("--store", action="store_true", help="keep the documents' text in a "
+                   "compressed store (for search --show and --snippets)")
     p.add_argument("--format", default="auto", choices=["auto", "jsonl", "trec", "text"])
     p.add_argument("--skip-errors", action="store_true", help="skip and count malformed docs")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index")
@@ -822,6 +862,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--fb-terms", type=int, default=10, help="expansion terms (default 10)")
     p.add_argument("--scheduler", metavar="ADDR", help="a sharded index (index --shards): "
                    "search on this Dask scheduler's workers (default: in this process)")
+    p.add_argument("--show", action="store_true", help="print each hit's stored text (the "
+                   "index needs a document store: index --store)")
+    p.add_argument("--snippets", action="store_true", help="print each hit's best fragments, "
+                   "the matched words in colour on a terminal (index --store)")
     p.set_defaults(func=_cmd_search, command="search")
     search_parser = p
     trec_eval_options = argparse.ArgumentParser(add_help=False)

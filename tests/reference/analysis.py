@@ -43,12 +43,21 @@ def fold(ch: str) -> str:
 def tokenize(text: str, lowercase: bool = True, ascii_fold: bool = True, min_length: int = 1,
              max_length: int = 64) -> list[tuple[str, int]]:
     """[(token, position)] by the rules of mirkit.analysis, one code point at a time."""
-    tokens: list[tuple[str, int]] = []
+    return [(token, position) for token, position, _, _ in
+            token_spans(text, lowercase, ascii_fold, min_length, max_length)]
+
+
+def token_spans(text: str, lowercase: bool = True, ascii_fold: bool = True, min_length: int = 1,
+                max_length: int = 64) -> list[tuple[str, int, int, int]]:
+    """[(token, position, start, end)]: :func:`tokenize` with each token's character range
+    in `text` (the highlighter's spans)."""
+    tokens: list[tuple[str, int, int, int]] = []
     i, n = 0, len(text)
     while i < n:
         if char_class(text[i]) != WORD:
             i += 1
             continue
+        start = i
         parts: list[str] = []
         base_ascii = True
         while i < n:
@@ -67,5 +76,5 @@ def tokenize(text: str, lowercase: bool = True, ascii_fold: bool = True, min_len
             base_ascii = bool(f) or c.isascii()
         token = "".join(parts)
         if min_length <= len(token) <= max_length:
-            tokens.append((token, len(tokens)))
+            tokens.append((token, len(tokens), start, i))
     return tokens

@@ -14,6 +14,7 @@ from mirkit.analysis import Analyzer
 from mirkit.index import segments as seg
 from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
 from mirkit.index.reader import Index
+from mirkit.index.store import has_store
 from mirkit.index.writer import DEFAULT_CODEC, IndexWriter, _check_codec, _parse_bytes, \
     check_threads_batch
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
@@ -74,7 +75,7 @@ class SegmentWriter:
                  threads: int = 0, memory_budget: Union[int, str] = "1GB",
                  batch_size: int = 4096,
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
-                 numeric_fields=None, keyword_fields=None):
+                 numeric_fields=None, keyword_fields=None, store: Optional[bool] = None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
@@ -82,7 +83,8 @@ class SegmentWriter:
             raise TypeError("merge_policy must be a mirkit.index.MergePolicy or None")
         new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
                "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors,
-               "numeric_fields": numeric_fields, "keyword_fields": keyword_fields}
+               "numeric_fields": numeric_fields, "keyword_fields": keyword_fields,
+               "store": store}
         fields = check_field_names(numeric_fields, keyword_fields)
         if codec is not None:
             _check_codec(codec, "codec")
@@ -97,7 +99,7 @@ class SegmentWriter:
             seg.create(self.path, {
                 "analyzer": (analyzer or Analyzer()).to_dict(),
                 "codec": codec or DEFAULT_CODEC, "freq_codec": freq_codec or codec or DEFAULT_CODEC,
-                "positions": bool(positions), "vectors": bool(vectors),
+                "positions": bool(positions), "vectors": bool(vectors), "store": bool(store),
                 "bm25": dict(zip(("k1", "b"), check_bm25(
                     BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
                     prefix="bm25_"))),
@@ -266,7 +268,8 @@ class SegmentWriter:
             codec=s["codec"], freq_codec=s["freq_codec"], positions=s["positions"],
             vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size,
-            numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1])
+            numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1],
+            store=has_store(s))
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 

@@ -13,6 +13,7 @@ from mirkit import _core
 from mirkit._validate import as_uint32_1d
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import IndexCorruptError, IndexVersionError, load_manifest
+from mirkit.index import store as _store
 
 __all__ = ["DocVectors", "FORMAT_NAME", "FORMAT_VERSION", "Index", "IndexCorruptError",
            "IndexStats", "IndexVersionError", "PostingCursor"]
@@ -235,6 +236,10 @@ class Index:
         self.check_vectors()
         return DocVectors(*self._reader.doc_vectors(as_uint32_1d(docids, "docids")))
 
+    # The document store (mirkit.index.store): {"id", "text"} of internal docids.
+    document = _store.document
+    documents = _store.documents
+
     def doc_id(self, docid: int) -> str:
         """External id of internal document `docid`."""
         return self._reader.doc_id(docid)
@@ -279,12 +284,15 @@ class Index:
         - ``term stats``: per term, df, cf, its first block, its BM25 upper bound and the
           thresholds that prime the top-k queue;
         - ``documents``: lengths and external ids;
-        - ``vectors``: the per-document term vectors (feedback), if built.
+        - ``vectors``: the per-document term vectors (feedback), if built;
+        - ``store``: the document store (:mod:`mirkit.index.store`), if built.
         """
         files = self.manifest["files"]
         out: dict = {}
         for name, part, _, _ in _core.index.FILES:  # the C++ format's list: name, part, ...
             out[part] = out.get(part, 0) + (files[name]["bytes"] if name in files else 0)
+        if _store.STORE_FILE in files:
+            out["store"] = files[_store.STORE_FILE]["bytes"]
         out["total"] = sum(f["bytes"] for f in files.values())
         return out
 

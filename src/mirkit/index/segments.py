@@ -55,6 +55,7 @@ from mirkit.analysis import Analyzer
 from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionError, \
     check_version, write_manifest
 from mirkit.index.reader import FORMAT_NAME, DocVectors, Index, IndexStats, lookup_docids
+from mirkit.index import store as _store
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
            "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "UnknownDocumentError",
@@ -521,6 +522,10 @@ class SegmentedIndex:
     def cached_doc_ids(self) -> Optional[list]:
         return self._doc_ids
 
+    # The document store (mirkit.index.store): {"id", "text"} of internal docids.
+    document = _store.document
+    documents = _store.documents
+
     def doc_id(self, docid: int) -> str:
         """External id of internal (live) document `docid`."""
         seg, local = self.locate(docid)
@@ -738,7 +743,7 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
         encoded = [i.encode("utf-8") for i in ids]
         offsets = np.zeros(len(encoded) + 1, np.uint64)
         offsets[1:] = np.cumsum([len(e) for e in encoded])
-        files = []
+        files = [_store.merge_stores(tmp, segments)] if _store.has_store(settings) else []
         for fname, content in (("doc_ids.bin", b"".join(encoded)),
                                ("doc_id_offsets.u64", offsets.tobytes()),
                                ("doc_lengths.u32", doc_lengths.tobytes())):
@@ -813,6 +818,7 @@ def segment_settings(manifest: dict) -> dict:
             "freq_codec": manifest["codecs"]["freqs"],
             "positions": manifest["codecs"]["positions"] is not None,
             "vectors": manifest["codecs"].get("vectors") is not None,
+            "store": _store.STORE_FILE in manifest["files"],
             "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]}}
 
 

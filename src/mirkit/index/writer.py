@@ -19,6 +19,7 @@ from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
+from mirkit.index.store import StoreBuilder
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, jsonl_line, read_documents
 from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
 
@@ -134,6 +135,11 @@ class IndexWriter:
         is a float) and keyword (str, dictionary-coded). Values come from ``add(...,
         fields=)`` or the keys of the documents :meth:`add_documents` reads; a document
         without one has a missing value (:mod:`mirkit.index.columns`).
+    store : bool
+        Also keep each document's text in a compressed document store
+        (:mod:`mirkit.index.store`), for :meth:`Index.document`, :meth:`Index.documents`
+        and snippets. Documents then go through :mod:`mirkit.ingest`'s reader. Not with
+        ``merge=False``.
 
     Attributes
     ----------
@@ -180,7 +186,7 @@ class IndexWriter:
                  vectors: bool = False, threads: int = 0,
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
-                 merge: bool = True, numeric_fields=(), keyword_fields=()):
+                 merge: bool = True, numeric_fields=(), keyword_fields=(), store: bool = False):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -191,10 +197,16 @@ class IndexWriter:
         if not merge and vectors:
             raise ValueError("merge=False leaves a segmented index, which stores no document "
                              "vectors (yet): pass vectors=False or merge=True")
+        if not isinstance(store, bool):
+            raise TypeError(f"store must be a bool, got {type(store).__name__}")
+        if store and not merge:
+            raise ValueError("merge=False leaves a segmented index of parallel parts, which "
+                             "keeps no document store: pass store=False or merge=True")
         self.merge = merge
         numeric_fields, keyword_fields = check_field_names(numeric_fields, keyword_fields)
         self._columns = ColumnCollector(numeric_fields, keyword_fields) \
             if numeric_fields or keyword_fields else None
+        self.store = store
         self.path = Path(path)
         self.analyzer = analyzer
         self.codec = _check_codec(codec, "codec")
@@ -219,6 +231,7 @@ class IndexWriter:
             freq_codec=self.freq_codec, positions=self.positions, vectors=self.vectors,
             threads=self.threads,
             memory_budget=self.memory_budget, k1=self.bm25["k1"], b=self.bm25["b"])
+        self._store = StoreBuilder(self._tmp) if store else None
         self._ids: list[str] = []
         self._texts: list[str] = []
         self._locations: list[tuple[str, int]] = []
@@ -246,7 +259,8 @@ class IndexWriter:
              bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None,
              vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
-             merge_policy="default", numeric_fields=None, keyword_fields=None):
+             merge_policy="default", numeric_fields=None, keyword_fields=None,
+             store: Optional[bool] = None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -257,7 +271,7 @@ class IndexWriter:
         ----------
         path : str or Path
             The index directory.
-        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b, vectors
+        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b, vectors, store
             Settings of a new index (as for :class:`IndexWriter`; ValueError for an existing
             one, which keeps its own: an index built with ``vectors=True`` keeps storing
             document vectors in every segment, merged ones included).
@@ -301,7 +315,7 @@ class IndexWriter:
             bm25_k1=bm25_k1, bm25_b=bm25_b, vectors=vectors, threads=threads,
             memory_budget=memory_budget, batch_size=batch_size,
             merge_policy=MergePolicy() if merge_policy == "default" else merge_policy,
-            numeric_fields=numeric_fields, keyword_fields=keyword_fields)
+            numeric_fields=numeric_fields, keyword_fields=keyword_fields, store=store)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -363,7 +377,7 @@ class IndexWriter:
             source = self._columns.source(source, reader_options.get("id_field", "id"))
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
-        jsonl = None if skip_errors else _plain_jsonl_file(reader)
+        jsonl = None if skip_errors or self._store else _plain_jsonl_file(reader)
         skipped_before = 0
         with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
                           unit_divisor=1024, desc="indexing") as bar:
@@ -425,6 +439,8 @@ class IndexWriter:
         while ids:
             duplicate = self._builder.add_batch(ids, texts)
             if duplicate is None:
+                if self._store is not None:  # the builder took the whole batch, in order
+                    self._store.add(texts)
                 return added
             i, first = duplicate
             path, line = locations[i]
@@ -446,6 +462,7 @@ class IndexWriter:
             return
         self._closed = True
         self._builder = None
+        self._store = None
         self._final_docs = 0
         shutil.rmtree(self._tmp, ignore_errors=True)
 
@@ -457,6 +474,8 @@ class IndexWriter:
             if self.merge:
                 stats = self._builder.finish()
                 self._final_docs = stats["n_docs"]
+                if self._store is not None:
+                    stats["files"] = list(stats["files"]) + [self._store.finish(stats["n_docs"])]
                 self._update_timings()
                 self._write_manifest(stats)
                 self._write_columns(self._tmp)

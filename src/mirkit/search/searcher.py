@@ -271,7 +271,7 @@ class Searcher:
                weight: float = 0.5, vector_options: Optional[Mapping] = None,
                syntax: str = "plain", max_expansions: Optional[int] = None,
                prefix_length: Optional[int] = None, transpositions: Optional[bool] = None,
-               filter=None):
+               filter=None, documents: bool = False, snippets: bool = False):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -314,6 +314,10 @@ class Searcher:
             list or set of external ids, a Boolean query or field predicate string
             (``"year >= 1990 AND lang:en"``), or a compiled
             :class:`~mirkit.search.filters.Filter`. Not with `feedback` or `vector`.
+        documents, snippets : bool
+            Return a :class:`mirkit.search.stored.StoredResult`, whose ``documents()`` and
+            ``snippets()`` read the hits from the index's document store; with `snippets`,
+            the snippets of `query` are made at once (:mod:`mirkit.index.store`).
 
         Returns
         -------
@@ -341,6 +345,15 @@ class Searcher:
         >>> searcher.search("wing~1", syntax="fuzzy", prefix_length=1).ids
         ['a', 'b']
         """
+        if documents or snippets:
+            from mirkit.search.stored import stored_result
+
+            hits = self.search(query, k, algorithm=algorithm, scorer=scorer, feedback=feedback,
+                               vector=vector, fusion=fusion, depth=depth, rrf_k=rrf_k,
+                               weight=weight, vector_options=vector_options, syntax=syntax,
+                               max_expansions=max_expansions, prefix_length=prefix_length,
+                               transpositions=transpositions, filter=filter)
+            return stored_result(hits, self.index, query, bool(snippets))
         if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                 or transpositions is not None:
             query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
