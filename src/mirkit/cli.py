@@ -29,7 +29,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid")
+              "hybrid", "phrases")
 
 
 def _cmd_info(args) -> int:
@@ -74,6 +74,7 @@ _SELF_TIMED = {
     "spelling": (5, "median of {repeat} calls, 1 thread and all cores, outputs checked first"),
     "hybrid": (1, "Cranfield effectiveness of BM25, LSA vectors and their fusions; "
                   "median ms per query"),
+    "phrases": (3, "per-query median of {repeat} passes on 1 thread, k = 10, next to tantivy"),
 }
 
 
