@@ -167,7 +167,7 @@ def test_search_with_fuzzy_syntax_equals_exhaustive_scoring_of_the_expansion(ind
 def test_fuzzy_syntax_options_are_checked(index):
     searcher = Searcher(index)
     with pytest.raises(ValueError, match="syntax must be one of"):
-        searcher.search("abc~1", syntax="lucene")
+        searcher.search("abc~1", syntax="regex")
     with pytest.raises(ValueError, match="apply to syntax='fuzzy' only"):
         searcher.search("abc~1", max_expansions=3)
     with pytest.raises(ValueError, match="apply to syntax='fuzzy' only"):

@@ -916,7 +916,7 @@ def test_kill_9_at_random_points_leaves_the_last_commit(tmp_path):
 
 
 BOOLEAN_EXPRESSIONS = ["alpha", "alpha AND beta", "alpha OR pi", "-alpha", "NOT (alpha OR beta)",
-                       "gamma AND NOT delta", '"alpha beta" OR zeta', "nothere", "nothere OR iota",
+                       "gamma AND NOT delta", "(alpha beta) OR zeta", "nothere", "nothere OR iota",
                        "-nothere", "(kappa OR lambda) AND -mu", "the"]
 
 

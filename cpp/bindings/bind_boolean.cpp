@@ -36,8 +36,9 @@ std::vector<BoolInstr> to_program(const py::sequence& ops) {
     else if (name == "and") in.op = BoolOp::kAnd;
     else if (name == "or") in.op = BoolOp::kOr;
     else if (name == "not") in.op = BoolOp::kNot;
+    else if (name == "phrase") in.op = BoolOp::kPhrase;
     else throw py::value_error(where + ": unknown operation '" + name +
-                               "' (expected term, empty, and, or, not)");
+                               "' (expected term, empty, and, or, not, phrase)");
     int overflow = 0;
     const long long arg = PyLong_AsLongLongAndOverflow(t[1].ptr(), &overflow);
     if (overflow != 0 || arg < 0 || arg > 0xFFFFFFFFLL) {
@@ -50,24 +51,42 @@ std::vector<BoolInstr> to_program(const py::sequence& ops) {
   return program;
 }
 
+// [(term ids, offsets, slop), ...] -> phrases (their meaning is checked in C++).
+std::vector<query::PhraseSpec> to_phrases(const py::sequence& phrases) {
+  std::vector<query::PhraseSpec> out;
+  for (size_t i = 0; i < phrases.size(); ++i) {
+    py::object item = phrases[i];
+    if (!py::isinstance<py::tuple>(item) || py::len(item) != 3) {
+      throw py::type_error("phrases[" + std::to_string(i) + "] must be a (terms, offsets, slop) tuple");
+    }
+    py::tuple t = item.cast<py::tuple>();
+    out.push_back({t[0].cast<std::vector<uint32_t>>(), t[1].cast<std::vector<uint32_t>>(),
+                   t[2].cast<uint32_t>()});
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_boolean(py::module_& m) {
   m.def(
       "boolean",
-      [](const index::IndexReader& reader, const py::sequence& program) {
+      [](const index::IndexReader& reader, const py::sequence& program,
+         const py::sequence& phrases) {
         const std::vector<BoolInstr> instructions = to_program(program);
+        const std::vector<query::PhraseSpec> specs = to_phrases(phrases);
         std::vector<uint32_t> docids;
         {
           py::gil_scoped_release release;
-          docids = query::evaluate_boolean(reader, instructions.data(), instructions.size());
+          docids = query::evaluate_boolean(reader, instructions.data(), instructions.size(), specs);
         }
         return to_numpy(std::move(docids));
       },
-      py::arg("reader"), py::arg("program"),
+      py::arg("reader"), py::arg("program"), py::arg("phrases") = py::tuple(),
       "Evaluates a postfix Boolean program over an index and returns the matching docids "
       "(uint32, ascending). Operations: ('term', id), ('empty', 0), ('and', n), ('or', n) with "
-      "n >= 2 operands, ('not', 0). The GIL is released during evaluation.");
+      "n >= 2 operands, ('not', 0), ('phrase', i): the documents of phrases[i], a (term ids, "
+      "offsets, slop) tuple. The GIL is released during evaluation.");
 }
 
 }  // namespace mirkit::bindings

@@ -203,6 +203,43 @@ class SearchResult {
   py::object m_docids_array, m_scores_array, m_ids;
 };
 
+// The clauses of a query read by mirkit.query (its StructuredQuery: the plain words' text, then
+// [(text, slop, weight, occur)] of its phrases and signed words), analyzed here with the
+// engine's analyzer: a clause of no term is dropped; of one term, that term is scored (weight
+// > 0) and required or excluded as a one-term clause; of several, a phrase.
+template <class Engine>
+void add_clauses(const Engine& e, const py::list& clauses, QueryInput& in) {
+  std::vector<int64_t> ids;
+  std::vector<uint32_t> offsets;
+  for (const auto& item : clauses) {
+    auto t = item.cast<py::tuple>();
+    if (t.size() != 4) throw py::value_error("a clause must be a (text, slop, weight, occur) tuple");
+    if (!PyUnicode_Check(t[0].ptr())) throw py::type_error("a clause's text must be str");
+    e.analyze_phrase(utf8_view(t[0]), ids, offsets);
+    const int occur = t[3].cast<int>();
+    if (occur < 0 || occur > 2) throw py::value_error("clause occur must be 0, 1 or 2");
+    const double weight = t[2].cast<double>();
+    if (ids.empty()) continue;
+    query::QueryPhrase p;
+    p.occur = static_cast<query::Occur>(occur);
+    p.slop = ids.size() > 1 ? t[1].cast<uint32_t>() : 0;
+    p.offsets = ids.size() > 1 ? offsets : std::vector<uint32_t>{0};
+    for (const int64_t id : ids) {
+      p.missing = p.missing || id < 0;
+      p.terms.push_back(id < 0 ? 0 : static_cast<uint32_t>(id));
+    }
+    if (ids.size() == 1) {
+      if (ids[0] >= 0 && weight > 0 && p.occur != query::Occur::kMustNot) {
+        in.terms.push_back({static_cast<uint32_t>(ids[0]), weight});
+      }
+      if (p.occur == query::Occur::kShould) continue;
+    } else {
+      p.weight = p.occur == query::Occur::kMustNot ? 0.0 : weight;
+    }
+    in.phrases.push_back(std::move(p));
+  }
+}
+
 // A query from Python as the engine takes it: a str (analyzed by the engine, on the worker
 // threads of a batch), viewed in place, or a (terms, weights) pair of analyzed terms. `owners`
 // (null where the caller's arguments keep the text alive) holds a str while the GIL is released.
@@ -215,7 +252,15 @@ QueryInput query_input(const Engine& e, py::handle query, std::vector<py::object
     return in;
   }
   auto pair = query.cast<py::tuple>();
-  if (pair.size() != 2) throw py::value_error("queries must be str or (terms, weights) pairs");
+  if (pair.size() == 2 && PyUnicode_Check(pair[0].ptr())) {  // mirkit.query.StructuredQuery
+    if (owners) owners->push_back(py::reinterpret_borrow<py::object>(pair[0]));
+    in.text = utf8_view(pair[0]);
+    add_clauses(e, pair[1].cast<py::list>(), in);
+    return in;
+  }
+  if (pair.size() != 2) {
+    throw py::value_error("queries must be str, (terms, weights) or (text, clauses)");
+  }
   in.terms = query_terms(e, pair[0].cast<py::list>(), pair[1].cast<std::vector<double>>());
   return in;
 }
@@ -275,13 +320,15 @@ FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
   return out;
 }
 
-QueryResult search_with(const QueryEngine& e, const std::vector<QueryTerm>& terms, uint32_t k,
-                        Algorithm a, const ScorerSpec& spec, const FilterArg& f) {
-  return e.search(terms, k, a, spec, f.single);
+QueryResult search_with(const QueryEngine& e, const std::vector<QueryTerm>& terms,
+                        const std::vector<query::QueryPhrase>& phrases, uint32_t k, Algorithm a,
+                        const ScorerSpec& spec, const FilterArg& f) {
+  return e.search(terms, phrases, k, a, spec, f.single);
 }
 QueryResult search_with(const SegmentedEngine& e, const std::vector<QueryTerm>& terms,
-                        uint32_t k, Algorithm a, const ScorerSpec& spec, const FilterArg& f) {
-  return e.search(terms, k, a, spec, f.per_segment ? &f.segments : nullptr);
+                        const std::vector<query::QueryPhrase>& phrases, uint32_t k, Algorithm a,
+                        const ScorerSpec& spec, const FilterArg& f) {
+  return e.search(terms, phrases, k, a, spec, f.per_segment ? &f.segments : nullptr);
 }
 std::vector<QueryResult> batch_with(const QueryEngine& e, const std::vector<QueryInput>& in,
                                     uint32_t k, Algorithm a, const ScorerSpec& spec,
@@ -320,7 +367,12 @@ void def_search(Class& cls) {
              QueryResult r;
              {
                py::gil_scoped_release release;
-               r = search_with(e, in.text.empty() ? in.terms : e.analyze(in.text), k, a, spec, f);
+               std::vector<QueryTerm> terms = in.terms;
+               if (!in.text.empty()) {
+                 terms = e.analyze(in.text);
+                 terms.insert(terms.end(), in.terms.begin(), in.terms.end());
+               }
+               r = search_with(e, terms, in.phrases, k, a, spec, f);
              }
              return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
            },

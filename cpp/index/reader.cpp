@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <unordered_map>
@@ -419,7 +420,8 @@ void IndexReader::prefetch_skips(uint32_t t) const {
   }
 }
 
-PostingCursor::PostingCursor(const IndexReader& index, uint32_t term) : m_index(&index), m_term(term) {
+PostingCursor::PostingCursor(const IndexReader& index, uint32_t term)
+    : m_index(&index), m_lasts(index.block_last_docid.data), m_term(term) {
   if (term >= index.n_terms()) core::fail_index("term id ", term, " out of range [0, ", index.n_terms(), ")");
   m_df = index.df[term];
   m_first_block = index.term_blocks[term];
@@ -428,9 +430,18 @@ PostingCursor::PostingCursor(const IndexReader& index, uint32_t term) : m_index(
   load_block(m_first_block);
 }
 
+PostingCursor::PostingCursor(const MemoryPostings& list)
+    : m_index(nullptr), m_list(&list), m_lasts(list.block_last.data()), m_term(UINT32_MAX) {
+  m_df = static_cast<uint32_t>(list.docids.size());
+  m_first_block = 0;
+  m_end_block = list.block_last.size();
+  set_shallow(m_first_block);
+  load_block(m_first_block);
+}
+
 void PostingCursor::set_shallow(uint64_t block) {
   m_shallow = block;
-  m_shallow_last = block < m_end_block ? m_index->block_last_docid[block] : kEndDocid;
+  m_shallow_last = block < m_end_block ? m_lasts[block] : kEndDocid;
 }
 
 void PostingCursor::load_block(uint64_t block) {
@@ -445,7 +456,13 @@ void PostingCursor::load_block(uint64_t block) {
     set_shallow(m_end_block);
     return;
   }
-  m_n = m_index->decode_docids(m_term, block, m_docs);
+  if (m_list) {
+    const size_t first = block * kBlockSize;
+    m_n = static_cast<uint32_t>(std::min<size_t>(kBlockSize, m_list->docids.size() - first));
+    std::copy_n(m_list->docids.data() + first, m_n, m_docs);
+  } else {
+    m_n = m_index->decode_docids(m_term, block, m_docs);
+  }
   m_decoded += m_n;
   m_docid = m_docs[0];
   m_block_last = m_docs[m_n - 1];
@@ -457,7 +474,7 @@ void PostingCursor::load_block_geq(uint32_t target) {
 }
 
 void PostingCursor::shallow_advance(uint32_t target) {
-  const auto& last = m_index->block_last_docid;
+  const uint32_t* last = m_lasts;
   // Gallop then binary search over the block skip list.
   uint64_t lo = m_shallow, step = 1;
   while (lo < m_end_block && last[lo] < target) {
@@ -478,33 +495,66 @@ void PostingCursor::shallow_advance(uint32_t target) {
 }
 
 float PostingCursor::block_max_score() const {
-  return m_shallow < m_end_block ? m_index->block_max_score[m_shallow] : 0.0f;
+  return m_index && m_shallow < m_end_block ? m_index->block_max_score[m_shallow] : 0.0f;
 }
 
-float PostingCursor::max_score() const { return m_index->term_max_score[m_term]; }
+float PostingCursor::max_score() const { return m_index ? m_index->term_max_score[m_term] : 0.0f; }
 
 void PostingCursor::decode_freqs() {
-  m_index->decode_freqs(m_block, m_n, m_freqs);
+  if (m_list) {
+    std::copy_n(m_list->freqs.data() + m_block * kBlockSize, m_n, m_freqs);
+  } else {
+    m_index->decode_freqs(m_block, m_n, m_freqs);
+  }
   m_freqs_ready = true;
+}
+
+// Skips `count` varints: a varint ends at each byte below 0x80, so 8 bytes at a time the ends
+// are counted by popcount, and the last word is finished byte by byte. nullptr if the stream
+// ends first.
+const uint8_t* PostingCursor::skip_positions(const uint8_t* p, const uint8_t* end,
+                                             uint64_t count) const {
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  while (count >= 8 && end - p >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    const uint64_t ends = static_cast<uint64_t>(__builtin_popcountll(~word & kHigh));
+    if (ends > count) break;
+    count -= ends;
+    p += 8;
+  }
+  for (; count > 0; ++p) {
+    if (p >= end) return nullptr;
+    count -= *p < 0x80;
+  }
+  return p;
 }
 
 void PostingCursor::positions(std::vector<uint32_t>& out) {
   out.clear();
-  if (!m_index->m_layout.positions || m_docid == kEndDocid) return;
+  if (!m_index || !m_index->m_layout.positions || m_docid == kEndDocid) return;
   if (!m_freqs_ready) decode_freqs();
   const auto& ends = m_index->block_positions_end;
-  const uint8_t* p = m_index->m_positions + IndexReader::block_start(ends, m_block);
   const uint8_t* end = m_index->m_positions + ends[m_block];
-  for (uint32_t i = 0; i <= m_pos; ++i) {
-    uint32_t at = 0;
-    for (uint32_t k = 0; k < m_freqs[i]; ++k) {
-      uint32_t gap;
-      p = core::get_varint(p, end, gap);
-      if (!p) corrupt(kPositionsFile, ": block ", m_block, " is truncated");
-      at += gap;
-      if (i == m_pos) out.push_back(at);
-    }
+  if (m_positions_block != m_block || m_positions_at > m_pos) {
+    m_positions_block = m_block;
+    m_positions_at = 0;
+    m_positions_ptr = m_index->m_positions + IndexReader::block_start(ends, m_block);
   }
+  uint64_t skipped = 0;  // positions of the postings passed over since the last read
+  for (uint32_t i = m_positions_at; i < m_pos; ++i) skipped += m_freqs[i];
+  const uint8_t* p = skip_positions(m_positions_ptr, end, skipped);
+  if (!p) corrupt(kPositionsFile, ": block ", m_block, " is truncated");
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < m_freqs[m_pos]; ++k) {
+    uint32_t gap;
+    p = core::get_varint(p, end, gap);
+    if (!p) corrupt(kPositionsFile, ": block ", m_block, " is truncated");
+    at += gap;
+    out.push_back(at);
+  }
+  m_positions_at = m_pos + 1;
+  m_positions_ptr = p;
 }
 
 }  // namespace mirkit::index

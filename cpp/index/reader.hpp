@@ -56,12 +56,28 @@ struct Array {
 
 class IndexReader;
 
+// A posting list held in memory, blocked as the index's are (kBlockSize postings a block):
+// what a phrase's matches become (query/phrase.hpp), so that the query algorithms run over it
+// with the cursor they run over a term. block_last[b] is the last docid of block b.
+struct MemoryPostings {
+  std::vector<uint32_t> docids, freqs, block_last;
+  // block_last from docids (call after filling docids and freqs).
+  void finish_blocks() {
+    block_last.clear();
+    for (size_t i = kBlockSize - 1; i < docids.size(); i += kBlockSize) block_last.push_back(docids[i]);
+    if (docids.size() % kBlockSize) block_last.push_back(docids.back());
+  }
+};
+
 // A forward cursor over one term's postings (the interface of the query algorithms: docid(),
 // next(), next_geq(), freq(), block and term maximum scores). Blocks are decoded lazily, the
 // frequencies of a block only when freq() is asked.
 class PostingCursor {
  public:
   PostingCursor(const IndexReader& index, uint32_t term);
+  // A cursor over a list in memory (which outlives it); it has no positions, and its block
+  // and list maxima are 0 (the query engine keeps its own bounds).
+  explicit PostingCursor(const MemoryPostings& list);
 
   uint32_t docid() const { return m_docid; }  // kEndDocid when exhausted
   void next() {
@@ -139,7 +155,11 @@ class PostingCursor {
   uint64_t block_index() const { return m_shallow - m_first_block; }
   // Postings decoded so far (docid blocks, whole blocks counted), for the query counters.
   uint64_t postings_decoded() const { return m_decoded; }
-  // Positions of the current posting (empty if the index has none).
+  // Positions of the current posting (empty if the index has none). A block stores the
+  // positions of its postings one after the other; the cursor remembers where the last ones it
+  // read ended, so reading the positions of postings in increasing order walks each block's
+  // bytes once (the postings passed over are skipped by counting varint ends, 8 bytes at a
+  // time), never from the block's start again.
   void positions(std::vector<uint32_t>& out);
 
  private:
@@ -149,7 +169,15 @@ class PostingCursor {
   void set_shallow(uint64_t block);
   void decode_freqs();
 
-  const IndexReader* m_index;
+  const uint8_t* skip_positions(const uint8_t* p, const uint8_t* end, uint64_t count) const;
+
+  const IndexReader* m_index;    // null for a MemoryPostings cursor
+  const MemoryPostings* m_list = nullptr;
+  const uint32_t* m_lasts;       // last docid of each block (index.block_last_docid or list's)
+  // Where the positions of posting m_positions_at of block m_positions_block start.
+  uint64_t m_positions_block = UINT64_MAX;
+  uint32_t m_positions_at = 0;
+  const uint8_t* m_positions_ptr = nullptr;
   uint32_t m_term;
   uint32_t m_df;
   uint64_t m_first_block, m_end_block;

@@ -38,6 +38,7 @@ const char* op_name(BoolOp op) {
     case BoolOp::kAnd: return "and";
     case BoolOp::kOr: return "or";
     case BoolOp::kNot: return "not";
+    case BoolOp::kPhrase: return "phrase";
   }
   return "?";
 }
@@ -45,7 +46,7 @@ const char* op_name(BoolOp op) {
 // Postfix program -> expression tree, validated. Nested AND in AND and OR in OR are flattened
 // (the larger child's operand list is reused, so long chains stay n log n) and NOT NOT cancels.
 std::vector<Node> build_tree(const index::IndexReader& index, const BoolInstr* program, size_t n,
-                             uint32_t& root) {
+                             size_t n_phrases, uint32_t& root) {
   std::vector<Node> nodes;
   std::vector<uint32_t> stack;
   for (size_t i = 0; i < n; ++i) {
@@ -55,6 +56,14 @@ std::vector<Node> build_tree(const index::IndexReader& index, const BoolInstr* p
         if (in.arg >= index.n_terms()) {
           core::fail_index("boolean program[", i, "]: term id ", in.arg, " out of range [0, ",
                            index.n_terms(), ")");
+        }
+        stack.push_back(static_cast<uint32_t>(nodes.size()));
+        nodes.push_back(Node{in.op, in.arg, {}, 1});
+        break;
+      case BoolOp::kPhrase:
+        if (in.arg >= n_phrases) {
+          core::fail_index("boolean program[", i, "]: phrase ", in.arg, " out of range [0, ",
+                           n_phrases, ")");
         }
         stack.push_back(static_cast<uint32_t>(nodes.size()));
         nodes.push_back(Node{in.op, in.arg, {}, 1});
@@ -149,9 +158,13 @@ class EmptyIterator final : public DocIterator {
   void next_geq(uint32_t) override {}
 };
 
-class TermIterator final : public DocIterator {
+// A term's postings (index::PostingCursor) or a phrase's matches (PhraseCursor), built in
+// place from the cursor's constructor arguments.
+template <class Cursor>
+class CursorIterator final : public DocIterator {
  public:
-  TermIterator(const index::IndexReader& index, uint32_t term) : m_cursor(index.cursor(term)) {
+  template <class... Args>
+  explicit CursorIterator(const Args&... args) : m_cursor(args...) {
     m_docid = m_cursor.docid();
     m_estimate = m_cursor.size();
   }
@@ -165,7 +178,7 @@ class TermIterator final : public DocIterator {
   }
 
  private:
-  index::PostingCursor m_cursor;
+  Cursor m_cursor;
 };
 
 class AndIterator final : public DocIterator {
@@ -289,14 +302,16 @@ class NotIterator final : public DocIterator {
 
 class IteratorBuilder {
  public:
-  IteratorBuilder(const index::IndexReader& index, const std::vector<Node>& nodes)
-      : m_index(index), m_nodes(nodes) {}
+  IteratorBuilder(const index::IndexReader& index, const std::vector<Node>& nodes,
+                  const std::vector<PhraseSpec>& phrases)
+      : m_index(index), m_nodes(nodes), m_phrases(phrases) {}
 
   IteratorPtr build(uint32_t id) const {
     const Node& node = m_nodes[id];
     switch (node.op) {
-      case BoolOp::kTerm: return std::make_unique<TermIterator>(m_index, node.arg);
+      case BoolOp::kTerm: return std::make_unique<CursorIterator<index::PostingCursor>>(m_index, node.arg);
       case BoolOp::kEmpty: return std::make_unique<EmptyIterator>();
+      case BoolOp::kPhrase: return std::make_unique<CursorIterator<PhraseCursor>>(m_index, m_phrases[node.arg]);
       case BoolOp::kNot: return std::make_unique<NotIterator>(build(node.children[0]), m_index.n_docs());
       case BoolOp::kOr: return std::make_unique<OrIterator>(build_all(node.children), m_index.n_docs());
       case BoolOp::kAnd: break;
@@ -327,15 +342,17 @@ class IteratorBuilder {
 
   const index::IndexReader& m_index;
   const std::vector<Node>& m_nodes;
+  const std::vector<PhraseSpec>& m_phrases;
 };
 
 }  // namespace
 
 std::vector<uint32_t> evaluate_boolean(const index::IndexReader& index, const BoolInstr* program,
-                                       size_t n) {
+                                       size_t n, const std::vector<PhraseSpec>& phrases) {
+  for (const PhraseSpec& p : phrases) check_phrase(p, index.n_terms());
   uint32_t root = 0;
-  const std::vector<Node> nodes = build_tree(index, program, n, root);
-  IteratorPtr it = IteratorBuilder(index, nodes).build(root);
+  const std::vector<Node> nodes = build_tree(index, program, n, phrases.size(), root);
+  IteratorPtr it = IteratorBuilder(index, nodes, phrases).build(root);
   std::vector<uint32_t> out;
   for (; it->docid() != kEndDocid; it->next()) out.push_back(it->docid());
   return out;

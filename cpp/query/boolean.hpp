@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "index/reader.hpp"
+#include "query/phrase.hpp"
 
 namespace mirkit::query {
 
@@ -18,11 +19,12 @@ enum class BoolOp : uint8_t {
   kAnd,    // pop `arg` >= 2 operands, push their intersection
   kOr,     // pop `arg` >= 2 operands, push their union
   kNot,    // pop one operand, push its complement in [0, n_docs)
+  kPhrase,  // push the documents of phrase `arg` (an index into the phrases given)
 };
 
 struct BoolInstr {
   BoolOp op;
-  uint32_t arg = 0;  // term id (kTerm), operand count (kAnd, kOr), 0 otherwise
+  uint32_t arg = 0;  // term id (kTerm), operand count (kAnd, kOr), phrase (kPhrase), else 0
 };
 
 // Nesting limit of the (flattened) expression tree: evaluation recurses once per level.
@@ -35,7 +37,9 @@ inline constexpr size_t kMaxBooleanDepth = 1000;
 // program (stack underflow, operands left over, bad arity or argument, nesting deeper than
 // kMaxBooleanDepth) and std::out_of_range for a term id outside the index. Thread-safe: the
 // reader is only read.
+// `phrases` are the phrases kPhrase names (query/phrase.hpp; an index without positions
+// raises std::invalid_argument when the program holds one).
 std::vector<uint32_t> evaluate_boolean(const index::IndexReader& index, const BoolInstr* program,
-                                       size_t n);
+                                       size_t n, const std::vector<PhraseSpec>& phrases = {});
 
 }  // namespace mirkit::query

@@ -10,6 +10,7 @@
 #include "core/memory.hpp"
 #include "core/parallel.hpp"
 #include "query/cursor.hpp"
+#include "query/phrase.hpp"
 
 namespace mirkit::query {
 
@@ -100,6 +101,16 @@ decltype(auto) with_scorer(const Prepared& p, const index::IndexReader& r, doubl
   return fn(Bm25Scorer{p.norms.data()});
 }
 
+// Appends the bound of one block of postings (docs, freqs) to tb.
+template <class S>
+void add_block_bound(TermBounds& tb, const S& scorer, const TermParams& unit,
+                     const uint32_t* docs, const uint32_t* freqs, uint32_t n) {
+  double best = 0.0;
+  for (uint32_t i = 0; i < n; ++i) best = std::max(best, unit.weight * scorer.f(unit, docs[i], freqs[i]));
+  tb.blocks.push_back(index::float_upper_bound(best));
+  tb.max = std::max(tb.max, tb.blocks.back());
+}
+
 template <class S>
 std::shared_ptr<const TermBounds> compute_bounds(const index::IndexReader& r, const S& scorer,
                                                  const TermParams& unit, uint32_t t) {
@@ -108,10 +119,19 @@ std::shared_ptr<const TermBounds> compute_bounds(const index::IndexReader& r, co
   for (uint64_t b = r.term_blocks[t]; b < r.term_blocks[t + 1]; ++b) {
     const uint32_t n = r.decode_docids(t, b, docs);
     r.decode_freqs(b, n, freqs);
-    double best = 0.0;
-    for (uint32_t i = 0; i < n; ++i) best = std::max(best, unit.weight * scorer.f(unit, docs[i], freqs[i]));
-    tb->blocks.push_back(index::float_upper_bound(best));
-    tb->max = std::max(tb->max, tb->blocks.back());
+    add_block_bound(*tb, scorer, unit, docs, freqs, n);
+  }
+  return tb;
+}
+
+// The bounds of a list in memory (a phrase's matches), per block of kBlockSize postings.
+template <class S>
+std::shared_ptr<const TermBounds> list_bounds(const index::MemoryPostings& list, const S& scorer,
+                                              const TermParams& unit) {
+  auto tb = std::make_shared<TermBounds>();
+  for (size_t first = 0; first < list.docids.size(); first += index::kBlockSize) {
+    const auto n = static_cast<uint32_t>(std::min<size_t>(index::kBlockSize, list.docids.size() - first));
+    add_block_bound(*tb, scorer, unit, list.docids.data() + first, list.freqs.data() + first, n);
   }
   return tb;
 }
@@ -156,7 +176,42 @@ std::vector<QueryTerm> normalize(const std::vector<QueryTerm>& query, uint64_t n
   return terms;
 }
 
+// Checks the phrases and clauses of a query (term ids, offsets, weights).
+void check_phrases(const std::vector<QueryPhrase>& phrases, uint64_t n_terms) {
+  for (size_t i = 0; i < phrases.size(); ++i) {
+    const QueryPhrase& q = phrases[i];
+    check_phrase(PhraseSpec{q.terms, q.offsets, q.slop}, q.missing ? UINT64_MAX : n_terms);
+    if (!(std::isfinite(q.weight) && q.weight >= 0)) {
+      core::fail_value("phrase weights must be finite and >= 0; weight of phrase ", i, " is ",
+                       q.weight);
+    }
+    if (q.weight > 0 && (q.terms.size() < 2 || q.occur == Occur::kMustNot)) {
+      core::fail_value("phrase ", i, ": only a phrase of two terms or more that is not excluded "
+                       "is scored (a term is scored as a query term)");
+    }
+  }
+}
+
 }  // namespace
+
+// A query's phrases and clauses over one index: the scored phrases' matches there, with their
+// df and cf (over the whole collection once the caller has added the segments' up), and the
+// documents that may not enter the top k.
+struct QueryEngine::PhraseState {
+  struct Scored {
+    index::MemoryPostings list;  // matches among the live documents here
+    double weight = 0.0;
+    uint64_t df = 0, cf = 0;
+  };
+  std::vector<Scored> scored;  // in the order of the query's scored phrases
+  std::vector<uint8_t> reject;  // per document: deleted, or failing a clause; empty: no clause
+  bool matches_nothing = false;  // a required clause has no document here
+  uint64_t decoded = 0;          // postings decoded to find the matches
+
+  const uint8_t* flags(const uint8_t* deleted) const {
+    return reject.empty() ? deleted : reject.data();
+  }
+};
 
 int64_t GlobalStats::find_term(std::string_view t) const {
   if (!slots) core::fail_value("global statistics: the term table is not built");
@@ -284,6 +339,22 @@ std::vector<std::string> query_words(const analysis::Analyzer& analyzer, std::st
   return words;
 }
 
+// The terms of a phrase's text and their offsets; find(term) gives each one's id.
+template <class Find>
+void phrase_words(const analysis::Analyzer& analyzer, std::string_view text, Find&& find,
+                  std::vector<int64_t>& ids, std::vector<uint32_t>& offsets) {
+  ids.clear();
+  offsets.clear();
+  std::string term;
+  uint32_t first = 0;
+  analyzer.tokenize(text, [&](std::string_view token, uint32_t position) {
+    if (!analyzer.to_term(token, term)) return;
+    if (ids.empty()) first = position;
+    ids.push_back(find(term));
+    offsets.push_back(position - first);
+  });
+}
+
 // The query terms of lookup results (-1: absent, dropped), each with weight 1.
 std::vector<QueryTerm> found_terms(const std::vector<int64_t>& ids) {
   std::vector<QueryTerm> terms;
@@ -303,12 +374,12 @@ std::vector<QueryResult> batch(const Engine& engine, const std::vector<QueryInpu
   core::parallel_for(queries.size(), threads, [&](size_t i) {
     const QueryInput& q = queries[i];
     if (q.text.empty()) {
-      results[i] = engine.search(q.terms, k, algorithm, spec, filter);
+      results[i] = engine.search(q.terms, q.phrases, k, algorithm, spec, filter);
       return;
     }
     std::vector<QueryTerm> terms = engine.analyze(q.text);
     terms.insert(terms.end(), q.terms.begin(), q.terms.end());
-    results[i] = engine.search(terms, k, algorithm, spec, filter);
+    results[i] = engine.search(terms, q.phrases, k, algorithm, spec, filter);
   });
   return results;
 }
@@ -324,6 +395,12 @@ std::vector<QueryTerm> QueryEngine::analyze(std::string_view text) const {
     m_reader.find_terms(words, ids.data());  // lookups overlapped
   }
   return found_terms(ids);
+}
+
+void QueryEngine::analyze_phrase(std::string_view text, std::vector<int64_t>& ids,
+                                 std::vector<uint32_t>& offsets) const {
+  phrase_words(m_analyzer, text, [this](const std::string& t) { return find_term(t); }, ids,
+               offsets);
 }
 
 bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
@@ -402,8 +479,11 @@ struct QueryEngine::QueryPlan {
     const float* blocks = nullptr;
     float max_bound = 0.0f;
     double factor = 0.0;
+    const index::MemoryPostings* list = nullptr;  // a phrase's matches
   };
   std::vector<Term> terms;  // one per distinct query term, in term-id order
+  std::vector<Term> phrases;  // the scored phrases that match here or elsewhere
+  bool constrained = false;   // required/excluded clauses: no threshold priming
   bool matches_nothing = false;
   double scale = 1.0;
   double weight_sum = 0.0;  // of the query weights (query likelihood's document part)
@@ -422,7 +502,8 @@ struct QueryEngine::QueryPlan {
 // the whole collection holds, including those it lacks, so that its scores are the single
 // index's.
 void QueryEngine::plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& terms,
-                             Algorithm algorithm, const ScorerSpec& spec) const {
+                             Algorithm algorithm, const ScorerSpec& spec,
+                             const PhraseState* phrases) const {
   plan.terms.resize(terms.size());
   for (size_t i = 0; i < terms.size(); ++i) {
     plan.terms[i].local = local_term(terms[i].term);
@@ -440,6 +521,23 @@ void QueryEngine::plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& term
     t.unit = unit_params(spec, m_collection, term_df(terms[i].term), term_cf(terms[i].term));
     magnitude += t.weight * t.unit.weight * f_limit(spec, m_collection, t.unit);
     plan.weight_sum += t.weight;
+  }
+  if (phrases != nullptr) {
+    plan.constrained = !phrases->reject.empty();
+    for (const PhraseState::Scored& p : phrases->scored) {
+      if (p.df == 0) continue;  // matches no live document: ignored, as an unknown term
+      if (p.list.docids.empty() && algorithm == Algorithm::kAnd) {
+        plan.matches_nothing = true;
+        return;
+      }
+      QueryPlan::Term t;
+      t.weight = p.weight;
+      t.unit = unit_params(spec, m_collection, p.df, p.cf);
+      t.list = &p.list;
+      magnitude += t.weight * t.unit.weight * f_limit(spec, m_collection, t.unit);
+      plan.weight_sum += t.weight;
+      plan.phrases.push_back(t);
+    }
   }
   if (spec.kind == ScorerKind::kQueryLikelihood) {
     magnitude += plan.weight_sum * std::log1p(std::max<double>(1.0, m_collection.max_length) / spec.mu);
@@ -475,7 +573,7 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
       term.factor *= idf_ratio;
       term.blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
       term.max_bound = m_reader.term_max_score[t];
-      if (rank < index::kNumThresholdRanks) {
+      if (rank < index::kNumThresholdRanks && !plan.constrained) {
         // At least r documents have this term's contribution >= v (the stored lower bound of
         // its r-th largest, r >= k), so the k-th best score is too. Contributions here differ
         // from the index's double scores by float rounding (well under 1e-6 relative) and
@@ -492,18 +590,30 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
       term.max_bound = plan.keep.back()->max;
     }
   }
+  // A phrase's bounds, from its matches. The terms' stored thresholds stay valid with phrases
+  // in the query (phrase contributions are >= 0), but not with clauses that reject documents.
+  for (QueryPlan::Term& phrase : plan.phrases) {
+    phrase.factor = phrase.weight * plan.scale * kBoundSlack;
+    plan.keep.push_back(with_scorer(prepared, m_reader, 0.0, [&](const auto& scorer) {
+      return list_bounds(*phrase.list, scorer, phrase.unit);
+    }));
+    phrase.blocks = plan.keep.back()->blocks.data();
+    phrase.max_bound = plan.keep.back()->max;
+  }
 }
 
 void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
                            Prepared& prepared, TopKQueue& topk, QueryResult& counters,
-                           double& scale, const DocFilter* filter) const {
+                           double& scale, const DocFilter* filter,
+                           const PhraseState* phrases) const {
   const uint64_t n_docs = m_reader.n_docs();  // of this index (a shard: fewer than N)
   if (n_docs == 0) return;
+  if (phrases != nullptr) counters.postings_decoded += phrases->decoded;
   if (filter != nullptr && !filter->active()) filter = nullptr;
   if (filter != nullptr && filter->count() == 0) return;  // nothing here may enter
   QueryPlan plan;
-  plan_terms(plan, terms, algorithm, prepared.spec);
-  if (plan.matches_nothing) return;
+  plan_terms(plan, terms, algorithm, prepared.spec, phrases);
+  if (plan.matches_nothing || (phrases != nullptr && phrases->matches_nothing)) return;
   plan_bounds(plan, k, algorithm, prepared, filter != nullptr);
   topk.prime(plan.threshold);
   scale = plan.scale;
@@ -513,15 +623,19 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
     using S = std::decay_t<decltype(scorer)>;
     Plan<S> run{scorer, {}, static_cast<uint32_t>(n_docs)};
     if (filter != nullptr) run.filter = filter;
-    run.cursors.reserve(plan.terms.size());
-    for (const QueryPlan::Term& t : plan.terms) {
-      if (t.local < 0) continue;
-      run.cursors.emplace_back(m_reader.cursor(static_cast<uint32_t>(t.local)),
+    run.cursors.reserve(plan.terms.size() + plan.phrases.size());
+    auto add = [&](index::PostingCursor postings, const QueryPlan::Term& t) {
+      run.cursors.emplace_back(std::move(postings),
                                TermParams{t.weight * t.unit.weight * plan.scale, t.unit.a});
       if (uses_bounds(algorithm)) {
         run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
       }
+    };
+    for (const QueryPlan::Term& t : plan.terms) {
+      if (t.local >= 0) add(m_reader.cursor(static_cast<uint32_t>(t.local)), t);
     }
+    // Phrases: pseudo-terms over their matches.
+    for (const QueryPlan::Term& t : plan.phrases) add(index::PostingCursor(*t.list), t);
     run_algorithm(algorithm, run, topk);
     for (const auto& c : run.cursors) counters.postings_decoded += c.postings_decoded();
     counters.postings_scored += run.postings_scored;
@@ -532,16 +646,108 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
 QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
                                 Algorithm algorithm, const ScorerSpec& spec,
                                 const DocFilter* filter) const {
+  return search(query, {}, k, algorithm, spec, filter);
+}
+
+void QueryEngine::match_phrases(const std::vector<QueryPhrase>& phrases, PhraseState& st) const {
+  const uint64_t n_docs = m_reader.n_docs();
+  const uint8_t* deleted = deleted_flags();
+  bool any_must = false, any_clause = false;
+  std::vector<uint32_t> allowed, docs, freqs;  // allowed: the intersection of required clauses
+  std::vector<std::vector<uint32_t>> excluded;
+  PhraseSpec spec;
+  index::MemoryPostings list;
+  for (const QueryPhrase& q : phrases) {
+    if (q.terms.size() > 1 && !m_reader.layout().positions) {
+      core::fail_value("this index has no positions (it was built with positions=False): a "
+                       "phrase query needs them; rebuild it with positions=True");
+    }
+    // The clause in this index's term ids; `here`: every term of it occurs here.
+    bool here = !q.missing;
+    spec.terms.clear();
+    spec.offsets = q.offsets;
+    spec.slop = q.slop;
+    for (const uint32_t t : q.terms) {
+      const int64_t local = here ? local_term(t) : -1;
+      here = local >= 0;
+      if (here) spec.terms.push_back(static_cast<uint32_t>(local));
+    }
+    list.docids.clear();
+    list.freqs.clear();
+    if (here && spec.terms.size() > 1) {
+      PhraseCursor c(m_reader, spec);
+      for (; c.docid() != kEndDocid; c.next()) {
+        if (deleted != nullptr && deleted[c.docid()]) continue;
+        list.docids.push_back(c.docid());
+        list.freqs.push_back(c.freq());
+      }
+      st.decoded += c.postings_decoded();
+    } else if (here && q.occur != Occur::kShould) {  // a required or excluded term
+      m_reader.postings(spec.terms[0], docs, freqs);
+      st.decoded += docs.size();
+      for (const uint32_t d : docs) {
+        if (deleted == nullptr || !deleted[d]) list.docids.push_back(d);
+      }
+    }
+    if (q.occur == Occur::kMust) {
+      if (!any_must) {
+        allowed = list.docids;
+      } else {
+        docs.clear();
+        std::set_intersection(allowed.begin(), allowed.end(), list.docids.begin(),
+                              list.docids.end(), std::back_inserter(docs));
+        allowed.swap(docs);
+      }
+      any_must = any_clause = true;
+    } else if (q.occur == Occur::kMustNot) {
+      excluded.push_back(list.docids);
+      any_clause = true;
+    }
+    if (q.weight > 0) {
+      PhraseState::Scored& p = st.scored.emplace_back();
+      p.weight = q.weight;
+      p.df = list.docids.size();
+      for (const uint32_t f : list.freqs) p.cf += f;
+      list.finish_blocks();
+      p.list = std::move(list);
+      list = index::MemoryPostings();
+    }
+  }
+  if (!any_clause) return;
+  st.matches_nothing = any_must && allowed.empty();
+  st.reject.assign(n_docs, any_must ? 1 : 0);
+  for (const uint32_t d : allowed) st.reject[d] = 0;
+  for (const auto& e : excluded) {
+    for (const uint32_t d : e) st.reject[d] = 1;
+  }
+  if (deleted != nullptr) {
+    for (uint64_t d = 0; d < n_docs; ++d) st.reject[d] |= deleted[d] != 0;
+  }
+}
+
+QueryResult QueryEngine::search(const std::vector<QueryTerm>& query,
+                                const std::vector<QueryPhrase>& phrases, uint32_t k,
+                                Algorithm algorithm, const ScorerSpec& spec,
+                                const DocFilter* filter) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
+  check_phrases(phrases, n_query_terms());
+  for (const QueryPhrase& q : phrases) {
+    if (q.weight > 0 && m_global && !m_global->live_only) {
+      core::fail_value("a shard of a distributed collection cannot score a phrase: its df over "
+                       "the whole collection is unknown here");
+    }
+  }
   std::shared_ptr<Prepared> prepared = prepare(spec);
   const std::vector<QueryTerm> terms = normalize(query, n_query_terms());
   QueryResult result;
   const uint64_t n_docs = m_reader.n_docs();
-  if (terms.empty() || n_docs == 0) return result;
+  if ((terms.empty() && phrases.empty()) || n_docs == 0) return result;
+  PhraseState state;
+  if (!phrases.empty()) match_phrases(phrases, state);
   TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), kNoThreshold,
-                 deleted_flags());
+                 state.flags(deleted_flags()));
   double scale = 1.0;
-  run_into(terms, k, algorithm, *prepared, topk, result, scale, filter);
+  run_into(terms, k, algorithm, *prepared, topk, result, scale, filter, &state);
   take_results(topk, scale, result);
   return result;
 }
@@ -630,6 +836,12 @@ std::vector<QueryTerm> SegmentedEngine::analyze(std::string_view text) const {
   return found_terms(ids);
 }
 
+void SegmentedEngine::analyze_phrase(std::string_view text, std::vector<int64_t>& ids,
+                                     std::vector<uint32_t>& offsets) const {
+  phrase_words(m_analyzer, text, [this](const std::string& t) { return find_term(t); }, ids,
+               offsets);
+}
+
 std::pair<size_t, uint32_t> SegmentedEngine::locate(uint32_t position) const {
   if (position >= m_first.back()) core::fail_index("position ", position, " out of range");
   const size_t s = std::upper_bound(m_first.begin(), m_first.end(), position) - m_first.begin() - 1;
@@ -649,21 +861,45 @@ uint32_t SegmentedEngine::live_docid(size_t s, uint32_t docid) const {
 QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
                                     Algorithm algorithm, const ScorerSpec& spec,
                                     const Filters* filters) const {
+  return search(query, {}, k, algorithm, spec, filters);
+}
+
+QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query,
+                                    const std::vector<QueryPhrase>& phrases, uint32_t k,
+                                    Algorithm algorithm, const ScorerSpec& spec,
+                                    const Filters* filters) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
   if (filters != nullptr && filters->size() != m_engines.size()) {
     core::fail_value(filters->size(), " filters for ", m_engines.size(), " segments");
   }
   spec.validate();
+  check_phrases(phrases, m_global.n_terms());
   const std::vector<QueryTerm> terms = normalize(query, m_global.n_terms());
   QueryResult result;
-  if (terms.empty() || m_global.n_docs == 0) return result;
+  if ((terms.empty() && phrases.empty()) || m_global.n_docs == 0) return result;
+  // Each segment's matches; the live ones of all segments make a scored phrase's df and cf.
+  std::vector<QueryEngine::PhraseState> states(m_engines.size());
+  if (!phrases.empty()) {
+    for (size_t s = 0; s < m_engines.size(); ++s) m_engines[s]->match_phrases(phrases, states[s]);
+  }
+  for (size_t i = 0; i < (states.empty() ? 0 : states[0].scored.size()); ++i) {
+    uint64_t df = 0, cf = 0;
+    for (const auto& st : states) {
+      df += st.scored[i].df;
+      cf += st.scored[i].cf;
+    }
+    for (auto& st : states) {
+      st.scored[i].df = df;
+      st.scored[i].cf = cf;
+    }
+  }
   TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, m_global.n_docs)));
   double scale = 1.0;
   for (size_t s = 0; s < m_engines.size(); ++s) {  // in collection order: see TopKQueue
     const QueryEngine& e = *m_engines[s];
-    topk.set_segment(m_first[s], e.deleted_flags());
+    topk.set_segment(m_first[s], states[s].flags(e.deleted_flags()));
     e.run_into(terms, k, algorithm, *e.prepare(spec), topk, result, scale,
-               filters != nullptr ? (*filters)[s] : nullptr);
+               filters != nullptr ? (*filters)[s] : nullptr, &states[s]);
   }
   take_results(topk, scale, result);
   result.positions = std::move(result.docids);

@@ -28,11 +28,32 @@ struct QueryTerm {
   double weight;  // > 0: query-term frequency, or any positive weight (relevance feedback)
 };
 
+// How a clause of a query counts (Lucene's occur): scored only, required (and scored), or
+// excluded (not scored).
+enum class Occur : uint8_t { kShould, kMust, kMustNot };
+
+// A phrase of a query (query/phrase.hpp for its matching rule), or a required or excluded term
+// (one slot). A scored phrase (weight > 0, two slots or more) is a pseudo-term: its phrase
+// frequency is its tf, its df and cf are counted exactly over the (live) documents, so every
+// scorer scores it as a term of those statistics, and its upper bounds, per block of its
+// matches, are computed from them. Required and excluded clauses restrict the documents that
+// may enter the top k, as deleted documents are kept out (a flag per document): every
+// algorithm then returns the top k of exhaustive scoring over the allowed documents.
+struct QueryPhrase {
+  std::vector<uint32_t> terms;    // query term ids of its slots (global ids with GlobalStats)
+  std::vector<uint32_t> offsets;  // strictly increasing
+  uint32_t slop = 0;
+  double weight = 0.0;            // > 0: scored (adds to the document's score); 0: not scored
+  Occur occur = Occur::kShould;
+  bool missing = false;           // a slot's term is unknown: the clause matches nothing
+};
+
 // One query of a batch: weighted term ids, plus text that the batch analyzes on its worker
-// threads (each term occurrence weighs 1).
+// threads (each term occurrence weighs 1), plus phrases and required/excluded clauses.
 struct QueryInput {
   std::vector<QueryTerm> terms;
   std::string_view text;  // must stay valid until the batch returns
+  std::vector<QueryPhrase> phrases;
 };
 
 struct QueryResult {
@@ -106,6 +127,11 @@ class QueryEngine {
   // occurrence with weight 1 (search() adds up repeats). Throws std::invalid_argument on
   // invalid UTF-8.
   std::vector<QueryTerm> analyze(std::string_view text) const;
+  // The clause of a phrase's (or a signed word's) text (mirkit.query): its terms' ids (-1 for
+  // a term the index lacks) and offsets, positions relative to the first term's (a stopword
+  // keeps its gap).
+  void analyze_phrase(std::string_view text, std::vector<int64_t>& ids,
+                      std::vector<uint32_t>& offsets) const;
   // Id of an analyzed term in the query term space (global with GlobalStats); -1 when absent
   // (also when no live document holds it: GlobalStats.live_only).
   int64_t find_term(std::string_view term) const;
@@ -113,6 +139,12 @@ class QueryEngine {
   // pass it are returned, the top k of them exactly.
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer, const DocFilter* filter = nullptr) const;
+  // With phrases and required/excluded clauses (std::invalid_argument on a shard of a
+  // distributed collection for a scored phrase, whose df would be the shard's own, and on an
+  // index without positions for a phrase).
+  QueryResult search(const std::vector<QueryTerm>& query, const std::vector<QueryPhrase>& phrases,
+                     uint32_t k, Algorithm algorithm, const ScorerSpec& scorer,
+                     const DocFilter* filter = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
                                         Algorithm algorithm, const ScorerSpec& scorer,
                                         unsigned threads, const DocFilter* filter = nullptr) const;
@@ -127,10 +159,15 @@ class QueryEngine {
   const index::IndexReader& reader() const { return m_reader; }
 
   struct Prepared;  // per scorer: document norms, bounds (engine.cpp)
+  struct PhraseState;  // a query's phrases and clauses over this index (engine.cpp)
 
  private:
   friend class SegmentedEngine;
   struct QueryPlan;  // one query's terms, scale, bounds and threshold (engine.cpp)
+
+  // The matches of the query's phrases here (scored ones: with their df and cf over this
+  // index's live documents) and the flags of the documents its clauses (or deletions) reject.
+  void match_phrases(const std::vector<QueryPhrase>& phrases, PhraseState& state) const;
 
   // Runs `terms` (normalized: sorted, distinct, checked) over this index into `topk` (its
   // segment set), adds the work counters to `counters` and sets `scale` to the query's
@@ -138,7 +175,8 @@ class QueryEngine {
   // its passing documents enter (and no stored threshold primes the queue).
   void run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
                 Prepared& prepared, TopKQueue& topk, QueryResult& counters,
-                double& scale, const DocFilter* filter = nullptr) const;
+                double& scale, const DocFilter* filter = nullptr,
+                const PhraseState* phrases = nullptr) const;
   const uint8_t* deleted_flags() const {
     return m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
   }
@@ -147,7 +185,7 @@ class QueryEngine {
   // search() in steps: the plan (term ids, scale, prefetches, bounds, threshold priming), then
   // the dispatch to the algorithm and the extraction of the results.
   void plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& terms, Algorithm algorithm,
-                  const ScorerSpec& scorer) const;
+                  const ScorerSpec& scorer, const PhraseState* phrases) const;
   void plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm, Prepared& prepared,
                    bool filtered) const;
   uint64_t n_query_terms() const;
@@ -189,11 +227,18 @@ class SegmentedEngine {
   ~SegmentedEngine();
 
   std::vector<QueryTerm> analyze(std::string_view text) const;
+  void analyze_phrase(std::string_view text, std::vector<int64_t>& ids,
+                      std::vector<uint32_t>& offsets) const;
   int64_t find_term(std::string_view term) const;
   // `filters` (optional): one per segment, over its own docids (deleted ones included).
   using Filters = std::vector<const DocFilter*>;
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer, const Filters* filters = nullptr) const;
+  // Phrases: each segment finds its matches, their live counts add up to the phrase's df and
+  // cf, then the segments are searched as above.
+  QueryResult search(const std::vector<QueryTerm>& query, const std::vector<QueryPhrase>& phrases,
+                     uint32_t k, Algorithm algorithm, const ScorerSpec& scorer,
+                     const Filters* filters = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
                                         Algorithm algorithm, const ScorerSpec& scorer,
                                         unsigned threads, const Filters* filters = nullptr) const;

@@ -55,14 +55,19 @@ class DocFilter:
     def count(self) -> int: ...
     def next(self, d: int) -> int: ...
 
+# A clause of a query read by mirkit.query.ranked_query: (text, slop, weight, occur: 0 should,
+# 1 must, 2 must not); the query is (text of its plain words, clauses).
+_Clause = tuple[str, int, float, int]
+_Query = Union[str, tuple[list[str], Sequence[float]], tuple[str, list[_Clause]]]
+
 class _Engine:  # the methods both engines have (not in the module)
     def analyze(self, text: str) -> list[tuple[int, float]]: ...
     # filter: a DocFilter (QueryEngine) or a list of them, one per segment (SegmentedEngine)
-    def search(self, query: Union[str, tuple[list[str], Sequence[float]]],
+    def search(self, query: _Query,
                k: int, algorithm: str, spec: ScorerSpec,
                doc_ids: Optional[list[str]],
                filter: Union[None, DocFilter, list[DocFilter]] = None) -> SearchResult: ...
-    def search_batch(self, queries: list[Union[str, tuple[list[str], Sequence[float]]]],
+    def search_batch(self, queries: list[_Query],
                      k: int, algorithm: str, threads: int, spec: ScorerSpec,
                      doc_ids: Optional[list[str]],
                      filter: Union[None, DocFilter, list[DocFilter]] = None
@@ -84,7 +89,9 @@ class SegmentedEngine(_Engine):
     @property
     def n_segments(self) -> int: ...
 
-def boolean(reader: Any, program: Sequence[tuple[str, int]]) -> npt.NDArray[np.uint32]: ...
+def boolean(reader: Any, program: Sequence[tuple[str, int]],
+            phrases: Sequence[tuple[Sequence[int], Sequence[int], int]] = ...
+            ) -> npt.NDArray[np.uint32]: ...
 def bm25_block_scores(docs: npt.NDArray[np.uint32], freqs: npt.NDArray[np.uint32],
                       norms: npt.NDArray[np.float32], weight: float
                       ) -> tuple[npt.NDArray[np.int64], str]: ...

@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store")
+              "hybrid", "filtered_query", "late", "store", "phrases")
 
 
 def _cmd_info(args) -> int:
@@ -81,6 +81,7 @@ _SELF_TIMED = {
              "process; outputs checked first"),
     "store": (3, "document store size against tantivy's; fetch and snippet the top 10, "
                  "per-query medians of {repeat} alternated passes"),
+    "phrases": (3, "per-query median of {repeat} passes on 1 thread, k = 10, next to tantivy"),
 }
 
 

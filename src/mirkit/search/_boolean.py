@@ -18,9 +18,11 @@ Syntax
 - A word with ``~``, ``*`` or ``?`` is a fuzzy, prefix or wildcard term (``wing~1``,
   ``comput*``, ``w?ng``; see :mod:`mirkit.search.expand`): the OR of the terms it expands to
   (at most ``MAX_EXPANSIONS``), or no document when it expands to none.
-- ``"quoted text"`` is analyzed into terms that are ANDed. Phrase (adjacency) matching is out
-  of scope: ``"cherry pie"`` also matches a document with *pie* and *cherry* far apart. There
-  are no escapes inside quotes.
+- ``"quoted text"`` is a phrase, ``"quoted text"~N`` a phrase with slop N (:mod:`mirkit.query`
+  gives the matching rule): the documents where its terms occur at consecutive positions (stop
+  words keep their gaps), or within the slop. A phrase needs an index built with
+  ``positions=True`` (ValueError otherwise); one that analyzes to a single term is that term.
+  There are no escapes inside quotes.
 
 Semantics
 ---------
@@ -36,8 +38,10 @@ Semantics
 Errors
 ------
 An expression with no operand at all (empty or whitespace only), empty parentheses, unbalanced
-parentheses, an operator missing an operand, a lone ``+``/``-`` and an unterminated quote raise
-:class:`BooleanSyntaxError` (a ``ValueError``) naming the 0-based character position.
+parentheses, an operator missing an operand, a lone ``+``/``-``, an unterminated quote and a
+``~`` after a phrase without a slop (or above ``mirkit.query.MAX_SLOP``) raise
+:class:`BooleanSyntaxError` (a :class:`mirkit.query.QuerySyntaxError`) naming the 0-based
+character position and the 1-based column.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit.index.reader import Index
+from mirkit.query import QuerySyntaxError, analyze_phrase, parse_slop
 from mirkit.search.expand import expand_term, is_multi_term
 
 __all__ = ["BooleanResult", "BooleanSyntaxError", "boolean_search", "compile_boolean"]
@@ -57,7 +62,7 @@ _PRECEDENCE = {"OR": 1, "AND": 2, "NOT": 3}
 _OPERATORS = ("AND", "OR", "NOT")
 _TOKEN = re.compile(r"""\s*(?:
       (?P<paren>[()])
-    | "(?P<quote>[^"]*)"
+    | "(?P<quote>[^"]*)"(?P<tilde>~(?P<slop>\d*))?
     | (?P<unterminated>")
     | (?P<sign>[-+])(?=[^\s)])
     | (?P<lone>[-+])
@@ -65,13 +70,17 @@ _TOKEN = re.compile(r"""\s*(?:
     )""", re.VERBOSE)
 
 
-class BooleanSyntaxError(ValueError):
-    """A malformed Boolean expression; ``position`` is the 0-based offset of the fault."""
+class BooleanSyntaxError(QuerySyntaxError):
+    """A malformed Boolean expression; ``position`` is the 0-based offset of the fault,
+    ``column`` the 1-based column."""
 
     def __init__(self, message: str, expression: str, position: int):
-        super().__init__(f"{message} at position {position}: {expression!r}")
-        self.expression = expression
+        ValueError.__init__(self, f"{message} at position {position} (column {position + 1}): "
+                                  f"{expression!r}")
+        self.reason = message
+        self.query = self.expression = expression
         self.position = position
+        self.column = position + 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,14 +122,18 @@ def _tokens(expression: str):
         m = _TOKEN.match(expression, pos)
         if m is None:  # only whitespace is left: every character starts some token
             return
-        kind = m.lastgroup
+        kind = "quote" if m.group("quote") is not None else m.lastgroup  # not its slop
         start = m.start(kind)
         text = m.group(kind)
         pos = m.end()
         if kind == "paren":
             yield text, text, start
         elif kind == "quote":
-            yield "quote", text, start - 1
+            try:
+                slop = parse_slop(expression, m)
+            except QuerySyntaxError as e:
+                raise BooleanSyntaxError(e.reason, expression, e.column - 1) from None
+            yield "quote", (text, slop), start - 1
         elif kind == "unterminated":
             raise BooleanSyntaxError("unterminated quote", expression, start)
         elif kind == "lone":
@@ -155,7 +168,7 @@ def _to_postfix(expression: str) -> list:
             binary("AND", pos)  # implicit AND between adjacent operands
             expect_operand = True
         if kind in ("word", "quote"):
-            out.append(text)
+            out.append(text if kind == "word" else ("quote", *text))  # (kind, text, slop)
             expect_operand = False
         elif kind in ("(", "NOT"):
             stack.append((kind, pos))
@@ -196,8 +209,8 @@ def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
     """Compile an expression into the postfix program of ``_core.query.boolean``.
 
     Operands are analyzed with the index analyzer and looked up: ``("term", id)`` for an index
-    term, ``("empty", 0)`` for a term the index lacks; operands without terms are removed (see
-    the module notes). Operators become ``("and", 2)``, ``("or", 2)`` and ``("not", 0)``.
+    term, ``("empty", 0)`` for a term the index lacks, ``("phrase", (term ids, offsets, slop))``
+    for a phrase; operands without terms are removed (see the module notes). Operators become ``("and", 2)``, ``("or", 2)`` and ``("not", 0)``.
 
     Raises
     ------
@@ -214,6 +227,8 @@ def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
         elif item in ("AND", "OR"):
             b, a = tree.pop(), tree.pop()
             tree.append(a if b is None else b if a is None else (item.lower(), a, b))
+        elif isinstance(item, tuple):  # a quoted phrase
+            tree.append(_phrase_node(index, item[1], item[2]))
         elif is_multi_term(item):
             # wing~1, comput*, w?ng: the OR of the expansion's terms (mirkit.search.expand)
             node = None
@@ -231,12 +246,33 @@ def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
     (root,) = tree
     if root is None:
         return []
+    return _postorder(root)
+
+
+def _phrase_node(index: Index, text: str, slop: int):
+    """The tree node of a quoted phrase: None without terms, a term for one, else a phrase
+    (``("phrase", (term ids, offsets, slop))``) or ``("empty", 0)`` for an unknown term."""
+    terms, offsets = analyze_phrase(index.analyzer, text)
+    if not terms:
+        return None
+    if len(terms) > 1 and not index.has_positions:
+        raise ValueError(f"the phrase {text!r} needs positions, and this index was built "
+                         "without them (positions=False): rebuild it with positions=True")
+    ids = [index.term_id(t) for t in terms]
+    if any(t is None for t in ids):
+        return ("empty", 0)
+    if len(ids) == 1:
+        return ("term", ids[0])
+    return ("phrase", (tuple(ids), tuple(offsets), slop))
+
+
+def _postorder(root) -> list:
     # Post-order walk with an explicit stack (trees can be deeper than the recursion limit).
     program: list[tuple[str, int]] = []
     stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
-        if node[0] in ("term", "empty"):
+        if node[0] in ("term", "empty", "phrase"):
             program.append(node)
         elif expanded:
             program.append((node[0], 0 if node[0] == "not" else 2))
@@ -284,7 +320,7 @@ def boolean_search(index: Index, expression: str) -> BooleanResult:
     >>> from mirkit.index import build_index
     >>> index = build_index([("a", "apple banana"), ("b", "banana cherry pie"),
     ...                      ("c", "cherry durian"), ("d", "apple pie")],
-    ...                     os.path.join(tempfile.mkdtemp(), "idx"), threads=1)
+    ...                     os.path.join(tempfile.mkdtemp(), "idx"), threads=1, positions=True)
     >>> boolean_search(index, 'apple OR "cherry pie"').ids
     ['a', 'b', 'd']
     >>> boolean_search(index, "(banana OR durian) AND NOT apple").ids
@@ -303,7 +339,16 @@ def boolean_search(index: Index, expression: str) -> BooleanResult:
 
 
 def _evaluate(index: Index, program: list) -> np.ndarray:
-    return _core.query.boolean(index.reader, program) if program else np.zeros(0, np.uint32)
+    if not program:
+        return np.zeros(0, np.uint32)
+    phrases: list = []  # ("phrase", spec) -> ("phrase", i) with spec phrases[i]
+    ops = []
+    for op, arg in program:
+        if op == "phrase":
+            phrases.append(arg)
+            arg = len(phrases) - 1
+        ops.append((op, arg))
+    return _core.query.boolean(index.reader, ops, phrases)
 
 
 def _segmented_search(index, expression: str) -> np.ndarray:

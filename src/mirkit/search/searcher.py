@@ -47,6 +47,7 @@ from mirkit import _core
 from mirkit._validate import check_count, progress_bar
 from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
+from mirkit.query import StructuredQuery, ranked_query
 from mirkit.search._segments import SegmentedSearch
 from mirkit.search.filters import FilterCache, compile_filter
 from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
@@ -59,7 +60,7 @@ ALGORITHMS = _core.query.ALGORITHMS  # the engine's names (cpp/query/algorithm.h
 _ALGORITHM_SET = frozenset(ALGORITHMS)
 _PROGRESS_CHUNK = 1024  # queries a batch answers between two updates of its progress bar
 #: Values of the `syntax` option of :meth:`Searcher.search` (see :mod:`mirkit.search.query`).
-SYNTAXES = ("plain", "fuzzy")
+SYNTAXES = ("plain", "fuzzy", "lucene")
 
 
 #: The top k of one query (a compiled class; see its docstring): ``docids``, ``scores``, ``ids``,
@@ -227,16 +228,23 @@ class Searcher:
                             transpositions=transpositions, prefix_length=prefix_length)
 
     def _expand_syntax(self, query, syntax, max_expansions, prefix_length, transpositions):
-        """`query` read with `syntax` (not "plain"): text expanded to ``{term: weight}``."""
+        """`query` read with `syntax` (not "plain"): text expanded to ``{term: weight}``
+        ("fuzzy"), or read with signs on words as ``(terms, weights, phrases)`` ("lucene")."""
         if syntax not in SYNTAXES:
             raise ValueError(f"syntax must be one of {SYNTAXES}, got {syntax!r}")
-        if syntax == "plain":
+        if syntax != "fuzzy" and (max_expansions is not None or prefix_length is not None
+                                  or transpositions is not None):
             raise ValueError("max_expansions, prefix_length and transpositions apply to "
                              "syntax='fuzzy' only")
+        if syntax == "plain":
+            return query
         if not isinstance(query, str):
             check_query(query)
-            raise TypeError("syntax='fuzzy' reads text queries; a mapping holds analyzed "
+            raise TypeError(f"syntax={syntax!r} reads text queries; a mapping holds analyzed "
                             "terms already")
+        if syntax == "lucene":
+            structured = ranked_query(query, word_signs=True)
+            return query if structured is None else structured
         options = {"max_expansions": max_expansions, "prefix_length": prefix_length,
                    "transpositions": transpositions}
         return self.expand(query, **{k: v for k, v in options.items() if v is not None})
@@ -258,9 +266,13 @@ class Searcher:
         return spec
 
     def _query(self, query: Query):
-        """A query as the engine takes it: text as it is (the engine analyzes it exactly as
-        :meth:`analyze` does), a mapping as checked ``(terms, weights)``."""
+        """A query as the engine takes it: plain text as it is (the engine analyzes it exactly
+        as :meth:`analyze` does), text with phrases or signs as ``(text, clauses)``
+        (:func:`mirkit.query.ranked_query`), a mapping as checked ``(terms, weights)``."""
         if isinstance(query, str):
+            structured = ranked_query(query)
+            return query if structured is None else structured
+        if type(query) is StructuredQuery:  # read with syntax="lucene" already
             return query
         terms = self.analyze(query)
         return list(terms), list(terms.values())
@@ -301,10 +313,12 @@ class Searcher:
             Weight of the vector scores in ``"linear"`` fusion, in [0, 1].
         vector_options : mapping, optional
             Keyword arguments of the vector index's search (e.g. ``{"n_probe": 16}``).
-        syntax : {"plain", "fuzzy"}
-            How a text query is read (:mod:`mirkit.search.query`). ``"plain"`` (the default):
-            analyzed by the index's analyzer, ``~ * ?`` separate words as any punctuation
-            does. ``"fuzzy"``: whitespace-separated tokens may be fuzzy (``wing~1``), prefix
+        syntax : {"plain", "fuzzy", "lucene"}
+            How a text query is read (:mod:`mirkit.search.query`, :mod:`mirkit.query`).
+            ``"plain"`` (the default): analyzed by the index's analyzer, ``~ * ?`` separate
+            words as any punctuation does; ``"quoted words"`` are phrases, ``"..."~N`` with
+            slop N, ``+"..."`` / ``-"..."`` required or excluded (:mod:`mirkit.query`).
+            ``"lucene"``: the same, and ``+word`` / ``-word`` too. ``"fuzzy"``: whitespace-separated tokens may be fuzzy (``wing~1``), prefix
             (``comput*``) or wildcard (``w?ng``) terms, expanded as :meth:`expand` does.
         max_expansions, prefix_length, transpositions : optional
             With ``syntax="fuzzy"`` only: :meth:`expand`'s options (defaults 50, 0, True).
@@ -363,6 +377,7 @@ class Searcher:
                     and scorer is None and feedback is None and type(query) is str
                     and vector is None):  # the common call, inline as below
                 compiled = self._filter_cache.get(self.index, filter)
+                query = self._query(query)  # phrases and signs (mirkit.query), else the text
                 if self._segmented is not None:
                     return self._segmented.search(query, k, algorithm, self._default_spec,
                                                   compiled)
@@ -373,6 +388,7 @@ class Searcher:
                 and feedback is None and type(query) is str and vector is None):
             # The common call, checked inline: this is per-query overhead on microsecond queries.
             # Ids come from Index.doc_ids once it is cached (else from the index files).
+            query = self._query(query)  # phrases and signs (mirkit.query), else the text
             if self._segmented is not None:
                 return self._segmented.search(query, k, algorithm, self._default_spec)
             return self._engine.search(query, k, algorithm, self._default_spec,
@@ -441,7 +457,7 @@ class Searcher:
         if feedback is not None:
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
-        prepared = [q if type(q) is str else self._query(q) for q in queries]
+        prepared = [self._query(q) for q in queries]
         if self._segmented is not None:
             return self._segmented.search_batch(prepared, k, algorithm, spec, threads)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
@@ -455,7 +471,7 @@ class Searcher:
             raise ValueError("filter= does not combine with feedback= or a vector query (yet)")
         k, spec = self._options(k, algorithm, scorer)
         compiled = self._filter_cache.get(self.index, filter)
-        prepared = [q if type(q) is str else self._query(q) for q in queries]
+        prepared = [self._query(q) for q in queries]
         if threads is None:
             if self._segmented is not None:
                 return [self._segmented.search(prepared[0], k, algorithm, spec, compiled)]

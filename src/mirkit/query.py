@@ -1,0 +1,236 @@
+"""The text query syntax of mirkit, in one place: ranked search (``Searcher.search``,
+``search_batch``, ``mirkit search``) and Boolean search (``Searcher.boolean``,
+``mirkit search --boolean``) read the same words, phrases and signs; Boolean search adds its
+operators.
+
+Grammar
+-------
+::
+
+    query      := clause*                               (ranked search)
+    clause     := [sign] operand
+    sign       := "+" | "-"                             (touching its operand)
+    operand    := phrase | word
+    phrase     := '"' text '"' [ "~" slop ]
+    slop       := digit+                                (0 to MAX_SLOP)
+    word       := a run of characters other than whitespace and '"'
+
+    expression := or                                    (Boolean search)
+    or         := and ( "OR" and )*
+    and        := not ( ["AND"] not )*                  (adjacent operands: implicit AND)
+    not        := "NOT" not | [sign] ( "(" expression ")" | operand )
+
+Every word and phrase goes through the index's analyzer (tokens, stopwords, stemming).
+
+- A **phrase** ``"boundary layer"`` matches the documents where its terms occur at consecutive
+  positions. Positions count the tokens of the text, stopwords included, so a stopword of the
+  query keeps its gap: ``"flow of air"`` matches *flow of air* and *flow in air*, not *flow of
+  the air*, which ``"flow of air"~1`` matches.
+- ``"boundary layer"~3`` allows a slop of 3, Lucene's sloppy-phrase rule: a document matches
+  when each term of the phrase can be given one of its positions, distinct positions for a
+  repeated term, so that position minus the term's offset in the phrase varies by at most 3
+  across the terms. Slop 1 allows one word in between; a transposed pair (``"layer
+  boundary"`` for *boundary layer*) needs slop 2.
+- The **phrase frequency** of a document is the number of its occurrences (exact phrases); with
+  slop, the number of distinct window starts, among the values position minus offset of its
+  terms, whose window of slop + 1 holds a match. Lucene counts its sloppy frequency
+  differently (a sum of 1 / (1 + match length)); an integer count lets every scorer read it as
+  a term frequency.
+- A phrase that analyzes to one term is that term; to no term (stopwords only), it is dropped
+  with its sign. A phrase needs an index built with ``positions=True``: on an index without
+  them it raises ValueError, never a silent AND.
+- ``+`` requires its operand, ``-`` excludes it; a word whose analysis yields several terms
+  (``+state-of-the-art``) is then required or excluded as the phrase of those terms. In ranked
+  search with the default ``syntax="plain"`` only signs in front of a phrase count: a sign in
+  front of a word is punctuation, as it always was (Cranfield's queries write a dash
+  ``-dash``); ``syntax="lucene"`` reads signs on words too (Lucene's classic syntax).
+
+Ranked search
+~~~~~~~~~~~~~
+Unsigned words are one plain text: analyzed together, a term repeated weighs by its count.
+A phrase is a pseudo-term scored by the search's scorer (BM25, TF-IDF or query likelihood) with
+its phrase frequency as tf and its document and collection frequency counted exactly over the
+live documents (a repeated phrase weighs by its count); ``+x`` is scored and required, ``-x``
+excludes and is not scored (Lucene's MUST, SHOULD and MUST_NOT). A query with required
+clauses returns only documents that hold all of them, and every algorithm (``"taat"``,
+``"exhaustive"``, ``"wand"``, ``"bmw"``, ``"maxscore"``) returns exactly the top k of
+exhaustive scoring over the allowed documents; ``"and"`` treats a phrase as one more term that
+every document must hold. A query without ``"`` (``syntax="lucene"``: nor a sign in front of a
+word) is analyzed as one plain text, exactly as before this syntax existed; a sign followed by
+a space or the end of the query is punctuation in every syntax. Fuzzy, prefix and wildcard
+tokens are read with ``syntax="fuzzy"`` (:mod:`mirkit.search.query`), which takes no
+phrases.
+
+Boolean search
+~~~~~~~~~~~~~~
+``AND``, ``OR``, ``NOT`` (upper case), parentheses, ``-x`` (``NOT x``), ``+x`` (``x``),
+phrases as above, fuzzy, prefix and wildcard words; :mod:`mirkit.search._boolean` gives the
+details and its own errors.
+
+Errors
+------
+:class:`QuerySyntaxError` (a ``ValueError``) names the 1-based column of the fault: an
+unterminated quote, ``~`` after a phrase without a slop, a slop above :data:`MAX_SLOP`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["MAX_SLOP", "Clause", "QuerySyntaxError", "StructuredQuery", "analyze_phrase",
+           "has_syntax", "parse_clauses", "ranked_query"]
+
+#: The largest slop a phrase may ask for.
+MAX_SLOP = 1000
+
+_CLAUSE = re.compile(r"""\s*(?:
+      (?P<sign>[-+])?"(?P<phrase>[^"]*)"(?P<tilde>~(?P<slop>\d*))?
+    | (?P<unterminated>[-+]?")
+    | (?P<sign2>[-+])(?P<word>[^\s"]+)
+    | (?P<plain>[^\s"]+)
+    )""", re.VERBOSE)
+_SYNTAX = re.compile(r'"|(?:^|\s)[-+][^\s"]')
+
+#: How a clause counts (the engine's Occur): scored only, required, excluded.
+SHOULD, MUST, MUST_NOT = 0, 1, 2
+
+
+class QuerySyntaxError(ValueError):
+    """A malformed query; ``column`` is the 1-based column of the fault."""
+
+    def __init__(self, message: str, query: str, column: int):
+        super().__init__(f"{message} at column {column}: {query!r}")
+        self.reason = message
+        self.query = query
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One operand of a query: ``kind`` is "word" or "phrase", ``text`` its text, ``slop``
+    (phrases), ``occur`` (SHOULD, MUST or MUST_NOT) and ``column`` (1-based)."""
+
+    kind: str
+    text: str
+    slop: int
+    occur: int
+    column: int
+
+
+def has_syntax(query: str, word_signs: bool = True) -> bool:
+    """Whether `query` holds a quote or (with `word_signs`) a sign in front of a word; else
+    it is plain text."""
+    return (_SYNTAX if word_signs else _QUOTE).search(query) is not None
+
+
+_QUOTE = re.compile('"')
+
+
+def parse_slop(query: str, match, tilde_group: str = "tilde", slop_group: str = "slop") -> int:
+    """The slop of a phrase match (0 without ``~``); QuerySyntaxError for a bad one."""
+    if match.group(tilde_group) is None:
+        return 0
+    digits = match.group(slop_group)
+    column = match.start(tilde_group) + 1
+    if not digits:
+        raise QuerySyntaxError("'~' after a phrase needs a slop (digits)", query, column)
+    slop = int(digits)
+    if slop > MAX_SLOP:
+        raise QuerySyntaxError(f"slop {slop} is above MAX_SLOP={MAX_SLOP}", query, column)
+    return slop
+
+
+def parse_clauses(query: str, word_signs: bool = True) -> list[Clause]:
+    """The clauses of a ranked query, in order (see the grammar above); without `word_signs`
+    a sign in front of a word is part of the word (punctuation to the analyzer).
+
+    Raises
+    ------
+    QuerySyntaxError
+        On an unterminated quote or a bad slop.
+
+    Examples
+    --------
+    >>> [(c.kind, c.text, c.slop, c.occur) for c in parse_clauses('+"boundary layer"~2 -heat x')]
+    [('phrase', 'boundary layer', 2, 1), ('word', 'heat', 0, 2), ('word', 'x', 0, 0)]
+    """
+    out: list[Clause] = []
+    pos = 0
+    n = len(query)
+    while pos < n:
+        m = _CLAUSE.match(query, pos)
+        if m is None or m.end() == pos:  # only whitespace is left
+            break
+        pos = m.end()
+        if m.group("unterminated") is not None:
+            raise QuerySyntaxError("unterminated quote", query, m.end("unterminated"))
+        if m.group("phrase") is not None:
+            sign = m.group("sign")
+            out.append(Clause("phrase", m.group("phrase"), parse_slop(query, m),
+                              _occur(sign), m.start("sign") + 1 if sign else m.start("phrase")))
+        elif m.group("word") is not None and not word_signs:
+            out.append(Clause("word", m.group(0).strip(), 0, SHOULD, m.start("sign2") + 1))
+        elif m.group("word") is not None:
+            out.append(Clause("word", m.group("word"), 0, _occur(m.group("sign2")),
+                              m.start("sign2") + 1))
+        else:
+            out.append(Clause("word", m.group("plain"), 0, SHOULD, m.start("plain") + 1))
+    return out
+
+
+def _occur(sign: Optional[str]) -> int:
+    return MUST if sign == "+" else MUST_NOT if sign == "-" else SHOULD
+
+
+def analyze_phrase(analyzer, text: str) -> tuple[list[str], list[int]]:
+    """The terms of `text` and their offsets (positions relative to the first term's; a
+    stopword keeps its gap), as the index stored them."""
+    terms, offsets = [], []
+    for token, position in analyzer.tokenize(text):
+        term = analyzer.to_term(token)
+        if term is not None:
+            if not offsets:
+                first = position
+            terms.append(term)
+            offsets.append(position - first)
+    return terms, offsets
+
+
+class StructuredQuery(tuple):
+    """A text query read into ``(terms, weights, phrases)`` (what :func:`ranked_query` returns;
+    the engine takes it as it is)."""
+
+    __slots__ = ()
+
+
+def ranked_query(query: str, word_signs: bool = False):
+    """`query` as the engine takes it: None when it is plain text (no quote and, with
+    `word_signs` (``syntax="lucene"``), no sign in front of a word), else ``(text, clauses)``:
+    the text of its plain words, and ``(text, slop, weight, occur)`` for each distinct phrase
+    or signed word (weight: how many times it occurs), which the engine analyzes (a clause of
+    no term is dropped; of one term, that term is scored unless excluded, and required or
+    excluded; of several, a phrase).
+
+    Examples
+    --------
+    >>> ranked_query("boundary layer") is None
+    True
+    >>> ranked_query('"boundary layer"~1 -heat flow', word_signs=True)
+    ('flow', [('boundary layer', 1, 1.0, 0), ('heat', 0, 1.0, 2)])
+    >>> ranked_query('-"boundary layer" -heat flow')  # "plain": -heat is text
+    ('-heat flow', [('boundary layer', 0, 1.0, 2)])
+    """
+    if not has_syntax(query, word_signs):
+        return None
+    plain: list[str] = []
+    clauses: Counter = Counter()  # (text, slop, occur) -> count
+    for c in parse_clauses(query, word_signs):
+        if c.kind == "word" and c.occur == SHOULD:
+            plain.append(c.text)
+        else:
+            clauses[(c.text, c.slop, c.occur)] += 1
+    return StructuredQuery((" ".join(plain),
+                            [(t, s, float(n), occur) for (t, s, occur), n in clauses.items()]))
