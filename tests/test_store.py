@@ -278,7 +278,8 @@ def check_against_reference(analyzer, texts, queries, **options):
 
 
 def test_snippets_match_the_reference_on_cranfield(tmp_path, cranfield_dir, cranfield_docs):
-    index = build_index(cranfield_docs, tmp_path / "cran", store=True, threads=1)
+    index = build_index(cranfield_docs, tmp_path / "cran", store=True, threads=1,
+                        positions=True)  # the phrase queries below need positions
     searcher = Searcher(index)
     queries = [line.split("\t", 1)[1].strip() for line in
                (cranfield_dir / "queries.tsv").read_text().splitlines()[:25]]
