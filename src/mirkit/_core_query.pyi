@@ -55,6 +55,10 @@ class _Engine:  # the methods both engines have (not in the module)
     def search_batch(self, queries: list[Union[str, tuple[list[str], Sequence[float]]]],
                      k: int, algorithm: str, threads: int, spec: ScorerSpec,
                      doc_ids: Optional[list[str]]) -> list[SearchResult]: ...
+    def search_batch_arrays(self, queries: list[Union[str, tuple[list[str], Sequence[float]]]],
+                            k: int, algorithm: str, threads: int, spec: ScorerSpec
+                            ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
+                                       npt.NDArray[np.float64], npt.NDArray[np.uint64]]: ...
     def precompute_bounds(self, spec: ScorerSpec, threads: int) -> None: ...
 
 class QueryEngine(_Engine):
@@ -68,10 +72,17 @@ class SegmentedEngine(_Engine):
                  terms: npt.NDArray[np.uint8], term_offsets: npt.NDArray[np.uint64],
                  df: npt.NDArray[np.uint32], cf: npt.NDArray[np.uint64],
                  local_to_global: list[npt.NDArray[np.uint32]],
-                 deleted: list[Optional[npt.NDArray[np.uint8]]]) -> None: ...
+                 deleted: list[Optional[npt.NDArray[np.uint8]]], part: bool = False) -> None: ...
     @property
     def n_segments(self) -> int: ...
 
+def merge_topk(runs: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
+                                npt.NDArray[np.float64]]], k: int
+               ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
+                          npt.NDArray[np.float64]]: ...
+def results_from_arrays(offsets: npt.NDArray[np.uint64], docids: npt.NDArray[np.uint32],
+                        scores: npt.NDArray[np.float64], counters: npt.NDArray[np.uint64],
+                        algorithm: str, doc_ids: list[str]) -> list[SearchResult]: ...
 def boolean(reader: Any, program: Sequence[tuple[str, int]]) -> npt.NDArray[np.uint32]: ...
 def bm25_block_scores(docs: npt.NDArray[np.uint32], freqs: npt.NDArray[np.uint32],
                       norms: npt.NDArray[np.float32], weight: float
