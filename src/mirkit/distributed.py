@@ -7,9 +7,10 @@ input is files (JSON Lines and TREC files cut into byte ranges on record boundar
 documents, or the partitions of a ``dask.bag`` or ``dask.dataframe``. The
 client then merges the shards' lexicons into the collection's: N, total tokens, longest document,
 and per term its document frequency (df) and collection frequency (cf). :class:`DistributedSearcher`
-sends a query to every shard; each shard scores with those *global* statistics
-(:class:`mirkit._core.query.GlobalStats`) and returns its top k; the client merges them. Scores are
-therefore exactly, bit for bit, those of one index over the whole collection:
+sends a batch of queries to every worker, which searches its run of shards; each shard scores with
+those *global* statistics (:class:`mirkit._core.query.GlobalStats`), a run returns its top k and
+the client merges the runs'. Scores are therefore exactly, bit for bit, those of one index over
+the whole collection:
 
 * every scorer reads the global N, average length, df and cf, and every shard computes the
   query's fixed-point scale (:mod:`mirkit.search`) from the same global values, so a document's
@@ -694,7 +695,7 @@ def _check_manifest(m: dict, where: Path) -> None:
 # analyzes the queries, looks their terms up in the global lexicon and searches the run's parts
 # into one top-k queue (the threshold carries from part to part) on the worker's threads with the
 # GIL released, and returns flat arrays (search_batch_arrays). The client merges the runs'
-# arrays with numpy and makes the results in C++ (results_from_arrays).
+# arrays (a k-way merge: merge_topk) and makes the results in C++ (results_from_arrays).
 
 # Per process (a worker's, or the client's for client=None): the engine of every run a task has
 # searched, opened on first use and kept, keyed by (path, build id or commit generation, first
