@@ -231,7 +231,9 @@ def measure_search(path: Path, single, queries: Sequence[str], repeat: int,
     `path`, in this process and on LocalClusters of each number of `workers` (1 thread each),
     after checking its results against those of `single` (a Searcher of one index of the same
     documents), with `single` on 1 and 2 threads alternated with every run as the anchors;
-    medians of `repeat` runs."""
+    medians of `repeat` runs. Each row's ratios are to the anchor runs alternated with its own
+    (the load of shared cores changes from row to row); the anchor rows are the medians of all
+    of them."""
     from dask.distributed import Client, LocalCluster
 
     from mirkit.distributed import DistributedSearcher
@@ -240,33 +242,32 @@ def measure_search(path: Path, single, queries: Sequence[str], repeat: int,
     anchors: dict = {1: [], 2: []}
     rows = []
 
-    def runs(searcher, label: str) -> tuple:
+    def row(label: str, w: int, searcher) -> SearchRow:
         searcher.precompute_bounds()
         _check(searcher, queries, expected, label)
-        qps = []
+        qps, local = [], []
         for _ in range(repeat):
             for t in anchors:
                 anchors[t].append(len(queries) / _timed(
                     lambda: single.search_batch(queries, K, threads=t)))
+            local.append(anchors[1][-1])
             qps.append(len(queries) / _timed(lambda: searcher.search_batch(queries, K)))
-        return statistics.median(qps), os.getloadavg()[0]
+        q, one = statistics.median(qps), statistics.median(local)
+        return SearchRow(label, w, searcher.n_parts, q, q / one, q / max(w, 1),
+                         q / max(w, 1) / one, os.getloadavg()[0])
 
-    here = DistributedSearcher(path)
-    rows.append(("DistributedSearcher, this process (no Dask), 1 thread", 0,
-                 *runs(here, "search in this process")))
+    rows.append(row("DistributedSearcher, this process (no Dask), 1 thread", 0,
+                    DistributedSearcher(path)))
     for w in workers:
         with LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
-            rows.append((f"DistributedSearcher, {w} worker process{'es' * (w > 1)} x 1 thread",
-                         w, *runs(DistributedSearcher(path, client), f"search on {w} workers")))
+            rows.append(row(f"DistributedSearcher, {w} worker process{'es' * (w > 1)} x 1 "
+                            "thread", w, DistributedSearcher(path, client)))
     one, two = (statistics.median(anchors[t]) for t in (1, 2))
     load = os.getloadavg()[0]
-    n = here.n_parts
-    out = [SearchRow("Searcher, this process, 1 thread", 0, 1, one, 1.0, one, 1.0, load),
-           SearchRow("Searcher, this process, 2 threads", 0, 1, two, two / one, two / 2,
-                     two / 2 / one, load)]
-    return out + [SearchRow(label, w, n, qps, qps / one, qps / max(w, 1), qps / max(w, 1) / one,
-                            ld) for label, w, qps, ld in rows]
+    return [SearchRow("Searcher, this process, 1 thread", 0, 1, one, 1.0, one, 1.0, load),
+            SearchRow("Searcher, this process, 2 threads", 0, 1, two, two / one, two / 2,
+                      two / 2 / one, load)] + rows
 
 
 def format_table(rows: Sequence[Row]) -> str:
