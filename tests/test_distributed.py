@@ -799,3 +799,224 @@ def test_shards_as_segments_keep_document_vectors(cranfield, tmp_path):
     for q in cranfield.queries[:10]:
         g, w = a.search(q, 10, feedback=feedback), b.search(q, 10, feedback=feedback)
         assert g.ids == w.ids and g.scores.tobytes() == w.scores.tobytes(), q
+
+
+# --- search: runs of shards or segments on the workers ---------------------------------------
+
+
+def _living(cranfield, path, deletions=True):
+    """Cranfield as a living index of 3 shards made segments, then 40 documents added as a
+    fourth segment and (with `deletions`) every 9th document of the collection deleted; and the
+    live documents in collection order (what a fresh build indexes)."""
+    from mirkit.index import IndexWriter
+
+    docs = cranfield.docs
+    build_index(docs, path, None, 3, segments=True)
+    extra = [(f"new{i}", t) for i, (_, t) in enumerate(docs[100:140])]
+    gone = {d for d, _ in docs[::9]} if deletions else set()
+    with IndexWriter.open(path, threads=1, merge_policy=None) as writer:
+        writer.add_documents(extra)
+        writer.delete(sorted(gone))
+    return [d for d in docs + extra if d[0] not in gone]
+
+
+def check_equal(fresh, searcher, queries, ks=(10,), scorers=SCORERS, algorithms=ALGORITHMS,
+                **options):
+    """Every (scorer, algorithm, k): `searcher`'s batch equals the Searcher `fresh`'s."""
+    for scorer in scorers:
+        for algorithm in algorithms:
+            for k in ks:
+                expected = fresh.search_batch(queries, k, algorithm=algorithm, scorer=scorer,
+                                              threads=1)
+                got = searcher.search_batch(queries, k, algorithm=algorithm, scorer=scorer,
+                                            **options)
+                assert len(got) == len(expected)
+                for q, g, e in zip(queries, got, expected):
+                    assert_identical(g, e, f"{scorer} {algorithm} k={k} {q!r}")
+
+
+def test_segmented_index_equals_fresh_build(client, cranfield, tmp_path):
+    """A living index (shards made segments, more documents, deletions: 4 segments, 3 with
+    deletions) searched in this process (one run of every segment) and on 2 workers (a run of
+    2 segments each, merged on the client): a fresh build's ids, docids and scores, for every
+    algorithm and scorer."""
+    live = _living(cranfield, tmp_path / "living")
+    fresh = Searcher(build_single(live, tmp_path / "fresh", threads=1))
+    here = DistributedSearcher(tmp_path / "living")
+    assert here.n_parts == 4 and len(here.index) == len(live)
+    assert [s.n_deleted > 0 for s in here.index.segments] == [True, True, True, False]
+    queries = cranfield.queries[::3]
+    check_equal(fresh, here, queries)
+    check_equal(fresh, here, queries, ks=(1, 100), scorers=[BM25(), QueryLikelihood()],
+                algorithms=("exhaustive", "bmw", "and"))
+    there = DistributedSearcher(tmp_path / "living", client)
+    client.wait_for_workers(2)  # a worker killed by an earlier test may still be restarting
+    assert there._plan(None)[0] == [(0, 2), (2, 4)]
+    check_equal(fresh, there, queries, scorers=[BM25(), TFIDF(), QueryLikelihood(mu=50)])
+    check_equal(fresh, there, queries[:40], ks=(100,), scorers=[BM25(idf="rsj")],
+                algorithms=("maxscore",), chunks=3)  # runs x chunks tasks, merged by chunk
+    for q in cranfield.queries[:3]:
+        assert_identical(there.search(q, 10), fresh.search(q, 10))
+
+
+def test_more_workers_than_runs_cut_the_batch(client, synthetic):
+    """One shard, 2 workers: one run, the batch cut into one chunk per worker."""
+    searcher = DistributedSearcher(synthetic.sharded(1), client)
+    client.wait_for_workers(2)
+    runs, chunks, where = searcher._plan(None)
+    assert runs == [(0, 1)] and chunks == 2 and len(set(where)) == 2
+    check_equal(synthetic.single, searcher, synthetic.queries, scorers=[BM25(), TFIDF()],
+                algorithms=("bmw", "and"))
+
+
+def test_refresh_after_a_commit(client, cranfield, tmp_path):
+    """A searcher keeps its commit while a writer commits; refresh() moves to the latest one
+    (in this process and on the workers); a commit a writer has removed since is reported."""
+    from mirkit.index import IndexWriter
+
+    path = tmp_path / "living"
+    live = _living(cranfield, path, deletions=False)
+    before = Searcher(build_single(live, tmp_path / "before", threads=1))
+    queries = cranfield.queries[:60]
+    searchers = [DistributedSearcher(path), DistributedSearcher(path, client)]
+    for s in searchers:
+        check_equal(before, s, queries, scorers=[BM25()], algorithms=("bmw",))
+        assert s.refresh() is s  # nothing committed since
+    gone = [d for d, _ in live[::5]]
+    with IndexWriter.open(path, threads=1, merge_policy=None) as writer:
+        writer.delete(gone)
+        writer.update(live[1][0], "boundary layer flow over a flat plate")
+    after_docs = [d for d in live if d[0] not in set(gone) | {live[1][0]}] + [
+        (live[1][0], "boundary layer flow over a flat plate")]
+    after = Searcher(build_single(after_docs, tmp_path / "after", threads=1))
+    for s in searchers:
+        check_equal(before, s, queries, scorers=[BM25()], algorithms=("bmw",))  # its snapshot
+        new = s.refresh()
+        assert new is not s and new.index.generation > s.index.generation
+        check_equal(after, new, queries, scorers=[BM25(), QueryLikelihood()],
+                    algorithms=("bmw", "exhaustive"))
+    # Two more commits, each searched on the workers, which keep the two newest: the first
+    # commit's files are removed by the writer, and a worker that no longer has it open says so.
+    old = searchers[1]
+    for ids in ([after_docs[3][0]], [after_docs[4][0]]):
+        with IndexWriter.open(path, threads=1, merge_policy=None) as writer:
+            writer.delete(ids)
+        old.refresh().search("boundary layer", 10)
+    with pytest.raises(IndexCorruptError, match="is gone .* refresh the searcher"):
+        old.search("boundary layer", 10)
+
+
+def test_empty_living_index(tmp_path):
+    from mirkit.index import IndexWriter
+
+    with IndexWriter.open(tmp_path / "empty", threads=1) as writer:
+        writer.add_documents([("a", "one two"), ("b", "two three")])
+        writer.commit()
+        writer.delete(["a", "b"])
+    searcher = DistributedSearcher(tmp_path / "empty")
+    assert searcher.n_parts == 0
+    got = searcher.search_batch(["two", "one"], 10)
+    assert [len(r) for r in got] == [0, 0] and got[0].ids == []
+
+
+def _ranked(rng, n, k, docids_from, ties):
+    """Hits of n queries in rank order (score desc, docid asc), docids from a range."""
+    offsets, docids, scores = [0], [], []
+    for _ in range(n):
+        h = int(rng.integers(0, k + 1))
+        d = rng.choice(np.arange(*docids_from), size=h, replace=False).astype(np.uint32)
+        s = rng.integers(0, ties, size=h).astype(np.float64) / 4
+        order = np.lexsort((d, -s))
+        docids.append(d[order])
+        scores.append(s[order])
+        offsets.append(offsets[-1] + h)
+    return (np.array(offsets, np.uint64), np.concatenate(docids).astype(np.uint32),
+            np.concatenate(scores))
+
+
+@pytest.mark.parametrize("k", [1, 3, 20])
+def test_merge_topk_equals_a_sort(k):
+    """The workers' results merge as numpy's sort of all of them ranks them (score descending,
+    docid ascending), with many ties between runs."""
+    rng = np.random.default_rng(k)
+    n = 200
+    runs = [_ranked(rng, n, k + 2, (r * 1000, r * 1000 + 50), 4) for r in (2, 0, 1)]
+    offsets, docids, scores = _core.query.merge_topk(runs, k)
+    query = np.concatenate([np.repeat(np.arange(n), np.diff(r[0].astype(np.int64))) for r in runs])
+    all_d = np.concatenate([r[1] for r in runs])
+    all_s = np.concatenate([r[2] for r in runs])
+    order = np.lexsort((all_d, -all_s, query))
+    for q in range(n):
+        mine = order[query[order] == q][:k]
+        a, b = int(offsets[q]), int(offsets[q + 1])
+        np.testing.assert_array_equal(docids[a:b], all_d[mine])
+        np.testing.assert_array_equal(scores[a:b], all_s[mine])
+
+
+def test_flat_result_bindings_check_their_input():
+    ok = (np.array([0, 1, 2], np.uint64), np.array([3, 1], np.uint32), np.array([1.0, 0.5]))
+    with pytest.raises(ValueError, match="runs is empty"):
+        _core.query.merge_topk([], 10)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        _core.query.merge_topk([ok], 0)
+    with pytest.raises(ValueError, match=r"runs\[1\] has 1 queries, runs\[0\] 2"):
+        _core.query.merge_topk([ok, (np.array([0, 0], np.uint64), ok[1][:0], ok[2][:0])], 5)
+    with pytest.raises(ValueError, match=r"runs\[0\]: offsets must start at 0 and end"):
+        _core.query.merge_topk([(np.array([0, 1, 3], np.uint64), ok[1], ok[2])], 5)
+    with pytest.raises(ValueError, match="offsets must not decrease"):
+        _core.query.merge_topk([(np.array([0, 2, 1, 2], np.uint64), ok[1], ok[2])], 5)
+    with pytest.raises(ValueError, match="of equal length"):
+        _core.query.merge_topk([(ok[0], ok[1], ok[2][:1])], 5)
+    unordered = (np.array([0, 2], np.uint64), np.array([3, 1], np.uint32), np.array([1.0, 1.0]))
+    with pytest.raises(ValueError, match="run 0, query 0: hits 0 and 1 are not in rank order"):
+        _core.query.merge_topk([unordered], 5)
+    with pytest.raises(TypeError):
+        _core.query.merge_topk([(ok[0], ok[1].astype(np.int64), ok[2])], 5)
+    counters = np.zeros((2, 3), np.uint64)
+    results = _core.query.results_from_arrays(*ok, counters, "bmw", ["a", "b", "c", "d"])
+    assert [r.ids for r in results] == [["d"], ["b"]] and results[1].scores.tolist() == [0.5]
+    with pytest.raises(IndexError, match=r"docids\[0\]=3 out of range of doc_ids \(3\)"):
+        _core.query.results_from_arrays(*ok, counters, "bmw", ["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"counters must have shape \(2, 3\)"):
+        _core.query.results_from_arrays(*ok, counters[:1], "bmw", ["a", "b", "c", "d"])
+
+
+def test_segmented_engine_part_is_checked(cranfield, tmp_path):
+    """An engine over some of the segments needs part=True, and never more live documents
+    than the statistics count."""
+    from mirkit.index import Index
+
+    _living(cranfield, tmp_path / "living")
+    index = Index.open(tmp_path / "living")
+    terms, offsets, df, cf, maps = index._lexicon_stats()
+    segments = [index._segment(i) for i in range(2)]
+
+    def engine(n_docs, part):
+        return _core.query.SegmentedEngine(
+            [s.index.reader for s in segments], _core.analysis.Analyzer(**index.analyzer.to_dict()),
+            k1=0.9, b=0.4, total_tokens=[s.index.stats.total_tokens for s in segments],
+            n_docs=n_docs, live_tokens=index.stats.total_tokens,
+            max_length=index.stats.max_doc_length, terms=terms, term_offsets=offsets, df=df,
+            cf=cf, local_to_global=maps[:2], deleted=[s.deleted_bytes() for s in segments],
+            part=part)
+
+    assert engine(len(index), True).n_segments == 2
+    with pytest.raises(ValueError, match="but the segments hold"):
+        engine(len(index), False)
+    run_live = sum(s.n_live for s in index.segments[:2])
+    with pytest.raises(ValueError, match="more, as a part"):
+        engine(run_live - 1, True)
+
+
+def test_distributed_searcher_bad_input(synthetic, tmp_path):
+    searcher = DistributedSearcher(synthetic.sharded(2))
+    with pytest.raises(ValueError, match="threads must be"):
+        searcher.search_batch(["x"], threads=-1)
+    with pytest.raises(TypeError, match="threads must be"):
+        searcher.search_batch(["x"], threads=1.5)
+    with pytest.raises(ValueError, match="mu"):
+        searcher.search("x", scorer=QueryLikelihood(mu=-1))
+    with pytest.raises(IndexCorruptError, match="not a mirkit sharded"):
+        DistributedSearcher(synthetic.dir / "single")  # a plain index: search it with Searcher
+    with pytest.raises(FileNotFoundError):
+        DistributedSearcher(tmp_path / "nothing")

@@ -8,6 +8,7 @@
 #include "index/reader.hpp"
 #include "query/block_scores.hpp"
 #include "query/engine.hpp"
+#include "query/merge_topk.hpp"
 
 namespace mirkit::bindings {
 
@@ -265,6 +266,30 @@ QueryInput query_input(const Engine& e, py::handle query, std::vector<py::object
   return in;
 }
 
+// The number of queries of hits in search_batch_arrays' layout (offsets (n + 1,) from 0, not
+// decreasing, ending at len(docids) == len(scores)); ValueError naming `where` otherwise.
+size_t check_hits(const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& docids,
+                  const py::array_t<double, py::array::c_style>& scores, const std::string& where) {
+  if (offsets.ndim() != 1 || offsets.size() < 1) {
+    throw py::value_error(where + "offsets must be 1-dimensional with at least 1 entry");
+  }
+  if (docids.ndim() != 1 || scores.ndim() != 1 || docids.size() != scores.size()) {
+    throw py::value_error(where + "docids and scores must be 1-dimensional, of equal length");
+  }
+  const size_t n = static_cast<size_t>(offsets.size()) - 1;
+  const uint64_t* off = offsets.data();
+  if (off[0] != 0 || off[n] != static_cast<uint64_t>(docids.size())) {
+    throw py::value_error(where + "offsets must start at 0 and end at len(docids)");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (off[i + 1] < off[i]) {
+      throw py::value_error(where + "offsets must not decrease; offsets[" +
+                            std::to_string(i + 1) + "] follows a larger value");
+    }
+  }
+  return n;
+}
+
 // query::GlobalStats over numpy arrays that it keeps alive (memory-mapped files, typically).
 struct PyGlobalStats {
   query::GlobalStats stats;
@@ -353,6 +378,22 @@ const SegmentedEngine& engine_of<SegmentedEngine>(py::handle self) {
   return *self.cast<const PySegmentedEngine&>().engine;
 }
 
+// search_batch() of an engine's queries (str or (terms, weights)), GIL released while it runs.
+template <class Engine>
+std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uint32_t k,
+                                   const py::str& algorithm, unsigned threads,
+                                   const ScorerSpec& spec, py::handle filter) {
+  const Engine& e = engine_of<Engine>(self);
+  const Algorithm a = parse_algorithm(utf8_view(algorithm));
+  const FilterArg f = filter_arg(e, filter);
+  std::vector<QueryInput> inputs;
+  std::vector<py::object> owners;
+  inputs.reserve(queries.size());
+  for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
+  py::gil_scoped_release release;
+  return batch_with(e, inputs, k, a, spec, threads, f);
+}
+
 // The methods both engines share: search, search_batch, analyze, precompute_bounds.
 template <class Engine, class Class>
 void def_search(Class& cls) {
@@ -384,18 +425,8 @@ void def_search(Class& cls) {
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
-             const Engine& e = engine_of<Engine>(self);
-             const Algorithm a = parse_algorithm(utf8_view(algorithm));
-             const FilterArg f = filter_arg(e, filter);
-             std::vector<QueryInput> inputs;
-             std::vector<py::object> owners;
-             inputs.reserve(queries.size());
-             for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
-             std::vector<QueryResult> rs;
-             {
-               py::gil_scoped_release release;
-               rs = batch_with(e, inputs, k, a, spec, threads, f);
-             }
+             std::vector<QueryResult> rs =
+                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter);
              py::list out(rs.size());
              for (size_t i = 0; i < rs.size(); ++i) {
                out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
@@ -405,6 +436,38 @@ void def_search(Class& cls) {
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
            py::arg("spec"), py::arg("doc_ids"), py::arg("filter") = py::none(),
            "search() of many queries on `threads` threads (0 = all cores), analysis included.")
+      .def("search_batch_arrays",
+           [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
+              unsigned threads, const ScorerSpec& spec) {
+             const std::vector<QueryResult> rs =
+                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, py::none());
+             std::vector<uint64_t> offsets{0}, counters;
+             std::vector<uint32_t> docids;
+             std::vector<double> scores;
+             {
+               py::gil_scoped_release release;
+               offsets.reserve(rs.size() + 1);
+               counters.reserve(3 * rs.size());
+               for (const QueryResult& r : rs) offsets.push_back(offsets.back() + r.docids.size());
+               docids.reserve(offsets.back());
+               scores.reserve(offsets.back());
+               for (const QueryResult& r : rs) {
+                 docids.insert(docids.end(), r.docids.begin(), r.docids.end());
+                 scores.insert(scores.end(), r.scores.begin(), r.scores.end());
+                 counters.insert(counters.end(),
+                                 {r.postings_decoded, r.postings_scored, r.docs_scored});
+               }
+             }
+             return py::make_tuple(to_numpy(std::move(offsets)), to_numpy(std::move(docids)),
+                                   to_numpy(std::move(scores)),
+                                   to_numpy(std::move(counters)).reshape({-1, 3}));
+           },
+           py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
+           py::arg("spec"),
+           "search_batch() as flat arrays, for results that travel (mirkit.distributed): "
+           "(offsets uint64 (n + 1,), docids uint32, scores float64, counters uint64 (n, 3)); "
+           "query i's hits are [offsets[i], offsets[i + 1]), its counters postings_decoded, "
+           "postings_scored, docs_scored.")
       .def("analyze",
            [](py::object self, const py::str& text) {
              std::vector<QueryTerm> terms = engine_of<Engine>(self).analyze(utf8_view(text));
@@ -546,6 +609,88 @@ nothing. Results pickle with their arrays and ids.
                             t[5], t[6].cast<py::list>());
       }));
 
+  m.def(
+      "results_from_arrays",
+      [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& docids,
+         const py::array_t<double, py::array::c_style>& scores,
+         const py::array_t<uint64_t, py::array::c_style>& counters, const py::str& algorithm,
+         const py::list& doc_ids) {
+        // Checked here, so that no result can index out of the arrays or of doc_ids.
+        const size_t n = check_hits(offsets, docids, scores, "");
+        const uint64_t* off = offsets.data();
+        if (counters.ndim() != 2 || static_cast<size_t>(counters.shape(0)) != n ||
+            counters.shape(1) != 3) {
+          throw py::value_error("counters must have shape (" + std::to_string(n) + ", 3)");
+        }
+        const uint32_t* d = docids.data();
+        const size_t n_ids = doc_ids.size();
+        for (py::ssize_t i = 0; i < docids.size(); ++i) {
+          if (d[i] >= n_ids) {
+            throw py::index_error("docids[" + std::to_string(i) + "]=" + std::to_string(d[i]) +
+                                  " out of range of doc_ids (" + std::to_string(n_ids) + ")");
+          }
+        }
+        const double* sc = scores.data();
+        const uint64_t* c = counters.data();
+        py::list out(n);
+        for (size_t i = 0; i < n; ++i) {
+          QueryResult r;
+          r.docids.assign(d + off[i], d + off[i + 1]);
+          r.scores.assign(sc + off[i], sc + off[i + 1]);
+          r.postings_decoded = c[3 * i];
+          r.postings_scored = c[3 * i + 1];
+          r.docs_scored = c[3 * i + 2];
+          out[i] = py::cast(SearchResult(std::move(r), algorithm, py::none(), doc_ids));
+        }
+        return out;
+      },
+      py::arg("offsets"), py::arg("docids"), py::arg("scores"), py::arg("counters"),
+      py::arg("algorithm"), py::arg("doc_ids"),
+      "SearchResults from flat arrays (search_batch_arrays' layout; mirkit.distributed merges "
+      "the workers' arrays into them): query i's hits are [offsets[i], offsets[i + 1]); "
+      "doc_ids: every external id, by docid (ids are looked up when read).");
+
+  m.def(
+      "merge_topk",
+      [](const py::list& runs, uint32_t k) {
+        if (k == 0) throw py::value_error("k must be >= 1, got 0");
+        if (runs.size() == 0) throw py::value_error("runs is empty");
+        std::vector<query::ResultRun> views;
+        std::vector<py::tuple> held;  // the arrays the views point into
+        size_t n = 0;
+        for (size_t r = 0; r < runs.size(); ++r) {
+          const std::string where = "runs[" + std::to_string(r) + "]";
+          auto t = runs[r].cast<py::tuple>();
+          if (t.size() != 3) throw py::value_error(where + " must be (offsets, docids, scores)");
+          const auto offsets = t[0].cast<py::array_t<uint64_t, py::array::c_style>>();
+          const auto docids = t[1].cast<U32Array>();
+          const auto scores = t[2].cast<py::array_t<double, py::array::c_style>>();
+          const size_t m = check_hits(offsets, docids, scores, where + ": ");
+          if (r > 0 && m != n) {
+            throw py::value_error(where + " has " + std::to_string(m) + " queries, runs[0] " +
+                                  std::to_string(n));
+          }
+          n = m;
+          held.push_back(py::make_tuple(offsets, docids, scores));
+          views.push_back({offsets.data(), docids.data(), scores.data()});
+        }
+        std::vector<uint64_t> offsets;
+        std::vector<uint32_t> docids;
+        std::vector<double> scores;
+        {
+          py::gil_scoped_release release;
+          for (size_t r = 0; r < views.size(); ++r) query::check_run_order(views[r], n, r);
+          query::merge_topk(views, n, k, offsets, docids, scores);
+        }
+        return py::make_tuple(to_numpy(std::move(offsets)), to_numpy(std::move(docids)),
+                              to_numpy(std::move(scores)));
+      },
+      py::arg("runs"), py::arg("k"),
+      "The global top k of each query from disjoint parts' results: runs, a list of (offsets "
+      "uint64, docids uint32 (global), scores float64) in search_batch_arrays' layout, each "
+      "query's hits best first; returns (offsets, docids, scores) in that layout, ranked as one "
+      "index ranks them (score descending, docid ascending).");
+
   py::class_<QueryEngine> query_engine(
       m, "QueryEngine", "Ranked retrieval over an IndexReader (thread safe; GIL released).");
   query_engine
@@ -571,7 +716,7 @@ of the live documents: docids, bit-identical scores, tie order. mirkit.search wr
                        double b, const std::vector<uint64_t>& total_tokens, uint64_t n_docs,
                        uint64_t live_tokens, uint32_t max_length, const U8Arr& terms,
                        const U64Arr& term_offsets, const U32Array& df, const U64Arr& cf,
-                       const py::list& local_to_global, const py::list& deleted) {
+                       const py::list& local_to_global, const py::list& deleted, bool part) {
              const size_t n = readers.size();
              if (total_tokens.size() != n || local_to_global.size() != n || deleted.size() != n) {
                throw py::value_error("readers, total_tokens, local_to_global and deleted differ "
@@ -603,7 +748,7 @@ of the live documents: docids, bit-identical scores, tie order. mirkit.search wr
              }
              auto* out = new PySegmentedEngine;
              out->engine = std::make_unique<SegmentedEngine>(inputs, analyzer,
-                                                             index::Bm25Params{k1, b}, g);
+                                                             index::Bm25Params{k1, b}, g, part);
              out->owners = py::make_tuple(readers, terms, term_offsets, df, cf, owners);
              return out;
            }),
@@ -612,11 +757,14 @@ of the live documents: docids, bit-identical scores, tie order. mirkit.search wr
            py::arg("max_length"), py::arg("terms").noconvert(),
            py::arg("term_offsets").noconvert(), py::arg("df").noconvert(),
            py::arg("cf").noconvert(), py::arg("local_to_global"), py::arg("deleted"),
+           py::arg("part") = false,
            "readers: the segments' IndexReaders in collection order; total_tokens: each "
            "segment's own token count; n_docs, live_tokens, max_length, terms, term_offsets, df, "
            "cf: the live statistics of the whole index (as GlobalStats); local_to_global: per "
            "segment, its term ids in the global lexicon (uint32); deleted: per segment, uint8 "
-           "flags (nonzero: deleted) or None.")
+           "flags (nonzero: deleted) or None; part: the segments are a contiguous run of the "
+           "collection the statistics describe (fewer live documents allowed; results number "
+           "the run's live documents from 0).")
       .def_property_readonly("n_segments",
                              [](const PySegmentedEngine& e) { return e.engine->n_segments(); });
   def_search<SegmentedEngine>(segmented_engine);

@@ -221,9 +221,13 @@ struct SegmentInput {
 // Immutable apart from the segment engines' caches; thread safe.
 class SegmentedEngine {
  public:
-  // `global`'s local_to_global and deleted are ignored (each segment has its own).
+  // `global`'s local_to_global and deleted are ignored (each segment has its own). With `part`
+  // the segments are a contiguous run of a larger collection that `global` describes (a Dask
+  // worker's share of a sharded or segmented index: mirkit.distributed): they may hold fewer
+  // live documents than global.n_docs, and results number their live documents from 0, which
+  // the caller offsets by the live documents before the run.
   SegmentedEngine(const std::vector<SegmentInput>& segments, const analysis::Analyzer& analyzer,
-                  const index::Bm25Params& stored, const GlobalStats& global);
+                  const index::Bm25Params& stored, const GlobalStats& global, bool part = false);
   ~SegmentedEngine();
 
   std::vector<QueryTerm> analyze(std::string_view text) const;

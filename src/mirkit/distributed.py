@@ -7,9 +7,10 @@ input is files (JSON Lines and TREC files cut into byte ranges on record boundar
 documents, or the partitions of a ``dask.bag`` or ``dask.dataframe``. The
 client then merges the shards' lexicons into the collection's: N, total tokens, longest document,
 and per term its document frequency (df) and collection frequency (cf). :class:`DistributedSearcher`
-sends a query to every shard; each shard scores with those *global* statistics
-(:class:`mirkit._core.query.GlobalStats`) and returns its top k; the client merges them. Scores are
-therefore exactly, bit for bit, those of one index over the whole collection:
+sends a batch of queries to every worker, which searches its run of shards; each shard scores with
+those *global* statistics (:class:`mirkit._core.query.GlobalStats`), a run returns its top k and
+the client merges the runs'. Scores are therefore exactly, bit for bit, those of one index over
+the whole collection:
 
 * every scorer reads the global N, average length, df and cf, and every shard computes the
   query's fixed-point scale (:mod:`mirkit.search`) from the same global values, so a document's
@@ -69,6 +70,7 @@ import shutil
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -85,7 +87,7 @@ from mirkit.index.writer import _parse_bytes
 from mirkit.ingest import _GZIP_MAGIC, DocumentReader, FileRange, _range_format, count_newlines
 from mirkit.search.scoring import Scorer, get_scorer
 from mirkit.search import Searcher, SearchResult, check_search_options
-from mirkit.search.query import Query, check_query
+from mirkit.search.query import Query, check_query, weighted_terms
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
 
@@ -585,7 +587,7 @@ class ShardedIndex:
         self.stats = IndexStats.from_manifest(manifest)
         self.doc_offsets = np.array([e["doc_offset"] for e in manifest["shards"]]
                                     + [self.stats.n_docs], np.int64)
-        self._lexicon: Optional[dict] = None
+        self._lexicon: Optional[tuple] = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -645,18 +647,23 @@ class ShardedIndex:
             return np.zeros(0, dtype)
         return np.memmap(file, dtype=dtype, mode="r")
 
+    def _lexicon_arrays(self) -> tuple:
+        """(terms, term_offsets, df, cf) of the global lexicon, memory-mapped once."""
+        with self._lock:
+            if self._lexicon is None:
+                self._lexicon = tuple(self._array(name, dtype) for name, dtype in _LEXICON.items())
+        return self._lexicon
+
     def global_stats(self, shard: int):
         """The collection's statistics for the searcher of `shard`
         (:class:`mirkit._core.query.GlobalStats`; the global files are memory-mapped)."""
         entry = self.manifest["shards"][self._check_shard(shard)]
-        with self._lock:
-            if self._lexicon is None:
-                self._lexicon = {name: self._array(name, dtype) for name, dtype in _LEXICON.items()}
-        lex, s = self._lexicon, self.stats
+        terms, offsets, df, cf = self._lexicon_arrays()
+        s = self.stats
         return _core.query.GlobalStats(
             n_docs=s.n_docs, total_tokens=s.total_tokens, max_length=s.max_doc_length,
-            terms=lex["terms.bin"], term_offsets=lex["term_offsets.u64"], df=lex["term_df.u32"],
-            cf=lex["term_cf.u64"], local_to_global=self._array(entry["term_ids"], np.uint32))
+            terms=terms, term_offsets=offsets, df=df, cf=cf,
+            local_to_global=self._array(entry["term_ids"], np.uint32))
 
     def searcher(self, shard: int) -> Searcher:
         """A :class:`~mirkit.search.Searcher` of one shard that scores with the collection's
@@ -681,122 +688,345 @@ def _check_manifest(m: dict, where: Path) -> None:
 
 
 # --- searching -----------------------------------------------------------------------------------
+#
+# A worker searches a contiguous run of the collection's parts (shards of a sharded index, or
+# segments of a living index's commit) with one SegmentedEngine over the run (part=True: the
+# statistics are the whole collection's), for a whole batch of queries in one task: the engine
+# analyzes the queries, looks their terms up in the global lexicon and searches the run's parts
+# into one top-k queue (the threshold carries from part to part) on the worker's threads with the
+# GIL released, and returns flat arrays (search_batch_arrays). The client merges the runs'
+# arrays (a k-way merge: merge_topk) and makes the results in C++ (results_from_arrays).
 
-# Per process (a worker's, or the client's for client=None): one searcher per shard, opened on
-# first use. Keyed by the build id, so a rebuilt index at the same path opens afresh.
-_SEARCHERS: dict = {}
-_SEARCHERS_LOCK = threading.Lock()
-
-
-def _shard_searcher(path: str, build_id: str, shard: int) -> Searcher:
-    key = (path, build_id, shard)
-    with _SEARCHERS_LOCK:
-        searcher = _SEARCHERS.get(key)
-        if searcher is None:
-            index = ShardedIndex.open(path, verify=False)
-            if index.build_id != build_id:
-                raise IndexCorruptError(f"{path} was rebuilt since it was opened; open it again")
-            for old in [k for k in _SEARCHERS if k[0] == path and k[1] != build_id]:
-                del _SEARCHERS[old]
-            searcher = _SEARCHERS[key] = index.searcher(shard)
-    return searcher
-
-
-def _search_shard(path: str, build_id: str, shard: int, offset: int, queries: list, k: int,
-                  algorithm: str, scorer: Scorer, threads: int) -> tuple:
-    """One shard's top k of every query (a Dask task): global docids, scores, ids, counters,
-    each concatenated over the queries, with the number of hits per query."""
-    results = _shard_searcher(path, build_id, shard).search_batch(
-        queries, k, algorithm=algorithm, scorer=scorer, threads=threads)
-    sizes = np.array([len(r) for r in results], np.int64)
-    docids = np.concatenate([r.docids for r in results] or [np.zeros(0, np.uint32)])
-    scores = np.concatenate([r.scores for r in results] or [np.zeros(0)])
-    ids = [i for r in results for i in r.ids]
-    counters = np.array([(r.postings_decoded, r.postings_scored, r.docs_scored)
-                         for r in results], np.uint64).reshape(-1, 3)
-    return sizes, docids.astype(np.int64) + offset, scores, ids, counters
+# Per process (a worker's, or the client's for client=None): the engine of every run a task has
+# searched, opened on first use and kept, keyed by (path, build id or commit generation, first
+# part, end part); and the snapshots of segmented indexes, by path and generation (the newest
+# _KEEP_GENERATIONS of each path stay open, with their engines).
+_ENGINES: dict = {}
+_SNAPSHOTS: dict = {}
+_SEARCH_LOCK = threading.Lock()
+_KEEP_GENERATIONS = 2
+# The snapshots of this process's DistributedSearchers, by (path, generation): a searcher in
+# this process (client=None) keeps answering from its commit however many commits follow.
+_LIVE = weakref.WeakValueDictionary()
 
 
-def _precompute(path: str, build_id: str, shards: range, scorer: Scorer, threads: int) -> None:
-    for shard in shards:
-        _shard_searcher(path, build_id, shard).precompute_bounds(scorer, threads=threads)
+class _Run:
+    """The engine of parts [first, end) of a collection, its first global docid and its scorer
+    specs (one per scorer in use)."""
+
+    def __init__(self, engine, offset: int):
+        self.engine = engine
+        self.offset = offset
+        self._specs: dict = {}
+
+    def spec(self, spec: dict):
+        key = tuple(sorted(spec.items()))
+        out = self._specs.get(key)
+        if out is None:
+            out = self._specs[key] = _core.query.ScorerSpec(**spec)
+        return out
 
 
-def _merge(parts: list, n_queries: int, k: int, algorithm: str) -> list:
-    """The global top k of each query from the shards' answers (score desc, docid asc), sorted
-    for all the queries at once (one lexsort: a loop per query cost more than the search)."""
-    query = np.concatenate([np.repeat(np.arange(n_queries), p[0]) for p in parts])
-    docids = np.concatenate([p[1] for p in parts])
-    scores = np.concatenate([p[2] for p in parts])
-    ids = [i for p in parts for i in p[3]]
-    counters = np.sum([p[4] for p in parts], axis=0, dtype=np.uint64).tolist()
-    order = np.lexsort((docids, -scores, query))
-    hits = np.bincount(query, minlength=n_queries)
-    rank = np.arange(len(order)) - np.repeat(np.cumsum(hits) - hits, hits)
-    keep = order[rank < k]  # each query's best k, queries in order
-    bounds = np.concatenate([[0], np.cumsum(np.minimum(hits, k))]).tolist()
-    top_docids, top_scores = docids[keep].astype(np.uint32), scores[keep]
-    keep = keep.tolist()
-    return [SearchResult(top_docids[a:b], top_scores[a:b], *counters[q], algorithm,
-                         [ids[j] for j in keep[a:b]])
-            for q, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+def _engine(readers: list, analyzer: dict, bm25: dict, total_tokens: list, stats: IndexStats,
+            lexicon: tuple, maps: list, deleted: list):
+    terms, offsets, df, cf = lexicon
+    return _core.query.SegmentedEngine(
+        readers, _core.analysis.Analyzer(**analyzer), k1=bm25["k1"], b=bm25["b"],
+        total_tokens=total_tokens, n_docs=stats.n_docs, live_tokens=stats.total_tokens,
+        max_length=stats.max_doc_length, terms=terms, term_offsets=offsets, df=df, cf=cf,
+        local_to_global=maps, deleted=deleted, part=True)
+
+
+def _sharded_run(path: str, build_id: str, first: int, end: int) -> _Run:
+    index = ShardedIndex.open(path, verify=False)
+    if index.build_id != build_id:
+        raise IndexCorruptError(f"{path} was rebuilt since it was opened; open it again")
+    shards = [index.shard(s) for s in range(first, end)]
+    maps = [index._array(index.manifest["shards"][s]["term_ids"], np.uint32)
+            for s in range(first, end)]
+    engine = _engine([i.reader for i in shards], index.manifest["analyzer"],
+                     index.manifest["bm25"], [i.stats.total_tokens for i in shards],
+                     index.stats, index._lexicon_arrays(), maps, [None] * len(shards))
+    return _Run(engine, int(index.doc_offsets[first]))
+
+
+def _snapshot(path: str, generation: int):
+    """The snapshot of commit `generation` of the segmented index at `path` (cached; opened
+    reusing the segments of the newest snapshot this process has)."""
+    from mirkit.index.segments import SegmentedIndex, _open_segments, read_commit
+
+    with _SEARCH_LOCK:
+        cached = _SNAPSHOTS.get(path, {})
+        snapshot = cached.get(generation, _LIVE.get((path, generation)))
+        if snapshot is not None:
+            return snapshot
+        newest = cached[max(cached)] if cached else None
+    try:
+        commit = read_commit(Path(path), generation)
+        reuse = {} if newest is None else {s.info.name: s for s in newest._segments}
+        snapshot = SegmentedIndex(Path(path), commit,
+                                  _open_segments(Path(path), commit, False, reuse))
+    except FileNotFoundError:
+        raise IndexCorruptError(f"{path}: commit {generation} is gone (a writer removed it after "
+                                "a newer commit); refresh the searcher") from None
+    with _SEARCH_LOCK:
+        cached = _SNAPSHOTS.setdefault(path, {})
+        snapshot = cached.setdefault(generation, snapshot)
+        for old in sorted(cached)[:-_KEEP_GENERATIONS]:
+            del cached[old]
+        for key in [k for k in _ENGINES if k[0] == path and k[1] not in cached
+                    and (path, k[1]) not in _LIVE]:
+            del _ENGINES[key]  # the engines of the snapshots no longer kept
+    return snapshot
+
+
+def _segmented_run(path: str, generation: int, first: int, end: int) -> _Run:
+    snapshot = _snapshot(path, generation)
+    terms, offsets, df, cf, maps = snapshot._lexicon_stats()
+    segments = [snapshot._segment(i) for i in range(first, end)]
+    engine = _engine([s.index.reader for s in segments], snapshot.analyzer.to_dict(),
+                     snapshot.bm25, [s.index.stats.total_tokens for s in segments],
+                     snapshot.stats, (terms, offsets, df, cf), maps[first:end],
+                     [s.deleted_bytes() for s in segments])
+    return _Run(engine, int(snapshot._bases[first]))
+
+
+def _run_of(layout: str, path: str, key, first: int, end: int) -> _Run:
+    """The cached engine of parts [first, end) of the collection at `path` as of `key` (the
+    build id of a sharded index, the commit generation of a segmented one)."""
+    ident = (path, key, first, end)
+    with _SEARCH_LOCK:
+        run = _ENGINES.get(ident)
+    if run is not None:
+        return run
+    run = (_sharded_run if layout == "sharded" else _segmented_run)(path, key, first, end)
+    with _SEARCH_LOCK:
+        if layout == "sharded":  # a rebuilt index: the old build's engines go
+            for old in [k for k in _ENGINES if k[0] == path and k[1] != key]:
+                del _ENGINES[old]
+        return _ENGINES.setdefault(ident, run)
+
+
+def _task_threads(threads: Optional[int]) -> int:
+    """`threads`, or None: the thread count of the Dask worker running the task (1 elsewhere)."""
+    if threads is not None:
+        return threads
+    try:
+        from distributed import get_worker
+
+        return get_worker().state.nthreads
+    except (ImportError, ValueError, AttributeError):
+        return 1
+
+
+def _search_run(layout: str, path: str, key, first: int, end: int, queries: list, k: int,
+                algorithm: str, spec: dict, threads: Optional[int]) -> tuple:
+    """The top k of every query over parts [first, end) (a Dask task): (offsets, docids within
+    the run, scores, counters, the run's first global docid), search_batch_arrays' layout."""
+    run = _run_of(layout, path, key, first, end)
+    return (*run.engine.search_batch_arrays(queries, k, algorithm, _task_threads(threads),
+                                            run.spec(spec)), run.offset)
+
+
+def _precompute_run(layout: str, path: str, key, first: int, end: int, spec: dict,
+                    threads: Optional[int]) -> None:
+    run = _run_of(layout, path, key, first, end)
+    run.engine.precompute_bounds(run.spec(spec), _task_threads(threads))
+
+
+def _merge_runs(answers: list, k: int) -> tuple:
+    """The global top k of each query from the runs' answers (:func:`_search_run`), in
+    search_batch_arrays' layout, ranked as one index ranks them: a k-way merge
+    (:func:`mirkit._core.query.merge_topk`) of the runs' hits with global docids."""
+    counters = np.sum([a[3] for a in answers], axis=0, dtype=np.uint64)
+    runs = [(offsets, (docids.astype(np.int64) + first).astype(np.uint32), scores)
+            for offsets, docids, scores, _, first in answers]
+    return (*(runs[0] if len(runs) == 1 else _core.query.merge_topk(runs, k)), counters)
 
 
 class DistributedSearcher:
-    """Scatter-gather search over a sharded index, with the API of
-    :class:`mirkit.search.Searcher`: results equal (ids, docids and scores, bit for bit) those
-    of a :class:`~mirkit.search.Searcher` over one index of the whole collection.
+    """Scatter-gather search over a sharded index, or over the segments of a living index, on a
+    Dask cluster, with the API of :class:`mirkit.search.Searcher`: results equal (ids, docids
+    and scores, bit for bit) those of a :class:`~mirkit.search.Searcher` over one index of the
+    whole collection (of the live documents, for a living index).
 
     Parameters
     ----------
     path : str or Path
-        A sharded index (:func:`build_index`), on storage the workers see at the same path.
+        A sharded index (:func:`build_index`) or a segmented (living) index
+        (:class:`mirkit.index.SegmentedIndex`: ``build_index(segments=True)``,
+        :class:`mirkit.index.IndexWriter`), on storage the workers see at the same path.
     client : dask.distributed.Client, optional
-        Where the shards are searched: each worker process opens a shard's searcher on first use
-        and keeps it. None searches every shard in this process.
+        Where the index is searched. None searches it in this process.
     scorer : Scorer or str, optional
         Default scorer (as for :class:`~mirkit.search.Searcher`).
 
     Notes
     -----
-    A query costs one task per shard; :meth:`search_batch` cuts a batch into chunks, one task
-    per shard and chunk. Results are :class:`mirkit.search.SearchResult` with global docids and
-    the counters summed over the shards. Safe to share between threads. Shards open without
-    checksums (``Index.open(verify=False)``); the global files are verified here. A searcher
-    serves the build it opened: after a rebuild at the same path, open a new one (the old one
-    raises :class:`~mirkit.index.IndexCorruptError` once a process reopens its shards).
+    The parts (shards, or the commit's segments) are cut into as many contiguous runs of about
+    equal document count as the cluster has workers (at most one run per part), and each worker
+    keeps the engine of its run, opened on its first task and kept while the index (its build,
+    or its commit) is the same. A batch costs one task per worker: each run answers every query
+    of the batch, on the worker's threads with the GIL released; where the workers outnumber
+    the runs, the batch is also cut into chunks, so that every worker has one. Global statistics
+    (N, token count, longest document, df and cf per term) are computed once: written by the
+    build (sharded), or by each worker from the commit it opens (segmented). Results travel as
+    flat arrays and merge with numpy; they are :class:`mirkit.search.SearchResult` with global
+    docids and the work counters summed over the runs (they depend on the runs: a run's
+    threshold carries from part to part). The client holds the external ids (as a
+    :class:`~mirkit.search.Searcher` does) and the global files are verified here; the workers
+    open the parts without checksums.
+
+    A searcher serves the build or commit it opened: :meth:`refresh` moves to the latest commit
+    of a living index. After a rebuild of a sharded index at the same path, open a new one (the
+    old one raises :class:`~mirkit.index.IndexCorruptError` once a process reopens its shards).
+    Safe to share between threads.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from mirkit.index import IndexWriter
+    >>> path = os.path.join(tempfile.mkdtemp(), "living")
+    >>> docs = [("a", "compressed inverted indexes"), ("b", "inverted files"),
+    ...         ("c", "signature files"), ("d", "suffix arrays and inverted files")]
+    >>> index = build_index(docs, path, None, 2, segments=True)
+    >>> with IndexWriter.open(path) as writer:
+    ...     writer.delete(["b"])
+    1
+    >>> searcher = DistributedSearcher(path)   # client=None: in this process
+    >>> searcher.search("inverted files", k=2).ids
+    ['d', 'c']
+    >>> from mirkit.index import build_index as build_single
+    >>> fresh = Searcher(build_single([docs[0]] + docs[2:], os.path.join(tempfile.mkdtemp(), "f")))
+    >>> searcher.search("inverted files", k=3).scores.tolist() == \\
+    ...     fresh.search("inverted files", k=3).scores.tolist()
+    True
     """
 
     def __init__(self, path, client=None, *, scorer: Union[None, str, Scorer] = None):
+        from mirkit.index.segments import SegmentedIndex, is_segmented
+
         _check_client(client)
-        self.index = ShardedIndex.open(path)
+        path = Path(path)
+        if is_segmented(path):
+            self.index = SegmentedIndex.open(path)
+            self._layout, self._key = "segmented", self.index.generation
+            # This process searches the very snapshot (client=None, or a threads cluster).
+            with _SEARCH_LOCK:
+                _LIVE.setdefault((str(path.absolute()), self._key), self.index)
+        else:
+            self.index = ShardedIndex.open(path)
+            self._layout, self._key = "sharded", self.index.build_id
         self.client = client
         self.scorer = get_scorer(scorer)
-        self._path = str(self.index.path.absolute())
+        self._path = str(path.absolute())
+        self._analyzer = None
+        self._doc_ids: Optional[list] = None
 
     def __repr__(self) -> str:
         where = "in-process" if self.client is None else "dask"
         return f"DistributedSearcher({self.index!r}, {where}, scorer={self.scorer!r})"
 
-    def _run(self, chunks: list, k: int, algorithm: str, scorer: Scorer, threads: int) -> list:
-        """The merged results of every query of every chunk, in order."""
-        offsets, build_id, n = self.index.doc_offsets, self.index.build_id, self.index.n_shards
+    @property
+    def n_parts(self) -> int:
+        """The shards of a sharded index, or the segments of the commit."""
+        if self._layout == "sharded":
+            return self.index.n_shards
+        return len(self.index.segments)
+
+    def _part_sizes(self) -> list:
+        if self._layout == "sharded":
+            return np.diff(self.index.doc_offsets).tolist()
+        return [s.n_live for s in self.index.segments]
+
+    @property
+    def doc_ids(self) -> list:
+        """External ids by global docid (read once from the parts, then kept)."""
+        if self._doc_ids is None:
+            if self._layout == "sharded":
+                ids: list = []
+                for s in range(self.index.n_shards):
+                    ids += self.index.shard(s).doc_ids
+                self._doc_ids = ids
+            else:
+                self._doc_ids = self.index.doc_ids
+        return self._doc_ids
+
+    def refresh(self) -> "DistributedSearcher":
+        """A searcher of the latest commit of a living index, with this one's client and scorer
+        (the workers open it on their next task, reusing their open segments); this searcher
+        itself when nothing was committed since, or for a sharded index."""
+        if self._layout == "sharded" or self.index.reopen() is self.index:
+            return self
+        return DistributedSearcher(self._path, self.client, scorer=self.scorer)
+
+    def _plan(self, chunks: Optional[int]) -> tuple:
+        """(runs [(first, end)], chunks, worker address per (run, chunk) task or None)."""
+        workers: list = []
+        if self.client is not None:  # asked each time: workers come and go
+            workers = sorted(self.client.nthreads())
+        n = self.n_parts
+        if n == 0:
+            return [], 1, None
+        groups = max(1, min(len(workers), n))
+        runs = _contiguous_groups([s + 1 for s in self._part_sizes()], groups)
+        if chunks is None:
+            chunks = max(1, len(workers) // len(runs))
+        if not workers:
+            return runs, chunks, None
+        return runs, chunks, [workers[i % len(workers)] for i in range(len(runs) * chunks)]
+
+    def _submit(self, fn, args: list, where: Optional[list]) -> list:
+        """fn(*a) of every args tuple: here, or task i on worker where[i] (another worker where
+        that one is gone)."""
         if self.client is None:
-            answers = [[_search_shard(self._path, build_id, s, int(offsets[s]), chunk, k,
-                                      algorithm, scorer, threads) for s in range(n)]
-                       for chunk in chunks]
-        else:
-            futures = [[self.client.submit(_search_shard, self._path, build_id, s,
-                                           int(offsets[s]), chunk, k, algorithm, scorer, threads,
-                                           pure=False) for s in range(n)]
-                       for chunk in chunks]
-            answers = self.client.gather(futures)
-        return [r for chunk, parts in zip(chunks, answers)
-                for r in _merge(parts, len(chunk), k, algorithm)]
+            return [fn(*a) for a in args]
+        futures = [self.client.submit(fn, *a, workers=[w], allow_other_workers=True, pure=False)
+                   for a, w in zip(args, where)]
+        return self.client.gather(futures)
+
+    def _prepare(self, query):
+        """A query as the engine takes it: text as it is, a mapping as (terms, weights)."""
+        if isinstance(query, str):
+            return query
+        if self._analyzer is None:
+            from mirkit.analysis import Analyzer
+
+            self._analyzer = self.index.analyzer if self._layout == "segmented" \
+                else Analyzer.from_dict(self.index.manifest["analyzer"])
+        terms = weighted_terms(self._analyzer, query)
+        return list(terms), list(terms.values())
+
+    def _spec(self, scorer: Scorer) -> dict:
+        """The scorer's engine parameters (checked here; each worker makes its ScorerSpec)."""
+        spec = scorer._spec(self.index if self._layout == "segmented"
+                            else _Bm25Of(self.index.manifest))
+        _core.query.ScorerSpec(**spec)
+        return spec
+
+    def _run(self, queries: list, k: int, algorithm: str, scorer: Scorer,
+             threads: Optional[int], chunks: Optional[int]) -> list:
+        runs, chunks, where = self._plan(chunks)
+        if not runs:  # a living index without segments: no documents
+            return _core.query.results_from_arrays(
+                np.zeros(len(queries) + 1, np.uint64), np.zeros(0, np.uint32), np.zeros(0),
+                np.zeros((len(queries), 3), np.uint64), algorithm, [])
+        prepared = [self._prepare(q) for q in queries]
+        bounds = _contiguous_groups([1] * len(prepared), min(chunks, len(prepared)))
+        spec = self._spec(scorer)
+        args = [(self._layout, self._path, self._key, first, end, prepared[a:b], k, algorithm,
+                 spec, threads) for first, end in runs for a, b in bounds]
+        answers = self._submit(_search_run, args, where)
+        doc_ids = self.doc_ids
+        out: list = []
+        for c, (a, b) in enumerate(bounds):
+            merged = _merge_runs(answers[c::len(bounds)], k)
+            out += _core.query.results_from_arrays(*merged, algorithm, doc_ids)
+        return out
 
     def _check(self, k, algorithm, scorer, feedback) -> tuple:
         if feedback is not None:
-            raise ValueError("feedback is not supported on a sharded index")
+            raise ValueError("feedback is not supported by DistributedSearcher")
         return check_search_options(k, algorithm), self.scorer if scorer is None \
             else get_scorer(scorer)
 
@@ -806,39 +1036,47 @@ class DistributedSearcher:
         :meth:`mirkit.search.Searcher.search`; `feedback` is not supported)."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         check_query(query, "query")
-        return self._run([[query]], k, algorithm, scorer, 1)[0]
+        return self._run([query], k, algorithm, scorer, 1, 1)[0]
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
-                     scorer: Union[None, str, Scorer] = None, threads: int = 1,
+                     scorer: Union[None, str, Scorer] = None, threads: Optional[int] = None,
                      chunks: Optional[int] = None, feedback=None) -> list:
-        """:meth:`search` of every query. The batch is cut into `chunks` contiguous chunks (by
-        default as many as the cluster has worker threads, 1 in-process) and each shard task
-        answers one chunk on `threads` threads."""
+        """:meth:`search` of every query: one task per worker (see the class's Notes), each
+        on `threads` threads (None: the worker's thread count, 1 in this process). `chunks`:
+        the batch is cut into that many contiguous chunks, each searched by every run (by
+        default as many as there are workers per run, 1 in this process)."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
-        threads = check_count(threads, "threads")
+        if threads is not None:
+            threads = check_count(threads, "threads")
         if isinstance(queries, (str, Mapping)):
             raise TypeError("queries must be a sequence of queries, not one query")
         queries = list(queries)
         for i, q in enumerate(queries):
             check_query(q, f"queries[{i}]")
-        if chunks is None:
-            chunks = 1 if self.client is None else max(1, sum(self.client.nthreads().values()))
-        chunks = check_count(chunks, "chunks")
-        if chunks == 0:
-            raise ValueError("chunks must be >= 1, got 0")
+        if chunks is not None:
+            chunks = check_count(chunks, "chunks")
+            if chunks == 0:
+                raise ValueError("chunks must be >= 1, got 0")
         if not queries:
             return []
-        bounds = _contiguous_groups([1] * len(queries), min(chunks, len(queries)))
-        return self._run([queries[a:b] for a, b in bounds], k, algorithm, scorer, threads)
+        return self._run(queries, k, algorithm, scorer, threads, chunks)
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
-                          threads: int = 1) -> None:
-        """Open every shard's searcher and compute its pruning bounds for `scorer` now, on every
-        worker (or in this process), rather than term by term on first use."""
+                          threads: Optional[int] = None) -> None:
+        """Open every worker's engine and compute its pruning bounds for `scorer` now, rather
+        than term by term on first use (`threads` as in :meth:`search_batch`)."""
         scorer = self.scorer if scorer is None else get_scorer(scorer)
-        args = (self._path, self.index.build_id, range(self.index.n_shards), scorer,
-                check_count(threads, "threads"))
-        if self.client is None:
-            _precompute(*args)
-        else:
-            self.client.run(_precompute, *args)
+        if threads is not None:
+            threads = check_count(threads, "threads")
+        runs, chunks, where = self._plan(None)
+        spec = self._spec(scorer)
+        args = [(self._layout, self._path, self._key, first, end, spec, threads)
+                for first, end in runs for _ in range(chunks)]
+        self._submit(_precompute_run, args, where)
+
+
+class _Bm25Of:
+    """What a scorer's _spec reads of an index (its BM25 parameters), from a manifest."""
+
+    def __init__(self, manifest: dict):
+        self.bm25 = manifest["bm25"]

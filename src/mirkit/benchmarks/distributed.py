@@ -14,8 +14,14 @@ one file feeds every shard. Two tables:
   build's). Query latency (mean and median per query of :meth:`DistributedSearcher.search`,
   one query at a time) goes with each index.
 * **Search**, :meth:`DistributedSearcher.search_batch` queries per second over the 4-shard
-  index on LocalClusters of 1, 2 and 4 worker processes (1 thread each; the batch is cut into
-  one chunk per worker), against a local :class:`~mirkit.search.Searcher` on 1 thread.
+  index on LocalClusters of 1, 2 and 4 worker processes (1 thread each; one task per worker,
+  each searching its run of shards for the whole batch), and in this process (``client=None``:
+  one run of the 4 shards, no Dask), against a local :class:`~mirkit.search.Searcher` of the
+  single index on 1 and 2 threads, alternated with every run. ``per worker`` is a worker's
+  share of the QPS (QPS / workers) over the 1-thread Searcher's: 1.0 means no overhead at all
+  (4 workers on 2 cores cannot beat 2; the per-worker figure is what to read there). The
+  batch is the efficiency log's queries that hit the index (up to 20,000; 2,000 with
+  ``quick``), so a batch lasts long enough that Dask's round trip is not what is measured.
 
 BM25 block-max WAND, k = 10. The corpus is GCIDE (126k dictionary entries,
 ``../shared/data/gcide``; the first 5,000 with ``quick``), else a synthetic corpus; queries are
@@ -45,6 +51,7 @@ __all__ = ["K", "Row", "SHARDS", "SearchRow", "WORKERS", "format_search_table", 
 SHARDS = (1, 2, 4)
 WORKERS = (1, 2, 4)  # worker processes of the search table
 K = 10
+SEARCH_QUERIES = {False: 20_000, True: 2_000}  # the search table's batch, by `quick`
 
 
 @dataclass(frozen=True)
@@ -66,10 +73,13 @@ class Row:
 @dataclass(frozen=True)
 class SearchRow:
     setup: str
-    workers: int
+    workers: int  # worker processes (0: this process)
     shards: int
     qps: float  # median of the runs
-    ratio: float  # qps / the local Searcher's qps
+    ratio: float  # qps / the local Searcher's qps on 1 thread
+    per_worker: float  # qps / max(workers, threads): one worker's (or thread's) share
+    per_worker_ratio: float  # per_worker / the local Searcher's qps on 1 thread
+    load: float  # 1-minute load average after the row's runs
 
 
 def _corpus(quick: bool) -> tuple:
@@ -132,8 +142,12 @@ def _build_single(file: Path, path: Path) -> None:
 
 
 def _check(searcher, queries: Sequence[str], expected: list, what: str) -> None:
-    for a, b in zip(searcher.search_batch(queries, K), expected):
-        if a.ids != b.ids or not np.array_equal(a.scores, b.scores):
+    got = searcher.search_batch(queries, K)
+    if len(got) != len(expected):
+        raise AssertionError(f"{what}: {len(got)} results for {len(expected)} queries")
+    for a, b in zip(got, expected):
+        if a.ids != b.ids or not np.array_equal(a.docids, b.docids) \
+                or a.scores.tobytes() != b.scores.tobytes():
             raise AssertionError(f"{what} differs from the single index")
 
 
@@ -159,6 +173,8 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
         single = Searcher(single_path)
         queries = _queries(single.index, docs, 4 * n_latency)
         latency = queries[:n_latency]
+        batch = _queries(single.index, docs, SEARCH_QUERIES[quick]) if n_queries is None \
+            else queries
         expected = single.search_batch(queries, K, threads=1)  # also warms the page cache
         times: dict = {n: [] for n in (0, *shards)}  # 0: the single index
         single_cpu: list = []
@@ -201,42 +217,57 @@ def measure(quick: bool = False, repeat: int = 1, shards: Sequence[int] = SHARDS
                                 len(docs) / seconds, nbytes / seconds / 1e6, rate,
                                 rate / rows[0].mb_per_s, cpu_rate, cpu_rate / local_cpu_rate,
                                 mean, median))
-        search_rows = measure_search(paths[max(shards)], single, queries, expected, repeat,
-                                     search_workers)
+        search_rows = measure_search(paths[max(shards)], single, batch, repeat, search_workers)
         return (f"{name}, {len(docs)} docs in one {nbytes / 1e6:.0f} MB JSON Lines file, "
-                f"{len(queries)} queries", rows, search_rows)
+                f"{len(queries)} queries (latency: {len(latency)}), search batch of "
+                f"{len(batch)}", rows, search_rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def measure_search(path: Path, single, queries: Sequence[str], expected: list, repeat: int,
+def measure_search(path: Path, single, queries: Sequence[str], repeat: int,
                    workers: Sequence[int] = WORKERS) -> list:
-    """QPS of :meth:`DistributedSearcher.search_batch` over the sharded index at `path` on
-    LocalClusters of each number of `workers` (1 thread each), after checking its results
-    against `expected` (the single index's), with the local Searcher `single` on 1 thread
-    alternated as the anchor; medians of `repeat` runs."""
+    """QPS of :meth:`DistributedSearcher.search_batch` of `queries` over the sharded index at
+    `path`, in this process and on LocalClusters of each number of `workers` (1 thread each),
+    after checking its results against those of `single` (a Searcher of one index of the same
+    documents), with `single` on 1 and 2 threads alternated with every run as the anchors;
+    medians of `repeat` runs. Each row's ratios are to the anchor runs alternated with its own
+    (the load of shared cores changes from row to row); the anchor rows are the medians of all
+    of them."""
     from dask.distributed import Client, LocalCluster
 
     from mirkit.distributed import DistributedSearcher
 
-    local: list = []
+    expected = single.search_batch(queries, K, threads=1)
+    anchors: dict = {1: [], 2: []}
     rows = []
+
+    def row(label: str, w: int, searcher) -> SearchRow:
+        searcher.precompute_bounds()
+        _check(searcher, queries, expected, label)
+        qps, local = [], []
+        for _ in range(repeat):
+            for t in anchors:
+                anchors[t].append(len(queries) / _timed(
+                    lambda: single.search_batch(queries, K, threads=t)))
+            local.append(anchors[1][-1])
+            qps.append(len(queries) / _timed(lambda: searcher.search_batch(queries, K)))
+        q, one = statistics.median(qps), statistics.median(local)
+        return SearchRow(label, w, searcher.n_parts, q, q / one, q / max(w, 1),
+                         q / max(w, 1) / one, os.getloadavg()[0])
+
+    rows.append(row("DistributedSearcher, this process (no Dask), 1 thread", 0,
+                    DistributedSearcher(path)))
     for w in workers:
         with LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
-            searcher = DistributedSearcher(path, client)
-            searcher.precompute_bounds()
-            _check(searcher, queries, expected, f"search on {w} workers")
-            runs = []
-            for _ in range(repeat):
-                local.append(len(queries) / _timed(
-                    lambda: single.search_batch(queries, K, threads=1)))
-                runs.append(len(queries) / _timed(lambda: searcher.search_batch(queries, K)))
-            rows.append((w, searcher.index.n_shards, statistics.median(runs)))
-    anchor = statistics.median(local)
-    return [SearchRow("Searcher, this process, 1 thread", 0, 1, anchor, 1.0)] + [
-        SearchRow(f"DistributedSearcher, {w} worker process{'es' * (w > 1)}", w, n, qps,
-                  qps / anchor) for w, n, qps in rows]
+            rows.append(row(f"DistributedSearcher, {w} worker process{'es' * (w > 1)} x 1 "
+                            "thread", w, DistributedSearcher(path, client)))
+    one, two = (statistics.median(anchors[t]) for t in (1, 2))
+    load = os.getloadavg()[0]
+    return [SearchRow("Searcher, this process, 1 thread", 0, 1, one, 1.0, one, 1.0, load),
+            SearchRow("Searcher, this process, 2 threads", 0, 1, two, two / one, two / 2,
+                      two / 2 / one, load)] + rows
 
 
 def format_table(rows: Sequence[Row]) -> str:
@@ -252,11 +283,13 @@ def format_table(rows: Sequence[Row]) -> str:
 
 
 def format_search_table(rows: Sequence[SearchRow]) -> str:
-    lines = ["| setup | worker processes | shards | search_batch QPS | ratio |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| setup | worker processes | shards | search_batch QPS | vs Searcher 1 thread "
+             "| QPS per worker (or thread) | ratio | load |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r.setup} | {r.workers or '-'} | {r.shards} | {r.qps:,.0f} | "
-                     f"{r.ratio:.2f} |")
+                     f"{r.ratio:.2f} | {r.per_worker:,.0f} | {r.per_worker_ratio:.2f} | "
+                     f"{r.load:.1f} |")
     return "\n".join(lines)
 
 
@@ -276,6 +309,7 @@ def report(quick: bool = False, repeat: int = 1) -> list:
           "shard task's input over its wall time, then over its thread's CPU time) / the local "
           "build's\n")
     print(format_table(rows))
-    print("\nSearch: search_batch of every query, one chunk per worker\n")
+    print("\nSearch: search_batch of the whole batch, one task per worker; ratio = QPS per "
+          "worker (or thread) / the 1-thread Searcher's\n")
     print(format_search_table(search_rows))
     return rows
