@@ -9,6 +9,7 @@
 
 #include "codecs/elias.hpp"
 #include "codecs/elias_fano.hpp"
+#include "codecs/vbyte.hpp"
 #include "core/errors.hpp"
 #include "index/string_map.hpp"
 
@@ -509,52 +510,53 @@ void PostingCursor::decode_freqs() {
   m_freqs_ready = true;
 }
 
-// Skips `count` varints: a varint ends at each byte below 0x80, so 8 bytes at a time the ends
-// are counted by popcount, and the last word is finished byte by byte. nullptr if the stream
-// ends first.
-const uint8_t* PostingCursor::skip_positions(const uint8_t* p, const uint8_t* end,
-                                             uint64_t count) const {
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  while (count >= 8 && end - p >= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);
-    const uint64_t ends = static_cast<uint64_t>(__builtin_popcountll(~word & kHigh));
-    if (ends > count) break;
-    count -= ends;
-    p += 8;
+void PostingCursor::decode_positions() {
+  if (!m_freqs_ready) decode_freqs();
+  m_positions_start.resize(m_n + 1);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < m_n; ++i) {
+    m_positions_start[i] = static_cast<uint32_t>(total);
+    total += m_freqs[i];
   }
-  for (; count > 0; ++p) {
-    if (p >= end) return nullptr;
-    count -= *p < 0x80;
+  m_positions_start[m_n] = static_cast<uint32_t>(total);
+  const auto& ends = m_index->block_positions_end;
+  const uint64_t start = IndexReader::block_start(ends, m_block);
+  const uint8_t* p = m_index->m_positions + start;
+  const size_t bytes = ends[m_block] - start;
+  if (total > codecs::vbyte::kCodec.max_decoded_count(bytes)) {  // before allocating
+    corrupt(kPositionsFile, ": block ", m_block, " is truncated");
   }
-  return p;
+  m_block_positions.resize(total);
+  size_t used = 0;
+  try {
+    used = codecs::vbyte::kCodec.decode(p, bytes, m_block_positions.data(), total);
+  } catch (const std::invalid_argument&) {
+    used = bytes + 1;
+  }
+  if (used != bytes) corrupt(kPositionsFile, ": block ", m_block, " is truncated or corrupt");
+  std::fill_n(m_positions_summed, m_n, false);
+  m_positions_block = m_block;
+}
+
+uint32_t PostingCursor::positions_view(const uint32_t*& data) {
+  data = nullptr;
+  if (!m_index || !m_index->m_layout.positions || m_docid == kEndDocid) return 0;
+  if (m_positions_block != m_block) decode_positions();
+  uint32_t* first = m_block_positions.data() + m_positions_start[m_pos];
+  const uint32_t n = m_positions_start[m_pos + 1] - m_positions_start[m_pos];
+  if (!m_positions_summed[m_pos]) {  // gaps to positions, on the first view of the posting
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < n; ++k) first[k] = at += first[k];
+    m_positions_summed[m_pos] = true;
+  }
+  data = first;
+  return n;
 }
 
 void PostingCursor::positions(std::vector<uint32_t>& out) {
-  out.clear();
-  if (!m_index || !m_index->m_layout.positions || m_docid == kEndDocid) return;
-  if (!m_freqs_ready) decode_freqs();
-  const auto& ends = m_index->block_positions_end;
-  const uint8_t* end = m_index->m_positions + ends[m_block];
-  if (m_positions_block != m_block || m_positions_at > m_pos) {
-    m_positions_block = m_block;
-    m_positions_at = 0;
-    m_positions_ptr = m_index->m_positions + IndexReader::block_start(ends, m_block);
-  }
-  uint64_t skipped = 0;  // positions of the postings passed over since the last read
-  for (uint32_t i = m_positions_at; i < m_pos; ++i) skipped += m_freqs[i];
-  const uint8_t* p = skip_positions(m_positions_ptr, end, skipped);
-  if (!p) corrupt(kPositionsFile, ": block ", m_block, " is truncated");
-  uint32_t at = 0;
-  for (uint32_t k = 0; k < m_freqs[m_pos]; ++k) {
-    uint32_t gap;
-    p = core::get_varint(p, end, gap);
-    if (!p) corrupt(kPositionsFile, ": block ", m_block, " is truncated");
-    at += gap;
-    out.push_back(at);
-  }
-  m_positions_at = m_pos + 1;
-  m_positions_ptr = p;
+  const uint32_t* data;
+  const uint32_t n = positions_view(data);
+  out.assign(data, data + n);
 }
 
 }  // namespace mirkit::index

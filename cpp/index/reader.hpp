@@ -156,11 +156,13 @@ class PostingCursor {
   // Postings decoded so far (docid blocks, whole blocks counted), for the query counters.
   uint64_t postings_decoded() const { return m_decoded; }
   // Positions of the current posting (empty if the index has none). A block stores the
-  // positions of its postings one after the other; the cursor remembers where the last ones it
-  // read ended, so reading the positions of postings in increasing order walks each block's
-  // bytes once (the postings passed over are skipped by counting varint ends, 8 bytes at a
-  // time), never from the block's start again.
+  // positions of its postings one after the other, as varint gaps (the first of a posting from
+  // 0): the first call on a block decodes all of them at once with the vbyte codec (SIMD) and
+  // sums each posting's gaps, so the positions of any posting of the block are then a view,
+  // and reading a phrase's candidates never walks a block's bytes twice.
   void positions(std::vector<uint32_t>& out);
+  // The same as a view, valid until the cursor leaves its block: *data, returns the count.
+  uint32_t positions_view(const uint32_t*& data);
 
  private:
   void load_block(uint64_t block);
@@ -169,15 +171,18 @@ class PostingCursor {
   void set_shallow(uint64_t block);
   void decode_freqs();
 
-  const uint8_t* skip_positions(const uint8_t* p, const uint8_t* end, uint64_t count) const;
+  void decode_positions();  // the decoded block's positions, into m_block_positions
 
   const IndexReader* m_index;    // null for a MemoryPostings cursor
   const MemoryPostings* m_list = nullptr;
   const uint32_t* m_lasts;       // last docid of each block (index.block_last_docid or list's)
-  // Where the positions of posting m_positions_at of block m_positions_block start.
+  // Positions of block m_positions_block: posting i's are m_block_positions[m_positions_start[i],
+  // m_positions_start[i + 1]).
+  // (as gaps until m_positions_summed[i]).
   uint64_t m_positions_block = UINT64_MAX;
-  uint32_t m_positions_at = 0;
-  const uint8_t* m_positions_ptr = nullptr;
+  std::vector<uint32_t> m_block_positions;
+  std::vector<uint32_t> m_positions_start;
+  bool m_positions_summed[kBlockSize];
   uint32_t m_term;
   uint32_t m_df;
   uint64_t m_first_block, m_end_block;

@@ -26,7 +26,7 @@ void check_phrase(const PhraseSpec& spec, uint64_t n_terms) {
   }
 }
 
-uint32_t phrase_frequency(const std::vector<const std::vector<uint32_t>*>& positions,
+uint32_t phrase_frequency(const std::vector<PositionList>& positions,
                           const std::vector<uint32_t>& offsets, uint32_t slop) {
   const size_t m = positions.size();
   if (slop == 0) {
@@ -37,14 +37,14 @@ uint32_t phrase_frequency(const std::vector<const std::vector<uint32_t>*>& posit
     std::vector<size_t> large(m > 16 ? m : 0, 0);
     size_t* at = m > 16 ? large.data() : small;
     uint32_t count = 0;
-    for (const uint32_t q0 : *positions[0]) {
+    for (const uint32_t q0 : positions[0]) {
       const int64_t p = int64_t{q0} - offsets[0];
       bool all = true;
       for (size_t j = 1; j < m && all; ++j) {
-        const std::vector<uint32_t>& list = *positions[j];
+        const PositionList& list = positions[j];
         const int64_t want = p + offsets[j];
-        while (at[j] < list.size() && list[at[j]] < want) ++at[j];
-        all = at[j] < list.size() && list[at[j]] == want;
+        while (at[j] < list.size && list.data[at[j]] < want) ++at[j];
+        all = at[j] < list.size && list.data[at[j]] == want;
       }
       count += all;
     }
@@ -56,7 +56,7 @@ uint32_t phrase_frequency(const std::vector<const std::vector<uint32_t>*>& posit
   // (their windows have one length, so this greedy choice succeeds whenever any does).
   std::vector<int64_t> starts;
   for (size_t j = 0; j < m; ++j) {
-    for (const uint32_t q : *positions[j]) starts.push_back(int64_t{q} - offsets[j]);
+    for (const uint32_t q : positions[j]) starts.push_back(int64_t{q} - offsets[j]);
   }
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
@@ -67,13 +67,13 @@ uint32_t phrase_frequency(const std::vector<const std::vector<uint32_t>*>& posit
     for (size_t j = 0; j < m && ok; ++j) {
       int64_t floor_q = p + offsets[j];
       for (size_t i = j; i-- > 0;) {
-        if (positions[i] == positions[j]) {
+        if (positions[i].data == positions[j].data) {  // the same term
           floor_q = std::max(floor_q, last[i] + 1);
           break;
         }
       }
-      const std::vector<uint32_t>& list = *positions[j];
-      const auto it = std::lower_bound(
+      const PositionList& list = positions[j];
+      const uint32_t* it = std::lower_bound(
           list.begin(), list.end(), floor_q,
           [](uint32_t q, int64_t v) { return int64_t{q} < v; });
       ok = it != list.end() && int64_t{*it} <= p + offsets[j] + slop;
@@ -98,12 +98,11 @@ PhraseCursor::PhraseCursor(const index::IndexReader& index, const PhraseSpec& sp
                    [&](uint32_t a, uint32_t b) { return index.df[a] < index.df[b]; });
   m_cursors.reserve(distinct.size());
   for (const uint32_t t : distinct) m_cursors.push_back(index.cursor(t));
-  m_positions.resize(distinct.size());
   for (const uint32_t t : spec.terms) {
-    const size_t c = static_cast<size_t>(std::find(distinct.begin(), distinct.end(), t) -
-                                         distinct.begin());
-    m_slot_positions.push_back(&m_positions[c]);
+    m_slot_cursor.push_back(static_cast<uint32_t>(
+        std::find(distinct.begin(), distinct.end(), t) - distinct.begin()));
   }
+  m_slot_positions.resize(spec.terms.size());
   align();
 }
 
@@ -140,7 +139,10 @@ void PhraseCursor::align() {
       }
     }
     if (!all) continue;
-    for (size_t i = 0; i < m_cursors.size(); ++i) m_cursors[i].positions(m_positions[i]);
+    for (size_t j = 0; j < m_slot_cursor.size(); ++j) {  // views into the cursors' blocks
+      PositionList& list = m_slot_positions[j];
+      list.size = m_cursors[m_slot_cursor[j]].positions_view(list.data);
+    }
     const uint32_t f = phrase_frequency(m_slot_positions, m_offsets, m_slop);
     if (f > 0) {
       m_docid = candidate;

@@ -16,8 +16,8 @@
 //
 // Matching is document at a time: the members' posting cursors leapfrog to a document that
 // holds every term (the rarest proposes, the others gallop with next_geq over their skip
-// lists), then their positions there are read (PostingCursor::positions walks each block
-// forward once) and merged.
+// lists), then their positions there are merged (PostingCursor::positions_view: views into
+// each block's positions, decoded once per block with the SIMD vbyte decoder).
 #pragma once
 
 #include <cstdint>
@@ -37,9 +37,17 @@ struct PhraseSpec {
 // increasing offsets and terms below n_terms.
 void check_phrase(const PhraseSpec& spec, uint64_t n_terms);
 
-// The phrase frequency of one document: positions[j] holds the ascending positions of slot j's
-// term there (slots of one term share the same list).
-uint32_t phrase_frequency(const std::vector<const std::vector<uint32_t>*>& positions,
+// The ascending positions of a term in one document (a view into its cursor's block).
+struct PositionList {
+  const uint32_t* data = nullptr;
+  uint32_t size = 0;
+  const uint32_t* begin() const { return data; }
+  const uint32_t* end() const { return data + size; }
+};
+
+// The phrase frequency of one document: positions[j] holds the positions of slot j's term
+// there (slots of one term share the same list).
+uint32_t phrase_frequency(const std::vector<PositionList>& positions,
                           const std::vector<uint32_t>& offsets, uint32_t slop);
 
 // The documents of a phrase, in docid order, with their phrase frequencies (docid(), next(),
@@ -60,9 +68,9 @@ class PhraseCursor {
  private:
   void align();  // from the lead's posting on, to the next document where the phrase occurs
 
-  std::vector<index::PostingCursor> m_cursors;     // one per distinct term, rarest first
-  std::vector<std::vector<uint32_t>> m_positions;  // per cursor, in the current document
-  std::vector<const std::vector<uint32_t>*> m_slot_positions;  // per slot
+  std::vector<index::PostingCursor> m_cursors;  // one per distinct term, rarest first
+  std::vector<uint32_t> m_slot_cursor;          // per slot: its term's cursor
+  std::vector<PositionList> m_slot_positions;   // per slot, in the current document
   std::vector<uint32_t> m_offsets;
   uint32_t m_slop;
   uint32_t m_docid = index::kEndDocid;
