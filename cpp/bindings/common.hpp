@@ -110,5 +110,6 @@ void bind_attention(py::module_& m);
 void bind_vectors(py::module_& m);
 void bind_sift(py::module_& m);
 void bind_text(py::module_& m);
+void bind_spell(py::module_& m);
 
 }  // namespace mirkit::bindings

@@ -37,4 +37,5 @@ PYBIND11_MODULE(_core, m) {
   b::bind_vectors(vectors);
   auto text = m.def_submodule("text", "edit distances: Levenshtein and OSA, one pair and cdist");
   b::bind_text(text);
+  b::bind_spell(text);
 }
