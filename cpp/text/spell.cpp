@@ -272,7 +272,12 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       continue;
     }
     found.clear();
-    candidates_cp(cps[i].data(), cps[i].size(), max_d(cps[i].size()), found, scratch);
+    // A word of the collection is searched at distance 1 only: replacing it by a word 2 edits
+    // away would need a language-model gain of e^(-2 edit_log_prob), which no context gives
+    // in practice, and the distance-2 neighbourhood of a short word is large (the time).
+    const uint32_t reach = self == kNotFound ? max_d(cps[i].size())
+                                             : std::min<uint32_t>(1, max_d(cps[i].size()));
+    candidates_cp(cps[i].data(), cps[i].size(), reach, found, scratch);
     for (const SpellCandidate& c : found) {
       // A one-character word replaces no longer token ("xp" is not "p"): too likely by
       // frequency alone, too rarely meant.
@@ -303,7 +308,7 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     std::vector<SpellCandidate> left, right;
     auto part = [&](size_t from, size_t to, std::vector<SpellCandidate>& out) {
       out.clear();
-      if (to - from >= 4 && o.max_distance >= 1) {
+      if (to - from >= 4 && o.max_distance >= 1 && self == kNotFound) {
         candidates_cp(cps[i].data() + from, to - from, 1, out, scratch);
         std::sort(out.begin(), out.end(), [&](const SpellCandidate& a, const SpellCandidate& b) {
           return a.distance != b.distance ? a.distance < b.distance

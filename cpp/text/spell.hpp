@@ -11,13 +11,15 @@
 //   exp(edit_log_prob); joining two tokens or splitting one ("boun dary", "boundarylayer")
 //   costs one edit more.
 // - Candidates: dictionary words within distance max_distance of a token (1 for tokens of at
-//   most 4 characters, none for tokens with a digit), found by a symmetric deletion index
+//   most 4 characters or a word of the collection, none for tokens of one character or with a
+//   digit), found by a symmetric deletion index
 //   (Garbe's SymSpell): every word is filed under the strings left by deleting up to
 //   max_distance characters of its first prefix_length characters; a token looks up its own
 //   deletions, and each word found is verified by the exact distance. Words made of two tokens
 //   (merge) are looked up at distance 1; a token is split at every point into two words of 2
 //   characters or more, found exactly or, for parts of 4 characters or more, within distance
-//   1. A token of 2 characters or more is never replaced by a one-character word.
+//   1 (exactly, when the token is a word of the collection). A token of 2 characters or more is
+//   never replaced by a one-character word.
 // - Search: a beam search over the tokens from left to right (beam hypotheses per position;
 //   a merge advances by two tokens, a split emits two words), which keeps whole word sequences,
 //   so the n best corrections differ anywhere in the query.

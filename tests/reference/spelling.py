@@ -35,9 +35,10 @@ def log_score(uni, bi, prev, word, backoff=0.4, unknown_log_prob=-30.0) -> float
 def best_correction(tokens, uni, bi, edit_log_prob=-10.0, space_log_prob=-6.0, backoff=0.4,
                     unknown_log_prob=-30.0) -> tuple:
     """(best score, words) over every correction mirkit's corrector may propose: each token
-    kept (as typed) or replaced by a word within distance 2 (1 for 2-4 characters, 0 for one
-    character or a digit), two tokens merged into a word within distance 1, or a token split in
-    two words of 2+ characters (parts of 4+ characters within distance 1, shorter ones exact);
+    kept (as typed) or replaced by a word within distance 2 (1 for 2-4 characters or a word of
+    uni, 0 for one character or a digit), two tokens merged into a word within distance 1, or a token split in
+    two words of 2+ characters (parts of 4+ characters within distance 1 unless the token is a
+    word of uni, shorter ones exact);
     a token of 2+ characters never becomes a one-character word."""
     vocab = [w for w in uni if uni[w] > 0]
 
@@ -63,7 +64,8 @@ def best_correction(tokens, uni, bi, edit_log_prob=-10.0, space_log_prob=-6.0, b
         t = tokens[i]
         digits = any(c.isdigit() for c in t)
         for prev, (score, words) in list(states[i].items()):
-            options = near(t, max_d(t)) if not digits else [(t, 0)] if t in uni else []
+            reach = min(1, max_d(t)) if t in uni else max_d(t)
+            options = near(t, reach) if not digits else [(t, 0)] if t in uni else []
             if t not in uni:
                 options.append((t, 0))
             for w, d in options:
@@ -76,8 +78,9 @@ def best_correction(tokens, uni, bi, edit_log_prob=-10.0, space_log_prob=-6.0, b
                 continue
             for k in range(2, len(t) - 1):
                 a, b = t[:k], t[k:]
-                left = near(a, 1) if len(a) >= 4 else [(a, 0)] if a in uni else []
-                right = near(b, 1) if len(b) >= 4 else [(b, 0)] if b in uni else []
+                fuzzy = t not in uni
+                left = near(a, 1) if len(a) >= 4 and fuzzy else [(a, 0)] if a in uni else []
+                right = near(b, 1) if len(b) >= 4 and fuzzy else [(b, 0)] if b in uni else []
                 for wa, da in left:
                     for wb, db in right:
                         offer(i + 1, wb, score + lm(prev, wa) + lm(wa, wb)

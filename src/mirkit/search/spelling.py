@@ -15,7 +15,8 @@ of typed tokens ``t`` is the word sequence ``w`` maximising ``log P(w) + log P(t
   joining two tokens or splitting one ("boun dary", "boundarylayer") adds
   ``space_log_prob``.
 - **Candidates**: words of the collection within distance 2 of a token (1 for tokens of 2 to 4
-  characters; tokens of one character or with a digit are kept), found by a symmetric
+  characters and for tokens that are words of the collection; tokens of one character or with a
+  digit are kept), found by a symmetric
   deletion index (Garbe's SymSpell) over the counted words and verified by the exact distance;
   joined tokens within distance 1; every split of a token into two words.
 - **Search**: a beam search over the tokens (C++, ``mirkit._core.text.SpellModel``), which
