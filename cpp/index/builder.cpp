@@ -394,6 +394,7 @@ struct IndexBuilder::State {
     NgramCounter all;
     for (State* st : states) {
       for (Worker& w : st->workers) {
+        w.lm.flush();
         if (all.n_words() == 0) std::swap(all, w.lm); else all.merge_from(w.lm);
         w.lm.clear();
       }

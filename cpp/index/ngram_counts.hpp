@@ -26,12 +26,19 @@ namespace mirkit::index {
 
 class NgramCounter {
  public:
+  // Distinct bigrams a counter keeps (512 MiB of table): past it, bigrams not seen yet are
+  // not counted (the model then backs off to their words' counts), so memory stays bounded
+  // on collections of billions of tokens, whose bigrams are mostly distinct.
+  static constexpr size_t kMaxBigrams = size_t{1} << 24;
   NgramCounter();
-  // The next tokens belong to a new document (no bigram spans two documents).
-  void start_document() { m_prev = kNoWord; }
-  // Counts `token` and the bigram it ends.
+  // The next tokens belong to a new document (no bigram spans two documents): counts the
+  // bigrams of the document before.
+  void start_document() { flush(); }
+  // Counts `token`; the bigram it ends is counted at the end of its document.
   void add(std::string_view token);
-  // Adds other's counts to these.
+  // Counts the bigrams of the current document (the next tokens start a new one).
+  void flush();
+  // Adds other's counts to these (both flushed).
   void merge_from(const NgramCounter& other);
   size_t memory() const;
   size_t n_words() const { return m_words.size(); }
@@ -42,20 +49,20 @@ class NgramCounter {
   std::vector<FileInfo> write(const std::string& directory) const;
 
  private:
-  static constexpr uint32_t kNoWord = UINT32_MAX;
   struct Slot {
     uint64_t key;  // first << 32 | second; kEmpty when free
     uint32_t count;
   };
   static constexpr uint64_t kEmpty = UINT64_MAX;
   void add_bigram(uint64_t key, uint32_t count);
+  void add_bigram_no_grow(uint64_t key, uint32_t count);
   void grow();
 
   StringMap m_words;  // value unused; ids in insertion order
   std::vector<uint64_t> m_counts;
   std::vector<Slot> m_bigrams;
   size_t m_n_bigrams = 0;
-  uint32_t m_prev = kNoWord;
+  std::vector<uint32_t> m_document;  // word ids of the current document
 };
 
 }  // namespace mirkit::index
