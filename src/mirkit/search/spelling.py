@@ -62,14 +62,15 @@ def index_word_counts(index):
     Raises
     ------
     ValueError
-        If the index (a segment) was built before word counts existed.
+        If the index (a segment) has no word counts (built before them, or with
+        ``MIRKIT_WORD_COUNTS=0``).
     """
     from mirkit.index.segments import SegmentedIndex
     from mirkit.index.word_counts import combine, live_word_counts, read_word_counts
 
     def missing(path):
-        return ValueError(f"{path} has no word counts (built by a mirkit before 0.x added "
-                          "them): rebuild it, or merge its segments after adding documents")
+        return ValueError(f"{path} has no word counts (built before mirkit counted words, or "
+                          "with MIRKIT_WORD_COUNTS=0): rebuild the index to correct spelling")
 
     if not isinstance(index, SegmentedIndex):
         counts = read_word_counts(index.path, index.manifest)
