@@ -1,7 +1,9 @@
-"""``mirkit bench spelling``'s fuzzy term queries (quick: GCIDE's first 5,000 entries, 50 words
-of the efficiency log): building the rows compares, for every query at distance 1 and 2, the
-documents matching mirkit's uncapped expansion with tantivy's ``fuzzy_term_query`` matches (a
-peer implementation of the same semantics), and every row's top 10 passes its check."""
+"""``mirkit bench spelling``: its query-correction inputs (each typo'd query differs from its
+original by one codespell misspelling or one random edit), and its fuzzy term queries (quick:
+GCIDE's first 5,000 entries, 50 words of the efficiency log): building the rows compares, for
+every query at distance 1 and 2, the documents matching mirkit's uncapped expansion with
+tantivy's ``fuzzy_term_query`` matches (a peer implementation of the same semantics), and every
+row's top 10 passes its check."""
 
 from __future__ import annotations
 
@@ -30,3 +32,39 @@ def test_fuzzy_rows_match_tantivy(tmp_path):
     bad[0] = [10**7]
     with pytest.raises(AssertionError):
         rows[1].check(bad)
+
+
+def test_correction_queries_hold_one_misspelling_each():
+    pytest.importorskip("codespell_lib")
+    from rapidfuzz.distance import OSA
+
+    from mirkit.benchmarks import spelling
+
+    try:
+        spelling.fuzzy_words(1)
+    except FileNotFoundError as e:
+        pytest.skip(f"shared data absent: {e}")
+    misspelled = spelling.codespell_misspellings()
+    assert misspelled["receive"] and "recieve" in misspelled["receive"]
+
+    class Everything:
+        def __contains__(self, word):
+            return True
+
+    sets = spelling.correction_queries(Everything(), 40)
+    assert [len(v) for v in sets.values()] == [40, 40, 40]
+    assert all(typo == original for typo, original in sets["correct"])
+    for what in ("codespell", "random edit"):
+        for typo, original in sets[what]:
+            a, b = typo.split(), original.split()
+            assert len(a) == len(b)
+            diff = [(x, y) for x, y in zip(a, b) if x != y]
+            assert len(diff) == 1, (typo, original)
+            wrong, right = diff[0]
+            if what == "codespell":
+                assert wrong in misspelled[right]
+            else:
+                assert OSA.distance(wrong, right) == 1
+    # the tuning queries (skip) are other queries
+    tuned = spelling.correction_queries(Everything(), 40, skip=3000)
+    assert not {o for _, o in tuned["correct"]} & {o for _, o in sets["correct"]}

@@ -37,7 +37,8 @@ def test_files_are_named_once_with_part_dtype_and_presence():
     assert len(names) == len(set(names))
     for name, part, dtype, presence in _core.index.FILES:
         assert EXTENSION_DTYPES[name[name.rindex("."):]] == dtype, name
-        assert presence in ("always", "positions", "vectors", "thresholds", "term_hash"), name
+        assert presence in ("always", "positions", "vectors", "thresholds", "term_hash",
+                            "word_counts"), name
         assert part and isinstance(part, str)
 
 

@@ -59,6 +59,7 @@ const char* presence_name(index::FilePresence p) {
     case index::FilePresence::kVectors: return "vectors";
     case index::FilePresence::kThresholds: return "thresholds";
     case index::FilePresence::kTermHash: return "term_hash";
+    case index::FilePresence::kWordCounts: return "word_counts";
   }
   return "?";
 }

@@ -41,4 +41,5 @@ PYBIND11_MODULE(_core, m) {
   b::bind_text(text);
   auto late = m.def_submodule("late", "late interaction: fused MaxSim over token-vector sets");
   b::bind_late(late);
+  b::bind_spell(text);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 
@@ -11,6 +12,7 @@
 #include "codecs/elias_fano.hpp"
 #include "core/parallel.hpp"
 #include "index/format.hpp"
+#include "index/ngram_counts.hpp"
 #include "index/reader.hpp"
 #include "index/run_merge.hpp"
 #include "index/string_map.hpp"
@@ -27,6 +29,11 @@ DuplicateIdError::DuplicateIdError(size_t index, uint64_t first, const std::stri
       first_docid(first) {}
 
 namespace {
+
+bool word_counts_enabled() {
+  const char* v = std::getenv("MIRKIT_WORD_COUNTS");
+  return v == nullptr || std::string_view(v) != "0";
+}
 
 constexpr uint32_t kStopTerm = UINT32_MAX - 1;  // token cache value: the token is dropped
 
@@ -48,6 +55,7 @@ struct Worker {
   std::vector<uint32_t> doc_pairs_end, doc_lengths;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (term, tf) per document, then the next
   std::vector<uint32_t> positions;                   // grouped by pair, ascending
+  NgramCounter lm;  // words and bigrams before stopwords and stemming (spelling correction)
 
   void reset_output() {
     doc_pairs_end.clear();
@@ -154,6 +162,9 @@ struct IndexBuilder::State {
   size_t peak_memory = 0;
   bool finished = false;
   BuildTimings timings;
+  // MIRKIT_WORD_COUNTS=0 in the environment skips the word counts (no spelling correction:
+  // to measure what they cost, or to save their space).
+  const bool count_words = word_counts_enabled();
 
   State(std::string directory, BuildOptions opts)
       : dir(std::move(directory)), options(std::move(opts)), analyzer(options.analyzer) {
@@ -198,7 +209,9 @@ struct IndexBuilder::State {
     for (size_t i = lo; i < hi; ++i) {
       w.token_terms.clear();
       w.token_positions.clear();
+      w.lm.start_document();
       analyzer.tokenize(texts[i], [&](std::string_view token, uint32_t position) {
+        if (count_words) w.lm.add(token);
         uint32_t term = term_of_token(w, token);
         if (term == kStopTerm) return;
         w.token_terms.push_back(term);
@@ -375,6 +388,19 @@ struct IndexBuilder::State {
   }
 
   BuildStats finish();
+  // The word and bigram counts of `states`' workers, merged and written (ngram_counts.hpp).
+  void write_word_counts(const std::vector<State*>& states, BuildStats& stats) {
+    if (!count_words) return;
+    NgramCounter all;
+    for (State* st : states) {
+      for (Worker& w : st->workers) {
+        w.lm.flush();
+        if (all.n_words() == 0) std::swap(all, w.lm); else all.merge_from(w.lm);
+        w.lm.clear();
+      }
+    }
+    for (FileInfo& f : all.write(dir)) stats.files.push_back(std::move(f));
+  }
   BuildStats write_index(std::vector<std::unique_ptr<RunSource>> sources,
                          const std::vector<uint32_t>& bases);
   void write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats);
@@ -387,6 +413,7 @@ BuildStats IndexBuilder::State::finish() {
   run_sources(sources);
   BuildStats stats = write_index(std::move(sources), {});
   if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
+  write_word_counts({this}, stats);
   return stats;
 }
 
@@ -596,6 +623,9 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
   }
   BuildStats stats = s.write_index(std::move(sources), bases);
   stats.runs = static_cast<uint32_t>(runs);
+  std::vector<State*> states;
+  for (IndexBuilder* part : parts) states.push_back(part->m.get());
+  s.write_word_counts(states, stats);
   for (IndexBuilder* part : parts) {
     State& p = *part->m;
     if (!p.run_files.empty()) fs::remove_all(fs::path(p.dir) / "runs");

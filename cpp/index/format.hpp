@@ -97,11 +97,19 @@ inline constexpr const char* kDocIdsFile = "doc_ids.bin";
 inline constexpr const char* kDocIdOffsetsFile = "doc_id_offsets.u64";
 inline constexpr const char* kDocVectorsFile = "doc_vectors.bin";
 inline constexpr const char* kDocVectorsEndFile = "doc_vectors_end.u64";
+// Word and bigram counts for spelling correction (ngram_counts.hpp).
+inline constexpr const char* kLmWordsFile = "lm_words.bin";
+inline constexpr const char* kLmWordOffsetsFile = "lm_word_offsets.u64";
+inline constexpr const char* kLmWordCountsFile = "lm_word_counts.u64";
+inline constexpr const char* kLmBigramsFile = "lm_bigrams.u32";
+inline constexpr const char* kLmBigramCountsFile = "lm_bigram_counts.u32";
 
 // When an index has a file: always, or when its manifest (IndexLayout) says it has positions,
-// vectors, thresholds or the term hash table. Every build writes the last two; indexes written
-// before they existed lack them.
-enum class FilePresence : uint8_t { kAlways, kPositions, kVectors, kThresholds, kTermHash };
+// vectors, thresholds, the term hash table or word counts. Every build writes the last three;
+// indexes written before they existed lack them.
+enum class FilePresence : uint8_t {
+  kAlways, kPositions, kVectors, kThresholds, kTermHash, kWordCounts
+};
 
 struct IndexFile {
   const char* name;
@@ -132,6 +140,11 @@ inline constexpr IndexFile kIndexFiles[] = {
     {kDocIdOffsetsFile, "documents", "uint64", FilePresence::kAlways},
     {kDocVectorsFile, "vectors", "uint8", FilePresence::kVectors},
     {kDocVectorsEndFile, "vectors", "uint64", FilePresence::kVectors},
+    {kLmWordsFile, "word counts", "uint8", FilePresence::kWordCounts},
+    {kLmWordOffsetsFile, "word counts", "uint64", FilePresence::kWordCounts},
+    {kLmWordCountsFile, "word counts", "uint64", FilePresence::kWordCounts},
+    {kLmBigramsFile, "word counts", "uint32", FilePresence::kWordCounts},
+    {kLmBigramCountsFile, "word counts", "uint32", FilePresence::kWordCounts},
 };
 
 // Threshold priming: the ranks whose scores term_thresholds.f32 holds, per term in this order.

@@ -418,6 +418,8 @@ def _search_sharded(args) -> int:
         raise ValueError("--fuzzy-syntax is not supported on a sharded index")
     if args.filter is not None:
         raise ValueError("--filter is not supported on a sharded index")
+    if args.suggest:
+        raise ValueError("--suggest is not supported on a sharded index")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None
     try:
         searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))
@@ -502,11 +504,18 @@ def _feedback(args):
 
 
 def _ranked_query(searcher, args) -> int:
+    options = _syntax(args)
+    if getattr(args, "suggest", False):
+        options["correct"] = "auto"
+        for s in searcher.suggest(args.query, 3):
+            print(f"suggestion: {s.query}  (log-probability {s.score:.2f}, {s.edits} edits)")
     start = time.perf_counter()
     result = searcher.search(args.query, args.k, algorithm=args.algorithm,
-                             feedback=_feedback(args), **_syntax(args))
+                             feedback=_feedback(args), **options)
     elapsed = time.perf_counter() - start
     shown = _stored_lines(searcher, result, args) if args.show or args.snippets else None
+    if getattr(result, "corrected", None) is not None:
+        print(f"showing results for: {result.corrected}  (instead of: {args.query})")
     ids = result.ids
     width = max([len("id")] + [len(i) for i in ids])
     print(f"{'rank':>4}  {'id':<{width}}  {'score':>10}")
@@ -714,6 +723,9 @@ def _check_search_args(parser, args) -> None:
     if args.fuzzy_syntax and args.boolean:
         parser.error("--fuzzy-syntax applies to ranked search (Boolean expressions always "
                      "read fuzzy, prefix and wildcard tokens)")
+    if args.suggest and (args.query is None or args.boolean or args.fuzzy_syntax):
+        parser.error("--suggest applies to one ranked QUERY of plain syntax (not --queries, "
+                     "--boolean or --fuzzy-syntax)")
     for option in ("max_expansions", "prefix_length"):
         if getattr(args, option) is not None and not args.fuzzy_syntax:
             parser.error(f"--{option.replace('_', '-')} applies to --fuzzy-syntax only")
@@ -853,6 +865,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--filter", metavar="EXPR", help="rank only the documents EXPR passes: "
                    "a Boolean query or predicates on the index's fields, e.g. "
                    "'year >= 1990 AND lang:(en OR fr)' (mirkit.search.filters)")
+    p.add_argument("--suggest", action="store_true", help="spelling correction: print the "
+                   "3 best corrections of QUERY and, when QUERY finds little (a word not in "
+                   "the collection, or fewer than k results), search the best one instead "
+                   "('showing results for')")
     p.add_argument("--queries", metavar="FILE", help="queries, one 'qid<TAB>text' a line")
     p.add_argument("--run", metavar="FILE", help="TREC run file to write (with --queries)")
     p.add_argument("--tag", default="mirkit", help="run tag, the last column (default mirkit)")

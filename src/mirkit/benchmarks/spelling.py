@@ -49,7 +49,8 @@ import numpy as np
 from mirkit.benchmarks import harness
 from mirkit.benchmarks.harness import Row
 
-__all__ = ["MAX_DISTANCE", "fuzzy_rows", "fuzzy_words", "queries_and_lexicon", "report", "rows"]
+__all__ = ["MAX_DISTANCE", "codespell_misspellings", "correction_queries", "correction_rows",
+           "fuzzy_rows", "fuzzy_words", "queries_and_lexicon", "report", "rows"]
 
 MAX_DISTANCE = 2
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -207,6 +208,140 @@ def fuzzy_rows(path, quick: bool = False, k: int = 10) -> Iterator[Row]:
                   anchor=anchor)
 
 
+def codespell_misspellings() -> dict:
+    """{correct word: [misspellings]} from codespell's dictionary of common misspellings
+    (``codespell_lib/data/dictionary.txt``, lines ``misspelling->correction``), one-word
+    lowercase ASCII corrections only (ImportError when codespell is absent)."""
+    from pathlib import Path
+
+    import codespell_lib
+
+    out: dict = {}
+    with open(Path(codespell_lib.__file__).parent / "data" / "dictionary.txt",
+              encoding="utf-8") as f:
+        for line in f:
+            wrong, _, right = line.strip().partition("->")
+            right = right.strip()
+            if "," in right or not right.isascii() or not right.isalpha() \
+                    or not right.islower() or not wrong.isalpha() or not wrong.islower():
+                continue
+            out.setdefault(right, []).append(wrong)
+    return out
+
+
+def _edit(rnd: random.Random, word: str) -> str:
+    """`word` with one random edit (insertion, deletion, substitution or transposition of
+    lowercase letters) that changes it."""
+    while True:
+        chars, op = list(word), rnd.randrange(4)
+        if op == 0:
+            chars.insert(rnd.randint(0, len(chars)), rnd.choice(_LETTERS))
+        elif op == 1 and len(chars) > 1:
+            chars.pop(rnd.randrange(len(chars)))
+        elif op == 2:
+            chars[rnd.randrange(len(chars))] = rnd.choice(_LETTERS)
+        elif op == 3 and len(chars) > 1:
+            i = rnd.randrange(len(chars) - 1)
+            chars[i], chars[i + 1] = chars[i + 1], chars[i]
+        typo = "".join(chars)
+        if typo != word:
+            return typo
+
+
+def correction_queries(vocabulary, n: int, seed: int = 28, skip: int = 0) -> dict:
+    """{"codespell": [(typo'd, original)], "random edit": [...], "correct": [...]}: queries of
+    the efficiency log (distinct, in log order) of 1 to 6 lowercase ASCII words, every word in
+    `vocabulary` (a set), with one word replaced by a codespell misspelling of it (queries with
+    no such word are passed over), or one word of 3 letters or more given one random edit; and
+    the first `n` of them unchanged. `skip`: pass over the first `skip` such queries (the
+    model's parameters were tuned on queries past the first 3,000, so those benchmarked were
+    not seen)."""
+    from mirkit.benchmarks.query import load_queries
+
+    rnd = random.Random(seed)
+    misspelled = codespell_misspellings()
+    out: dict = {"codespell": [], "random edit": [], "correct": []}
+    seen = set()
+    for q in load_queries():
+        words = q.lower().split()
+        key = " ".join(words)
+        if not 1 <= len(words) <= 6 or key in seen \
+                or not all(w.isascii() and w.isalpha() and w in vocabulary for w in words):
+            continue
+        seen.add(key)
+        if len(seen) <= skip:
+            continue
+        if len(out["correct"]) < n:
+            out["correct"].append((key, key))
+        spots = [i for i, w in enumerate(words) if w in misspelled]
+        if spots and len(out["codespell"]) < n:
+            i = rnd.choice(spots)
+            typo = words[:i] + [rnd.choice(misspelled[words[i]])] + words[i + 1:]
+            out["codespell"].append((" ".join(typo), key))
+        spots = [i for i, w in enumerate(words) if len(w) >= 3]
+        if spots and len(out["random edit"]) < n:
+            i = rnd.choice(spots)
+            out["random edit"].append((" ".join(words[:i] + [_edit(rnd, words[i])]
+                                                 + words[i + 1:]), key))
+        if all(len(v) >= n for v in out.values()):
+            break
+    return out
+
+
+def correction_rows(path, quick: bool = False) -> Iterator[Row]:
+    """Query correction: mirkit's :meth:`~mirkit.search.Searcher.suggest` (best suggestion)
+    against symspellpy's ``lookup_compound`` (max_edit_distance=2, its defaults otherwise:
+    prefix length 7) on GCIDE (indexed unstemmed; quick: its first 5,000 entries). symspellpy's
+    dictionary is built from the same collection: the same word counts (every word, counted
+    as mirkit's index counted it) and the same bigram counts. Accuracy: the share of queries
+    whose correction equals the original query; it is a column of every row (the check
+    before timing compares each call's corrections with the first call's). Time: per query,
+    one after another on 1 thread (mirkit releases the GIL; symspellpy is pure Python)."""
+    from pathlib import Path
+
+    from symspellpy import SymSpell
+
+    from mirkit.analysis import Analyzer
+    from mirkit.benchmarks.indexing import load_corpus
+    from mirkit.index import build_index
+    from mirkit.search import Searcher
+    from mirkit.search.spelling import index_word_counts
+
+    docs = load_corpus("gcide", quick)
+    index = build_index(docs, Path(path) / "correction", analyzer=Analyzer(
+        stem=False, stopwords=False), threads=0)
+    corrector = Searcher(index).spelling_corrector()
+    uni, bi = index_word_counts(index).as_dicts()
+    sym = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=7)
+    for word, count in uni.items():
+        sym.create_dictionary_entry(word, count)
+    sym._bigrams = {f"{a} {b}": c for (a, b), c in bi.items()}
+    sym.bigram_count_min = min(bi.values(), default=1)
+    sets = correction_queries(set(uni), 50 if quick else 500)
+
+    def run_mirkit(typos):
+        return [(corrector.suggest(t, 1) or [("",)])[0][0] for t in typos]
+
+    def run_symspell(typos):
+        return [sym.lookup_compound(t, MAX_DISTANCE)[0].term for t in typos]
+
+    for what, pairs in sets.items():
+        typos = [t for t, _ in pairs]
+        group = (f"query correction, {len(pairs)} efficiency-log queries ({what}) on GCIDE "
+                 f"({len(docs):,} docs, {len(uni):,} words, {len(bi):,} bigrams), 1 thread")
+        anchor = "symspellpy lookup_compound (same counts)"
+        for label, fn in ((anchor, run_symspell), ("mirkit Searcher.suggest", run_mirkit)):
+            first = fn(typos)
+            accuracy = sum(got == want for got, (_, want) in zip(first, pairs)) / len(pairs)
+
+            def check(out, first=first):
+                assert out == first
+
+            yield Row(group, label, lambda fn=fn, typos=typos: fn(typos), len(pairs),
+                      "queries", anchor=None if label == anchor else anchor, check=check,
+                      extra={"accuracy": f"{100 * accuracy:.1f}%"})
+
+
 def report(quick: bool = False, repeat: int = 5) -> list:
     """Print the tables (and the load average before and after); returns the results."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -227,6 +362,19 @@ def report(quick: bool = False, repeat: int = 5) -> list:
     else:
         with tempfile.TemporaryDirectory(prefix="mirkit-bench-spelling-") as tmp:
             results += harness.run(fuzzy_rows(tmp, quick=quick), repeat=repeat, alternate=True)
+    try:
+        import codespell_lib  # noqa: F401
+        import symspellpy  # noqa: F401
+
+        from mirkit.benchmarks.query import load_queries
+
+        load_queries(1)
+    except (ImportError, FileNotFoundError) as e:
+        print(f"query correction skipped: {e}")
+    else:
+        with tempfile.TemporaryDirectory(prefix="mirkit-bench-spelling-") as tmp:
+            results += harness.run(correction_rows(tmp, quick=quick), repeat=repeat,
+                                   alternate=True)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print("load average after: " + (" ".join(f"{x:.2f}" for x in load) if load else "n/a"))
     return results

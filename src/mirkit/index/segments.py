@@ -756,10 +756,13 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             positions=bool(settings["positions"]), k1=settings["bm25"]["k1"],
             b=settings["bm25"]["b"], doc_lengths=doc_lengths, vectors=has_vectors(settings),
             memory_budget=memory_budget)
+        from mirkit.index.word_counts import merge_word_counts
+
+        counted = merge_word_counts(tmp, segments, Analyzer.from_dict(settings["analyzer"]))
         stats = {"n_docs": len(ids), "n_terms": st["n_terms"], "n_postings": st["n_postings"],
                  "total_tokens": int(doc_lengths.sum(dtype=np.uint64)),
                  "max_doc_length": int(doc_lengths.max()) if len(ids) else 0,
-                 "files": files + list(st["files"])}
+                 "files": files + list(st["files"]) + counted}
         manifest = index_manifest(
             analyzer=settings["analyzer"], codec=settings["codec"],
             freq_codec=settings["freq_codec"], positions=bool(settings["positions"]),

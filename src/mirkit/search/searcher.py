@@ -283,7 +283,8 @@ class Searcher:
                weight: float = 0.5, vector_options: Optional[Mapping] = None,
                syntax: str = "plain", max_expansions: Optional[int] = None,
                prefix_length: Optional[int] = None, transpositions: Optional[bool] = None,
-               filter=None, documents: bool = False, snippets: bool = False):
+               filter=None, documents: bool = False, snippets: bool = False,
+               correct: Optional[str] = None):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -332,6 +333,13 @@ class Searcher:
             Return a :class:`mirkit.search.stored.StoredResult`, whose ``documents()`` and
             ``snippets()`` read the hits from the index's document store; with `snippets`,
             the snippets of `query` are made at once (:mod:`mirkit.index.store`).
+        correct : {None, "auto"}
+            ``"auto"``: spelling correction. When the text query finds little (a word of it
+            is not in the collection, or fewer than `k` documents match) and its best
+            correction (:meth:`suggest`) differs from it, the correction is searched
+            instead; the result is then a :class:`mirkit.search.spelling.CorrectedResult`
+            whose ``corrected`` names it ("showing results for"), None when the query was
+            searched as given. Not with ``syntax="fuzzy"``.
 
         Returns
         -------
@@ -359,6 +367,19 @@ class Searcher:
         >>> searcher.search("wing~1", syntax="fuzzy", prefix_length=1).ids
         ['a', 'b']
         """
+        if correct is not None:
+            if syntax != "plain":
+                raise ValueError("correct='auto' takes a plain query, not syntax="
+                                 f"{syntax!r}")
+            if documents or snippets:
+                raise ValueError("correct='auto' does not combine with documents= or "
+                                 "snippets= (yet): fetch them from the corrected result's ids")
+            from mirkit.search.spelling import search_corrected
+
+            return search_corrected(self, query, k, correct, dict(
+                algorithm=algorithm, scorer=scorer, feedback=feedback, vector=vector,
+                fusion=fusion, depth=depth, rrf_k=rrf_k, weight=weight,
+                vector_options=vector_options, filter=filter))
         if documents or snippets:
             from mirkit.search.stored import stored_result
 
@@ -519,6 +540,42 @@ class Searcher:
             out.append(HybridResult(docids, scores, [doc_ids[d] for d in docids.tolist()],
                                     t_ranks, v_ranks, fusion))
         return out
+
+    def suggest(self, query: str, n: int = 3) -> list:
+        """Spelling corrections of `query`, best first: at most `n`
+        :class:`mirkit.search.spelling.Suggestion` ``(query, score, edits)`` (normalized
+        words joined by spaces, log-probability, edits). The model (the collection's word
+        and bigram counts, an edit-distance error model, split and merged words) is
+        :mod:`mirkit.search.spelling`'s, built on first use and kept by the searcher.
+
+        Raises
+        ------
+        ValueError
+            If the index has no word counts (built before them), or `n` < 1.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from mirkit.index import build_index
+        >>> docs = [("a", "supersonic flow over a wing"), ("b", "the flow of air")]
+        >>> searcher = Searcher(build_index(docs, os.path.join(tempfile.mkdtemp(), "i")))
+        >>> searcher.suggest("supresonic flwo", n=1)[0].query
+        'supersonic flow'
+        >>> r = searcher.search("supresonic", correct="auto")
+        >>> r.corrected, r.ids
+        ('supersonic', ['a'])
+        """
+        return self.spelling_corrector().suggest(query, n)
+
+    def spelling_corrector(self):
+        """The :class:`mirkit.search.spelling.SpellingCorrector` of this searcher's index
+        (built on first use, then kept)."""
+        corrector = getattr(self, "_corrector", None)
+        if corrector is None:
+            from mirkit.search.spelling import SpellingCorrector
+
+            corrector = self._corrector = SpellingCorrector(self.index)
+        return corrector
 
     def boolean(self, expression: str):
         """The documents a Boolean expression (AND, OR, NOT, parentheses, ``-x``) matches,

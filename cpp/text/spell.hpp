@@ -1,0 +1,107 @@
+// Spelling correction of queries by the noisy-channel model: the best words w_1..w_n for the
+// typed tokens t_1..t_m maximise  log P_LM(w_1..w_n) + log P_err(t | w).
+//
+// - Language model: word unigram and bigram counts of the indexed text (index/ngram_counts.hpp),
+//   smoothed by stupid backoff (Brants, Popat, Xu, Och & Dean, "Large language models in machine
+//   translation", EMNLP 2007): S(w | v) = c(v w) / c(v) when the bigram was seen, else
+//   alpha * c(w) / N (alpha = 0.4, N the number of tokens); the first word scores c(w) / N. A
+//   word the collection never holds (kept as typed) scores exp(unknown_log_prob), whatever N.
+// - Error model: each edit (insertion, deletion, substitution, or transposition of two adjacent
+//   characters: the optimal string alignment distance) multiplies the probability by
+//   exp(edit_log_prob); joining two tokens or splitting one ("boun dary", "boundarylayer")
+//   costs one edit more.
+// - Candidates: dictionary words within distance max_distance of a token (1 for tokens of at
+//   most 4 characters or a word of the collection, none for tokens of one character or with a
+//   digit), found by a symmetric deletion index
+//   (Garbe's SymSpell): every word is filed under the strings left by deleting up to
+//   max_distance characters of its first prefix_length characters; a token looks up its own
+//   deletions, and each word found is verified by the exact distance. Words made of two tokens
+//   (merge) are looked up at distance 1; a token is split at every point into two words of 2
+//   characters or more, found exactly or, for parts of 4 characters or more, within distance
+//   1 (exactly, when the token is a word of the collection). A token of 2 characters or more is
+//   never replaced by a one-character word.
+// - Search: a beam search over the tokens from left to right (beam hypotheses per position;
+//   a merge advances by two tokens, a split emits two words), which keeps whole word sequences,
+//   so the n best corrections differ anywhere in the query.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace mirkit::text {
+
+struct SpellOptions {
+  double edit_log_prob = -10.0;   // log-probability of one edit
+  double space_log_prob = -6.0;   // extra for a split or a merge
+  double backoff = 0.4;           // stupid backoff's alpha
+  double unknown_log_prob = -30.0;  // unigram log-probability of a word the collection lacks
+  uint32_t max_distance = 2;
+  uint32_t beam = 8;
+  uint32_t max_candidates = 16;   // per token, by error and unigram score
+};
+
+struct Suggestion {
+  std::vector<std::string> words;
+  double score = 0;     // log-probability (LM + error model), higher is better
+  uint32_t edits = 0;   // characters edited plus splits and merges
+};
+
+struct SpellCandidate {
+  uint32_t word;
+  uint32_t distance;
+};
+
+class SpellModel {
+ public:
+  static constexpr uint32_t kNotFound = UINT32_MAX;
+  // words: n distinct UTF-8 words sorted bytewise (bytes words[offsets[i], offsets[i + 1]));
+  // counts: n occurrence counts; bigrams: 2 * n_bigrams word ids, ascending pairs; bigram_counts:
+  // n_bigrams. Throws std::invalid_argument on inconsistent input (naming it).
+  SpellModel(std::string words, std::vector<uint64_t> offsets, std::vector<uint64_t> counts,
+             std::vector<uint32_t> bigrams, std::vector<uint32_t> bigram_counts,
+             uint32_t max_distance = 2, uint32_t prefix_length = 7);
+
+  size_t n_words() const { return m_counts.size(); }
+  size_t n_bigrams() const { return m_bigram_counts.size(); }
+  uint64_t total() const { return m_total; }
+  std::string_view word(uint32_t id) const {
+    return std::string_view(m_words).substr(m_offsets[id], m_offsets[id + 1] - m_offsets[id]);
+  }
+  uint64_t count(uint32_t id) const { return m_counts[id]; }
+  uint32_t find(std::string_view word) const;
+  uint32_t bigram_count(uint32_t first, uint32_t second) const;
+  size_t memory() const;
+
+  // Dictionary words within OSA distance max_distance (<= the model's) of `word`, by word id.
+  std::vector<SpellCandidate> candidates(std::string_view word, uint32_t max_distance) const;
+  // Stupid-backoff log score of `word` after `prev` (kNotFound: none, or unknown).
+  double log_score(uint32_t prev, uint32_t word, const SpellOptions& o) const;
+  // The n best corrections of the tokens (at most n, best first; the tokens themselves
+  // compete as one of them).
+  std::vector<Suggestion> suggest(const std::vector<std::string>& tokens, size_t n,
+                                  const SpellOptions& o) const;
+
+ private:
+  void candidates_cp(const uint32_t* q, size_t m, uint32_t max_distance,
+                     std::vector<SpellCandidate>& out, std::vector<uint32_t>& words) const;
+
+  std::string m_words;
+  std::vector<uint64_t> m_offsets, m_counts;
+  std::vector<uint32_t> m_bigrams, m_bigram_counts;
+  std::vector<uint64_t> m_bigram_rows;  // CSR: bigrams of first word w are rows[w] .. rows[w+1]
+  std::unordered_map<std::string_view, uint32_t> m_lookup;
+  uint64_t m_total = 0;
+  uint32_t m_max_distance, m_prefix_length;
+  // Deletion index: entries sorted by the deletion's 64-bit hash; m_directory[h >> kShift]
+  // is the first entry of that hash prefix, m_fingerprints its low 32 bits.
+  static constexpr unsigned kDirectoryBits = 20;
+  std::vector<uint32_t> m_directory, m_fingerprints, m_entry_words;
+  std::vector<uint32_t> m_code_points;      // all words', back to back
+  std::vector<uint64_t> m_cp_offsets;
+};
+
+}  // namespace mirkit::text
