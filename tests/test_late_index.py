@@ -281,3 +281,33 @@ def test_benchmark_token_vectors_from_the_collections(tmp_path):
     # is covered by the benchmark; here: the vectors separate documents (no two are equal)
     firsts = tv.tokens[tv.offsets[:-1]]
     assert len(np.unique(firsts.round(4), axis=0)) > 0.5 * n_docs
+
+
+def test_rerank_bfloat16(tmp_path, docs):
+    from mirkit.attention import from_bfloat16, to_bfloat16
+
+    idx = MultiVectorIndex(DIM, n_centroids=64, nbits=2, rerank="bfloat16", seed=1)
+    idx.add(docs)
+    plain = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1)
+    plain.add(docs)
+    stored = [from_bfloat16(to_bfloat16(d)) for d in docs]
+    hits = {"rerank": 0, "plain": 0}
+    for qi in range(0, 300, 20):
+        q = docs[qi][:6]
+        expected = ref.maxsim(from_bfloat16(to_bfloat16(q)), stored)
+        got = idx.search(q, 10, exact=True)
+        np.testing.assert_allclose(got.scores, np.sort(expected)[::-1][:10], rtol=1e-5)
+        top = set(np.argsort(-ref.maxsim(q, docs))[:10])
+        hits["rerank"] += len(top & set(idx.search(q, 10, n_probe=8, n_full=60).ids))
+        hits["plain"] += len(top & set(plain.search(q, 10, n_probe=8, n_full=60).ids))
+    assert hits["rerank"] >= hits["plain"] and hits["rerank"] / 150 > 0.9
+    idx.save(tmp_path / "r")
+    back = MultiVectorIndex.load(tmp_path / "r", mmap=True)
+    np.testing.assert_array_equal(back.search(docs[5][:4], 5).ids, idx.search(docs[5][:4], 5).ids)
+    meta, arrays = _store.load(tmp_path / "r", MultiVectorIndex._kind)
+    arrays = dict(arrays, vectors=arrays["vectors"][:-1])
+    _store.save(tmp_path / "bad", MultiVectorIndex._kind, meta["params"], arrays)
+    with pytest.raises(ValueError, match="vectors.npy"):
+        MultiVectorIndex.load(tmp_path / "bad")
+    with pytest.raises(ValueError, match="rerank"):
+        MultiVectorIndex(DIM, rerank="float16")

@@ -42,20 +42,63 @@ void encode_residuals(const ResidualCodec& codec, const float* x, const uint32_t
   });
 }
 
-void decompress(const ResidualCodec& codec, const StoredDocs& docs, size_t begin, size_t n,
-                float* out) {
-  const size_t dim = codec.dim, row = codec.row_bytes(), n_b = size_t{1} << codec.nbits;
-  const unsigned mask = static_cast<unsigned>(n_b - 1);
-  for (size_t t = 0; t < n; ++t) {
-    const float* c = codec.centroids + size_t{docs.token_centroid[begin + t]} * dim;
-    const uint8_t* code = docs.codes + (begin + t) * row;
-    float* o = out + t * dim;
-    for (size_t j = 0; j < dim; ++j) {
-      const size_t bit = j * codec.nbits;
-      const unsigned b = (code[bit / 8] >> (bit % 8)) & mask;
-      o[j] = c[j] + codec.bucket_weights[j * n_b + b];
+namespace {
+
+// Bucket weights by code byte: table[(i * 256 + byte) * per + k] is the weight of dimension
+// i * per + k when byte i of a token's codes is `byte` (per = 8 / nbits dimensions a byte), so
+// a token decodes with one table row per byte instead of a shift, mask and load per dimension.
+struct DecodeTable {
+  size_t per = 0, full_bytes = 0;
+  std::vector<float> t;
+  explicit DecodeTable(const ResidualCodec& c) : per(8 / c.nbits), full_bytes(c.dim / per) {
+    const size_t n_b = size_t{1} << c.nbits, mask = n_b - 1;
+    t.resize(full_bytes * 256 * per);
+    for (size_t i = 0; i < full_bytes; ++i) {
+      for (size_t byte = 0; byte < 256; ++byte) {
+        for (size_t k = 0; k < per; ++k) {
+          const size_t j = i * per + k, b = (byte >> (k * c.nbits)) & mask;
+          t[(i * 256 + byte) * per + k] = c.bucket_weights[j * n_b + b];
+        }
+      }
     }
   }
+};
+
+template <size_t Per>
+void decode_rows(const ResidualCodec& c, const DecodeTable& table, const StoredDocs& docs,
+                 size_t begin, size_t n, float* out) {
+  const size_t dim = c.dim, row = c.row_bytes(), n_b = size_t{1} << c.nbits;
+  const unsigned mask = static_cast<unsigned>(n_b - 1);
+  for (size_t t = 0; t < n; ++t) {
+    const float* cen = c.centroids + size_t{docs.token_centroid[begin + t]} * dim;
+    const uint8_t* code = docs.codes + (begin + t) * row;
+    float* o = out + t * dim;
+    for (size_t i = 0; i < table.full_bytes; ++i) {
+      const float* w = table.t.data() + (i * 256 + code[i]) * Per;
+      for (size_t k = 0; k < Per; ++k) o[i * Per + k] = cen[i * Per + k] + w[k];
+    }
+    for (size_t j = table.full_bytes * Per; j < dim; ++j) {  // dimensions of a partial byte
+      const size_t bit = j * c.nbits;
+      o[j] = cen[j] + c.bucket_weights[j * n_b + ((code[bit / 8] >> (bit % 8)) & mask)];
+    }
+  }
+}
+
+void decode(const ResidualCodec& c, const DecodeTable& table, const StoredDocs& docs,
+            size_t begin, size_t n, float* out) {
+  switch (table.per) {
+    case 8: return decode_rows<8>(c, table, docs, begin, n, out);
+    case 4: return decode_rows<4>(c, table, docs, begin, n, out);
+    case 2: return decode_rows<2>(c, table, docs, begin, n, out);
+    default: return decode_rows<1>(c, table, docs, begin, n, out);
+  }
+}
+
+}  // namespace
+
+void decompress(const ResidualCodec& codec, const StoredDocs& docs, size_t begin, size_t n,
+                float* out) {
+  decode(codec, DecodeTable(codec), docs, begin, n, out);
 }
 
 void centroid_interaction(const float* scores_t, size_t n_q, const StoredDocs& docs,
@@ -81,6 +124,7 @@ void residual_maxsim(const ResidualCodec& codec, const StoredDocs& docs, const f
                      size_t n_q, const float* weights, const uint32_t* cands, size_t n,
                      unsigned threads, float* out) {
   const PackedQuery pq = pack_query(q, n_q, codec.dim, weights);
+  const DecodeTable table(codec);
   core::parallel_for(n_tasks(n), threads, [&](size_t task) {
     std::vector<float> buf, scratch(2 * pq.n_panels() * kPanel);
     const size_t end = std::min(n, (task + 1) * kChunk);
@@ -93,7 +137,7 @@ void residual_maxsim(const ResidualCodec& codec, const StoredDocs& docs, const f
         continue;
       }
       buf.resize(len * codec.dim);
-      decompress(codec, docs, begin, len, buf.data());
+      decode(codec, table, docs, begin, len, buf.data());
       out[i] = maxsim_one(pq, buf.data(), len, scratch.data());
     }
   });

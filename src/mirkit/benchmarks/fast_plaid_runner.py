@@ -4,7 +4,8 @@ fast-plaid pins its own torch, so it lives in its own environment, without mirki
 imports only numpy, torch and fast_plaid, and is run with that environment's Python:
 
     python3 -m venv /tmp/venv-plaid && /tmp/venv-plaid/bin/pip install fast-plaid
-    /tmp/venv-plaid/bin/python src/mirkit/benchmarks/fast_plaid_runner.py DATA_DIR OUT.json
+    /tmp/venv-plaid/bin/python src/mirkit/benchmarks/fast_plaid_runner.py DATA_DIR OUT.json \
+        [THREADS [N_PROBE,N_FULL ...]]
 
 DATA_DIR holds what ``mirkit bench late`` writes (tokens.npy, offsets.npy, query_tokens.npy,
 query_offsets.npy); OUT.json gets, for nbits 2 and 4: build seconds, index bytes on disk and,
@@ -22,7 +23,7 @@ import time
 SWEEP = ((1, 64), (2, 128), (4, 256), (8, 512), (8, 1024), (16, 4096))
 
 
-def main(data_dir: str, out_path: str, threads: int = 1) -> None:
+def main(data_dir: str, out_path: str, threads: int = 1, sweep=SWEEP) -> None:
     import numpy as np
     import torch
     from fast_plaid import search
@@ -45,10 +46,12 @@ def main(data_dir: str, out_path: str, threads: int = 1) -> None:
             index = search.FastPlaid(index=path, device="cpu")
             index.create(documents_embeddings=docs, nbits=nbits)
             build = time.perf_counter() - start
-            size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path)
-                       for f in fs)
+            files = [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs]
+            size = sum(os.path.getsize(f) for f in files)
+            # fast-plaid leaves the float32 input in embeddings.npy beside the index proper
+            raw = sum(os.path.getsize(f) for f in files if f.endswith("embeddings.npy"))
             points = []
-            for n_probe, n_full in SWEEP:
+            for n_probe, n_full in sweep:
                 index.search(queries_embeddings=queries[:2], top_k=10, n_ivf_probe=n_probe,
                              n_full_scores=n_full, show_progress=False)  # warm-up
                 start = time.perf_counter()
@@ -59,8 +62,8 @@ def main(data_dir: str, out_path: str, threads: int = 1) -> None:
                 points.append({"n_probe": n_probe, "n_full": n_full,
                                "qps": len(queries) / seconds,
                                "ids": [[int(d) for d, _ in h] for h in hits]})
-            result["runs"].append({"nbits": nbits, "build_s": build, "size_bytes": size,
-                                   "points": points})
+            result["runs"].append({"nbits": nbits, "build_s": build, "size_bytes": size - raw,
+                                   "embeddings_npy_bytes": raw, "points": points})
         finally:
             shutil.rmtree(path, ignore_errors=True)
     with open(out_path, "w", encoding="utf-8") as f:
@@ -68,4 +71,6 @@ def main(data_dir: str, out_path: str, threads: int = 1) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    # optional: THREADS, then the sweep as n_probe,n_full pairs ("4,256 8,1024")
+    points = tuple(tuple(int(v) for v in p.split(",")) for p in sys.argv[4:]) or SWEEP
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1, points)

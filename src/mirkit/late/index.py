@@ -24,6 +24,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import check_count, check_positive_int
+from mirkit.attention import to_bfloat16
 from mirkit.late._maxsim import _query_sets, _sets
 from mirkit.vectors._ids import allow_bytes, as_ids
 from mirkit.vectors._store import Saved, load as _load
@@ -87,6 +88,11 @@ class MultiVectorIndex(Saved):
         first :meth:`add` (or :meth:`train`) sees.
     nbits : {1, 2, 4, 8}
         Bits per dimension of each residual (2 and 4 are ColBERTv2's and PLAID's settings).
+    rerank : {None, "bfloat16"}
+        ``"bfloat16"`` also keeps every token vector in bfloat16 (2 bytes a dimension) and
+        computes the final MaxSim of the `n_full` candidates (and of ``exact=True``) on them
+        instead of on the decompressed residuals: the recall of float vectors at the cost of
+        the space. The candidate stages still use the centroids.
     kmeans_iters : int
         Lloyd iterations of the centroid k-means (fast-plaid runs 4).
     sample : int
@@ -124,7 +130,8 @@ class MultiVectorIndex(Saved):
     _kind = "mirkit.late.MultiVectorIndex"
 
     def __init__(self, dim: int, *, n_centroids: Optional[int] = None, nbits: int = 2,
-                 kmeans_iters: int = 4, sample: int = 262144, seed: int = 0, threads: int = 0):
+                 rerank: Optional[str] = None, kmeans_iters: int = 4, sample: int = 262144,
+                 seed: int = 0, threads: int = 0):
         self.dim = check_positive_int(dim, "dim")
         self.n_centroids = None if n_centroids is None else check_positive_int(n_centroids,
                                                                                "n_centroids")
@@ -135,6 +142,10 @@ class MultiVectorIndex(Saved):
         self.sample = check_positive_int(sample, "sample")
         self.seed = check_count(seed, "seed")
         self.threads = check_count(threads, "threads")
+        if rerank not in (None, "bfloat16"):
+            raise ValueError(f"rerank must be None or 'bfloat16', got {rerank!r}")
+        self.rerank = rerank
+        self._vectors = np.zeros((0, self.dim), np.uint16)  # bfloat16 bits, with rerank only
         self.centroids: Optional[np.ndarray] = None
         self._cutoffs = self._weights = None
         self._token_centroid = np.zeros(0, np.uint32)
@@ -244,6 +255,8 @@ class MultiVectorIndex(Saved):
         self._codes = np.concatenate([self._codes, codes])
         self._ids = all_ids
         self._deleted = np.concatenate([self._deleted, np.zeros(n, np.uint8)])
+        if self.rerank:
+            self._vectors = np.concatenate([self._vectors, to_bfloat16(tokens)])
         self._rebuild_lists()
 
     def _rebuild_lists(self) -> None:
@@ -352,8 +365,14 @@ class MultiVectorIndex(Saved):
                     self.threads)
                 keep = np.argpartition(-approx, n_full - 1)[:n_full]
                 cands = np.sort(cands[keep])
-        full = _core.late.residual_maxsim(*self._codec(), self._token_centroid, self._codes,
-                                          self._offsets, q, w, cands, self.threads)
+        if self.rerank:  # the final MaxSim on the bfloat16 vectors, not the residual codes
+            o = self._offsets
+            docs = [self._vectors[o[c]:o[c + 1]] for c in cands.tolist()]
+            full = (_core.late.maxsim([to_bfloat16(q)], None if w is None else [w], docs, True,
+                                      self.threads)[0] if docs else np.zeros(0, np.float32))
+        else:
+            full = _core.late.residual_maxsim(*self._codec(), self._token_centroid, self._codes,
+                                              self._offsets, q, w, cands, self.threads)
         order = np.lexsort((cands, -full))[:k]
         out_s = np.full(k, -np.inf, np.float32)
         out_i = np.full(k, -1, np.int64)
@@ -377,6 +396,7 @@ class MultiVectorIndex(Saved):
 
     def _params(self) -> dict:
         return {"dim": self.dim, "n_centroids": self.n_centroids, "nbits": self.nbits,
+                "rerank": self.rerank,
                 "kmeans_iters": self.kmeans_iters, "sample": self.sample, "seed": self.seed,
                 "threads": self.threads}
 
@@ -387,7 +407,7 @@ class MultiVectorIndex(Saved):
                 "bucket_weights": self._weights, "token_centroid": self._token_centroid,
                 "codes": self._codes, "offsets": self._offsets, "ids": self._ids,
                 "deleted": self._deleted, "ivf_offsets": self._ivf_offsets,
-                "ivf_docs": self._ivf_docs}
+                "ivf_docs": self._ivf_docs, **({"vectors": self._vectors} if self.rerank else {})}
 
     @classmethod
     def load(cls, path, mmap: bool = False, *, verify: bool = True) -> "MultiVectorIndex":
@@ -442,6 +462,10 @@ class MultiVectorIndex(Saved):
             bad("deleted", f"expected {n_docs} flags of 0 or 1")
         if len(np.unique(arrays["ids"])) != n_docs:
             bad("ids", "ids are not unique")
+        if self.rerank:
+            v = arrays.get("vectors")
+            if v is None or v.dtype != np.uint16 or v.shape != (n_tok, self.dim):
+                bad("vectors", f"expected uint16 (bfloat16) of shape ({n_tok}, {self.dim})")
         io, docs = arrays["ivf_offsets"], arrays["ivf_docs"]
         if len(io) != len(cen) + 1 or io[0] != 0 or io[-1] != len(docs) or np.any(np.diff(io) < 0):
             bad("ivf_offsets", f"expected {len(cen) + 1} non-decreasing offsets to {len(docs)}")
@@ -453,3 +477,5 @@ class MultiVectorIndex(Saved):
         self._token_centroid, self._codes, self._offsets = tc, arrays["codes"], off
         self._ids, self._deleted = arrays["ids"], arrays["deleted"]
         self._ivf_offsets, self._ivf_docs = io, docs
+        if self.rerank:
+            self._vectors = arrays["vectors"]
