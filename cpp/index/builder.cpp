@@ -66,25 +66,26 @@ struct Worker {
 // The current run, from memory (spilled runs are read by FileRunSource).
 class MemoryRunSource : public RunSource {
  public:
+  // order: the run's term ids sorted by term; those of df 0 (entered the dictionary in a batch
+  // that failed) are left out.
   MemoryRunSource(const StringMap& dict, const std::vector<TermBuffer>& buffers,
                   std::vector<uint32_t> order)
-      : m_dict(dict), m_buffers(buffers), m_order(std::move(order)) {}
-  bool next(RunEntry& e) override {
-    uint32_t t;
-    do {
-      if (m_i == m_order.size()) return false;
-      t = m_order[m_i++];
-    } while (m_buffers[t].df == 0);  // entered the dictionary in a batch that failed
+      : m_dict(dict), m_buffers(buffers), m_order(std::move(order)) {
+    m_order.erase(std::remove_if(m_order.begin(), m_order.end(),
+                                 [&](uint32_t t) { return m_buffers[t].df == 0; }),
+                  m_order.end());
+  }
+  size_t size() const override { return m_order.size(); }
+  RunEntry entry(size_t i) const override {
+    const uint32_t t = m_order[i];
     const TermBuffer& b = m_buffers[t];
-    e = RunEntry{m_dict.key(t), b.df, b.bytes.data(), b.bytes.size()};
-    return true;
+    return RunEntry{m_dict.key(t), b.df, b.bytes.data(), b.bytes.size()};
   }
 
  private:
   const StringMap& m_dict;
   const std::vector<TermBuffer>& m_buffers;
   std::vector<uint32_t> m_order;
-  size_t m_i = 0;
 };
 
 // A set of 64-bit id hashes (open addressing, load <= 1/2); 0 marks an empty slot.
@@ -398,23 +399,31 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.runs = static_cast<uint32_t>(run_files.size());
   stats.peak_memory = peak_memory;
 
-  ids_file->close();
-  {
-    FileWriter offsets(path(kDocIdOffsetsFile));
-    offsets.write_array(id_offsets.data(), id_offsets.size());
-    offsets.close();
-    stats.files.push_back({kDocIdOffsetsFile, offsets.bytes(), offsets.crc()});
-    stats.files.push_back({kDocIdsFile, ids_file->bytes(), ids_file->crc()});
-    FileWriter lengths(path(kDocLengthsFile));
-    lengths.write_array(doc_lengths.data(), doc_lengths.size());
-    lengths.close();
-    stats.files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
-  }
-
+  // The documents' files are written (and fsynced) beside the postings' merge.
+  std::vector<FileInfo> doc_files, postings_files;
   BlockWriter out(dir, *docid_codec, *freq_codec, options.positions, options.bm25,
                   doc_lengths.data(), doc_lengths.size(), total_tokens);
-  merge_runs(sources, options.positions, out, bases);
-  for (FileInfo& f : out.close()) stats.files.push_back(std::move(f));
+  core::parallel_for(2, std::min(threads, 2u), [&](size_t task) {
+    if (task == 0) {
+      ids_file->close();
+      FileWriter offsets(path(kDocIdOffsetsFile));
+      offsets.write_array(id_offsets.data(), id_offsets.size());
+      offsets.close();
+      doc_files.push_back({kDocIdOffsetsFile, offsets.bytes(), offsets.crc()});
+      doc_files.push_back({kDocIdsFile, ids_file->bytes(), ids_file->crc()});
+      FileWriter lengths(path(kDocLengthsFile));
+      lengths.write_array(doc_lengths.data(), doc_lengths.size());
+      lengths.close();
+      doc_files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
+    } else {
+      stats.term_ranges =
+          merge_runs(sources, options.positions, out, bases, threads, options.memory_budget);
+      postings_files = out.close(threads);
+    }
+  });
+  for (auto* files : {&doc_files, &postings_files}) {
+    for (FileInfo& f : *files) stats.files.push_back(std::move(f));
+  }
   sources.clear();
   dict.clear();  // the last run's memory goes back before the vectors take theirs
   std::vector<TermBuffer>().swap(buffers);
