@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 #include "core/errors.hpp"
 #include "core/files.hpp"
@@ -399,12 +401,14 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.runs = static_cast<uint32_t>(run_files.size());
   stats.peak_memory = peak_memory;
 
-  // The documents' files are written (and fsynced) beside the postings' merge.
-  std::vector<FileInfo> doc_files, postings_files;
+  // The documents' files are written (and fsynced) on a thread of their own (mostly waiting
+  // for the disk) beside the postings' merge, which runs on this one and the builder's threads.
   BlockWriter out(dir, *docid_codec, *freq_codec, options.positions, options.bm25,
                   doc_lengths.data(), doc_lengths.size(), total_tokens);
-  core::parallel_for(2, std::min(threads, 2u), [&](size_t task) {
-    if (task == 0) {
+  std::vector<FileInfo> doc_files, postings_files;
+  std::exception_ptr doc_error;
+  auto write_doc_files = [&] {
+    try {
       ids_file->close();
       FileWriter offsets(path(kDocIdOffsetsFile));
       offsets.write_array(id_offsets.data(), id_offsets.size());
@@ -415,12 +419,26 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
       lengths.write_array(doc_lengths.data(), doc_lengths.size());
       lengths.close();
       doc_files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
-    } else {
-      stats.term_ranges =
-          merge_runs(sources, options.positions, out, bases, threads, options.memory_budget);
-      postings_files = out.close(threads);
+    } catch (...) {
+      doc_error = std::current_exception();
     }
-  });
+  };
+  std::thread doc_thread;
+  if (threads > 1) {
+    doc_thread = std::thread(write_doc_files);
+  } else {
+    write_doc_files();
+  }
+  try {
+    stats.term_ranges =
+        merge_runs(sources, options.positions, out, bases, threads, options.memory_budget);
+    postings_files = out.close(threads);
+  } catch (...) {
+    if (doc_thread.joinable()) doc_thread.join();
+    throw;
+  }
+  if (doc_thread.joinable()) doc_thread.join();
+  if (doc_error) std::rethrow_exception(doc_error);
   for (auto* files : {&doc_files, &postings_files}) {
     for (FileInfo& f : *files) stats.files.push_back(std::move(f));
   }
@@ -573,12 +591,18 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
     throw std::logic_error("IndexBuilder::merge_parts: the target must be new");
   }
   s.finished = true;
+  for (IndexBuilder* part : parts) {
+    if (part->m->finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
+  }
+  // Each part's runs: its spilled ones opened, its last one sorted, the parts on the threads.
+  std::vector<std::vector<std::unique_ptr<RunSource>>> part_sources(parts.size());
+  core::parallel_for(parts.size(), s.threads,
+                     [&](size_t k) { parts[k]->m->run_sources(part_sources[k]); });
   std::vector<std::unique_ptr<RunSource>> sources;
   std::vector<uint32_t> bases;
   size_t runs = 0;
-  for (IndexBuilder* part : parts) {
-    State& p = *part->m;
-    if (p.finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
+  for (size_t k = 0; k < parts.size(); ++k) {
+    State& p = *parts[k]->m;
     p.finished = true;
     const uint64_t base = s.doc_lengths.size();
     if (base + p.doc_lengths.size() > kMaxDocs) {
@@ -600,7 +624,7 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
     s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
     s.peak_memory += p.peak_memory;  // the parts held their memory at once
     runs += p.run_files.size();
-    p.run_sources(sources);
+    for (auto& source : part_sources[k]) sources.push_back(std::move(source));
     bases.resize(sources.size(), static_cast<uint32_t>(base));
   }
   BuildStats stats = s.write_index(std::move(sources), bases);
