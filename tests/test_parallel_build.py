@@ -136,6 +136,104 @@ def test_batches_and_files_mix_in_order(tmp_path, monkeypatch):
                         assert np.array_equal(x, y), term
 
 
+# --- the commit merges and encodes the postings by term ranges, on the threads ------------
+# Tokens of consonants only (no 's' or 'y'): the default analyzer keeps them as they are, so
+# the reference postings are those of a plain split.
+CONSONANTS = "bcdfghjklmnpqrtvwxz"
+
+
+def _core_build(directory: Path, docs, threads: int, budget: int, positions=False):
+    """The index files and stats of a builder fed `docs` in batches of 50 (each batch may spill
+    a run under a small budget)."""
+    directory.mkdir()
+    b = _core.index.IndexBuilder(directory=str(directory), analyzer={}, docid_codec="bp128",
+                                 freq_codec="bp128", positions=positions, vectors=False,
+                                 threads=threads, memory_budget=budget, k1=0.9, b=0.4)
+    for lo in range(0, len(docs), 50):
+        batch = docs[lo:lo + 50]
+        assert b.add_batch([d for d, _ in batch], [t for _, t in batch]) is None
+    stats = b.finish()
+    return _files(directory), stats
+
+
+def _reference_postings(docs) -> dict:
+    """term -> (docids, tfs) of a plain whitespace split."""
+    out: dict = {}
+    for docid, (_, text) in enumerate(docs):
+        counts: dict = {}
+        for token in text.split():
+            counts[token] = counts.get(token, 0) + 1
+        for token, tf in counts.items():
+            out.setdefault(token, ([], []))
+            out[token][0].append(docid)
+            out[token][1].append(tf)
+    return out
+
+
+def _check_postings(index, docs) -> None:
+    want = _reference_postings(docs)
+    assert sorted(index.terms()) == sorted(want)
+    for term, (docids, tfs) in want.items():
+        got = index.postings(term)
+        assert got[0].tolist() == docids and got[1].tolist() == tfs, term
+
+
+@pytest.mark.parametrize("budget", [1 << 30, 4096])
+def test_commit_ranges_one_huge_term(tmp_path, budget):
+    # "zz" is in every document and holds most of the postings: one range gets it whole.
+    docs = [(f"d{i}", "zz " * (1 + i % 3) + " ".join(
+        CONSONANTS[(i * 7 + k) % 19] + CONSONANTS[(i + k) % 19] for k in range(i % 4)))
+        for i in range(3000)]
+    want, stats = _core_build(tmp_path / "t1", docs, 1, budget, positions=True)
+    assert stats["term_ranges"] == 1
+    if budget < 1 << 20:
+        assert stats["runs"] > 1
+    for threads in (2, 3, 4):
+        got, stats = _core_build(tmp_path / f"t{threads}", docs, threads, budget, positions=True)
+        assert got == want, threads
+        assert stats["term_ranges"] > 1
+        if budget < 1 << 20:  # ranges of at most budget / (2 threads) run bytes
+            assert stats["term_ranges"] > 2 * threads
+    _check_postings(build_index(docs, tmp_path / "index", threads=3, memory_budget="64KB"), docs)
+
+
+@pytest.mark.parametrize("n_terms", [1, 2, 3])
+def test_commit_ranges_fewer_terms_than_threads(tmp_path, n_terms):
+    docs = [(f"d{i}", " ".join(["bc", "df", "gh"][k] for k in range(n_terms) if (i + k) % 2 == 0
+                               or k == 0)) for i in range(500)]
+    want, _ = _core_build(tmp_path / "t1", docs, 1, 1 << 30)
+    for threads in (2, 4):
+        got, stats = _core_build(tmp_path / f"t{threads}", docs, threads, 1 << 30)
+        assert got == want, threads
+        assert 1 <= stats["term_ranges"] <= n_terms
+    # No documents at all, and documents without a term.
+    empty, stats = _core_build(tmp_path / "empty4", [], 4, 1 << 30)
+    assert empty == _core_build(tmp_path / "empty1", [], 1, 1 << 30)[0]
+    blank = [(f"b{i}", "") for i in range(10)]
+    assert _core_build(tmp_path / "blank4", blank, 4, 4096)[0] == \
+        _core_build(tmp_path / "blank1", blank, 1, 4096)[0]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.text(CONSONANTS, min_size=2, max_size=3), min_size=1, max_size=40,
+                      unique=True),
+       picks=st.lists(st.lists(st.integers(0, 39), max_size=12), min_size=1, max_size=80),
+       threads=st.integers(2, 4), budget=st.sampled_from([4096, 1 << 30]),
+       positions=st.booleans())
+def test_commit_ranges_on_generated_corpora(tmp_path_factory, words, picks, threads, budget,
+                                            positions):
+    # Range boundaries fall anywhere: between terms of one run, on terms only some runs hold.
+    docs = [(f"d{i}", " ".join(words[p % len(words)] for p in pick))
+            for i, pick in enumerate(picks)]
+    base = tmp_path_factory.mktemp("ranges")
+    want, _ = _core_build(base / "t1", docs, 1, budget, positions)
+    got, _ = _core_build(base / "tn", docs, threads, budget, positions)
+    assert got == want
+    _check_postings(build_index(docs, base / "index", threads=threads, memory_budget="64KB",
+                                positions=positions), docs)
+
+
 def test_parsers_of_this_build(monkeypatch, tmp_path):
     assert PARSERS[0] == "strict" and set(PARSERS) <= {"strict", "simdjson"}
     with pytest.raises(ValueError, match="parser must be one of JSONL_PARSERS"):

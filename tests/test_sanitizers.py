@@ -1,7 +1,8 @@
 """Build the kernels with AddressSanitizer + UndefinedBehaviorSanitizer (the MIRKIT_SANITIZE
 CMake option) and run the C++ drivers in cpp/tests: the fuzzer over every codec at every SIMD
-level, the guard-page test of the vbyte decoders, the tokenizer/stemmer fuzzer, and the HNSW
-fuzzer (parallel builds, filtered searches, imports of damaged graphs)."""
+level, the guard-page test of the vbyte decoders, the tokenizer/stemmer fuzzer, the HNSW
+fuzzer (parallel builds, filtered searches, imports of damaged graphs) and the JSON Lines
+readers' fuzzer (generated records, hostile and damaged lines, both parsers)."""
 
 import os
 import shutil
@@ -64,6 +65,10 @@ def test_fuzz_analysis_under_asan_ubsan(sanitized_build):
 
 def test_fuzz_hnsw_under_asan_ubsan(sanitized_build):
     _run_fuzzer(sanitized_build, "fuzz_hnsw", 150, "hnsw: ok")
+
+
+def test_fuzz_jsonl_under_asan_ubsan(sanitized_build):
+    _run_fuzzer(sanitized_build, "fuzz_jsonl", 3000, "jsonl: ok")
 
 
 def test_sanitizer_catches_an_out_of_bounds_read(sanitized_build, tmp_path):

@@ -88,6 +88,7 @@ py::dict stats_dict(const index::BuildStats& s) {
   d["total_tokens"] = s.total_tokens;
   d["max_doc_length"] = s.max_doc_length;
   d["runs"] = s.runs;
+  d["term_ranges"] = s.term_ranges;
   d["peak_memory"] = s.peak_memory;
   d["files"] = file_list(s.files);
   return d;

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstring>
 #include <functional>
+#include <stdexcept>
+#include <utility>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "index/term_hash.hpp"
 
 namespace mirkit::index {
@@ -23,6 +27,35 @@ std::string in_dir(const std::string& dir, const char* name) {
 BlockWriter::BlockWriter(const std::string& dir, const codecs::Codec& docid_codec,
                          const codecs::Codec& freq_codec, bool positions, const Bm25Params& bm25,
                          const uint32_t* doc_lengths, size_t n_docs, uint64_t total_tokens)
+    : BlockWriter(docid_codec, freq_codec, positions, bm25, doc_lengths, n_docs, total_tokens) {
+  m_in_memory = false;
+  const std::pair<OutStream*, const char*> files[] = {
+      {&m_terms, kTermsFile},
+      {&m_term_offsets, kTermOffsetsFile},
+      {&m_term_df, kTermDfFile},
+      {&m_term_cf, kTermCfFile},
+      {&m_term_blocks, kTermBlocksFile},
+      {&m_term_max_score, kTermMaxScoreFile},
+      {&m_block_last_docid, kBlockLastDocidFile},
+      {&m_block_docs_end, kBlockDocsEndFile},
+      {&m_block_freqs_end, kBlockFreqsEndFile},
+      {&m_block_max_score, kBlockMaxScoreFile},
+      {&m_docids, kDocidsFile},
+      {&m_freqs, kFreqsFile},
+      {&m_thresholds, kThresholdFile},
+      {&m_term_hash, kTermHashFile}};
+  for (const auto& [stream, name] : files) stream->open(in_dir(dir, name));
+  if (positions) {
+    m_positions.open(in_dir(dir, kPositionsFile));
+    m_block_positions_end.open(in_dir(dir, kBlockPositionsEndFile));
+  }
+  m_term_offsets.put<uint64_t>(0);
+  m_term_blocks.put<uint64_t>(0);
+}
+
+BlockWriter::BlockWriter(const codecs::Codec& docid_codec, const codecs::Codec& freq_codec,
+                         bool positions, const Bm25Params& bm25, const uint32_t* doc_lengths,
+                         size_t n_docs, uint64_t total_tokens)
     : m_with_positions(positions),
       m_bm25(bm25),
       m_docs_codec(docid_codec),
@@ -30,29 +63,10 @@ BlockWriter::BlockWriter(const std::string& dir, const codecs::Codec& docid_code
       m_freq_coding(freq_coding(freq_codec)),
       m_doc_lengths(doc_lengths),
       m_n_docs(n_docs),
+      m_total_tokens(total_tokens),
       m_avg_length(n_docs == 0 || total_tokens == 0 ? 1.0
                                                     : static_cast<double>(total_tokens) / n_docs),
-      m_terms(in_dir(dir, kTermsFile)),
-      m_term_offsets(in_dir(dir, kTermOffsetsFile)),
-      m_term_df(in_dir(dir, kTermDfFile)),
-      m_term_cf(in_dir(dir, kTermCfFile)),
-      m_term_blocks(in_dir(dir, kTermBlocksFile)),
-      m_term_max_score(in_dir(dir, kTermMaxScoreFile)),
-      m_block_last_docid(in_dir(dir, kBlockLastDocidFile)),
-      m_block_docs_end(in_dir(dir, kBlockDocsEndFile)),
-      m_block_freqs_end(in_dir(dir, kBlockFreqsEndFile)),
-      m_block_max_score(in_dir(dir, kBlockMaxScoreFile)),
-      m_docids(in_dir(dir, kDocidsFile)),
-      m_freqs(in_dir(dir, kFreqsFile)),
-      m_thresholds(in_dir(dir, kThresholdFile)),
-      m_term_hash(in_dir(dir, kTermHashFile)) {
-  if (positions) {
-    m_positions = std::make_unique<FileWriter>(in_dir(dir, kPositionsFile));
-    m_block_positions_end = std::make_unique<FileWriter>(in_dir(dir, kBlockPositionsEndFile));
-  }
-  m_term_offsets.put<uint64_t>(0);
-  m_term_blocks.put<uint64_t>(0);
-}
+      m_in_memory(true) {}
 
 void BlockWriter::begin_term(std::string_view term, uint64_t df) {
   if (m_n_terms > 0 && !(m_last_term < term)) {
@@ -61,7 +75,9 @@ void BlockWriter::begin_term(std::string_view term, uint64_t df) {
   if (df == 0 || df > m_n_docs) {
     core::fail_value("BlockWriter: term '", term, "' has df ", df, ", expected 1 to ", m_n_docs);
   }
+  if (m_n_terms == 0) m_first_term.assign(term);
   m_last_term.assign(term);
+  m_in_term = true;
   m_terms.write(term.data(), term.size());
   m_term_offsets.put<uint64_t>(m_terms.bytes());
   m_term_hashes.push_back(term_hash(term));
@@ -109,25 +125,90 @@ void BlockWriter::end_term() {
     m_thresholds.put<float>(r <= m_top.size() ? float_lower_bound(m_top[r - 1]) : 0.0f);
   }
   m_top.clear();
+  m_in_term = false;
 }
 
-std::vector<FileInfo> BlockWriter::close() {
+namespace {
+
+// Appends the uint64 values of `from` to `to`, each plus `shift`.
+void append_shifted(OutStream& to, const std::vector<uint8_t>& from, uint64_t shift) {
+  uint64_t chunk[512];
+  for (size_t at = 0; at < from.size();) {
+    const size_t n = std::min(sizeof(chunk), from.size() - at);
+    std::memcpy(chunk, from.data() + at, n);
+    for (size_t i = 0; i < n / sizeof(uint64_t); ++i) chunk[i] += shift;
+    to.write(chunk, n);
+    at += n;
+  }
+}
+
+}  // namespace
+
+void BlockWriter::append(BlockWriter& r) {
+  if (!r.m_in_memory || r.m_in_term) {
+    throw std::logic_error("BlockWriter::append: not a finished memory writer");
+  }
+  if (m_in_term) throw std::logic_error("BlockWriter::append: inside a term");
+  if (r.m_n_terms == 0) return;
+  if (m_n_terms > 0 && !(m_last_term < r.m_first_term)) {
+    core::fail_value("BlockWriter: term '", r.m_first_term, "' does not follow '", m_last_term,
+                     "'");
+  }
+  // Offsets into the byte streams and block numbers count from the range's start.
+  append_shifted(m_term_offsets, r.m_term_offsets.memory(), m_terms.bytes());
+  append_shifted(m_term_blocks, r.m_term_blocks.memory(), m_n_blocks);
+  append_shifted(m_block_docs_end, r.m_block_docs_end.memory(), m_docids.bytes());
+  append_shifted(m_block_freqs_end, r.m_block_freqs_end.memory(), m_freqs.bytes());
+  if (m_with_positions) {
+    append_shifted(m_block_positions_end, r.m_block_positions_end.memory(), m_positions.bytes());
+  }
+  for (OutStream* s : {&r.m_term_offsets, &r.m_term_blocks, &r.m_block_docs_end,
+                       &r.m_block_freqs_end, &r.m_block_positions_end}) {
+    s->release();
+  }
+  const std::pair<OutStream*, OutStream*> same[] = {
+      {&m_terms, &r.m_terms},
+      {&m_term_df, &r.m_term_df},
+      {&m_term_cf, &r.m_term_cf},
+      {&m_term_max_score, &r.m_term_max_score},
+      {&m_thresholds, &r.m_thresholds},
+      {&m_block_last_docid, &r.m_block_last_docid},
+      {&m_block_max_score, &r.m_block_max_score},
+      {&m_docids, &r.m_docids},
+      {&m_freqs, &r.m_freqs},
+      {&m_positions, &r.m_positions}};
+  for (const auto& [to, from] : same) {
+    if (!from->memory().empty()) to->write(from->memory().data(), from->memory().size());
+    from->release();
+  }
+  m_term_hashes.insert(m_term_hashes.end(), r.m_term_hashes.begin(), r.m_term_hashes.end());
+  std::vector<uint64_t>().swap(r.m_term_hashes);
+  m_last_term = r.m_last_term;
+  if (m_n_terms == 0) m_first_term = r.m_first_term;
+  m_n_terms += r.m_n_terms;
+  m_n_blocks += r.m_n_blocks;
+  m_n_postings += r.m_n_postings;
+}
+
+std::vector<FileInfo> BlockWriter::close(unsigned threads) {
+  if (m_in_memory) throw std::logic_error("BlockWriter::close: a memory writer has no files");
   const std::vector<TermSlot> table =
       build_term_table(m_term_hashes.size(), [&](uint32_t t) { return m_term_hashes[t]; });
   m_term_hash.write(table.data(), table.size() * sizeof(TermSlot));
-  std::vector<FileWriter*> files = {&m_terms,           &m_term_offsets,   &m_term_df,
-                                    &m_term_cf,         &m_term_blocks,    &m_term_max_score,
-                                    &m_block_last_docid, &m_block_docs_end, &m_block_freqs_end,
-                                    &m_block_max_score, &m_docids,         &m_freqs};
+  std::vector<OutStream*> streams = {&m_terms,           &m_term_offsets,   &m_term_df,
+                                     &m_term_cf,         &m_term_blocks,    &m_term_max_score,
+                                     &m_block_last_docid, &m_block_docs_end, &m_block_freqs_end,
+                                     &m_block_max_score, &m_docids,         &m_freqs};
   if (m_with_positions) {
-    files.push_back(m_positions.get());
-    files.push_back(m_block_positions_end.get());
+    streams.push_back(&m_positions);
+    streams.push_back(&m_block_positions_end);
   }
-  files.push_back(&m_thresholds);
-  files.push_back(&m_term_hash);
+  streams.push_back(&m_thresholds);
+  streams.push_back(&m_term_hash);
+  core::parallel_for(streams.size(), threads, [&](size_t k) { streams[k]->file()->close(); });
   std::vector<FileInfo> info;
-  for (FileWriter* f : files) {
-    f->close();
+  for (OutStream* s : streams) {
+    const FileWriter* f = s->file();
     info.push_back({fs::path(f->path()).filename().string(), f->bytes(), f->crc()});
   }
   return info;
@@ -181,8 +262,8 @@ void BlockWriter::flush_block() {
   m_block_max_score.put<float>(float_upper_bound(block_max));
   m_block_last_docid.put<uint32_t>(m_block_docids[m_n - 1]);
   if (m_with_positions) {
-    m_positions->write(m_position_bytes.data(), m_position_bytes.size());
-    m_block_positions_end->put<uint64_t>(m_positions->bytes());
+    m_positions.write(m_position_bytes.data(), m_position_bytes.size());
+    m_block_positions_end.put<uint64_t>(m_positions.bytes());
     m_position_bytes.clear();
   }
   m_prev_last = m_block_docids[m_n - 1];

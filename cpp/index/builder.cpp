@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 #include "core/errors.hpp"
 #include "core/files.hpp"
@@ -74,25 +76,26 @@ struct Worker {
 // The current run, from memory (spilled runs are read by FileRunSource).
 class MemoryRunSource : public RunSource {
  public:
+  // order: the run's term ids sorted by term; those of df 0 (entered the dictionary in a batch
+  // that failed) are left out.
   MemoryRunSource(const StringMap& dict, const std::vector<TermBuffer>& buffers,
                   std::vector<uint32_t> order)
-      : m_dict(dict), m_buffers(buffers), m_order(std::move(order)) {}
-  bool next(RunEntry& e) override {
-    uint32_t t;
-    do {
-      if (m_i == m_order.size()) return false;
-      t = m_order[m_i++];
-    } while (m_buffers[t].df == 0);  // entered the dictionary in a batch that failed
+      : m_dict(dict), m_buffers(buffers), m_order(std::move(order)) {
+    m_order.erase(std::remove_if(m_order.begin(), m_order.end(),
+                                 [&](uint32_t t) { return m_buffers[t].df == 0; }),
+                  m_order.end());
+  }
+  size_t size() const override { return m_order.size(); }
+  RunEntry entry(size_t i) const override {
+    const uint32_t t = m_order[i];
     const TermBuffer& b = m_buffers[t];
-    e = RunEntry{m_dict.key(t), b.df, b.bytes.data(), b.bytes.size()};
-    return true;
+    return RunEntry{m_dict.key(t), b.df, b.bytes.data(), b.bytes.size()};
   }
 
  private:
   const StringMap& m_dict;
   const std::vector<TermBuffer>& m_buffers;
   std::vector<uint32_t> m_order;
-  size_t m_i = 0;
 };
 
 // A set of 64-bit id hashes (open addressing, load <= 1/2); 0 marks an empty slot.
@@ -425,23 +428,47 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.runs = static_cast<uint32_t>(run_files.size());
   stats.peak_memory = peak_memory;
 
-  ids_file->close();
-  {
-    FileWriter offsets(path(kDocIdOffsetsFile));
-    offsets.write_array(id_offsets.data(), id_offsets.size());
-    offsets.close();
-    stats.files.push_back({kDocIdOffsetsFile, offsets.bytes(), offsets.crc()});
-    stats.files.push_back({kDocIdsFile, ids_file->bytes(), ids_file->crc()});
-    FileWriter lengths(path(kDocLengthsFile));
-    lengths.write_array(doc_lengths.data(), doc_lengths.size());
-    lengths.close();
-    stats.files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
-  }
-
+  // The documents' files are written (and fsynced) on a thread of their own (mostly waiting
+  // for the disk) beside the postings' merge, which runs on this one and the builder's threads.
   BlockWriter out(dir, *docid_codec, *freq_codec, options.positions, options.bm25,
                   doc_lengths.data(), doc_lengths.size(), total_tokens);
-  merge_runs(sources, options.positions, out, bases);
-  for (FileInfo& f : out.close()) stats.files.push_back(std::move(f));
+  std::vector<FileInfo> doc_files, postings_files;
+  std::exception_ptr doc_error;
+  auto write_doc_files = [&] {
+    try {
+      ids_file->close();
+      FileWriter offsets(path(kDocIdOffsetsFile));
+      offsets.write_array(id_offsets.data(), id_offsets.size());
+      offsets.close();
+      doc_files.push_back({kDocIdOffsetsFile, offsets.bytes(), offsets.crc()});
+      doc_files.push_back({kDocIdsFile, ids_file->bytes(), ids_file->crc()});
+      FileWriter lengths(path(kDocLengthsFile));
+      lengths.write_array(doc_lengths.data(), doc_lengths.size());
+      lengths.close();
+      doc_files.push_back({kDocLengthsFile, lengths.bytes(), lengths.crc()});
+    } catch (...) {
+      doc_error = std::current_exception();
+    }
+  };
+  std::thread doc_thread;
+  if (threads > 1) {
+    doc_thread = std::thread(write_doc_files);
+  } else {
+    write_doc_files();
+  }
+  try {
+    stats.term_ranges =
+        merge_runs(sources, options.positions, out, bases, threads, options.memory_budget);
+    postings_files = out.close(threads);
+  } catch (...) {
+    if (doc_thread.joinable()) doc_thread.join();
+    throw;
+  }
+  if (doc_thread.joinable()) doc_thread.join();
+  if (doc_error) std::rethrow_exception(doc_error);
+  for (auto* files : {&doc_files, &postings_files}) {
+    for (FileInfo& f : *files) stats.files.push_back(std::move(f));
+  }
   sources.clear();
   dict.clear();  // the last run's memory goes back before the vectors take theirs
   std::vector<TermBuffer>().swap(buffers);
@@ -591,12 +618,18 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
     throw std::logic_error("IndexBuilder::merge_parts: the target must be new");
   }
   s.finished = true;
+  for (IndexBuilder* part : parts) {
+    if (part->m->finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
+  }
+  // Each part's runs: its spilled ones opened, its last one sorted, the parts on the threads.
+  std::vector<std::vector<std::unique_ptr<RunSource>>> part_sources(parts.size());
+  core::parallel_for(parts.size(), s.threads,
+                     [&](size_t k) { parts[k]->m->run_sources(part_sources[k]); });
   std::vector<std::unique_ptr<RunSource>> sources;
   std::vector<uint32_t> bases;
   size_t runs = 0;
-  for (IndexBuilder* part : parts) {
-    State& p = *part->m;
-    if (p.finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
+  for (size_t k = 0; k < parts.size(); ++k) {
+    State& p = *parts[k]->m;
     p.finished = true;
     const uint64_t base = s.doc_lengths.size();
     if (base + p.doc_lengths.size() > kMaxDocs) {
@@ -618,7 +651,7 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
     s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
     s.peak_memory += p.peak_memory;  // the parts held their memory at once
     runs += p.run_files.size();
-    p.run_sources(sources);
+    for (auto& source : part_sources[k]) sources.push_back(std::move(source));
     bases.resize(sources.size(), static_cast<uint32_t>(base));
   }
   BuildStats stats = s.write_index(std::move(sources), bases);

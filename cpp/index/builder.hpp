@@ -51,6 +51,7 @@ struct BuildStats {
   uint64_t total_tokens = 0;  // indexed tokens (sum of document lengths)
   uint32_t max_doc_length = 0;
   uint32_t runs = 0;            // runs spilled to disk (0: everything fit the budget)
+  uint64_t term_ranges = 0;     // term ranges the postings were merged in (merge_runs)
   uint64_t peak_memory = 0;     // peak of the budgeted structures, bytes
   std::vector<FileInfo> files;  // every file written, in a fixed order
 };

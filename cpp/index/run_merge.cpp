@@ -1,7 +1,12 @@
 #include "index/run_merge.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <queue>
 #include <stdexcept>
+#include <utility>
+
+#include "core/parallel.hpp"
 
 namespace mirkit::index {
 
@@ -15,26 +20,40 @@ void write_run_entry(core::FileWriter& out, const RunEntry& e) {
   out.write(e.data, e.size);
 }
 
-FileRunSource::FileRunSource(const std::string& path) : m_file(path), m_p(m_file.data()) {}
+namespace {
 
-bool FileRunSource::next(RunEntry& e) {
-  const uint8_t* end = m_file.data() + m_file.size();
-  if (m_p == end) return false;
+// The entry whose header starts at p (end: the file's end), or nullptr when it is truncated.
+const uint8_t* read_entry(const uint8_t* p, const uint8_t* end, RunEntry& e) {
   uint32_t len = 0, df = 0, size = 0;
-  const uint8_t* p = core::get_varint(m_p, end, len);
-  if (p && static_cast<size_t>(end - p) >= len) {
-    e.term = std::string_view(reinterpret_cast<const char*>(p), len);
-    p = core::get_varint(p + len, end, df);
-    if (p) p = core::get_varint(p, end, size);
-    if (p && static_cast<size_t>(end - p) >= size) {
-      e.df = df;
-      e.data = p;
-      e.size = size;
-      m_p = p + size;
-      return true;
-    }
+  p = core::get_varint(p, end, len);
+  if (!p || static_cast<size_t>(end - p) < len) return nullptr;
+  e.term = std::string_view(reinterpret_cast<const char*>(p), len);
+  p = core::get_varint(p + len, end, df);
+  if (p) p = core::get_varint(p, end, size);
+  if (!p || static_cast<size_t>(end - p) < size) return nullptr;
+  e.df = df;
+  e.data = p;
+  e.size = size;
+  return p + size;
+}
+
+}  // namespace
+
+FileRunSource::FileRunSource(const std::string& path) : m_file(path) {
+  const uint8_t* begin = m_file.data();
+  const uint8_t* end = begin + m_file.size();
+  RunEntry e;
+  for (const uint8_t* p = begin; p != end;) {
+    m_offsets.push_back(static_cast<uint64_t>(p - begin));
+    p = read_entry(p, end, e);
+    if (!p) throw std::runtime_error("run file " + m_file.path() + " is truncated");
   }
-  throw std::runtime_error("run file " + m_file.path() + " is truncated");
+}
+
+RunEntry FileRunSource::entry(size_t i) const {
+  RunEntry e;
+  read_entry(m_file.data() + m_offsets[i], m_file.data() + m_file.size(), e);  // checked above
+  return e;
 }
 
 namespace {
@@ -67,18 +86,30 @@ void replay(const RunEntry& e, uint32_t base, bool positions, BlockWriter& out,
 
 }  // namespace
 
-void merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
-                BlockWriter& out, const std::vector<uint32_t>& bases) {
+namespace {
+
+// Entries [at, end) of one source, its docids shifted by base.
+struct Cursor {
+  const RunSource* source;
+  size_t at, end;
+  uint32_t base;
+};
+
+// The k-way merge by term of the cursors' entries into out; equal terms come out in cursor
+// order, which is docid order.
+void merge_range(std::vector<Cursor> cursors, bool positions, BlockWriter& out) {
   std::vector<uint32_t> pos;
-  // k-way merge by term; equal terms come out in run order, which is docid order.
-  std::vector<RunEntry> heads(sources.size());
+  std::vector<RunEntry> heads(cursors.size());
   auto later = [&](size_t a, size_t b) {
     return heads[a].term != heads[b].term ? heads[a].term > heads[b].term : a > b;
   };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
-  for (size_t s = 0; s < sources.size(); ++s) {
-    if (sources[s]->next(heads[s])) heap.push(s);
-  }
+  auto advance = [&](size_t c) {
+    if (cursors[c].at == cursors[c].end) return;
+    heads[c] = cursors[c].source->entry(cursors[c].at++);
+    heap.push(c);
+  };
+  for (size_t c = 0; c < cursors.size(); ++c) advance(c);
   std::vector<size_t> same;
   while (!heap.empty()) {
     same.clear();
@@ -90,12 +121,117 @@ void merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool pos
       heap.pop();
     }
     out.begin_term(term, df);
-    for (size_t s : same) replay(heads[s], bases.empty() ? 0 : bases[s], positions, out, pos);
+    for (size_t c : same) replay(heads[c], cursors[c].base, positions, out, pos);
     out.end_term();
-    for (size_t s : same) {
-      if (sources[s]->next(heads[s])) heap.push(s);
+    for (size_t c : same) advance(c);
+  }
+}
+
+// The first entry of source s whose term is not below `term`.
+size_t lower_bound(const RunSource& s, std::string_view term) {
+  size_t lo = 0, hi = s.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (s.entry(mid).term < term) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
     }
   }
+  return lo;
+}
+
+}  // namespace
+
+std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource>>& sources,
+                                     size_t n_ranges) {
+  if (n_ranges <= 1) return {};
+  // Every source's volume (postings bytes), then about 16 samples a range in all, each
+  // weighing the volume since the source's previous sample.
+  std::vector<uint64_t> volume(sources.size(), 0);
+  uint64_t total = 0;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    for (size_t i = 0; i < sources[s]->size(); ++i) volume[s] += sources[s]->entry(i).size + 1;
+    total += volume[s];
+  }
+  if (total == 0) return {};
+  const uint64_t step = std::max<uint64_t>(1, total / (16 * n_ranges));
+  std::vector<std::pair<std::string_view, uint64_t>> samples;
+  for (const auto& source : sources) {
+    uint64_t weight = 0;
+    for (size_t i = 0; i < source->size(); ++i) {
+      const RunEntry e = source->entry(i);
+      weight += e.size + 1;
+      if (weight >= step || i + 1 == source->size()) {
+        samples.emplace_back(e.term, weight);
+        weight = 0;
+      }
+    }
+  }
+  std::sort(samples.begin(), samples.end());
+  // A range ends before the sample at which the running volume passes its share.
+  std::vector<std::string> splits;
+  uint64_t running = 0;
+  for (const auto& [term, weight] : samples) {
+    if (splits.size() + 1 == n_ranges) break;
+    if (running >= total * (splits.size() + 1) / n_ranges &&
+        (splits.empty() ? running > 0 : splits.back() < term)) {
+      splits.emplace_back(term);
+    }
+    running += weight;
+  }
+  return splits;
+}
+
+size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
+                  BlockWriter& out, const std::vector<uint32_t>& bases, unsigned threads,
+                  size_t memory_budget) {
+  auto cursors_between = [&](std::string_view lo, std::string_view hi, bool first, bool last) {
+    std::vector<Cursor> cursors;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      const size_t begin = first ? 0 : lower_bound(*sources[s], lo);
+      const size_t end = last ? sources[s]->size() : lower_bound(*sources[s], hi);
+      cursors.push_back({sources[s].get(), begin, end, bases.empty() ? 0 : bases[s]});
+    }
+    return cursors;
+  };
+  threads = core::resolve_threads(threads);
+  if (threads <= 1) {
+    merge_range(cursors_between({}, {}, true, true), positions, out);
+    return 1;
+  }
+  // Ranges: two a thread, more when a range's postings would pass budget / (2 threads).
+  uint64_t bytes = 0;
+  for (const auto& source : sources) {
+    for (size_t i = 0; i < source->size(); ++i) bytes += source->entry(i).size;
+  }
+  const uint64_t range_cap = std::max<uint64_t>(memory_budget / (2 * threads), 1);
+  const size_t n_ranges = static_cast<size_t>(std::min<uint64_t>(
+      std::max<uint64_t>(2 * threads, (bytes + range_cap - 1) / range_cap), 1 << 16));
+  const std::vector<std::string> splits = split_terms(sources, n_ranges);
+  const size_t n = splits.size() + 1;
+  if (n == 1) {
+    merge_range(cursors_between({}, {}, true, true), positions, out);
+    return 1;
+  }
+  // Each range into memory; the finished ones are appended in order, by whichever thread
+  // finishes the one the next append waits for.
+  std::vector<std::unique_ptr<BlockWriter>> done(n);
+  size_t next_append = 0;
+  std::mutex append_mutex;
+  core::parallel_for(n, threads, [&](size_t r) {
+    auto range = out.range_writer();
+    merge_range(cursors_between(r ? splits[r - 1] : std::string_view(),
+                                r + 1 < n ? splits[r] : std::string_view(), r == 0, r + 1 == n),
+                positions, *range);
+    std::lock_guard<std::mutex> lock(append_mutex);
+    done[r] = std::move(range);
+    while (next_append < n && done[next_append]) {
+      out.append(*done[next_append]);
+      done[next_append++].reset();
+    }
+  });
+  return n;
 }
 
 }  // namespace mirkit::index

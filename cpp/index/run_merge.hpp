@@ -27,32 +27,50 @@ struct RunEntry {
   size_t size;
 };
 
+// A sorted run, read by entry number (the merge on several threads starts each term range at
+// its first entry, found by binary search).
 class RunSource {
  public:
   virtual ~RunSource() = default;
-  // The next entry (valid until the following call); false at the end of the run.
-  virtual bool next(RunEntry& entry) = 0;
+  virtual size_t size() const = 0;
+  // Entry i < size(), in term order; valid as long as the source.
+  virtual RunEntry entry(size_t i) const = 0;
 };
 
 // Appends one entry to a run file: varint term length, the term, varint df, varint size, data.
 void write_run_entry(core::FileWriter& out, const RunEntry& entry);
 
-// A run file written by write_run_entry, memory-mapped.
+// A run file written by write_run_entry, memory-mapped; the constructor reads every entry's
+// header (8 bytes of memory an entry), so a truncated file is refused at once.
 class FileRunSource : public RunSource {
  public:
   explicit FileRunSource(const std::string& path);
-  bool next(RunEntry& entry) override;
+  size_t size() const override { return m_offsets.size(); }
+  RunEntry entry(size_t i) const override;
 
  private:
   core::MappedFile m_file;
-  const uint8_t* m_p;
+  std::vector<uint64_t> m_offsets;  // of each entry's header
 };
 
 // Merges the runs term by term into `out`: each term once, with the summed df and the postings
 // of every run that has it, in the order of `sources` (which must be docid order). The docids
 // of sources[s] are shifted by bases[s] when `bases` is given (runs of index parts numbered
 // from 0 each, merged in collection order).
-void merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
-                BlockWriter& out, const std::vector<uint32_t>& bases = {});
+//
+// With threads > 1 the term space is cut into ranges of about equal postings bytes (from a
+// sample of every run's entries), at least two per thread and more when the runs hold more
+// than memory_budget / (2 threads) bytes a range; each range is merged and encoded into memory
+// by one thread (a BlockWriter without files) and appended to `out` in term order as soon as
+// the ranges before it are, so about one range per thread is held at a time. The files are the
+// same as with one thread. Returns the number of term ranges (1: merged on this thread).
+size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
+                  BlockWriter& out, const std::vector<uint32_t>& bases = {},
+                  unsigned threads = 1, size_t memory_budget = SIZE_MAX);
+
+// The term ranges merge_runs uses: the first term of each range but the first, strictly
+// increasing, at most n_ranges - 1 of them (fewer when the runs have fewer distinct terms).
+std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource>>& sources,
+                                     size_t n_ranges);
 
 }  // namespace mirkit::index
