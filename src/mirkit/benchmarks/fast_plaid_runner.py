@@ -37,7 +37,9 @@ def main(data_dir: str, out_path: str, threads: int = 1, sweep=SWEEP) -> None:
     queries = [torch.from_numpy(q_tok[q_off[i]:q_off[i + 1]]) for i in range(len(q_off) - 1)]
     import fast_plaid
 
-    result = {"fast_plaid_version": getattr(fast_plaid, "__version__", "?"),
+    from importlib.metadata import version
+
+    result = {"fast_plaid_version": getattr(fast_plaid, "__version__", version("fast-plaid")),
               "torch_version": torch.__version__, "threads": threads, "runs": []}
     for nbits in (2, 4):
         path = tempfile.mkdtemp(prefix=f"fast-plaid-{nbits}-")
