@@ -23,9 +23,9 @@ EXTENSION_DTYPES = {".bin": "uint8", ".u32": "uint32", ".u64": "uint64", ".f32":
 
 @pytest.fixture(scope="module")
 def full_index(tmp_path_factory):
-    """An index with every optional part: positions and document vectors."""
+    """An index with every optional part: positions, document vectors and word counts."""
     return build_index(DOCS, tmp_path_factory.mktemp("facts") / "idx", threads=1,
-                       positions=True, vectors=True)
+                       positions=True, vectors=True, word_counts=True)
 
 
 def _written(index) -> set:
@@ -56,7 +56,7 @@ def test_files_are_those_a_full_index_writes(full_index):
 def test_files_of_a_plain_index(tmp_path):
     index = build_index(DOCS, tmp_path / "idx", threads=1)
     assert {name for name, _, _, presence in _core.index.FILES
-            if presence not in ("positions", "vectors")} == _written(index)
+            if presence not in ("positions", "vectors", "word_counts")} == _written(index)
 
 
 def test_block_size_and_format_version(full_index):

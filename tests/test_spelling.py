@@ -1,7 +1,8 @@
 """Spelling correction (mirkit.search.spelling, mirkit.index.word_counts): the word and bigram
-counts every build writes against a plain Python count (Cranfield), their scaling under
-deletions and merges of a living index, the corrector against an exact Viterbi reference of
-the same model, hand-made corrections, correct="auto", and bad input."""
+counts a build with word_counts=True writes against a plain Python count (Cranfield), their
+scaling under deletions and merges of a living index, indexes without them (the default), the
+corrector against an exact Viterbi reference of the same model, hand-made corrections,
+correct="auto", and bad input."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ AERO = [
 
 @pytest.fixture(scope="module")
 def aero(tmp_path_factory):
-    return Searcher(build_index(AERO, tmp_path_factory.mktemp("aero") / "idx", threads=1))
+    return Searcher(build_index(AERO, tmp_path_factory.mktemp("aero") / "idx", threads=1,
+                                word_counts=True))
 
 
 def _counts(index) -> tuple:
@@ -49,9 +51,16 @@ def cranfield_counts(cranfield_docs):
     return ref.word_counts(text for _, text in cranfield_docs)
 
 
+@pytest.fixture(scope="module")
+def counted_cranfield(cranfield_docs, tmp_path_factory):
+    """Cranfield indexed with its word counts, on 1 thread."""
+    return build_index(cranfield_docs, tmp_path_factory.mktemp("cran") / "idx", threads=1,
+                       word_counts=True)
+
+
 def test_counts_equal_a_python_count_on_cranfield(tmp_path, cranfield_docs, cranfield_counts):
     # default analyzer: counted before stopwords and stemming; 3 threads merge workers' counts
-    index = build_index(cranfield_docs, tmp_path / "idx", threads=3)
+    index = build_index(cranfield_docs, tmp_path / "idx", threads=3, word_counts=True)
     uni, bi = _counts(index)
     want_uni, want_bi = cranfield_counts
     assert uni == dict(want_uni)
@@ -63,13 +72,13 @@ def test_counts_equal_a_python_count_on_cranfield(tmp_path, cranfield_docs, cran
 
 
 def test_counts_of_a_segmented_build_equal_one_build(tmp_path, cranfield_dir,
-                                                    cranfield_counts, cranfield_index):
+                                                    cranfield_counts, counted_cranfield):
     # merge=False: one segment per worker (a JSON Lines file is cut in two), each with its own
-    # counts; summed, they are those of one build (threads=1: cranfield_index)
+    # counts; summed, they are those of one build (threads=1: counted_cranfield)
     index = build_index(cranfield_dir / "docs.jsonl", tmp_path / "idx", threads=2,
-                        merge=False)
-    assert len(index.segments) == 2
-    assert _counts(index) == _counts(cranfield_index)
+                        merge=False, word_counts=True)
+    assert len(index.segments) == 2 and index.commit["settings"]["word_counts"] is True
+    assert _counts(index) == _counts(counted_cranfield)
     assert _counts(index)[0] == dict(cranfield_counts[0])
 
 
@@ -84,7 +93,8 @@ def test_deletions_and_merges_follow_the_live_documents(tmp_path):
             for i in range(60)}
     docs["only"] = "zeppelin zeppelin alpha"
     path = tmp_path / "idx"
-    with IndexWriter.open(path, analyzer=PLAIN, threads=1, merge_policy=None) as w:
+    with IndexWriter.open(path, analyzer=PLAIN, threads=1, merge_policy=None,
+                          word_counts=True) as w:
         items = list(docs.items())
         w.add_documents(items[:30])
         w.commit()
@@ -112,14 +122,72 @@ def test_deletions_and_merges_follow_the_live_documents(tmp_path):
     assert Searcher(merged).suggest("zepelin alpah", n=1)[0].query == "zepelin alpha"
 
 
-def test_an_index_without_counts_is_refused(tmp_path):
+NO_COUNTS = "no word counts: build the index with word_counts=True"
+
+
+def test_counts_are_off_by_default_and_change_nothing_else(tmp_path, aero):
+    # the default build writes no counts; its every file equals the counted build's
     index = build_index(AERO, tmp_path / "idx", threads=1)
-    manifest = json.loads((index.path / "manifest.json").read_text())
+    assert not any((index.path / name).exists() for name in WORD_COUNT_FILES)
+    counted = aero.index.manifest["files"]
+    assert set(counted) - set(index.manifest["files"]) == set(WORD_COUNT_FILES)
+    assert {n: f for n, f in counted.items() if n not in WORD_COUNT_FILES} \
+        == index.manifest["files"]
+    with pytest.raises(ValueError, match=NO_COUNTS):
+        Searcher(index).suggest("wing")
+    with pytest.raises(ValueError, match=NO_COUNTS):
+        Searcher(index).search("wnig", correct="auto")
+    # an index from before the counts (its manifest lists none) is refused the same way
+    manifest = json.loads((aero.index.path / "manifest.json").read_text())
     for name in WORD_COUNT_FILES:
         del manifest["files"][name]
-    (index.path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(ValueError, match="no word counts"):
-        Searcher(Index.open(index.path)).suggest("wing")
+    (tmp_path / "old").mkdir()
+    for f in aero.index.path.iterdir():
+        (tmp_path / "old" / f.name).write_bytes(f.read_bytes())
+    (tmp_path / "old" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=NO_COUNTS):
+        Searcher(Index.open(tmp_path / "old")).suggest("wing")
+    with pytest.raises(TypeError, match="word_counts must be a bool"):
+        IndexWriter(tmp_path / "bad", word_counts=1)
+
+
+def test_a_living_index_counts_as_it_was_created(tmp_path):
+    # new and merged segments count exactly when the index does; a merge of segments without
+    # counts writes none
+    items = [(f"d{i}", AERO[i % len(AERO)][1]) for i in range(12)]
+    for counts in (False, True):
+        path = tmp_path / f"live{counts}"
+        with IndexWriter.open(path, analyzer=PLAIN, threads=1, merge_policy=None,
+                              word_counts=counts) as w:
+            w.add_documents(items[:6])
+            w.commit()
+            w.add_documents(items[6:])
+            w.commit()
+            w.delete(["d0"])
+            w.commit()
+            w.merge(max_segments=1)
+        index = Index.open(path)
+        assert index.commit["settings"]["word_counts"] is counts
+        assert len(index.segments) == 1
+        files = index._segment(0).index.manifest["files"]
+        assert all((name in files) is counts for name in WORD_COUNT_FILES)
+        with pytest.raises(ValueError, match="apply only to a new index"):
+            IndexWriter.open(path, word_counts=True)
+        if counts:  # unstemmed, no stopwords: the unigrams of the live documents, exactly
+            assert _counts(index)[0] == _counts(build_index(
+                items[1:], tmp_path / "one", analyzer=PLAIN, threads=1, word_counts=True))[0]
+        else:
+            with pytest.raises(ValueError, match=NO_COUNTS):
+                Searcher(index).suggest("wing")
+    # an index built with counts keeps counting once a living index (its first segment)
+    path = tmp_path / "built"
+    build_index(items[:6], path, threads=1, word_counts=True)
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents(items[6:])
+    index = Index.open(path)
+    assert index.commit["settings"]["word_counts"] is True and len(index.segments) == 2
+    assert _counts(index) == _counts(build_index(items, tmp_path / "all", threads=1,
+                                                 word_counts=True))
 
 
 # -- the model against the exact reference ------------------------------------------------------
@@ -135,9 +203,9 @@ def test_log_scores_are_stupid_backoff(aero):
     assert model.count("layer") == uni["layer"] and model.bigram_count("flat", "plate") == 2
 
 
-def test_candidates_equal_a_brute_force_scan(cranfield_index):
-    model = Searcher(cranfield_index).spelling_corrector().model
-    uni, _ = _counts(cranfield_index)
+def test_candidates_equal_a_brute_force_scan(counted_cranfield):
+    model = Searcher(counted_cranfield).spelling_corrector().model
+    uni, _ = _counts(counted_cranfield)
     vocab = list(uni)
     rnd = random.Random(3)
     words = rnd.sample([w for w in vocab if len(w) >= 3], 60)
@@ -266,7 +334,22 @@ def test_doctests():
 def test_cli_suggest(tmp_path, capsys):
     from mirkit.cli import main
 
-    build_index(AERO, tmp_path / "idx", threads=1)
+    with open(tmp_path / "aero.jsonl", "w") as f:
+        for id, text in AERO:
+            print(json.dumps({"id": id, "text": text}), file=f)
+    assert main(["index", str(tmp_path / "aero.jsonl"), "-o", str(tmp_path / "plain"),
+                 "-q"]) == 0
+    assert main(["search", str(tmp_path / "plain"), "boundry layr", "--suggest"]) == 2
+    assert "(mirkit index --word-counts)" in capsys.readouterr().err
+    assert main(["index", str(tmp_path / "aero.jsonl"), "-o", str(tmp_path / "idx"), "-q",
+                 "--word-counts"]) == 0
+    # --append: a new living index takes --word-counts; an existing one without counts refuses it
+    assert main(["index", str(tmp_path / "aero.jsonl"), "-o", str(tmp_path / "live"), "-q",
+                 "--append", "--word-counts"]) == 0
+    assert Index.open(tmp_path / "live").commit["settings"]["word_counts"] is True
+    assert main(["index", str(tmp_path / "aero.jsonl"), "-o", str(tmp_path / "plain"), "-q",
+                 "--append", "--word-counts"]) == 2
+    assert "--word-counts: " in capsys.readouterr().err
     assert main(["search", str(tmp_path / "idx"), "boundry layr", "-k", "2", "--suggest"]) == 0
     out = capsys.readouterr().out
     assert "suggestion: boundary layer" in out

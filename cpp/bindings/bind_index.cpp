@@ -105,7 +105,8 @@ template <class Builder>
 std::unique_ptr<Builder> make_builder(std::string directory, const py::dict& analyzer,
                                       std::string docid_codec, std::string freq_codec,
                                       bool positions, bool vectors, unsigned threads,
-                                      size_t memory_budget, double k1, double b) {
+                                      size_t memory_budget, double k1, double b,
+                                      bool word_counts) {
   index::BuildOptions o;
   o.analyzer = analyzer_config(analyzer);
   o.docid_codec = std::move(docid_codec);
@@ -115,6 +116,7 @@ std::unique_ptr<Builder> make_builder(std::string directory, const py::dict& ana
   o.threads = threads;
   o.memory_budget = memory_budget;
   o.bm25 = {k1, b};
+  o.word_counts = word_counts;
   return std::make_unique<Builder>(std::move(directory), std::move(o));
 }
 
@@ -174,7 +176,8 @@ void bind_index(py::module_& m) {
       .def(py::init(&make_builder<IndexBuilder>), py::kw_only(), py::arg("directory"),
            py::arg("analyzer"), py::arg("docid_codec"), py::arg("freq_codec"),
            py::arg("positions"), py::arg("vectors"), py::arg("threads"),
-           py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
+           py::arg("memory_budget"), py::arg("k1"), py::arg("b"),
+           py::arg("word_counts") = false)
       .def("add_batch", &add_batch<IndexBuilder>,
            "Adds documents; returns None, or (batch index, first docid) of a repeated id, in "
            "which case nothing of the batch was added.")
@@ -193,7 +196,8 @@ void bind_index(py::module_& m) {
       .def(py::init(&make_builder<ParallelBuilder>), py::kw_only(), py::arg("directory"),
            py::arg("analyzer"), py::arg("docid_codec"), py::arg("freq_codec"),
            py::arg("positions"), py::arg("vectors"), py::arg("threads"),
-           py::arg("memory_budget"), py::arg("k1"), py::arg("b"))
+           py::arg("memory_budget"), py::arg("k1"), py::arg("b"),
+           py::arg("word_counts") = false)
       .def("add_batch", &add_batch<ParallelBuilder>,
            "Adds documents; returns None, or (batch index, first docid) of a repeated id, in "
            "which case nothing of the batch was added.")

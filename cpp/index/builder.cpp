@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <exception>
 #include <mutex>
@@ -31,11 +30,6 @@ DuplicateIdError::DuplicateIdError(size_t index, uint64_t first, const std::stri
       first_docid(first) {}
 
 namespace {
-
-bool word_counts_enabled() {
-  const char* v = std::getenv("MIRKIT_WORD_COUNTS");
-  return v == nullptr || std::string_view(v) != "0";
-}
 
 constexpr uint32_t kStopTerm = UINT32_MAX - 1;  // token cache value: the token is dropped
 
@@ -165,10 +159,6 @@ struct IndexBuilder::State {
   size_t peak_memory = 0;
   bool finished = false;
   BuildTimings timings;
-  // MIRKIT_WORD_COUNTS=0 in the environment skips the word counts (no spelling correction:
-  // to measure what they cost, or to save their space).
-  const bool count_words = word_counts_enabled();
-
   State(std::string directory, BuildOptions opts)
       : dir(std::move(directory)), options(std::move(opts)), analyzer(options.analyzer) {
     docid_codec = codecs::find_codec(options.docid_codec);
@@ -214,7 +204,7 @@ struct IndexBuilder::State {
       w.token_positions.clear();
       w.lm.start_document();
       analyzer.tokenize(texts[i], [&](std::string_view token, uint32_t position) {
-        if (count_words) w.lm.add(token);
+        if (options.word_counts) w.lm.add(token);
         uint32_t term = term_of_token(w, token);
         if (term == kStopTerm) return;
         w.token_terms.push_back(term);
@@ -393,7 +383,7 @@ struct IndexBuilder::State {
   BuildStats finish();
   // The word and bigram counts of `states`' workers, merged and written (ngram_counts.hpp).
   void write_word_counts(const std::vector<State*>& states, BuildStats& stats) {
-    if (!count_words) return;
+    if (!options.word_counts) return;
     NgramCounter all;
     for (State* st : states) {
       for (Worker& w : st->workers) {

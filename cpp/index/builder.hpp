@@ -36,6 +36,9 @@ struct BuildOptions {
   std::string freq_codec = "bp128";
   bool positions = false;
   bool vectors = false;  // also write document vectors (doc_vectors.bin)
+  // Also count the unstemmed words and bigrams (ngram_counts.hpp) for spelling correction;
+  // off by default: they about double a build's time and the index size (GCIDE).
+  bool word_counts = false;
   unsigned threads = 1;
   size_t memory_budget = size_t{1} << 30;  // bytes of postings buffers + dictionaries
   Bm25Params bm25;

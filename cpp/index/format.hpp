@@ -105,8 +105,9 @@ inline constexpr const char* kLmBigramsFile = "lm_bigrams.u32";
 inline constexpr const char* kLmBigramCountsFile = "lm_bigram_counts.u32";
 
 // When an index has a file: always, or when its manifest (IndexLayout) says it has positions,
-// vectors, thresholds, the term hash table or word counts. Every build writes the last three;
-// indexes written before they existed lack them.
+// vectors, thresholds, the term hash table or word counts. Every build writes thresholds and
+// the term hash table (indexes written before they existed lack them); word counts only with
+// BuildOptions::word_counts.
 enum class FilePresence : uint8_t {
   kAlways, kPositions, kVectors, kThresholds, kTermHash, kWordCounts
 };

@@ -2,7 +2,8 @@
 // .spelling). Counted on the builder's worker threads from the analyzer's tokens before the
 // stopword filter and the stemmer (lowercased and folded as configured), so the language model
 // speaks the words people type, stopwords included. A bigram is two consecutive tokens of one
-// document.
+// document. Only a build with BuildOptions::word_counts counts (off by default: counting
+// about doubles a build's time).
 //
 // Files of a segment (all little-endian, written beside the postings, checksummed in its
 // manifest like every other file):

@@ -163,6 +163,8 @@ def _cmd_index(args) -> int:
     options = {"analyzer": analyzer, "codec": args.codec, "positions": args.positions,
                "vectors": args.vectors, "threads": args.threads, "memory_budget": args.memory,
                "overwrite": args.overwrite}
+    if args.word_counts:
+        options["word_counts"] = True
     if args.numeric_field or args.keyword_field:
         if args.shards:
             raise UserError("--numeric-field and --keyword-field are not supported with "
@@ -225,6 +227,7 @@ def _index_append(args, options: dict) -> int:
         settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors",
                                              "numeric_fields", "keyword_fields") if k in options}
         settings.update({"store": options["store"]} if args.store else {})
+        settings.update({"word_counts": True} if args.word_counts else {})
     elif args.numeric_field or args.keyword_field:
         raise UserError(f"--numeric-field/--keyword-field: {args.output} exists, and an "
                         "existing index keeps its fields")
@@ -234,6 +237,16 @@ def _index_append(args, options: dict) -> int:
         if not Index.open(args.output, verify=False).has_vectors:
             raise UserError(f"--vectors: {args.output} stores no document vectors, and an "
                             "existing index keeps its settings")
+    if args.word_counts and settings == {}:
+        from mirkit.index import Index, SegmentedIndex
+        from mirkit.index.segments import segment_settings
+        from mirkit.index.word_counts import has_word_counts
+
+        index = Index.open(args.output, verify=False)
+        if not has_word_counts(index.commit["settings"] if isinstance(index, SegmentedIndex)
+                               else segment_settings(index.manifest)):
+            raise UserError(f"--word-counts: {args.output} counts no words, and an existing "
+                            "index keeps its settings")
     from mirkit.ingest import read_documents
 
     start = time.perf_counter()
@@ -783,6 +796,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="store document vectors (for relevance feedback)")
     p.add_argument("--store", action="store_true", help="keep the documents' text in a "
                    "compressed store (for search --show and --snippets)")
+    p.add_argument("--word-counts", action="store_true",
+                   help="count words and word bigrams, for search --suggest and spelling "
+                   "correction (off by default: about doubles the indexing time)")
     p.add_argument("--format", default="auto", choices=["auto", "jsonl", "trec", "text"])
     p.add_argument("--skip-errors", action="store_true", help="skip and count malformed docs")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index")

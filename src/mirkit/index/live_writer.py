@@ -15,6 +15,7 @@ from mirkit.index import segments as seg
 from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
 from mirkit.index.reader import Index
 from mirkit.index.store import has_store
+from mirkit.index.word_counts import has_word_counts
 from mirkit.index.writer import DEFAULT_CODEC, IndexWriter, _check_codec, _parse_bytes, \
     check_threads_batch
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, read_documents
@@ -75,7 +76,8 @@ class SegmentWriter:
                  threads: int = 0, memory_budget: Union[int, str] = "1GB",
                  batch_size: int = 4096,
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
-                 numeric_fields=None, keyword_fields=None, store: Optional[bool] = None):
+                 numeric_fields=None, keyword_fields=None, store: Optional[bool] = None,
+                 word_counts: Optional[bool] = None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
@@ -84,7 +86,7 @@ class SegmentWriter:
         new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
                "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors,
                "numeric_fields": numeric_fields, "keyword_fields": keyword_fields,
-               "store": store}
+               "store": store, "word_counts": word_counts}
         fields = check_field_names(numeric_fields, keyword_fields)
         if codec is not None:
             _check_codec(codec, "codec")
@@ -100,6 +102,7 @@ class SegmentWriter:
                 "analyzer": (analyzer or Analyzer()).to_dict(),
                 "codec": codec or DEFAULT_CODEC, "freq_codec": freq_codec or codec or DEFAULT_CODEC,
                 "positions": bool(positions), "vectors": bool(vectors), "store": bool(store),
+                "word_counts": bool(word_counts),
                 "bm25": dict(zip(("k1", "b"), check_bm25(
                     BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
                     prefix="bm25_"))),
@@ -269,7 +272,7 @@ class SegmentWriter:
             vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size,
             numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1],
-            store=has_store(s))
+            store=has_store(s), word_counts=has_word_counts(s))
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 

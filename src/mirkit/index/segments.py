@@ -56,6 +56,7 @@ from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionErro
     check_version, write_manifest
 from mirkit.index.reader import FORMAT_NAME, DocVectors, Index, IndexStats, lookup_docids
 from mirkit.index import store as _store
+from mirkit.index.word_counts import WORD_COUNT_FILES, has_word_counts, merge_word_counts
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
            "SEGMENTED_FORMAT_VERSION", "SegmentInfo", "SegmentedIndex", "UnknownDocumentError",
@@ -720,7 +721,8 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
     """Writes the live documents of `segments` (``_Segment``-like: ``index``, ``deleted``)
     merged into the segment directory `path`/`name`, in place atomically; returns its commit
     entry. A k-way merge of the segments' postings (no re-analysis); document vectors, when
-    the index stores them, transposed from the merged postings within `memory_budget`."""
+    the index stores them, transposed from the merged postings within `memory_budget`; word
+    counts, when the index counts words (:mod:`mirkit.index.word_counts`)."""
     from mirkit.index.writer import index_manifest
 
     target = path / name
@@ -756,9 +758,8 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             positions=bool(settings["positions"]), k1=settings["bm25"]["k1"],
             b=settings["bm25"]["b"], doc_lengths=doc_lengths, vectors=has_vectors(settings),
             memory_budget=memory_budget)
-        from mirkit.index.word_counts import merge_word_counts
-
-        counted = merge_word_counts(tmp, segments, Analyzer.from_dict(settings["analyzer"]))
+        counted = merge_word_counts(tmp, segments, Analyzer.from_dict(settings["analyzer"])) \
+            if has_word_counts(settings) else []
         stats = {"n_docs": len(ids), "n_terms": st["n_terms"], "n_postings": st["n_postings"],
                  "total_tokens": int(doc_lengths.sum(dtype=np.uint64)),
                  "max_doc_length": int(doc_lengths.max()) if len(ids) else 0,
@@ -822,6 +823,7 @@ def segment_settings(manifest: dict) -> dict:
             "positions": manifest["codecs"]["positions"] is not None,
             "vectors": manifest["codecs"].get("vectors") is not None,
             "store": _store.STORE_FILE in manifest["files"],
+            "word_counts": all(name in manifest["files"] for name in WORD_COUNT_FILES),
             "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]}}
 
 

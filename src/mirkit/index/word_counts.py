@@ -1,12 +1,15 @@
 """Word unigram and bigram counts of an index segment, for spelling correction
 (:mod:`mirkit.search.spelling`).
 
-Every build counts, on its worker threads, the analyzer's tokens before stopwords and stemming
+A build with ``word_counts=True`` (:class:`mirkit.index.IndexWriter`; off by default, since
+counting about doubles the build time) counts, on its worker threads, the analyzer's tokens
+before stopwords and stemming
 (lowercased and folded as the analyzer says) and the bigrams of consecutive tokens of a
 document, and writes them beside the postings (``lm_words.bin``, ``lm_word_offsets.u64``,
 ``lm_word_counts.u64``, ``lm_bigrams.u32``, ``lm_bigram_counts.u32``; checksummed in the
-segment's manifest). Indexes built before them lack the files; :func:`read_word_counts` then
-returns None.
+segment's manifest). Indexes built without them lack the files; :func:`read_word_counts` then
+returns None. A segmented index records the option in its settings (:func:`has_word_counts`),
+so that its new and merged segments count exactly when it does.
 
 Deletions. A segment is never rewritten, and a deletion does not say which words the deleted
 documents held, so a segment's counts are scaled when it is read (:func:`live_word_counts`):
@@ -29,13 +32,19 @@ import numpy as np
 
 from mirkit._files import write_file
 
-__all__ = ["WORD_COUNT_FILES", "WordCounts", "combine", "live_word_counts", "merge_word_counts",
-           "read_word_counts", "write_word_counts"]
+__all__ = ["WORD_COUNT_FILES", "WordCounts", "combine", "has_word_counts", "live_word_counts",
+           "merge_word_counts", "read_word_counts", "write_word_counts"]
 
 #: The files of the word counts, in the order a build lists them.
 WORD_COUNT_FILES = ("lm_words.bin", "lm_word_offsets.u64", "lm_word_counts.u64",
                     "lm_bigrams.u32", "lm_bigram_counts.u32")
 _U32_MAX = np.uint64(2**32 - 1)
+
+
+def has_word_counts(settings: dict) -> bool:
+    """Whether an index's settings (a commit's) count words in every segment
+    (``word_counts=True`` when the index was created or built)."""
+    return bool(settings.get("word_counts", False))
 
 
 @dataclass(frozen=True)

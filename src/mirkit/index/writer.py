@@ -140,6 +140,12 @@ class IndexWriter:
         (:mod:`mirkit.index.store`), for :meth:`Index.document`, :meth:`Index.documents`
         and snippets. Documents then go through :mod:`mirkit.ingest`'s reader. Not with
         ``merge=False``.
+    word_counts : bool
+        Also count the documents' words (before stopwords and stemming) and word bigrams
+        (:mod:`mirkit.index.word_counts`), for spelling correction
+        (:meth:`mirkit.search.Searcher.suggest`, ``search(correct="auto")``). Off by default:
+        on GCIDE they about double the build time (2.4 s instead of 1.2 s on 2 threads) and
+        the index size (48.6 MB instead of 22.0 MB).
 
     Attributes
     ----------
@@ -186,7 +192,8 @@ class IndexWriter:
                  vectors: bool = False, threads: int = 0,
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
-                 merge: bool = True, numeric_fields=(), keyword_fields=(), store: bool = False):
+                 merge: bool = True, numeric_fields=(), keyword_fields=(), store: bool = False,
+                 word_counts: bool = False):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -199,6 +206,8 @@ class IndexWriter:
                              "vectors (yet): pass vectors=False or merge=True")
         if not isinstance(store, bool):
             raise TypeError(f"store must be a bool, got {type(store).__name__}")
+        if not isinstance(word_counts, bool):
+            raise TypeError(f"word_counts must be a bool, got {type(word_counts).__name__}")
         if store and not merge:
             raise ValueError("merge=False leaves a segmented index of parallel parts, which "
                              "keeps no document store: pass store=False or merge=True")
@@ -207,6 +216,7 @@ class IndexWriter:
         self._columns = ColumnCollector(numeric_fields, keyword_fields) \
             if numeric_fields or keyword_fields else None
         self.store = store
+        self.word_counts = word_counts
         self.path = Path(path)
         self.analyzer = analyzer
         self.codec = _check_codec(codec, "codec")
@@ -230,7 +240,8 @@ class IndexWriter:
             directory=str(self._tmp), analyzer=analyzer.to_dict(), docid_codec=self.codec,
             freq_codec=self.freq_codec, positions=self.positions, vectors=self.vectors,
             threads=self.threads,
-            memory_budget=self.memory_budget, k1=self.bm25["k1"], b=self.bm25["b"])
+            memory_budget=self.memory_budget, k1=self.bm25["k1"], b=self.bm25["b"],
+            word_counts=word_counts)
         self._store = StoreBuilder(self._tmp) if store else None
         self._ids: list[str] = []
         self._texts: list[str] = []
@@ -260,7 +271,7 @@ class IndexWriter:
              vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
              merge_policy="default", numeric_fields=None, keyword_fields=None,
-             store: Optional[bool] = None):
+             store: Optional[bool] = None, word_counts: Optional[bool] = None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -271,10 +282,11 @@ class IndexWriter:
         ----------
         path : str or Path
             The index directory.
-        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b, vectors, store
+        analyzer, codec, freq_codec, positions, bm25_k1, bm25_b, vectors, store, word_counts
             Settings of a new index (as for :class:`IndexWriter`; ValueError for an existing
             one, which keeps its own: an index built with ``vectors=True`` keeps storing
-            document vectors in every segment, merged ones included).
+            document vectors in every segment, merged ones included, and one built with
+            ``word_counts=True`` keeps counting words).
         numeric_fields, keyword_fields
             The fields a new index stores column-wise (as for :class:`IndexWriter`;
             ValueError for an existing one, which keeps its own).
@@ -315,7 +327,8 @@ class IndexWriter:
             bm25_k1=bm25_k1, bm25_b=bm25_b, vectors=vectors, threads=threads,
             memory_budget=memory_budget, batch_size=batch_size,
             merge_policy=MergePolicy() if merge_policy == "default" else merge_policy,
-            numeric_fields=numeric_fields, keyword_fields=keyword_fields, store=store)
+            numeric_fields=numeric_fields, keyword_fields=keyword_fields, store=store,
+            word_counts=word_counts)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -515,7 +528,7 @@ class IndexWriter:
 
         settings = {"analyzer": self.analyzer.to_dict(), "codec": self.codec,
                     "freq_codec": self.freq_codec, "positions": self.positions,
-                    "bm25": dict(self.bm25)}
+                    "word_counts": self.word_counts, "bm25": dict(self.bm25)}
         if self._columns is not None:
             settings.update(numeric_fields=list(self._columns.numeric),
                             keyword_fields=list(self._columns.keyword))

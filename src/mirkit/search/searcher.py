@@ -339,7 +339,8 @@ class Searcher:
             correction (:meth:`suggest`) differs from it, the correction is searched
             instead; the result is then a :class:`mirkit.search.spelling.CorrectedResult`
             whose ``corrected`` names it ("showing results for"), None when the query was
-            searched as given. Not with ``syntax="fuzzy"``.
+            searched as given. Not with ``syntax="fuzzy"``. Needs an index built with
+            ``word_counts=True``.
 
         Returns
         -------
@@ -551,14 +552,15 @@ class Searcher:
         Raises
         ------
         ValueError
-            If the index has no word counts (built before them), or `n` < 1.
+            If the index has no word counts (built without ``word_counts=True``), or `n` < 1.
 
         Examples
         --------
         >>> import os, tempfile
         >>> from mirkit.index import build_index
         >>> docs = [("a", "supersonic flow over a wing"), ("b", "the flow of air")]
-        >>> searcher = Searcher(build_index(docs, os.path.join(tempfile.mkdtemp(), "i")))
+        >>> searcher = Searcher(build_index(docs, os.path.join(tempfile.mkdtemp(), "i"),
+        ...                                 word_counts=True))
         >>> searcher.suggest("supresonic flwo", n=1)[0].query
         'supersonic flow'
         >>> r = searcher.search("supresonic", correct="auto")

@@ -5,9 +5,10 @@ The noisy-channel model (Kernighan, Church & Gale 1990; Brill & Moore 2000): the
 of typed tokens ``t`` is the word sequence ``w`` maximising ``log P(w) + log P(t | w)``.
 
 - **Language model** ``P(w)``: unigram and bigram counts of the collection's own text, counted
-  at indexing time per segment (:mod:`mirkit.index.word_counts`: the analyzer's tokens before
-  stopwords and stemming, so stopwords take part and words are not stemmed; deletions scale
-  the counts as that module says), smoothed by *stupid backoff* (Brants et al., EMNLP 2007):
+  at indexing time per segment when the index is built with ``word_counts=True``
+  (:mod:`mirkit.index.word_counts`: the analyzer's tokens before stopwords and stemming, so
+  stopwords take part and words are not stemmed; deletions scale the counts as that module
+  says), smoothed by *stupid backoff* (Brants et al., EMNLP 2007):
   ``S(w | v) = c(v w) / c(v)`` for a seen bigram, else ``backoff * c(w) / N``; a word the
   collection never holds (left as typed) has unigram log-probability ``unknown_log_prob``.
 - **Error model** ``P(t | w)``: ``edit_log_prob`` per edit of the optimal string alignment
@@ -62,16 +63,18 @@ def index_word_counts(index):
     Raises
     ------
     ValueError
-        If the index (a segment) has no word counts (built before them, or with
-        ``MIRKIT_WORD_COUNTS=0``).
+        If the index (a segment) has no word counts (built without ``word_counts=True``).
     """
     from mirkit.index.segments import SegmentedIndex
-    from mirkit.index.word_counts import combine, live_word_counts, read_word_counts
+    from mirkit.index.word_counts import combine, has_word_counts, live_word_counts, \
+        read_word_counts
 
     def missing(path):
-        return ValueError(f"{path} has no word counts (built before mirkit counted words, or "
-                          "with MIRKIT_WORD_COUNTS=0): rebuild the index to correct spelling")
+        return ValueError(f"{path} has no word counts: build the index with word_counts=True "
+                          "(mirkit index --word-counts) to correct spelling")
 
+    if isinstance(index, SegmentedIndex) and not has_word_counts(index.commit["settings"]):
+        raise missing(index.path)
     if not isinstance(index, SegmentedIndex):
         counts = read_word_counts(index.path, index.manifest)
         if counts is None:
@@ -130,7 +133,8 @@ class SpellingCorrector:
     >>> from mirkit.index import build_index
     >>> docs = [("a", "the boundary layer of a wing"), ("b", "boundary layer flow"),
     ...         ("c", "laminar flow over a flat plate")]
-    >>> speller = SpellingCorrector(build_index(docs, os.path.join(tempfile.mkdtemp(), "i")))
+    >>> index = build_index(docs, os.path.join(tempfile.mkdtemp(), "i"), word_counts=True)
+    >>> speller = SpellingCorrector(index)
     >>> speller.suggest("boundry laeyr", n=1)[0].query
     'boundary layer'
     >>> speller.suggest("boundarylayer flow", n=1)[0].query
