@@ -462,7 +462,8 @@ def test_a_failed_file_leaves_the_writer_closed(tmp_path, monkeypatch):
     import mirkit.index.writer as writer_module
 
     good = _write_jsonl(tmp_path / "good.jsonl", [("a", "text")])
-    monkeypatch.setattr(writer_module, "_plain_jsonl_file", lambda reader: str(tmp_path / "gone"))
+    monkeypatch.setattr(writer_module, "_plain_jsonl_file",
+                        lambda reader: (str(tmp_path / "gone"), 0, None, 1))
     w = IndexWriter(tmp_path / "idx", threads=2)
     with pytest.raises(RuntimeError, match="gone"):
         w.add_documents(good)
@@ -495,3 +496,44 @@ def test_cli_timings_and_no_merge(tmp_path, capsys):
     assert cli.main(["index", str(path), "-o", str(tmp_path / "b"), "--no-merge",
                      "--append"]) == 2
     assert "--no-merge cannot be combined with --append" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_file_ranges_take_the_cpp_reader(tmp_path, monkeypatch, threads):
+    """A FileRange of a JSON Lines file (a shard of mirkit.distributed) is read by the C++
+    reader: cut anywhere (in a line, in a multi-byte character, in a CRLF pair, past the end;
+    the file has a byte order mark), each range's index is byte-identical to the Python
+    reader's, and a bad line is reported at the file's true line by both."""
+    import mirkit.index.writer as writer_module
+    from mirkit.ingest import FileRange, count_newlines, read_documents
+
+    lines = [json.dumps({"id": d, "text": t + " é ☃"}, ensure_ascii=False)
+             for d, t in _synthetic(300, seed=5)]
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(("\ufeff" + "\r\n".join(lines) + "\r\n").encode())
+    size = path.stat().st_size
+    middle = path.read_bytes().index("☃".encode()) + 1  # inside a multi-byte character
+    cuts = sorted({0, 1, 9, middle, size // 3, size // 2, size // 2 + 1, size - 1, size + 7})
+    seen = 0
+    for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        source = FileRange(str(path), a, b, 1 + count_newlines(path, 0, a))
+        assert writer_module._plain_jsonl_file(read_documents(source))[0] == str(path)
+        ours = _build(source, tmp_path / f"c{k}", monkeypatch, threads=threads)
+        theirs = _build(source, tmp_path / f"p{k}", monkeypatch, python_reader=True,
+                        threads=threads)
+        assert _files(ours.path) == _files(theirs.path)
+        assert ours.doc_ids == theirs.doc_ids
+        seen += len(ours.doc_ids)
+    assert seen == len(lines)
+    # A bad line in the second half: the same error, naming the same line, from both readers.
+    lines[200] = '{"id": "x", "text": }'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    half = path.stat().st_size // 2
+    source = FileRange(str(path), half, path.stat().st_size, 1 + count_newlines(path, 0, half))
+    errors = []
+    for python_reader in (False, True):
+        with pytest.raises(InputError) as info:
+            _build(source, tmp_path / f"e{python_reader}", monkeypatch,
+                   python_reader=python_reader, threads=threads)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and f"{path}:201:" in errors[0]

@@ -172,7 +172,8 @@ struct ParallelBuilder::State {
   }
 
   JsonlResult add_jsonl(const std::string& path, const JsonlFields& fields,
-                        const ResolveLine& resolve);
+                        const ResolveLine& resolve, uint64_t first, uint64_t stop,
+                        uint64_t line);
   void read_range(const core::MappedFile& file, size_t lo, size_t hi, uint64_t first_line,
                   unsigned worker,
                   const JsonlFields& fields, const ResolveLine& resolve, IndexBuilder& part,
@@ -263,14 +264,17 @@ void ParallelBuilder::State::read_range(const core::MappedFile& file, size_t lo,
 }
 
 JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const JsonlFields& fields,
-                                              const ResolveLine& resolve) {
+                                              const ResolveLine& resolve, uint64_t first,
+                                              uint64_t stop, uint64_t line) {
   check_usable();
   auto started = Clock::now();
   core::MappedFile file(path);
   const char* data = reinterpret_cast<const char*>(file.data());
-  size_t begin = 0;
-  const size_t size = file.size();
-  if (size >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) begin = 3;  // a byte order mark
+  const size_t size = static_cast<size_t>(std::min<uint64_t>(stop, file.size()));
+  size_t begin = static_cast<size_t>(std::min<uint64_t>(first, size));
+  if (begin == 0 && size >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+    begin = 3;  // a byte order mark
+  }
 
   // One contiguous range per worker, cut after a '\n'.
   const size_t workers = std::max<size_t>(
@@ -287,7 +291,7 @@ JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const Jso
   core::parallel_for(workers, threads, [&](size_t w) {
     first_line[w + 1] = std::count(data + cut[w], data + cut[w + 1], '\n');
   });
-  first_line[0] = 1;
+  first_line[0] = line;
   for (size_t w = 1; w <= workers; ++w) first_line[w] += first_line[w - 1];
   timings.read_parse += seconds_since(started);
 
@@ -365,9 +369,10 @@ void ParallelBuilder::add_batch(const std::string_view* ids, const std::string_v
 }
 
 JsonlResult ParallelBuilder::add_jsonl(const std::string& path, const JsonlFields& fields,
-                                       const ResolveLine& resolve) {
+                                       const ResolveLine& resolve, uint64_t first, uint64_t stop,
+                                       uint64_t line) {
   try {
-    return m->add_jsonl(path, fields, resolve);
+    return m->add_jsonl(path, fields, resolve, first, stop, line);
   } catch (...) {
     m->broken = true;  // some parts have some of the file's documents
     throw;

@@ -70,11 +70,14 @@ class ParallelBuilder {
 
   // As IndexBuilder::add_batch; DuplicateIdError's first_docid counts every part's documents.
   void add_batch(const std::string_view* ids, const std::string_view* texts, size_t n);
-  // Indexes the JSON Lines file at `path` on the builder's threads. After a result with an
-  // error, or an exception, the builder refuses further use (other workers have read past the
-  // error).
+  // Indexes the JSON Lines file at `path` on the builder's threads: its bytes [first, stop)
+  // (stop past the end: to the end), whose first byte is on line `line`; a range that does not
+  // start the file must start and end on line boundaries (mirkit.ingest.FileRange.aligned).
+  // After a result with an error, or an exception, the builder refuses further use (other
+  // workers have read past the error).
   JsonlResult add_jsonl(const std::string& path, const JsonlFields& fields,
-                        const ResolveLine& resolve);
+                        const ResolveLine& resolve, uint64_t first = 0,
+                        uint64_t stop = UINT64_MAX, uint64_t line = 1);
   // One index in `directory`, byte-identical to a one-part build; the part directories are
   // removed.
   BuildStats finish();

@@ -416,9 +416,11 @@ class IndexWriter:
         self._update_timings()
         return self.n_docs - before
 
-    def _add_jsonl(self, path: str, reader) -> None:
-        """A JSON Lines file through the C++ reader, on the writer's threads. An input error
-        aborts the writer (the workers read past it)."""
+    def _add_jsonl(self, source: tuple, reader) -> None:
+        """A JSON Lines file, or its bytes ``[first, stop)`` (``source``: ``(path, first,
+        stop, line)``, :func:`_plain_jsonl_file`), through the C++ reader, on the writer's
+        threads. An input error aborts the writer (the workers read past it)."""
+        path, first, stop, line = source
         id_field, text_fields = reader._id_field, list(reader._text_fields)
 
         def resolve(line: int, data: bytes):
@@ -426,7 +428,8 @@ class IndexWriter:
 
         try:
             _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve,
-                                               parser=_jsonl_parser())
+                                               parser=_jsonl_parser(), first=first, stop=stop,
+                                               line=line)
         except BaseException:
             self.abort()
             raise
@@ -565,22 +568,25 @@ class IndexWriter:
         write_manifest(self._tmp, manifest)
 
 
-def _plain_jsonl_file(reader) -> Optional[str]:
-    """The path of the reader's source when it is one whole plain (not gzip'ed) JSON Lines
-    file that the C++ reader can take, else None (a :class:`~mirkit.ingest.FileRange` is read
-    by the Python reader, which keeps to its byte range)."""
+def _plain_jsonl_file(reader) -> Optional[tuple]:
+    """``(path, first, stop, line)`` when the reader's source is one plain (not gzip'ed)
+    JSON Lines file, or a :class:`~mirkit.ingest.FileRange` of one, that the C++ reader can
+    take: its bytes ``[first, stop)`` (stop None: to the end), the first on line `line`; else
+    None."""
     if _jsonl_parser() is None:
         return None
     files = reader._files
-    if files is None or len(files) != 1 or files[0][1] != "jsonl" or files[0][3] is not None:
+    if files is None or len(files) != 1 or files[0][1] != "jsonl":
         return None
-    path = files[0][0]
+    path, span = files[0][0], files[0][3]
+    if span is not None:  # a FileRange, aligned on line boundaries (gzip refused already)
+        return (path, *span)
     if not os.path.isfile(path) or path.lower().endswith(".gz"):
         return None
     with open(path, "rb") as f:
         if f.read(2) == b"\x1f\x8b":  # gzip, whatever its name
             return None
-    return path
+    return path, 0, None, 1
 
 
 def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bool,
