@@ -10,6 +10,7 @@ alone skip where dask.distributed is missing).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -30,19 +31,40 @@ SCORERS = [BM25(), BM25(idf="rsj"), BM25(idf="log"), BM25(k1=1.2, b=0.75), TFIDF
 KS = (1, 10, 100)
 
 
-@pytest.fixture(scope="module")
-def client():
+@contextlib.contextmanager
+def _local_client():
     """A Client of a LocalCluster of 2 worker processes (skips where dask.distributed or
     cloudpickle is missing)."""
     distributed = pytest.importorskip("distributed")
     cloudpickle = pytest.importorskip("cloudpickle")
-    # The worker processes unpickle this module's helpers (_DieOnce) by value.
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as c:
+    # The worker processes unpickle this module's helpers (_DieOnce) by value; the outermost
+    # of nested clusters registers the module and unregisters it.
+    module = sys.modules[__name__]
+    outer = __name__ not in cloudpickle.list_registry_pickle_by_value()
+    if outer:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                      dashboard_address=":0") as cluster, \
+                distributed.Client(cluster) as c:
+            yield c
+    finally:
+        if outer:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _local_client() as c:
         yield c
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture
+def own_client():
+    """A cluster of its own, for a test that kills a worker: on a loaded machine the nanny's
+    restart can fail, and the module's cluster would be left one worker short."""
+    with _local_client() as c:
+        yield c
 
 
 class Corpus:
@@ -275,7 +297,8 @@ class _DieOnce:
             yield doc
 
 
-def test_worker_lost_mid_build_is_retried(client, synthetic, tmp_path):
+def test_worker_lost_mid_build_is_retried(own_client, synthetic, tmp_path):
+    client = own_client
     docs = synthetic.docs
     parts = [docs[:800], _DieOnce(docs[800:1600], tmp_path / "died"), docs[1600:]]
     # Small batches: the dying worker has handed documents to its shard's builder already.
@@ -850,7 +873,7 @@ def test_segmented_index_equals_fresh_build(client, cranfield, tmp_path):
     check_equal(fresh, here, queries, ks=(1, 100), scorers=[BM25(), QueryLikelihood()],
                 algorithms=("exhaustive", "bmw", "and"))
     there = DistributedSearcher(tmp_path / "living", client)
-    client.wait_for_workers(2)  # a worker killed by an earlier test may still be restarting
+    client.wait_for_workers(2, timeout=300)
     assert there._plan(None)[0] == [(0, 2), (2, 4)]
     check_equal(fresh, there, queries, scorers=[BM25(), TFIDF(), QueryLikelihood(mu=50)])
     check_equal(fresh, there, queries[:40], ks=(100,), scorers=[BM25(idf="rsj")],
@@ -862,7 +885,7 @@ def test_segmented_index_equals_fresh_build(client, cranfield, tmp_path):
 def test_more_workers_than_runs_cut_the_batch(client, synthetic):
     """One shard, 2 workers: one run, the batch cut into one chunk per worker."""
     searcher = DistributedSearcher(synthetic.sharded(1), client)
-    client.wait_for_workers(2)
+    client.wait_for_workers(2, timeout=300)
     runs, chunks, where = searcher._plan(None)
     assert runs == [(0, 1)] and chunks == 2 and len(set(where)) == 2
     check_equal(synthetic.single, searcher, synthetic.queries, scorers=[BM25(), TFIDF()],
