@@ -304,6 +304,13 @@ def test_rerank_bfloat16(tmp_path, docs):
     idx.save(tmp_path / "r")
     back = MultiVectorIndex.load(tmp_path / "r", mmap=True)
     np.testing.assert_array_equal(back.search(docs[5][:4], 5).ids, idx.search(docs[5][:4], 5).ids)
+    # reconstruct(rerank=True): the stored bfloat16 vectors (the reference's rounding), widened
+    from tests.reference.attention import bfloat16_bits
+
+    bits = bfloat16_bits(docs[7]).reshape(docs[7].shape).astype(np.uint32) << 16
+    np.testing.assert_array_equal(back.reconstruct(7, rerank=True), bits.view(np.float32))
+    with pytest.raises(ValueError, match="rerank=True needs an index made with rerank"):
+        plain.reconstruct(7, rerank=True)
     meta, arrays = _store.load(tmp_path / "r", MultiVectorIndex._kind)
     arrays = dict(arrays, vectors=arrays["vectors"][:-1])
     _store.save(tmp_path / "bad", MultiVectorIndex._kind, meta["params"], arrays)

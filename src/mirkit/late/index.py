@@ -24,7 +24,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import check_count, check_positive_int
-from mirkit.attention import to_bfloat16
+from mirkit.attention import from_bfloat16, to_bfloat16
 from mirkit.late._maxsim import _query_sets, _sets
 from mirkit.vectors._ids import allow_bytes, as_ids
 from mirkit.vectors._store import Saved, load as _load
@@ -288,9 +288,15 @@ class MultiVectorIndex(Saved):
             raise KeyError(f"ids not in the index: {ids[bad][:5].tolist()}")
         return found
 
-    def reconstruct(self, doc_id: int) -> np.ndarray:
-        """The stored (decompressed) token vectors of one document, (len, dim) float32."""
+    def reconstruct(self, doc_id: int, *, rerank: bool = False) -> np.ndarray:
+        """The stored token vectors of one document, (len, dim) float32: decompressed from the
+        residual codes, or with `rerank` (an index made with ``rerank="bfloat16"``) the
+        bfloat16 vectors that the final MaxSim reads, widened exactly."""
         pos = int(self._positions(as_ids([doc_id], "doc_id"))[0])
+        if rerank:
+            if not self.rerank:
+                raise ValueError("rerank=True needs an index made with rerank='bfloat16'")
+            return from_bfloat16(self._vectors[self._offsets[pos]:self._offsets[pos + 1]])
         return _core.late.decompress(*self._codec(), self._token_centroid, self._codes,
                                      self._offsets, int(self._offsets[pos]),
                                      int(self._offsets[pos + 1]))
