@@ -184,8 +184,15 @@ Arr<float> per_candidate(const Arr<uint32_t>& cands, size_t n_docs, Fn&& fn) {
 }  // namespace
 
 void bind_late(py::module_& m) {
-  m.def("kernel_level", [] { return core::level_name(late::maxsim_kernel_level()); },
-        "The instruction-set level the MaxSim tile kernel runs at now.");
+  m.def(
+      "kernel_level",
+      [](bool bf16) -> std::string {
+        if (bf16 && late::maxsim_bf16_native()) return "avx512bf16";
+        return core::level_name(late::maxsim_kernel_level());
+      },
+      py::arg("bfloat16") = false,
+      "The instruction-set level the MaxSim tile kernel runs at now (for bfloat16 inputs: "
+      "'avx512bf16' where they take the AVX-512 BF16 kernel).");
   m.def(
       "maxsim",
       [](const py::object& queries, const py::object& weights, const py::object& docs, bool bf16,
