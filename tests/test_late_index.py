@@ -318,3 +318,36 @@ def test_rerank_bfloat16(tmp_path, docs):
         MultiVectorIndex.load(tmp_path / "bad")
     with pytest.raises(ValueError, match="rerank"):
         MultiVectorIndex(DIM, rerank="float16")
+
+
+def test_normalize_unit_length_tokens(tmp_path, docs):
+    """Unit-length tokens (ColBERT's) are decompressed to unit length, as ColBERTv2 does: the
+    reference decompression divided by its norm; chosen at training unless given; kept by
+    save/load; other tokens are left as decoded."""
+    unit = [d / np.linalg.norm(d, axis=1, keepdims=True) for d in docs]
+    idx = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1)
+    idx.add(unit)
+    assert idx.normalize is True
+    a = idx._arrays()
+    rec = ref.decompress(a["codes"], a["token_centroid"], a["centroids"], a["bucket_weights"], 2)
+    rec /= np.linalg.norm(rec, axis=1, keepdims=True)
+    np.testing.assert_allclose(idx.reconstruct(3), rec[a["offsets"][3]:a["offsets"][4]],
+                               rtol=1e-5, atol=1e-6)
+    q = unit[11][:5]
+    top = idx.search(q, 5, exact=True)
+    per_doc = [rec[a["offsets"][i]:a["offsets"][i + 1]] for i in range(len(unit))]
+    expected = ref.maxsim(q, per_doc)
+    np.testing.assert_allclose(top.scores, np.sort(expected)[::-1][:5], rtol=1e-5)
+    idx.save(tmp_path / "n")
+    back = MultiVectorIndex.load(tmp_path / "n")
+    assert back.normalize is True
+    np.testing.assert_array_equal(back.search(q, 5).scores, idx.search(q, 5).scores)
+    plain = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1, normalize=False)
+    plain.add(unit)
+    assert plain.normalize is False and not np.allclose(
+        np.linalg.norm(plain.reconstruct(3), axis=1), 1.0, atol=1e-4)
+    other = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1)
+    other.add(docs)
+    assert other.normalize is False
+    with pytest.raises(TypeError, match="normalize must be a bool or None"):
+        MultiVectorIndex(DIM, normalize="yes")

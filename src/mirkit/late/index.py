@@ -93,6 +93,11 @@ class MultiVectorIndex(Saved):
         computes the final MaxSim of the `n_full` candidates (and of ``exact=True``) on them
         instead of on the decompressed residuals: the recall of float vectors at the cost of
         the space. The candidate stages still use the centroids.
+    normalize : bool, optional
+        Scale every decompressed token to unit length before scoring, as ColBERTv2 does (its
+        encoders emit unit vectors, and the residual codes lose some of that length). Default:
+        decided by :meth:`train`, True when every training token has unit length (within
+        1e-3), else False.
     kmeans_iters : int
         Lloyd iterations of the centroid k-means (fast-plaid runs 4).
     sample : int
@@ -130,8 +135,8 @@ class MultiVectorIndex(Saved):
     _kind = "mirkit.late.MultiVectorIndex"
 
     def __init__(self, dim: int, *, n_centroids: Optional[int] = None, nbits: int = 2,
-                 rerank: Optional[str] = None, kmeans_iters: int = 4, sample: int = 262144,
-                 seed: int = 0, threads: int = 0):
+                 rerank: Optional[str] = None, normalize: Optional[bool] = None,
+                 kmeans_iters: int = 4, sample: int = 262144, seed: int = 0, threads: int = 0):
         self.dim = check_positive_int(dim, "dim")
         self.n_centroids = None if n_centroids is None else check_positive_int(n_centroids,
                                                                                "n_centroids")
@@ -145,6 +150,9 @@ class MultiVectorIndex(Saved):
         if rerank not in (None, "bfloat16"):
             raise ValueError(f"rerank must be None or 'bfloat16', got {rerank!r}")
         self.rerank = rerank
+        if normalize is not None and not isinstance(normalize, (bool, np.bool_)):
+            raise TypeError(f"normalize must be a bool or None, got {type(normalize).__name__}")
+        self.normalize = None if normalize is None else bool(normalize)
         self._vectors = np.zeros((0, self.dim), np.uint16)  # bfloat16 bits, with rerank only
         self.centroids: Optional[np.ndarray] = None
         self._cutoffs = self._weights = None
@@ -203,6 +211,8 @@ class MultiVectorIndex(Saved):
             x, _ = _packed(tokens, "tokens", self.dim)
         if len(x) == 0:
             raise ValueError("tokens must hold at least one vector")
+        if self.normalize is None:  # unit-length tokens (ColBERT's): decompress to unit length
+            self.normalize = bool(np.all(np.abs(np.linalg.norm(x, axis=1) - 1.0) <= 1e-3))
         rng = np.random.default_rng(self.seed)
         if len(x) > self.sample:
             x = x[np.sort(rng.choice(len(x), self.sample, replace=False))]
@@ -299,7 +309,7 @@ class MultiVectorIndex(Saved):
             return from_bfloat16(self._vectors[self._offsets[pos]:self._offsets[pos + 1]])
         return _core.late.decompress(*self._codec(), self._token_centroid, self._codes,
                                      self._offsets, int(self._offsets[pos]),
-                                     int(self._offsets[pos + 1]))
+                                     int(self._offsets[pos + 1]), bool(self.normalize))
 
     def _codec(self):
         return self.centroids, self._cutoffs, self._weights, self.nbits
@@ -378,7 +388,8 @@ class MultiVectorIndex(Saved):
                                       self.threads)[0] if docs else np.zeros(0, np.float32))
         else:
             full = _core.late.residual_maxsim(*self._codec(), self._token_centroid, self._codes,
-                                              self._offsets, q, w, cands, self.threads)
+                                              self._offsets, q, w, cands, self.threads,
+                                              bool(self.normalize))
         order = np.lexsort((cands, -full))[:k]
         out_s = np.full(k, -np.inf, np.float32)
         out_i = np.full(k, -1, np.int64)
@@ -402,7 +413,7 @@ class MultiVectorIndex(Saved):
 
     def _params(self) -> dict:
         return {"dim": self.dim, "n_centroids": self.n_centroids, "nbits": self.nbits,
-                "rerank": self.rerank,
+                "rerank": self.rerank, "normalize": self.normalize,
                 "kmeans_iters": self.kmeans_iters, "sample": self.sample, "seed": self.seed,
                 "threads": self.threads}
 
