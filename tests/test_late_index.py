@@ -98,6 +98,20 @@ def test_add_without_retraining_and_ids(docs):
     two.add(docs[250:])
     for name in ("codes", "token_centroid", "offsets", "ids", "ivf_offsets", "ivf_docs"):
         np.testing.assert_array_equal(arrays(one)[name], arrays(two)[name])
+    # the appended lists are those of every document, by brute force
+    a = arrays(two)
+    lists = [set() for _ in range(32)]
+    for d in range(300):
+        for c in a["token_centroid"][a["offsets"][d]:a["offsets"][d + 1]].tolist():
+            lists[c].add(d)
+    expected = [sorted(s) for s in lists]
+    assert a["ivf_offsets"].tolist() == np.cumsum([0] + [len(s) for s in expected]).tolist()
+    assert a["ivf_docs"].tolist() == [d for s in expected for d in s]
+    whole = MultiVectorIndex(DIM, n_centroids=32, seed=3)
+    whole.train(docs[:200])
+    whole.add(docs)  # trained on the same documents: the same codec, lists of one batch
+    for name in ("codes", "ivf_offsets", "ivf_docs"):
+        np.testing.assert_array_equal(arrays(whole)[name], a[name])
     assert one.ids.tolist() == list(range(300))
     with pytest.raises(ValueError, match="unique"):
         one.add(docs[:1], ids=[5])

@@ -241,7 +241,8 @@ class MultiVectorIndex(Saved):
         (tokens, offsets)); `ids` are int64 document ids (default: n_docs, n_docs + 1, ...).
 
         Encodes with the trained codec (training on these documents first if there is none);
-        the inverted lists are rebuilt over all documents."""
+        the new documents are appended to the inverted lists (they number after every stored
+        one, so each list stays ascending) without re-sorting the stored entries."""
         tokens, offsets = _packed(docs, "docs", self.dim)
         n = len(offsets) - 1
         if ids is None:
@@ -256,6 +257,7 @@ class MultiVectorIndex(Saved):
             return
         if not self.is_trained:
             self.train((tokens, offsets))
+        first_doc = self.n_docs
         labels, _ = _core.vectors.assign(tokens, self.centroids, self.threads)
         labels = np.ascontiguousarray(labels, dtype=np.uint32)
         codes = _core.late.encode_residuals(self.centroids, self._cutoffs, self._weights,
@@ -267,16 +269,38 @@ class MultiVectorIndex(Saved):
         self._deleted = np.concatenate([self._deleted, np.zeros(n, np.uint8)])
         if self.rerank:
             self._vectors = np.concatenate([self._vectors, to_bfloat16(tokens)])
-        self._rebuild_lists()
+        self._append_lists(first_doc, labels, offsets)
+
+    def _list_entries(self, first_doc: int, labels: np.ndarray, offsets: np.ndarray):
+        """(centroid, document) pairs, unique and sorted, of documents first_doc, ... whose
+        tokens have centroids `labels` (offsets from 0)."""
+        n = len(offsets) - 1
+        doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+        keys = np.unique(labels.astype(np.int64) * max(n, 1) + doc_of)
+        return keys // max(n, 1), (keys % max(n, 1) + first_doc).astype(np.uint32)
 
     def _rebuild_lists(self) -> None:
         """Inverted lists: for every centroid, the documents with a token there, ascending."""
-        n_docs, c = self.n_docs, len(self.centroids)
-        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(self._offsets))
-        keys = np.unique(self._token_centroid.astype(np.int64) * max(n_docs, 1) + doc_of)
-        cent = keys // max(n_docs, 1)
-        self._ivf_docs = (keys % max(n_docs, 1)).astype(np.uint32)
-        self._ivf_offsets = np.concatenate([[0], np.cumsum(np.bincount(cent, minlength=c))])
+        cent, docs = self._list_entries(0, self._token_centroid, self._offsets)
+        self._ivf_docs = docs
+        self._ivf_offsets = np.concatenate(
+            [[0], np.cumsum(np.bincount(cent, minlength=len(self.centroids)))])
+
+    def _append_lists(self, first_doc: int, labels: np.ndarray, offsets: np.ndarray) -> None:
+        """The lists with documents first_doc, ... (centroids `labels`) appended to each."""
+        cent, docs = self._list_entries(first_doc, labels, offsets)
+        c = len(self.centroids)
+        old_counts = np.diff(self._ivf_offsets)
+        new_counts = np.bincount(cent, minlength=c)
+        ivf_offsets = np.concatenate([[0], np.cumsum(old_counts + new_counts)])
+        out = np.empty(int(ivf_offsets[-1]), np.uint32)
+        # stored entries of list j move right by the new entries of the lists before j
+        shift = np.repeat(ivf_offsets[:-1] - self._ivf_offsets[:-1], old_counts)
+        out[np.arange(len(self._ivf_docs)) + shift] = self._ivf_docs
+        # new entries go after the stored ones of their list, in their (ascending) order
+        rank = np.arange(len(cent)) - np.repeat(np.cumsum(new_counts) - new_counts, new_counts)
+        out[ivf_offsets[cent] + old_counts[cent] + rank] = docs
+        self._ivf_docs, self._ivf_offsets = out, ivf_offsets
 
     def delete(self, ids) -> int:
         """Mark documents deleted (searches skip them); returns how many were live."""
