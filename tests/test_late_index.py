@@ -365,3 +365,15 @@ def test_normalize_unit_length_tokens(tmp_path, docs):
     assert other.normalize is False
     with pytest.raises(TypeError, match="normalize must be a bool or None"):
         MultiVectorIndex(DIM, normalize="yes")
+
+
+def test_index_benchmark_table_and_recall():
+    from mirkit.benchmarks.late_index import format_table, recall_at_10
+
+    assert recall_at_10([[1, 2, 3]], [[3, 4, 5]]) == pytest.approx(1 / 3)
+    row = {"impl": "mirkit", "nbits": 2, "build_s": 1.0, "size": 2**20, "n_probe": 1,
+           "n_full": 64, "qps": 26.25, "recall": 0.8826, "load": 12.71}
+    lines = format_table([row, dict(row, load=None)]).splitlines()
+    assert lines[0].endswith("| recall@10 | load |")
+    assert lines[2] == "| mirkit | 2 | 1.0 | 1.0 | 1 | 64 | 26.2 | 0.883 | 12.7 |"
+    assert lines[3].endswith("| 0.883 |  |")
