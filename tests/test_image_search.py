@@ -293,8 +293,14 @@ def test_cli_image_index_and_search(collection, tmp_path, capsys):
     _write_pngs(tmp_path / "photos" / "s0", images[:3])
     _write_pngs(tmp_path / "photos" / "s1", images[3:6])
     out = tmp_path / "photos.idx"
-    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out), "--words", "64"]) == 0
+    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out), "--words", "64",
+                     "--descriptor-sets", "--set-size", "60"]) == 0
     assert "indexed 6 images" in capsys.readouterr().out
+    for extra in (["--rank", "maxsim"], ["--rank", "chamfer", "--exact"]):
+        assert cli.main(["image-search", str(out), str(tmp_path / "photos" / "s1" / "img2.png"),
+                         "-k", "3", *extra]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].split() == ["rank", "id", "score"] and lines[1].split()[1] == "s1/img2"
     assert cli.main(["image-search", str(out), str(tmp_path / "photos" / "s1" / "img2.png"),
                      "-k", "3", "--verify"]) == 0
     lines = capsys.readouterr().out.splitlines()
