@@ -132,6 +132,7 @@ def test_descriptor_set_rankings_match_numpy(index, collection):
             staged = index.search(images[qi], k=4, rank=rank, n_probe=n_cent, n_full=len(ids))
             assert staged.ids == r.ids[:4]
             np.testing.assert_allclose(staged.scores, r.scores[:4], rtol=1e-6)
+            assert len(index.search(images[qi], k=8, rank=rank, n_full=3).ids) == 8  # k > n_full
     verified = index.search(images[4], k=3, rank="chamfer", verify=True)
     assert verified.ids[0] == ids[4] and verified.inliers[2] >= 10
     for rank in ("maxsim", "chamfer"):  # 0.83 and 0.79 here; the bag of words >= 0.75

@@ -468,7 +468,7 @@ class ImageIndex:
         q = root_sift(desc[:self.meta["sets"]["set_size"]])
         n = len(self.ids)
         n_probe = min(n_probe, len(self.sets.centroids))
-        depth = n if exact else min(n, n_full) if rank == "chamfer" else min(n, k)
+        depth = n if exact else min(n, max(n_full, k)) if rank == "chamfer" else min(n, k)
         r = self.sets.search(q, depth, n_probe=n_probe, n_full=max(n_full, depth), exact=exact)
         cands = r.ids[r.ids >= 0]
         scores = r.scores[r.ids >= 0]
