@@ -62,10 +62,14 @@ def collection():
     return images, ids
 
 
+SET_SIZE = 60
+
+
 @pytest.fixture(scope="module")
 def index(collection):
     images, ids = collection
-    return ImageIndex.build(images, ids, n_words=200, seed=1)
+    return ImageIndex.build(images, ids, n_words=200, seed=1, descriptor_sets=True,
+                            set_size=SET_SIZE)
 
 
 def same_scene_share(index, images, ids, k, **options) -> float:
@@ -95,16 +99,61 @@ def test_bag_of_words_ranks_the_scene_first(index, collection):
     assert tfidf.ids[0] == "s0v0"
 
 
+def _root_sift_bf16(desc) -> np.ndarray:
+    """The reference's RootSIFT (float64 L1 normalization and square root), rounded to
+    float32 and then to bfloat16 by tests/reference/attention.py, as float64 values."""
+    from tests.reference.attention import bfloat16_bits
+
+    d = np.asarray(desc, np.float64)
+    r = np.sqrt(d / np.maximum(d.sum(axis=1, keepdims=True), 1e-12)).astype(np.float32)
+    bits = bfloat16_bits(r).reshape(r.shape)
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def test_descriptor_set_rankings_match_numpy(index, collection):
+    """rank="maxsim" / "chamfer" with exact=True are the numpy brute force over every image's
+    first SET_SIZE RootSIFT descriptors (bfloat16, as stored); the staged search probing every
+    centroid and scoring every candidate in full gives the same ranking; both find the views
+    of the query's scene."""
+    from tests.reference import late as ref
+
+    images, ids = collection
+    docs = [_root_sift_bf16(index.features(i)[1][:SET_SIZE]) for i in range(len(ids))]
+    n_cent = len(index.sets.centroids)
+    for qi in (0, 5, 10):
+        q = _root_sift_bf16(index.sift.detect_and_compute(images[qi])[1][:SET_SIZE])
+        for rank, expected in (("maxsim", ref.maxsim(q, docs)),
+                               ("chamfer", np.array([ref.chamfer(q, d) for d in docs]))):
+            r = index.search(images[qi], k=len(ids), rank=rank, exact=True)
+            order = np.argsort(-expected, kind="stable")
+            np.testing.assert_allclose(r.scores, expected[order], rtol=1e-4)
+            assert r.ids == [ids[i] for i in order], rank
+            assert r.ids[0] == ids[qi]
+            staged = index.search(images[qi], k=4, rank=rank, n_probe=n_cent, n_full=len(ids))
+            assert staged.ids == r.ids[:4]
+            np.testing.assert_allclose(staged.scores, r.scores[:4], rtol=1e-6)
+            assert len(index.search(images[qi], k=8, rank=rank, n_full=3).ids) == 8  # k > n_full
+    verified = index.search(images[4], k=3, rank="chamfer", verify=True)
+    assert verified.ids[0] == ids[4] and verified.inliers[2] >= 10
+    for rank in ("maxsim", "chamfer"):  # 0.83 and 0.79 here; the bag of words >= 0.75
+        assert same_scene_share(index, images, ids, k=2, rank=rank, n_probe=4, n_full=6) >= 0.75
+
+
 def test_save_load_round_trip(index, collection, tmp_path):
     images, _ = collection
     index.save(tmp_path / "img.idx")
     loaded = ImageIndex.load(tmp_path / "img.idx")
     assert len(loaded) == len(index) and loaded.ids == index.ids
+    assert loaded.meta["sets"] == {"set_size": SET_SIZE, "nbits": 4}
     for image in images[:3]:
         a, b = index.search(image, k=4, verify=True), loaded.search(image, k=4, verify=True)
         assert a.ids == b.ids
         np.testing.assert_array_equal(a.scores, b.scores)
         np.testing.assert_array_equal(a.inliers, b.inliers)
+        for rank in ("maxsim", "chamfer"):
+            a, b = index.search(image, k=4, rank=rank), loaded.search(image, k=4, rank=rank)
+            assert a.ids == b.ids and a.inliers is None
+            np.testing.assert_array_equal(a.scores, b.scores)
     with pytest.raises(FileExistsError):
         index.save(tmp_path / "img.idx")
     index.save(tmp_path / "img.idx", overwrite=True)
@@ -125,6 +174,10 @@ def test_files_colour_and_given_codebook(index, collection, tmp_path):
     np.testing.assert_array_equal(built.quantizer.codebook, index.quantizer.codebook)
     colour = np.repeat(images[3][..., None], 3, axis=2)  # float RGB in [0, 1]
     assert built.search(colour, k=1, verify=True).ids == ["photo3"]
+    assert built.sets is None and built.meta["sets"] is None
+    with pytest.raises(ValueError, match="rank='maxsim' needs an index built with "
+                                         "descriptor_sets=True"):
+        built.search(colour, rank="maxsim")
 
 
 def test_small_vocabularies_are_exact(index):
@@ -191,6 +244,9 @@ def test_failed_build_leaves_nothing(collection, tmp_path):
     ({"sift": "fast"}, TypeError, "SIFT"),
     ({"approximate": "yes"}, TypeError, "approximate"),
     ({"n_probe": 0}, ValueError, "n_probe"),
+    ({"descriptor_sets": 1}, TypeError, "descriptor_sets must be a bool"),
+    ({"descriptor_sets": True, "set_size": 0}, ValueError, "set_size"),
+    ({"descriptor_sets": True, "set_nbits": 3}, ValueError, "set_nbits must be 1, 2, 4 or 8"),
 ])
 def test_build_errors(collection, kwargs, error, match):
     images, _ = collection
@@ -202,10 +258,16 @@ def test_build_errors(collection, kwargs, error, match):
 def test_search_and_load_errors(index, collection, tmp_path):
     with pytest.raises(ValueError, match="k must be"):
         index.search(collection[0][0], k=0)
+    with pytest.raises(ValueError, match="rank must be one of"):
+        index.search(collection[0][0], rank="cosine")
+    for option in ("n_probe", "n_full"):
+        with pytest.raises(ValueError, match=option):
+            index.search(collection[0][0], rank="maxsim", **{option: 0})
     with pytest.raises(ValueError, match="not a mirkit image index"):
         ImageIndex.load(tmp_path)
-    empty = index.search(np.zeros((SIZE, SIZE), np.float32), k=3)  # no keypoints: no results
-    assert empty.ids == [] and len(empty.scores) == 0
+    for rank in ("bow", "maxsim", "chamfer"):  # no keypoints: no results
+        empty = index.search(np.zeros((SIZE, SIZE), np.float32), k=3, rank=rank)
+        assert empty.ids == [] and len(empty.scores) == 0
 
 
 def test_doctests():
@@ -232,8 +294,14 @@ def test_cli_image_index_and_search(collection, tmp_path, capsys):
     _write_pngs(tmp_path / "photos" / "s0", images[:3])
     _write_pngs(tmp_path / "photos" / "s1", images[3:6])
     out = tmp_path / "photos.idx"
-    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out), "--words", "64"]) == 0
+    assert cli.main(["image-index", str(tmp_path / "photos"), "-o", str(out), "--words", "64",
+                     "--descriptor-sets", "--set-size", "60"]) == 0
     assert "indexed 6 images" in capsys.readouterr().out
+    for extra in (["--rank", "maxsim"], ["--rank", "chamfer", "--exact"]):
+        assert cli.main(["image-search", str(out), str(tmp_path / "photos" / "s1" / "img2.png"),
+                         "-k", "3", *extra]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].split() == ["rank", "id", "score"] and lines[1].split()[1] == "s1/img2"
     assert cli.main(["image-search", str(out), str(tmp_path / "photos" / "s1" / "img2.png"),
                      "-k", "3", "--verify"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -269,3 +337,21 @@ def test_benchmark_report_on_sequences(collection, tmp_path):
     assert rows[1]["map"] == 1.0 and rows[1]["P_5"] == pytest.approx(0.4)  # 2 relevant of 5
     assert "| + spatial verification (RANSAC) | 1.000 | 0.400 |" in text.getvalue()
     assert bench.report(root=tmp_path / "absent", out=text) == []
+
+
+def test_late_images_benchmark_on_sequences(collection, tmp_path):
+    """`mirkit bench late`'s image part: every ranking through one ImageIndex with
+    descriptor sets, on two synthetic 'sequences' laid out as the data is."""
+    import io
+
+    from mirkit.benchmarks import late_images
+
+    images, _ = collection
+    _write_pngs(tmp_path / "affine" / "one", images[:3])
+    _write_pngs(tmp_path / "affine" / "two", images[6:9])
+    text = io.StringIO()
+    rows = late_images.report(root=tmp_path, n_words=64, max_features=SET_SIZE, out=text)
+    assert [r["ranking"] for r in rows] == [label for label, _ in late_images.RANKINGS]
+    for r in rows[1:]:
+        assert r["map"] >= 0.9 and r["P_5"] == pytest.approx(0.4), r  # 2 relevant of 5
+    assert "| MaxSim, exact | " in text.getvalue()

@@ -112,6 +112,22 @@ def test_bfloat16_within_rounding(simd_level, rng, dim):
     assert np.array_equal(maxsim(to_bfloat16(q), bits, dtype="bfloat16"), got)
 
 
+@pytest.mark.parametrize("n_q,dim,lengths", SHAPES)
+def test_bfloat16_kernel_matches_reference_at_every_level(simd_level, n_q, dim, lengths):
+    """bfloat16 inputs at every level: the AVX-512 BF16 kernel (vdpbf16ps, pairs of
+    dimensions, an odd last one alone) where the CPU has it and the level is AVX-512, the
+    widening path below; both equal exact arithmetic on the rounded values up to float32
+    accumulation, over every lane and token remainder of the tiles."""
+    rng = np.random.default_rng(n_q * 1000 + dim)
+    q = from_bfloat16(to_bfloat16(rng.standard_normal((n_q, dim)).astype(np.float32)))
+    docs = [from_bfloat16(to_bfloat16(d)) for d in sets(rng, lengths, dim)]
+    native = bool(mirkit._core.cpu_features().get("avx512bf16")) and simd_level.startswith(
+        "avx512")
+    assert kernel_level("bfloat16") == ("avx512bf16" if native else kernel_level())
+    got = maxsim(to_bfloat16(q), [to_bfloat16(d) for d in docs], dtype="bfloat16")
+    close(got, ref.maxsim(q, docs), q, docs)
+
+
 def test_chamfer_symmetric_and_matches_reference(rng):
     a = rng.standard_normal((7, 16)).astype(np.float32)
     b = rng.standard_normal((12, 16)).astype(np.float32)

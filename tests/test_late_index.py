@@ -98,6 +98,20 @@ def test_add_without_retraining_and_ids(docs):
     two.add(docs[250:])
     for name in ("codes", "token_centroid", "offsets", "ids", "ivf_offsets", "ivf_docs"):
         np.testing.assert_array_equal(arrays(one)[name], arrays(two)[name])
+    # the appended lists are those of every document, by brute force
+    a = arrays(two)
+    lists = [set() for _ in range(32)]
+    for d in range(300):
+        for c in a["token_centroid"][a["offsets"][d]:a["offsets"][d + 1]].tolist():
+            lists[c].add(d)
+    expected = [sorted(s) for s in lists]
+    assert a["ivf_offsets"].tolist() == np.cumsum([0] + [len(s) for s in expected]).tolist()
+    assert a["ivf_docs"].tolist() == [d for s in expected for d in s]
+    whole = MultiVectorIndex(DIM, n_centroids=32, seed=3)
+    whole.train(docs[:200])
+    whole.add(docs)  # trained on the same documents: the same codec, lists of one batch
+    for name in ("codes", "ivf_offsets", "ivf_docs"):
+        np.testing.assert_array_equal(arrays(whole)[name], a[name])
     assert one.ids.tolist() == list(range(300))
     with pytest.raises(ValueError, match="unique"):
         one.add(docs[:1], ids=[5])
@@ -304,6 +318,13 @@ def test_rerank_bfloat16(tmp_path, docs):
     idx.save(tmp_path / "r")
     back = MultiVectorIndex.load(tmp_path / "r", mmap=True)
     np.testing.assert_array_equal(back.search(docs[5][:4], 5).ids, idx.search(docs[5][:4], 5).ids)
+    # reconstruct(rerank=True): the stored bfloat16 vectors (the reference's rounding), widened
+    from tests.reference.attention import bfloat16_bits
+
+    bits = bfloat16_bits(docs[7]).reshape(docs[7].shape).astype(np.uint32) << 16
+    np.testing.assert_array_equal(back.reconstruct(7, rerank=True), bits.view(np.float32))
+    with pytest.raises(ValueError, match="rerank=True needs an index made with rerank"):
+        plain.reconstruct(7, rerank=True)
     meta, arrays = _store.load(tmp_path / "r", MultiVectorIndex._kind)
     arrays = dict(arrays, vectors=arrays["vectors"][:-1])
     _store.save(tmp_path / "bad", MultiVectorIndex._kind, meta["params"], arrays)
@@ -311,3 +332,48 @@ def test_rerank_bfloat16(tmp_path, docs):
         MultiVectorIndex.load(tmp_path / "bad")
     with pytest.raises(ValueError, match="rerank"):
         MultiVectorIndex(DIM, rerank="float16")
+
+
+def test_normalize_unit_length_tokens(tmp_path, docs):
+    """Unit-length tokens (ColBERT's) are decompressed to unit length, as ColBERTv2 does: the
+    reference decompression divided by its norm; chosen at training unless given; kept by
+    save/load; other tokens are left as decoded."""
+    unit = [d / np.linalg.norm(d, axis=1, keepdims=True) for d in docs]
+    idx = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1)
+    idx.add(unit)
+    assert idx.normalize is True
+    a = idx._arrays()
+    rec = ref.decompress(a["codes"], a["token_centroid"], a["centroids"], a["bucket_weights"], 2)
+    rec /= np.linalg.norm(rec, axis=1, keepdims=True)
+    np.testing.assert_allclose(idx.reconstruct(3), rec[a["offsets"][3]:a["offsets"][4]],
+                               rtol=1e-5, atol=1e-6)
+    q = unit[11][:5]
+    top = idx.search(q, 5, exact=True)
+    per_doc = [rec[a["offsets"][i]:a["offsets"][i + 1]] for i in range(len(unit))]
+    expected = ref.maxsim(q, per_doc)
+    np.testing.assert_allclose(top.scores, np.sort(expected)[::-1][:5], rtol=1e-5)
+    idx.save(tmp_path / "n")
+    back = MultiVectorIndex.load(tmp_path / "n")
+    assert back.normalize is True
+    np.testing.assert_array_equal(back.search(q, 5).scores, idx.search(q, 5).scores)
+    plain = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1, normalize=False)
+    plain.add(unit)
+    assert plain.normalize is False and not np.allclose(
+        np.linalg.norm(plain.reconstruct(3), axis=1), 1.0, atol=1e-4)
+    other = MultiVectorIndex(DIM, n_centroids=64, nbits=2, seed=1)
+    other.add(docs)
+    assert other.normalize is False
+    with pytest.raises(TypeError, match="normalize must be a bool or None"):
+        MultiVectorIndex(DIM, normalize="yes")
+
+
+def test_index_benchmark_table_and_recall():
+    from mirkit.benchmarks.late_index import format_table, recall_at_10
+
+    assert recall_at_10([[1, 2, 3]], [[3, 4, 5]]) == pytest.approx(1 / 3)
+    row = {"impl": "mirkit", "nbits": 2, "build_s": 1.0, "size": 2**20, "n_probe": 1,
+           "n_full": 64, "qps": 26.25, "recall": 0.8826, "load": 12.71}
+    lines = format_table([row, dict(row, load=None)]).splitlines()
+    assert lines[0].endswith("| recall@10 | load |")
+    assert lines[2] == "| mirkit | 2 | 1.0 | 1.0 | 1 | 64 | 26.2 | 0.883 | 12.7 |"
+    assert lines[3].endswith("| 0.883 |  |")

@@ -81,6 +81,17 @@ def test_empty_cluster_reseeded_with_farthest_row():
     np.testing.assert_allclose(ours.cluster_centers_.ravel(), [0.1, 20, 10.05], rtol=1e-6)
 
 
+def test_relocation_that_empties_a_cluster_keeps_its_center():
+    """Duplicates: every row sits on a center, so the row taken for the empty cluster (row 0,
+    the lowest of the equally far) is the only one of its cluster; that cluster keeps its
+    center instead of becoming 0 / 0 = NaN (MultiVectorIndex trains on such sets)."""
+    x = np.array([[5.0], [0.0], [0.0]], np.float32)
+    init = np.array([[0.0], [5.0], [100.0]], np.float32)
+    one = vectors.KMeans(3, init=init, max_iter=1).fit(x)
+    np.testing.assert_array_equal(one.cluster_centers_.ravel(), [0, 5, 5])
+    assert np.isfinite(vectors.KMeans(3, init=init, max_iter=5).fit(x).cluster_centers_).all()
+
+
 def test_empty_cluster_reseeded_like_sklearn():
     sklearn_cluster = pytest.importorskip("sklearn.cluster")
     x, init = EMPTY_X, EMPTY_INIT

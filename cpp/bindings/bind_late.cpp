@@ -184,8 +184,15 @@ Arr<float> per_candidate(const Arr<uint32_t>& cands, size_t n_docs, Fn&& fn) {
 }  // namespace
 
 void bind_late(py::module_& m) {
-  m.def("kernel_level", [] { return core::level_name(late::maxsim_kernel_level()); },
-        "The instruction-set level the MaxSim tile kernel runs at now.");
+  m.def(
+      "kernel_level",
+      [](bool bf16) -> std::string {
+        if (bf16 && late::maxsim_bf16_native()) return "avx512bf16";
+        return core::level_name(late::maxsim_kernel_level());
+      },
+      py::arg("bfloat16") = false,
+      "The instruction-set level the MaxSim tile kernel runs at now (for bfloat16 inputs: "
+      "'avx512bf16' where they take the AVX-512 BF16 kernel).");
   m.def(
       "maxsim",
       [](const py::object& queries, const py::object& weights, const py::object& docs, bool bf16,
@@ -263,8 +270,9 @@ void bind_late(py::module_& m) {
       "decompress",
       [](const Arr<float>& centroids, const Arr<float>& cutoffs, const Arr<float>& weights,
          unsigned nbits, const Arr<uint32_t>& token_centroid, const Arr<uint8_t>& codes,
-         const Arr<int64_t>& offsets, size_t begin, size_t end) {
-        const late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+         const Arr<int64_t>& offsets, size_t begin, size_t end, bool normalize) {
+        late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+        c.normalize = normalize;
         const late::StoredDocs d = docs_of(c, token_centroid, codes, offsets);
         if (begin > end || end > static_cast<size_t>(token_centroid.shape(0))) {
           throw py::value_error("token range out of bounds");
@@ -300,8 +308,9 @@ void bind_late(py::module_& m) {
       [](const Arr<float>& centroids, const Arr<float>& cutoffs, const Arr<float>& weights,
          unsigned nbits, const Arr<uint32_t>& token_centroid, const Arr<uint8_t>& codes,
          const Arr<int64_t>& offsets, const Arr<float>& q, const std::optional<Arr<float>>& qw,
-         const Arr<uint32_t>& cands, unsigned threads) {
-        const late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+         const Arr<uint32_t>& cands, unsigned threads, bool normalize) {
+        late::ResidualCodec c = codec_of(centroids, cutoffs, weights, nbits);
+        c.normalize = normalize;
         const late::StoredDocs d = docs_of(c, token_centroid, codes, offsets);
         expect(q, 2, "query");
         if (static_cast<size_t>(q.shape(1)) != c.dim || q.shape(0) < 1) {

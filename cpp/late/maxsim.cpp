@@ -88,6 +88,14 @@ bool all_finite(const float* x, size_t n) {
   return bad == 0;
 }
 
+// The weighted sum of the lanes' maxima; NaN when a lane's running sum is not finite.
+float weighted_score(const PackedQuery& q, const float* maxima, const float* sums) {
+  float check = 0.0f, score = 0.0f;
+  for (size_t l = 0; l < q.n_panels() * kPanel; ++l) check += 0.0f * sums[l];
+  for (size_t t = 0; t < q.n; ++t) score += q.weights[t] * maxima[t];
+  return check + score;
+}
+
 // MaxSim of a packed query against a document whose tokens [t0, t0 + n) come from
 // tokens(t0, n) as float32. One panel covers a document in one call when it is already float32
 // (its tokens stream once); otherwise blocks of kBlockTokens stay in L1 while every panel visits
@@ -109,13 +117,53 @@ float maxsim_blocks(const PackedQuery& q, size_t len, float* scratch, Tokens&& t
                     q.dim, d, n_tok, maxima + p * kPanel, sums + p * kPanel});
     }
   }
-  float check = 0.0f, score = 0.0f;
-  for (size_t l = 0; l < lanes; ++l) check += 0.0f * sums[l];  // NaN iff a sum is not finite
-  for (size_t t = 0; t < q.n; ++t) score += q.weights[t] * maxima[t];
-  return check + score;
+  return weighted_score(q, maxima, sums);
+}
+
+// A query's bfloat16 bits packed for the BF16 tile: panels of kPanel lanes of dimension pairs
+// (Bf16TileTask), panel p at p * pairs * kPanel.
+std::vector<uint32_t> pack_query_bf16(const uint16_t* q, size_t n, size_t dim) {
+  const size_t pairs = (dim + 1) / 2, n_panels = (n + kPanel - 1) / kPanel;
+  std::vector<uint32_t> panels(n_panels * pairs * kPanel, 0u);
+  for (size_t t = 0; t < n; ++t) {
+    uint32_t* panel = panels.data() + (t / kPanel) * pairs * kPanel + t % kPanel;
+    for (size_t k = 0; k < dim; ++k) {
+      panel[(k / 2) * kPanel] |= static_cast<uint32_t>(q[t * dim + k]) << (16 * (k % 2));
+    }
+  }
+  return panels;
+}
+
+// MaxSim of a bfloat16 query (packed by pack_query_bf16, weights from `q`) against a bfloat16
+// document with the AVX-512 BF16 tile, every panel over the whole document.
+float maxsim_one_bf16(const PackedQuery& q, const std::vector<uint32_t>& panels,
+                      const uint16_t* doc, size_t len, float* scratch) {
+  const size_t n_panels = q.n_panels(), lanes = n_panels * kPanel, pairs = (q.dim + 1) / 2;
+  float* maxima = scratch;
+  float* sums = scratch + lanes;
+  std::fill(maxima, maxima + lanes, kNegInf);
+  std::fill(sums, sums + lanes, 0.0f);
+  for (size_t p = 0; p < n_panels; ++p) {
+#if defined(MIRKIT_X86_SIMD)
+    detail::tile_avx512bf16(Bf16TileTask{panels.data() + p * pairs * kPanel,
+                                         std::min(kPanel, q.n - p * kPanel), q.dim, doc, len,
+                                         maxima + p * kPanel, sums + p * kPanel});
+#else
+    (void)panels, (void)doc, (void)len;
+#endif
+  }
+  return weighted_score(q, maxima, sums);
 }
 
 }  // namespace
+
+bool maxsim_bf16_native() {
+#if defined(MIRKIT_X86_SIMD)
+  return core::cpu_features().avx512bf16 && core::active_level() >= core::SimdLevel::kAvx512;
+#else
+  return false;
+#endif
+}
 
 PackedQuery pack_query(const float* q, size_t n, size_t dim, const float* weights) {
   PackedQuery p;
@@ -184,16 +232,26 @@ void maxsim(const TokenSets& queries, const float* const* weights, const TokenSe
     start.push_back(docs.n);
   }
   const size_t n_chunks = start.size() - 1;
+  const bool native_bf16 = docs.elem == Elem::kBf16 && queries.elem == Elem::kBf16 &&
+                           maxsim_bf16_native();
   core::parallel_for(queries.n * n_chunks, threads, [&](size_t task) {
     const size_t qi = task / n_chunks, chunk = task % n_chunks;
     std::vector<float> tmp, block;
     const PackedQuery pq = pack_query(tokens_f32(queries, qi, 0, queries.len[qi], dim, tmp),
                                       queries.len[qi], dim, weights ? weights[qi] : nullptr);
+    std::vector<uint32_t> panels_bf16;
+    if (native_bf16) {
+      panels_bf16 = pack_query_bf16(static_cast<const uint16_t*>(queries.data[qi]),
+                                    queries.len[qi], dim);
+    }
     std::vector<float> scratch(2 * pq.n_panels() * kPanel);
     for (size_t j = start[chunk]; j < start[chunk + 1]; ++j) {
       const size_t len = docs.len[j];
       float score;
-      if (docs.elem == Elem::kF32) {
+      if (native_bf16) {
+        score = maxsim_one_bf16(pq, panels_bf16, static_cast<const uint16_t*>(docs.data[j]), len,
+                                scratch.data());
+      } else if (docs.elem == Elem::kF32) {
         score = maxsim_one(pq, static_cast<const float*>(docs.data[j]), len, scratch.data());
       } else {
         score = maxsim_blocks(pq, len, scratch.data(), [&](size_t t0, size_t n_tok) {

@@ -47,15 +47,33 @@ struct TileTask {
 };
 using TileKernel = void (*)(const TileTask&);
 
+// The same against bfloat16 document tokens with a bfloat16 query panel of dimension pairs:
+// panel[k2 * kPanel + lane] = bits of q_lane[2 k2] | bits of q_lane[2 k2 + 1] << 16 (the upper
+// half zero past an odd dim), (dim + 1) / 2 rows. For the AVX-512 BF16 kernel (vdpbf16ps).
+struct Bf16TileTask {
+  const uint32_t* panel;
+  size_t n_lanes;
+  size_t dim;
+  const uint16_t* doc;  // n_tok x dim bfloat16 bits
+  size_t n_tok;
+  float* maxima;
+  float* sums;
+};
+
 namespace detail {
 void tile_scalar(const TileTask& t);
 void tile_sse4(const TileTask& t);
 void tile_avx2(const TileTask& t);
 void tile_avx512(const TileTask& t);
+void tile_avx512bf16(const Bf16TileTask& t);
 }  // namespace detail
 
 // The level the tile kernel runs at now.
 core::SimdLevel maxsim_kernel_level();
+// Whether bfloat16 inputs take the AVX-512 BF16 kernel now (the CPU has avx512_bf16 and the
+// active level is AVX-512 or above, so MIRKIT_SIMD / simd_limit can still force the widening
+// paths); otherwise they are widened to float32 per block of tokens.
+bool maxsim_bf16_native();
 
 // out[i * docs.n + j] = sum over tokens t of query i of w_i[t] * max over tokens of doc j of
 // <q_i[t], d_j>. weights: nullptr (all 1) or one float per query token, set i at weights[i]

@@ -87,10 +87,20 @@ void decode_rows(const ResidualCodec& c, const DecodeTable& table, const StoredD
 void decode(const ResidualCodec& c, const DecodeTable& table, const StoredDocs& docs,
             size_t begin, size_t n, float* out) {
   switch (table.per) {
-    case 8: return decode_rows<8>(c, table, docs, begin, n, out);
-    case 4: return decode_rows<4>(c, table, docs, begin, n, out);
-    case 2: return decode_rows<2>(c, table, docs, begin, n, out);
-    default: return decode_rows<1>(c, table, docs, begin, n, out);
+    case 8: decode_rows<8>(c, table, docs, begin, n, out); break;
+    case 4: decode_rows<4>(c, table, docs, begin, n, out); break;
+    case 2: decode_rows<2>(c, table, docs, begin, n, out); break;
+    default: decode_rows<1>(c, table, docs, begin, n, out); break;
+  }
+  if (!c.normalize) return;
+  for (size_t t = 0; t < n; ++t) {
+    float* o = out + t * c.dim;
+    float ss = 0.0f;
+    for (size_t j = 0; j < c.dim; ++j) ss += o[j] * o[j];
+    if (ss > 0.0f) {
+      const float inv = 1.0f / std::sqrt(ss);
+      for (size_t j = 0; j < c.dim; ++j) o[j] *= inv;
+    }
   }
 }
 

@@ -23,6 +23,7 @@ struct ResidualCodec {
   unsigned nbits = 2;                     // 1, 2, 4 or 8
   const float* cutoffs = nullptr;         // dim x (2^nbits - 1), increasing per dimension
   const float* bucket_weights = nullptr;  // dim x 2^nbits
+  bool normalize = false;                 // decompressed tokens scaled to unit length
   size_t row_bytes() const { return (dim * nbits + 7) / 8; }
 };
 
@@ -37,7 +38,8 @@ struct StoredDocs {
 void encode_residuals(const ResidualCodec& codec, const float* x, const uint32_t* centroid_ids,
                       size_t n, unsigned threads, uint8_t* codes);
 
-// Tokens [begin, begin + n) decompressed: centroid + bucket weight, n x dim floats.
+// Tokens [begin, begin + n) decompressed: centroid + bucket weight, n x dim floats (each row then
+// divided by its length when codec.normalize, as ColBERTv2 does for unit-length encoders).
 void decompress(const ResidualCodec& codec, const StoredDocs& docs, size_t begin, size_t n,
                 float* out);
 

@@ -106,6 +106,9 @@ LloydResult lloyd(const float* x, size_t n, size_t d, size_t k, float* centers, 
     relocate_empty(x, n, d, k, labels, dist2.data(), sums, counts);
     double shift = 0.0;
     for (size_t c = 0; c < k; ++c) {
+      // Still empty (relocation took the last row of a cluster: fewer distinct rows far from
+      // their centers than empty clusters): the center stays where it was, not 0 / 0.
+      if (counts[c] == 0) continue;
       for (size_t j = 0; j < d; ++j) {
         const float v = static_cast<float>(sums[c * d + j] / static_cast<double>(counts[c]));
         const double delta = static_cast<double>(v) - centers[c * d + j];

@@ -461,7 +461,8 @@ def _cmd_image_index(args) -> int:
     start = time.perf_counter()
     index = ImageIndex.build(paths, ids, n_words=args.words, path=args.output,
                              overwrite=args.overwrite, threads=args.threads, seed=args.seed,
-                             progress=True)
+                             progress=True, descriptor_sets=args.descriptor_sets,
+                             set_size=args.set_size)
     print(f"indexed {len(index):,} images ({len(index.descriptors):,} SIFT features, "
           f"{index.quantizer.n_words:,} visual words) into {args.output} in "
           f"{time.perf_counter() - start:.1f} s")
@@ -473,7 +474,8 @@ def _cmd_image_search(args) -> int:
 
     index = ImageIndex.load(args.index)
     start = time.perf_counter()
-    result = index.search(args.query, k=args.k, verify=args.verify, scorer=args.scorer)
+    result = index.search(args.query, k=args.k, verify=args.verify, scorer=args.scorer,
+                          rank=args.rank, exact=args.exact)
     elapsed = time.perf_counter() - start
     width = max([len("id")] + [len(i) for i in result.ids])
     print(f"{'rank':>4}  {'id':<{width}}  {'score':>10}" + ("  inliers" if args.verify else ""))
@@ -962,6 +964,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="threads (0 = all cores)")
     p.add_argument("--seed", type=int, default=0, help="seed of the k-means (default 0)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index")
+    p.add_argument("--descriptor-sets", action="store_true",
+                   help="also keep each image's RootSIFT descriptors as a set, for image-search "
+                   "--rank maxsim|chamfer")
+    p.add_argument("--set-size", type=int, default=500,
+                   help="descriptors per set: the first detected (default 500)")
     p.set_defaults(func=_cmd_image_index)
     p = sub.add_parser("image-search", help="the images of an image index most like QUERY")
     p.add_argument("index", metavar="INDEX_DIR")
@@ -970,6 +977,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--verify", action="store_true",
                    help="re-rank by spatial verification (RANSAC homography inliers)")
     p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf"])
+    p.add_argument("--rank", default="bow", choices=["bow", "maxsim", "chamfer"],
+                   help="bag of visual words (default), or MaxSim / Chamfer over descriptor "
+                   "sets (an index made with --descriptor-sets)")
+    p.add_argument("--exact", action="store_true",
+                   help="with --rank maxsim|chamfer: score every image")
     p.set_defaults(func=_cmd_image_search)
     from mirkit.late._cli import add_parser as add_late_parser
 

@@ -15,6 +15,14 @@ al. 2007): the query's descriptors are matched to the result's by Lowe's ratio t
 (:func:`mirkit.geometry.find_homography`), and results are ordered by their number of inliers
 (ties by the bag-of-words score). Keypoint coordinates and descriptors are kept for this.
 
+With ``descriptor_sets=True`` an image is also kept as the set of its first `set_size` SIFT
+descriptors as RootSIFT (Arandjelovic & Zisserman 2012: L1-normalized, square-rooted, so a dot
+product is the Hellinger kernel) in a :class:`mirkit.late.MultiVectorIndex` (residuals of
+`set_nbits` bits for the candidate stages, bfloat16 vectors for the final scores), and
+``search(..., rank="maxsim")`` or ``rank="chamfer"`` ranks images by the set similarity of the
+query's descriptors to theirs (:func:`mirkit.late.maxsim`, :func:`mirkit.late.chamfer`) instead of
+by visual words: no vocabulary quantizes the descriptors away.
+
 Large vocabularies (``n_words >= 16384`` by default, or ``approximate=True``) follow Philbin et
 al. (CVPR 2007): the codebook is trained by approximate k-means
 (:class:`mirkit.vectors.ApproximateKMeans`) and every descriptor, at build and query time, is
@@ -25,7 +33,8 @@ rather than all of them. Smaller vocabularies keep exact k-means and exact assig
 An image index is a directory: ``index/`` (the inverted index), ``codebook.npy``,
 ``keypoints.npy`` (x, y of every keypoint, float32), ``descriptors.npy`` (uint8),
 ``offsets.npy`` (each image's first row), ``words.ivf/`` (the index over the words, large
-vocabularies only) and ``meta.json`` (format version, ids, settings). It is
+vocabularies only), ``sets/`` (the descriptor sets, with ``descriptor_sets=True``) and
+``meta.json`` (format version, ids, settings). It is
 written into a temporary sibling and renamed into place, so a failed build or save never leaves
 one that opens.
 """
@@ -53,13 +62,14 @@ from mirkit.search import Searcher
 from mirkit.vectors import ApproximateKMeans, IVFIndex, KMeans, VectorQuantizer, match
 from mirkit.vectors.akm import default_lists
 
-__all__ = ["ImageIndex", "ImageSearchResult", "load_image"]
+__all__ = ["ImageIndex", "ImageSearchResult", "load_image", "root_sift"]
 
 FORMAT = "mirkit-image-index"
 FORMAT_VERSION = 1
 _PREFIX = "vw"
 _LUMA = np.array([0.299, 0.587, 0.114])  # ITU-R BT.601, as OpenCV converts RGB to grey
 APPROXIMATE_WORDS = 16384  # vocabularies from this size on are trained and assigned approximately
+RANKINGS = ("bow", "maxsim", "chamfer")
 
 
 class ImageSearchResult(NamedTuple):
@@ -68,7 +78,8 @@ class ImageSearchResult(NamedTuple):
     ids: list
     """External ids of the images."""
     scores: np.ndarray
-    """Bag-of-words scores (float64) under the scorer used."""
+    """Scores of the ranking: bag of words, float64 under the scorer used; ``rank="maxsim"`` or
+    ``"chamfer"``, the float32 set similarity."""
     inliers: Optional[np.ndarray]
     """With ``verify=True``: RANSAC inliers (int64) of each result, the ranking key; else None."""
 
@@ -94,6 +105,21 @@ def load_image(image) -> np.ndarray:
     if arr.ndim != 2:
         raise ValueError(f"image must be 2-D grey or (H, W, 3|4) colour, got shape {arr.shape}")
     return arr
+
+
+def root_sift(descriptors) -> np.ndarray:
+    """RootSIFT of SIFT descriptors (n, 128): each row L1-normalized and square-rooted, float32,
+    so that the dot product of two rows is their Hellinger kernel (at most 1).
+
+    Examples
+    --------
+    >>> root_sift(np.array([[4, 0, 0, 0], [1, 1, 1, 1]], np.uint8))
+    array([[1. , 0. , 0. , 0. ],
+           [0.5, 0.5, 0.5, 0.5]], dtype=float32)
+    """
+    d = np.asarray(descriptors, dtype=np.float32)
+    d = d / np.maximum(d.sum(axis=1, keepdims=True), np.float32(1e-12))
+    return np.sqrt(d).astype(np.float32)
 
 
 def _check_int(value, name: str, low: int) -> int:
@@ -151,6 +177,14 @@ class ImageIndex:
         self.offsets = np.load(self.path / "offsets.npy")
         self.index = Index.open(self.path / "index")
         self.searcher = Searcher(self.index)
+        self.sets = None
+        if meta.get("sets") is not None:
+            from mirkit.late import MultiVectorIndex
+
+            self.sets = MultiVectorIndex.load(self.path / "sets", mmap=True)
+            if len(self.sets) != len(self.ids):
+                raise ValueError(f"{self.path}: sets/ holds {len(self.sets)} images, meta.json "
+                                 f"{len(self.ids)}")
         if len(self.ids) != len(self.index) or len(self.offsets) != len(self.ids) + 1:
             raise ValueError(f"{self.path}: meta.json, offsets.npy and the index disagree on "
                              "the number of images")
@@ -165,7 +199,8 @@ class ImageIndex:
               n_words: int = 4096, codebook=None, path=None, sift: Optional[SIFT] = None,
               sample: int = 200_000, kmeans_iter: int = 20, seed: int = 0, threads: int = 0,
               overwrite: bool = False, progress=False, approximate: Optional[bool] = None,
-              n_probe: int = 8) -> "ImageIndex":
+              n_probe: int = 8, descriptor_sets: bool = False, set_size: int = 500,
+              set_nbits: int = 4) -> "ImageIndex":
         """Index `images` (file paths or arrays, see :func:`load_image`).
 
         Parameters
@@ -200,6 +235,15 @@ class ImageIndex:
             16384 words.
         n_probe : int
             Lists of that index probed per descriptor (more: closer to exact assignment).
+        descriptor_sets : bool
+            Also keep every image's descriptors as a set (RootSIFT) in a
+            :class:`mirkit.late.MultiVectorIndex`, for ``search(rank="maxsim")`` and
+            ``rank="chamfer"`` (module docstring).
+        set_size : int
+            Descriptors of an image (and of a query) in its set: the first `set_size` in the
+            detector's order.
+        set_nbits : {1, 2, 4, 8}
+            Bits per dimension of the set index's residuals (its candidate stages).
 
         Raises
         ------
@@ -226,6 +270,17 @@ class ImageIndex:
         if approximate is not None and not isinstance(approximate, (bool, np.bool_)):
             raise TypeError(f"approximate must be a bool or None, got "
                             f"{type(approximate).__name__}")
+        if not isinstance(descriptor_sets, (bool, np.bool_)):
+            raise TypeError(f"descriptor_sets must be a bool, got "
+                            f"{type(descriptor_sets).__name__}")
+        set_size = _check_int(set_size, "set_size", 1)
+        if isinstance(set_nbits, bool) or set_nbits not in (1, 2, 4, 8):
+            raise ValueError(f"set_nbits must be 1, 2, 4 or 8, got {set_nbits!r}")
+        if descriptor_sets:
+            from mirkit.late import MultiVectorIndex
+
+            sets = MultiVectorIndex(128, nbits=set_nbits, rerank="bfloat16", seed=seed,
+                                    threads=threads)
         sift = SIFT(threads=threads) if sift is None else sift
         if not isinstance(sift, SIFT):
             raise TypeError(f"sift must be a mirkit.image.SIFT, got {type(sift).__name__}")
@@ -280,6 +335,14 @@ class ImageIndex:
             np.save(work / "keypoints.npy", np.concatenate(xy) if xy else np.zeros((0, 2)))
             np.save(work / "descriptors.npy", all_desc)
             np.save(work / "offsets.npy", offsets)
+            if descriptor_sets:
+                rows = [root_sift(d[:set_size]) for d in descriptors]
+                if any(len(r) == 0 for r in rows):
+                    empty = next(i for i, r in enumerate(rows) if len(r) == 0)
+                    raise ValueError(f"image {ids[empty]!r} has no SIFT keypoints; "
+                                     "descriptor_sets needs at least one in every image")
+                sets.add(rows, ids=np.arange(len(rows)))
+                sets.save(work / "sets")
             meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "mirkit": __version__,
                     "ids": ids, "n_words": quantizer.n_words,
                     "assign": (None if quantizer.index is None else
@@ -288,7 +351,9 @@ class ImageIndex:
                     "sift": {"n_octaves": sift.n_octaves, "n_scales": sift.n_scales,
                              "sigma": sift.sigma, "contrast_threshold": sift.contrast_threshold,
                              "edge_threshold": sift.edge_threshold, "upsample": sift.upsample,
-                             "max_keypoints": sift.max_keypoints, "threads": sift.threads}}
+                             "max_keypoints": sift.max_keypoints, "threads": sift.threads},
+                    "sets": ({"set_size": set_size, "nbits": sets.nbits}
+                             if descriptor_sets else None)}
             write_json(work / "meta.json", meta)
             if target is None:
                 built = cls(work)
@@ -326,7 +391,8 @@ class ImageIndex:
         return np.asarray(self.keypoints[a:b]), np.asarray(self.descriptors[a:b])
 
     def search(self, image, k: int = 10, *, verify: bool = False, depth: int = 50,
-               ratio: float = 0.8, threshold: float = 5.0, scorer=None) -> ImageSearchResult:
+               ratio: float = 0.8, threshold: float = 5.0, scorer=None, rank: str = "bow",
+               exact: bool = False, n_probe: int = 8, n_full: int = 64) -> ImageSearchResult:
         """The `k` images most like `image` (a path or an array, see :func:`load_image`).
 
         Parameters
@@ -334,7 +400,7 @@ class ImageIndex:
         k : int
             Results wanted.
         verify : bool
-            Re-rank the best `depth` bag-of-words results by spatial verification.
+            Re-rank the best `depth` results of the ranking by spatial verification.
         depth : int
             Results verified (at least `k` are retrieved).
         ratio : float
@@ -343,23 +409,75 @@ class ImageIndex:
             Largest reprojection error (pixels) of a RANSAC inlier.
         scorer : Scorer or str, optional
             Scorer of the bag-of-words ranking (default BM25; "tfidf", ...).
+        rank : {"bow", "maxsim", "chamfer"}
+            Bag of visual words (default), or the set similarity of the query's first
+            `set_size` RootSIFT descriptors to each image's (needs an index built with
+            ``descriptor_sets=True``): MaxSim (the sum over the query's descriptors of the best
+            dot product with the image's) or Chamfer (MaxSim both ways, each divided by the
+            set's size), on the stored bfloat16 vectors.
+        exact : bool
+            With a set ranking: score every image (the brute-force answer) instead of the
+            candidates of the set index's stages.
+        n_probe, n_full : int
+            With a set ranking and not `exact`: centroids probed per query descriptor, and
+            candidates scored in full (:meth:`mirkit.late.MultiVectorIndex.search`; Chamfer
+            re-scores those `n_full`).
+
+        Raises
+        ------
+        ValueError
+            A bad `k`, `depth`, `rank`, `n_probe` or `n_full`, or a set ranking on an index
+            built without ``descriptor_sets``.
         """
         k = _check_int(k, "k", 1)
         depth = _check_int(depth, "depth", 1)
+        if rank not in RANKINGS:
+            raise ValueError(f"rank must be one of {RANKINGS}, got {rank!r}")
+        if rank != "bow":
+            if self.sets is None:
+                raise ValueError(f"rank={rank!r} needs an index built with descriptor_sets=True")
+            n_probe, n_full = _check_int(n_probe, "n_probe", 1), _check_int(n_full, "n_full", 1)
+        want = max(k, depth) if verify else k
         kp, desc = self.sift.detect_and_compute(load_image(image))
-        query = {}
-        if len(desc):
-            words, counts = self.quantizer.bag_of_words(desc)
-            query = {f"{_PREFIX}{w}": float(c) for w, c in zip(words.tolist(), counts.tolist())}
-        r = self.searcher.search(query, k=max(k, depth) if verify else k, scorer=scorer)
+        if rank == "bow":
+            query = {}
+            if len(desc):
+                words, counts = self.quantizer.bag_of_words(desc)
+                query = {f"{_PREFIX}{w}": float(c)
+                         for w, c in zip(words.tolist(), counts.tolist())}
+            r = self.searcher.search(query, k=want, scorer=scorer)
+            ids, scores, positions = list(r.ids), np.asarray(r.scores), list(r.docids)
+        else:
+            positions, scores = self._set_ranking(desc, want, rank, exact, n_probe, n_full)
+            ids = [self.ids[p] for p in positions]
         if not verify:
-            return ImageSearchResult(list(r.ids), np.asarray(r.scores), None)
+            return ImageSearchResult(ids, scores, None)
         xy = np.stack([kp["x"], kp["y"]], axis=1).astype(np.float64)
         inliers = np.array([self._inliers(xy, desc, int(d), ratio, threshold)
-                            for d in r.docids], dtype=np.int64)
-        order = np.lexsort((np.arange(len(inliers)), -inliers))[:k]  # stable: BoW rank breaks ties
-        return ImageSearchResult([r.ids[i] for i in order], np.asarray(r.scores)[order],
-                                 inliers[order])
+                            for d in positions], dtype=np.int64)
+        order = np.lexsort((np.arange(len(inliers)), -inliers))[:k]  # stable: the rank breaks ties
+        return ImageSearchResult([ids[i] for i in order], scores[order], inliers[order])
+
+    def _set_ranking(self, desc: np.ndarray, k: int, rank: str, exact: bool, n_probe: int,
+                     n_full: int) -> tuple:
+        """(positions, float32 scores) of the best k images by MaxSim or Chamfer."""
+        from mirkit.late import chamfer
+
+        if len(desc) == 0:  # no keypoints: no results, as the bag of words
+            return [], np.zeros(0, np.float32)
+        q = root_sift(desc[:self.meta["sets"]["set_size"]])
+        n = len(self.ids)
+        n_probe = min(n_probe, len(self.sets.centroids))
+        depth = n if exact else min(n, max(n_full, k)) if rank == "chamfer" else min(n, k)
+        r = self.sets.search(q, depth, n_probe=n_probe, n_full=max(n_full, depth), exact=exact)
+        cands = r.ids[r.ids >= 0]
+        scores = r.scores[r.ids >= 0]
+        if rank == "chamfer":
+            docs = [self.sets.reconstruct(int(c), rerank=True) for c in cands]
+            scores = chamfer(q, docs, dtype="bfloat16") if docs else scores
+            order = np.lexsort((cands, -scores))  # ties: the image added first
+            cands, scores = cands[order], scores[order]
+        return cands[:k].tolist(), np.asarray(scores[:k], np.float32)
 
     def _inliers(self, xy: np.ndarray, desc: np.ndarray, docid: int, ratio: float,
                  threshold: float) -> int:

@@ -9,7 +9,8 @@ checked against mirkit's scalar-free float64 numpy evaluation (max relative erro
 timing; rows then take turns, one call per sample, and the table gives medians.
 
 - mirkit: :func:`mirkit.late.maxsim` (``threads=``), float32 and bfloat16 (inputs converted
-  before timing);
+  before timing; bfloat16 on the AVX-512 BF16 kernel where the CPU has it, and then also on the
+  widening path, which the AVX2 level forces);
 - maxsim-cpu: ``maxsim_scores`` (fixed) and ``maxsim_scores_variable`` (variable);
 - torch: ``einsum`` of the query with the (padded, masked) documents, ``amax``, ``sum``;
 - numpy: ``q @ tokens.T``, then ``maximum.reduceat`` over the document offsets.
@@ -66,9 +67,17 @@ def _rows(name: str, q, docs, threads: int) -> list:
                anchor="maxsim-cpu", extra={"flops": flops})]
     q16 = to_bfloat16(q)
     d16 = [to_bfloat16(d) for d in docs] if name == "variable" else to_bfloat16(docs)
-    out.append(Row(name, f"mirkit bf16 [{level}]",
+    out.append(Row(name, f"mirkit bf16 [{kernel_level('bfloat16')}]",
                    lambda: maxsim(q16, d16, dtype="bfloat16", threads=threads), 1, "calls",
                    anchor="maxsim-cpu", extra={"flops": flops, "bf16": True}))
+    if kernel_level("bfloat16") == "avx512bf16":  # the widening path beside it (AVX2 tiles)
+        import mirkit
+
+        def widened():
+            with mirkit.simd_limit("avx2"):
+                return maxsim(q16, d16, dtype="bfloat16", threads=threads)
+        out.append(Row(name, "mirkit bf16 [avx2, widened]", widened, 1, "calls",
+                       anchor="maxsim-cpu", extra={"flops": flops, "bf16": True}))
     try:
         import maxsim_cpu
 

@@ -28,9 +28,18 @@ __all__ = ["chamfer", "kernel_level", "maxsim", "maxsim_batch"]
 _DTYPES = ("float32", "bfloat16")
 
 
-def kernel_level() -> str:
-    """Instruction-set level of the MaxSim kernel now: scalar, sse4, avx2 or avx512."""
-    return _core.late.kernel_level()
+def kernel_level(dtype: str = "float32") -> str:
+    """Instruction-set level of the MaxSim kernel now for inputs of `dtype`: scalar, sse4, avx2
+    or avx512; for ``"bfloat16"`` also ``"avx512bf16"``, where the CPU has AVX-512 BF16 and the
+    active level is AVX-512 (bfloat16 is multiplied as is with vdpbf16ps instead of being
+    widened to float32).
+
+    Examples
+    --------
+    >>> kernel_level() in ("scalar", "sse4", "avx2", "avx512")
+    True
+    """
+    return _core.late.kernel_level(_dtype(dtype) == "bfloat16")
 
 
 def _dtype(dtype) -> str:

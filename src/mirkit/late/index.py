@@ -24,7 +24,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import check_count, check_positive_int
-from mirkit.attention import to_bfloat16
+from mirkit.attention import from_bfloat16, to_bfloat16
 from mirkit.late._maxsim import _query_sets, _sets
 from mirkit.vectors._ids import allow_bytes, as_ids
 from mirkit.vectors._store import Saved, load as _load
@@ -93,6 +93,11 @@ class MultiVectorIndex(Saved):
         computes the final MaxSim of the `n_full` candidates (and of ``exact=True``) on them
         instead of on the decompressed residuals: the recall of float vectors at the cost of
         the space. The candidate stages still use the centroids.
+    normalize : bool, optional
+        Scale every decompressed token to unit length before scoring, as ColBERTv2 does (its
+        encoders emit unit vectors, and the residual codes lose some of that length). Default:
+        decided by :meth:`train`, True when every training token has unit length (within
+        1e-3), else False.
     kmeans_iters : int
         Lloyd iterations of the centroid k-means (fast-plaid runs 4).
     sample : int
@@ -130,8 +135,8 @@ class MultiVectorIndex(Saved):
     _kind = "mirkit.late.MultiVectorIndex"
 
     def __init__(self, dim: int, *, n_centroids: Optional[int] = None, nbits: int = 2,
-                 rerank: Optional[str] = None, kmeans_iters: int = 4, sample: int = 262144,
-                 seed: int = 0, threads: int = 0):
+                 rerank: Optional[str] = None, normalize: Optional[bool] = None,
+                 kmeans_iters: int = 4, sample: int = 262144, seed: int = 0, threads: int = 0):
         self.dim = check_positive_int(dim, "dim")
         self.n_centroids = None if n_centroids is None else check_positive_int(n_centroids,
                                                                                "n_centroids")
@@ -145,6 +150,9 @@ class MultiVectorIndex(Saved):
         if rerank not in (None, "bfloat16"):
             raise ValueError(f"rerank must be None or 'bfloat16', got {rerank!r}")
         self.rerank = rerank
+        if normalize is not None and not isinstance(normalize, (bool, np.bool_)):
+            raise TypeError(f"normalize must be a bool or None, got {type(normalize).__name__}")
+        self.normalize = None if normalize is None else bool(normalize)
         self._vectors = np.zeros((0, self.dim), np.uint16)  # bfloat16 bits, with rerank only
         self.centroids: Optional[np.ndarray] = None
         self._cutoffs = self._weights = None
@@ -203,6 +211,8 @@ class MultiVectorIndex(Saved):
             x, _ = _packed(tokens, "tokens", self.dim)
         if len(x) == 0:
             raise ValueError("tokens must hold at least one vector")
+        if self.normalize is None:  # unit-length tokens (ColBERT's): decompress to unit length
+            self.normalize = bool(np.all(np.abs(np.linalg.norm(x, axis=1) - 1.0) <= 1e-3))
         rng = np.random.default_rng(self.seed)
         if len(x) > self.sample:
             x = x[np.sort(rng.choice(len(x), self.sample, replace=False))]
@@ -231,7 +241,8 @@ class MultiVectorIndex(Saved):
         (tokens, offsets)); `ids` are int64 document ids (default: n_docs, n_docs + 1, ...).
 
         Encodes with the trained codec (training on these documents first if there is none);
-        the inverted lists are rebuilt over all documents."""
+        the new documents are appended to the inverted lists (they number after every stored
+        one, so each list stays ascending) without re-sorting the stored entries."""
         tokens, offsets = _packed(docs, "docs", self.dim)
         n = len(offsets) - 1
         if ids is None:
@@ -246,6 +257,7 @@ class MultiVectorIndex(Saved):
             return
         if not self.is_trained:
             self.train((tokens, offsets))
+        first_doc = self.n_docs
         labels, _ = _core.vectors.assign(tokens, self.centroids, self.threads)
         labels = np.ascontiguousarray(labels, dtype=np.uint32)
         codes = _core.late.encode_residuals(self.centroids, self._cutoffs, self._weights,
@@ -257,16 +269,38 @@ class MultiVectorIndex(Saved):
         self._deleted = np.concatenate([self._deleted, np.zeros(n, np.uint8)])
         if self.rerank:
             self._vectors = np.concatenate([self._vectors, to_bfloat16(tokens)])
-        self._rebuild_lists()
+        self._append_lists(first_doc, labels, offsets)
+
+    def _list_entries(self, first_doc: int, labels: np.ndarray, offsets: np.ndarray):
+        """(centroid, document) pairs, unique and sorted, of documents first_doc, ... whose
+        tokens have centroids `labels` (offsets from 0)."""
+        n = len(offsets) - 1
+        doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+        keys = np.unique(labels.astype(np.int64) * max(n, 1) + doc_of)
+        return keys // max(n, 1), (keys % max(n, 1) + first_doc).astype(np.uint32)
 
     def _rebuild_lists(self) -> None:
         """Inverted lists: for every centroid, the documents with a token there, ascending."""
-        n_docs, c = self.n_docs, len(self.centroids)
-        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(self._offsets))
-        keys = np.unique(self._token_centroid.astype(np.int64) * max(n_docs, 1) + doc_of)
-        cent = keys // max(n_docs, 1)
-        self._ivf_docs = (keys % max(n_docs, 1)).astype(np.uint32)
-        self._ivf_offsets = np.concatenate([[0], np.cumsum(np.bincount(cent, minlength=c))])
+        cent, docs = self._list_entries(0, self._token_centroid, self._offsets)
+        self._ivf_docs = docs
+        self._ivf_offsets = np.concatenate(
+            [[0], np.cumsum(np.bincount(cent, minlength=len(self.centroids)))])
+
+    def _append_lists(self, first_doc: int, labels: np.ndarray, offsets: np.ndarray) -> None:
+        """The lists with documents first_doc, ... (centroids `labels`) appended to each."""
+        cent, docs = self._list_entries(first_doc, labels, offsets)
+        c = len(self.centroids)
+        old_counts = np.diff(self._ivf_offsets)
+        new_counts = np.bincount(cent, minlength=c)
+        ivf_offsets = np.concatenate([[0], np.cumsum(old_counts + new_counts)])
+        out = np.empty(int(ivf_offsets[-1]), np.uint32)
+        # stored entries of list j move right by the new entries of the lists before j
+        shift = np.repeat(ivf_offsets[:-1] - self._ivf_offsets[:-1], old_counts)
+        out[np.arange(len(self._ivf_docs)) + shift] = self._ivf_docs
+        # new entries go after the stored ones of their list, in their (ascending) order
+        rank = np.arange(len(cent)) - np.repeat(np.cumsum(new_counts) - new_counts, new_counts)
+        out[ivf_offsets[cent] + old_counts[cent] + rank] = docs
+        self._ivf_docs, self._ivf_offsets = out, ivf_offsets
 
     def delete(self, ids) -> int:
         """Mark documents deleted (searches skip them); returns how many were live."""
@@ -288,12 +322,18 @@ class MultiVectorIndex(Saved):
             raise KeyError(f"ids not in the index: {ids[bad][:5].tolist()}")
         return found
 
-    def reconstruct(self, doc_id: int) -> np.ndarray:
-        """The stored (decompressed) token vectors of one document, (len, dim) float32."""
+    def reconstruct(self, doc_id: int, *, rerank: bool = False) -> np.ndarray:
+        """The stored token vectors of one document, (len, dim) float32: decompressed from the
+        residual codes, or with `rerank` (an index made with ``rerank="bfloat16"``) the
+        bfloat16 vectors that the final MaxSim reads, widened exactly."""
         pos = int(self._positions(as_ids([doc_id], "doc_id"))[0])
+        if rerank:
+            if not self.rerank:
+                raise ValueError("rerank=True needs an index made with rerank='bfloat16'")
+            return from_bfloat16(self._vectors[self._offsets[pos]:self._offsets[pos + 1]])
         return _core.late.decompress(*self._codec(), self._token_centroid, self._codes,
                                      self._offsets, int(self._offsets[pos]),
-                                     int(self._offsets[pos + 1]))
+                                     int(self._offsets[pos + 1]), bool(self.normalize))
 
     def _codec(self):
         return self.centroids, self._cutoffs, self._weights, self.nbits
@@ -372,7 +412,8 @@ class MultiVectorIndex(Saved):
                                       self.threads)[0] if docs else np.zeros(0, np.float32))
         else:
             full = _core.late.residual_maxsim(*self._codec(), self._token_centroid, self._codes,
-                                              self._offsets, q, w, cands, self.threads)
+                                              self._offsets, q, w, cands, self.threads,
+                                              bool(self.normalize))
         order = np.lexsort((cands, -full))[:k]
         out_s = np.full(k, -np.inf, np.float32)
         out_i = np.full(k, -1, np.int64)
@@ -396,7 +437,7 @@ class MultiVectorIndex(Saved):
 
     def _params(self) -> dict:
         return {"dim": self.dim, "n_centroids": self.n_centroids, "nbits": self.nbits,
-                "rerank": self.rerank,
+                "rerank": self.rerank, "normalize": self.normalize,
                 "kmeans_iters": self.kmeans_iters, "sample": self.sample, "seed": self.seed,
                 "threads": self.threads}
 
