@@ -173,12 +173,14 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
     // Bounds of this query's weights, from the values scored: per block of kBlockSize
     // postings the largest f, as a float rounded up, times the term's weight and scale with
     // the engine's slack (a contribution rounds its double product, the bound is its ceiling).
+    // f increases with tf~, so the block's largest f is f of its largest tf~; the bits of
+    // non-negative floats order as the floats do, so the largest is an integer maximum.
     const size_t n = t.list.docids.size();
     for (size_t first = 0; first < n; first += index::kBlockSize) {
-      double best = 0.0;
-      for (size_t i = first; i < std::min(n, first + index::kBlockSize); ++i) {
-        best = std::max(best, scorer.f(params, t.list.docids[i], t.list.freqs[i]));
-      }
+      const auto block = t.list.freqs.begin() + static_cast<ptrdiff_t>(first);
+      const uint32_t top = *std::max_element(block, block + static_cast<ptrdiff_t>(
+                                                 std::min(n - first, size_t{index::kBlockSize})));
+      const double best = scorer.f(params, 0, top);
       t.blocks.push_back(index::float_upper_bound(best));
       t.max = std::max(t.max, t.blocks.back());
     }
