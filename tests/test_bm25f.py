@@ -197,3 +197,51 @@ def test_doctests():
     failed, attempted = doctest.testmod(mirkit.search.fielded)
     assert attempted > 0 and failed == 0
 
+
+def test_cli_fields_bm25f_and_lucene_syntax(tmp_path, capsys):
+    from mirkit import cli
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in [
+        {"id": "a", "title": "wing tips", "text": "flow near the tip"},
+        {"id": "b", "title": "flow", "text": "wing wing wing"},
+        {"id": "c", "text": "flow over a tip"}]))
+    assert cli.main(["index", str(docs), "-o", str(tmp_path / "i"), "--fields", "title,text",
+                     "-q", "--threads", "1"]) == 0
+    assert index_fields_of(tmp_path / "i") == ("title", "text")
+    s = Searcher(tmp_path / "i")
+
+    def hits(*argv):
+        capsys.readouterr()
+        assert cli.main(["search", str(tmp_path / "i"), *argv]) == 0
+        lines = capsys.readouterr().out.strip().splitlines()
+        assert lines[0].split() == ["rank", "id", "score"]
+        return [line.split()[1] for line in lines[1:-1]]  # the last line counts the hits
+
+    assert hits("wing", "--scorer", "bm25f", "--field-weight", "title=5") == \
+        s.search("wing", scorer=BM25F({"title": 5.0})).ids == ["a", "b"]
+    assert hits("wing", "--scorer", "bm25f", "--field-weight", "title=0.2", "--k1", "1.5") == \
+        s.search("wing", scorer=BM25F({"title": 0.2}, k1=1.5)).ids == ["b", "a"]
+    assert hits("title:flow") == ["b"]
+    assert hits("flow -tip", "--syntax", "lucene") == s.search("flow -tip", syntax="lucene").ids \
+        == ["b"]
+    assert hits("flow -tip") == s.search("flow -tip").ids  # plain: -tip is a word
+    for argv, message in ((["wing", "--field-weight", "title=2"], "--field-weight applies"),
+                          (["wing", "--syntax", "lucene", "--fuzzy-syntax"], "contradicts"),
+                          (["wing", "--scorer", "bm25f", "--field-weight", "title=x"],
+                           "expected NAME=NUMBER"),
+                          (["body:wing"], "unknown field 'body'")):
+        capsys.readouterr()
+        try:
+            code = cli.main(["search", str(tmp_path / "i"), *argv])
+        except SystemExit as e:  # argparse's usage line, then the error
+            code = e.code
+        err = capsys.readouterr().err
+        assert code == 2 and err.strip().splitlines()[-1].startswith("mirkit search: error:")
+        assert message in err and "Traceback" not in err, err
+
+
+def index_fields_of(path):
+    from mirkit.index.fields import index_fields
+
+    return index_fields(Index.open(path))
