@@ -161,6 +161,36 @@ def test_living_index_equals_a_fresh_build(tmp_path, rng):
             q, 20, scorer=SCORERS[1]).ids
 
 
+def test_filters_keep_the_scores_with_every_algorithm(tmp_path, rng):
+    """A filtered BM25F query returns the passing documents of the unfiltered ranking, in its
+    order and with its scores, with every algorithm, on a segmented index with deletions;
+    filters of several kinds (internal docids, external ids, a Boolean string with a per-field
+    word), one passing nothing."""
+    docs = corpus(rng, 200)
+    path = tmp_path / "live"
+    with IndexWriter.open(path, fields=FIELDS, threads=1, merge_policy=None) as w:
+        w.add_documents(docs[:90])
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.add_documents(docs[90:])
+        w.delete([d["id"] for d in docs[::4]])
+    s = Searcher(path)
+    scorer = SCORERS[1]
+    filters = [np.arange(0, len(s.index), 3), set(s.index.doc_ids[::5]), "title:wing OR tip",
+               "title:nosuchword"]
+    for q in ("wing flow", "title:tip heat layer"):
+        full = s.search(q, 1000, algorithm="exhaustive", scorer=scorer)
+        for f in filters:
+            passing = set(s.compile_filter(f).docids().tolist())
+            want = [(i, x) for d, i, x in zip(full.docids.tolist(), full.ids, full.scores)
+                    if d in passing][:7]
+            for algorithm in [a for a in ALGORITHMS if a != "and"]:
+                r = s.search(q, 7, algorithm=algorithm, scorer=scorer, filter=f)
+                assert r.ids == [i for i, _ in want], (q, f, algorithm)
+                assert r.scores.tolist() == [x for _, x in want]
+            batch = s.search_batch([q], 7, scorer=scorer, filter=f, threads=1)[0]
+            assert batch.ids == [i for i, _ in want]
+
+
 def test_bm25f_errors(tmp_path):
     with IndexWriter(tmp_path / "i", fields=FIELDS, threads=1) as w:
         w.add("a", {"title": "wing", "text": "flow"})
@@ -173,8 +203,8 @@ def test_bm25f_errors(tmp_path):
         s.search("wing", scorer=BM25F({"body": 2.0}))
     with pytest.raises(ValueError, match="phrases are not supported with BM25F"):
         s.search('"wing flow"', scorer=BM25F())
-    with pytest.raises(ValueError, match="filter= does not combine with BM25F"):
-        s.search("wing", scorer=BM25F(), filter=[0])
+    with pytest.raises(ValueError, match="vector= does not combine with BM25F"):
+        s.search("wing", scorer=BM25F(), vector=[1.0])
     with pytest.raises(ValueError, match="scored with BM25F; the scorer is 'tfidf'"):
         s.search("title:wing", scorer="tfidf")
     with pytest.raises(ValueError, match="must be finite and >= 0"):

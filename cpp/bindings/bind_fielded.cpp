@@ -1,4 +1,6 @@
 // BM25F over the text fields of an index (query/bm25f.hpp): mirkit.search.fielded drives it.
+#include <optional>
+
 #include "bindings/common.hpp"
 #include "index/reader.hpp"
 #include "query/bm25f.hpp"
@@ -30,6 +32,18 @@ std::vector<FieldedTerm> fielded_terms(const py::list& query) {
 
 query::Bm25FParams bm25f_params(std::vector<double> weights, std::vector<double> b, double k1) {
   return {std::move(weights), std::move(b), k1};
+}
+
+using PassArray = py::array_t<uint8_t, py::array::c_style>;
+
+// The filter argument: None, or one byte per live document (checked here, with the GIL).
+const uint8_t* pass_of(const PyFieldedEngine& e, const std::optional<PassArray>& pass) {
+  if (!pass) return nullptr;
+  if (pass->ndim() != 1 || static_cast<uint64_t>(pass->size()) != e.engine->n_live()) {
+    throw py::value_error("filter must be a 1-d uint8 array of " +
+                          std::to_string(e.engine->n_live()) + " bytes (one a live document)");
+  }
+  return pass->data();
 }
 
 py::tuple result_tuple(query::QueryResult&& r) {
@@ -74,40 +88,44 @@ void bind_fielded(py::module_& m) {
            }, py::arg("field"))
       .def("search",
            [](const PyFieldedEngine& e, const py::list& query, std::vector<double> weights,
-              std::vector<double> b, double k1, uint32_t k, const std::string& algorithm) {
+              std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
+              const std::optional<PassArray>& filter) {
              const auto terms = fielded_terms(query);
              const auto params = bm25f_params(std::move(weights), std::move(b), k1);
              const auto a = query::parse_algorithm(algorithm);
+             const uint8_t* pass = pass_of(e, filter);
              query::QueryResult r;
              {
                py::gil_scoped_release release;
-               r = e.engine->search(terms, params, k, a);
+               r = e.engine->search(terms, params, k, a, pass);
              }
              return result_tuple(std::move(r));
            },
            py::arg("query"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
-           py::arg("algorithm"),
+           py::arg("algorithm"), py::arg("filter") = py::none(),
            "(docids, scores, postings_decoded, postings_scored, docs_scored) of one query: a list "
-           "of (term, weight, field or -1).")
+           "of (term, weight, field or -1); filter: None or a uint8 per live document (nonzero: "
+           "may be returned; statistics stay the whole collection's).")
       .def("search_batch",
            [](const PyFieldedEngine& e, const py::list& queries, std::vector<double> weights,
               std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
-              unsigned threads) {
+              unsigned threads, const std::optional<PassArray>& filter) {
              std::vector<std::vector<FieldedTerm>> qs;
              for (const py::handle q : queries) qs.push_back(fielded_terms(q.cast<py::list>()));
              const auto params = bm25f_params(std::move(weights), std::move(b), k1);
              const auto a = query::parse_algorithm(algorithm);
+             const uint8_t* pass = pass_of(e, filter);
              std::vector<query::QueryResult> rs;
              {
                py::gil_scoped_release release;
-               rs = e.engine->search_batch(qs, params, k, a, threads);
+               rs = e.engine->search_batch(qs, params, k, a, threads, pass);
              }
              py::list out;
              for (auto& r : rs) out.append(result_tuple(std::move(r)));
              return out;
            },
            py::arg("queries"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
-           py::arg("algorithm"), py::arg("threads") = 0,
+           py::arg("algorithm"), py::arg("threads") = 0, py::arg("filter") = py::none(),
            "search() of each query, on `threads` threads (0: every core).");
 }
 

@@ -71,8 +71,9 @@ FieldedEngine::FieldedEngine(std::vector<FieldedSegment> segments)
   }
 }
 
-void FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, index::MemoryPostings& out,
-                           uint64_t& decoded) const {
+uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
+                               index::MemoryPostings& out, uint64_t& decoded) const {
+  uint64_t df = 0;
   std::vector<std::vector<uint32_t>> docs(m_n_fields), tfs(m_n_fields);
   std::vector<size_t> at(m_n_fields);
   // 1 / avglen_f (0 for a field empty in every live document: it has no live posting).
@@ -107,21 +108,25 @@ void FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, index::Me
         ++at[f];
       }
       if (deleted) continue;
+      ++df;
+      const uint32_t live = m_live_first[s] + (seg.deleted.size ? m_live_rank[s][d] : d);
+      if (pass != nullptr && !pass[live]) continue;
       const float bits = static_cast<float>(tilde);
       uint32_t freq;
       std::memcpy(&freq, &bits, sizeof freq);
-      out.docids.push_back(m_live_first[s] + (seg.deleted.size ? m_live_rank[s][d] : d));
+      out.docids.push_back(live);
       out.freqs.push_back(freq);
     }
   }
   out.finish_blocks();
+  return df;
 }
 
 template <class S>
 void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk);  // engine.cpp
 
 QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const Bm25FParams& p,
-                                  uint32_t k, Algorithm algorithm) const {
+                                  uint32_t k, Algorithm algorithm, const uint8_t* pass) const {
   check_bm25f(p, m_n_fields);
   if (k == 0) core::fail_value("k must be >= 1, got 0");
   // Repeated (term, field) pairs add up their weights.
@@ -149,13 +154,17 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
   const Bm25FScorer scorer{p.k1};
   for (const auto& [key, weight] : merged) {
     Term t;
-    gather(FieldedTerm{key.second, weight, key.first}, p, t.list, result.postings_decoded);
+    const uint64_t df =
+        gather(FieldedTerm{key.second, weight, key.first}, p, pass, t.list, result.postings_decoded);
     if (t.list.docids.empty()) {
       if (algorithm == Algorithm::kAnd) return result;  // a conjunction matches nothing
-      continue;
+      if (df == 0) continue;                             // an unknown term counts nowhere
     }
-    t.weight = weight * index::bm25_idf(m_n_live, t.list.docids.size()) * (p.k1 + 1.0);
+    // Every term of the live collection counts in the scale, with or without a filter, so a
+    // filtered query scores its documents exactly as the unfiltered one.
+    t.weight = weight * index::bm25_idf(m_n_live, df) * (p.k1 + 1.0);
     magnitude += t.weight;  // f < 1
+    if (t.list.docids.empty()) continue;
     plan_terms.push_back(std::move(t));
   }
   if (plan_terms.empty()) return result;
@@ -200,11 +209,11 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
 
 std::vector<QueryResult> FieldedEngine::search_batch(
     const std::vector<std::vector<FieldedTerm>>& queries, const Bm25FParams& params, uint32_t k,
-    Algorithm algorithm, unsigned threads) const {
+    Algorithm algorithm, unsigned threads, const uint8_t* pass) const {
   check_bm25f(params, m_n_fields);
   std::vector<QueryResult> out(queries.size());
   core::parallel_for(queries.size(), threads, [&](size_t i) {
-    out[i] = search(queries[i], params, k, algorithm);
+    out[i] = search(queries[i], params, k, algorithm, pass);
   });
   return out;
 }

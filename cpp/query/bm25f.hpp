@@ -58,21 +58,26 @@ class FieldedEngine {
   // equal document counts and deletion flags of that size.
   explicit FieldedEngine(std::vector<FieldedSegment> segments);
 
-  // The top k of BM25F over the live documents, docids numbered as a fresh build's.
+  // The top k of BM25F over the live documents, docids numbered as a fresh build's. `pass`
+  // (optional, one byte per live document, nonzero: passes; it outlives the call) is a filter:
+  // only passing documents are scored and returned, the top k of them exactly; statistics
+  // (df, N, average lengths) stay those of every live document, so scores do not change.
   QueryResult search(const std::vector<FieldedTerm>& terms, const Bm25FParams& params,
-                     uint32_t k, Algorithm algorithm) const;
+                     uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<std::vector<FieldedTerm>>& queries,
                                         const Bm25FParams& params, uint32_t k,
-                                        Algorithm algorithm, unsigned threads) const;
+                                        Algorithm algorithm, unsigned threads,
+                                        const uint8_t* pass = nullptr) const;
 
   size_t n_fields() const { return m_n_fields; }
   uint64_t n_live() const { return m_n_live; }
   double avg_length(size_t f) const { return m_avg[f]; }
 
  private:
-  // The term's list over the live documents (tf~ bits as frequencies, see Bm25FScorer).
-  void gather(const FieldedTerm& t, const Bm25FParams& p, index::MemoryPostings& out,
-              uint64_t& decoded) const;
+  // The term's list over the live documents that `pass` passes (tf~ bits as frequencies, see
+  // Bm25FScorer); returns its df, over every live document.
+  uint64_t gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
+                  index::MemoryPostings& out, uint64_t& decoded) const;
 
   std::vector<FieldedSegment> m_segments;
   std::vector<std::vector<uint32_t>> m_live_rank;  // per segment with deletions: live docid

@@ -26,7 +26,9 @@ WAND, block-max WAND, MaxScore and ranked AND then return exactly the top k of e
 scoring (same ids, same scores). The gathering reads every posting of the query terms'
 field lists, so pruning saves scoring work, not decoding.
 
-Not yet: phrases, filters and relevance feedback with BM25F (ValueError).
+A ``filter`` (every kind :meth:`mirkit.search.Searcher.search` takes) keeps the documents it
+passes: the top k of them, scored exactly as without it (the statistics stay the live
+collection's). Not yet: phrases and relevance feedback with BM25F (ValueError).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
+
+import numpy as np
 
 from mirkit import _core
 from mirkit.index.fields import check_field, field_index, index_fields
@@ -142,6 +146,7 @@ class FieldedSearch:
             [([field_index(ix, f).reader for f in self.fields], deleted)
              for ix, deleted in parts])
         self._analyzer = index.analyzer
+        self._last_filter = None
 
     def terms(self, query) -> list:
         """``[(term, weight, field index or -1)]`` of a text query (per-field words
@@ -158,17 +163,30 @@ class FieldedSearch:
             out += [(t, 1.0, f) for t in self._analyzer(word)]
         return out
 
-    def search(self, query, k: int, algorithm: str, scorer: BM25F):
+    def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None):
+        """`filter`: None or a compiled :class:`~mirkit.search.filters.Filter` of the index
+        (only its documents are returned, the top k of them; scores are unchanged)."""
         w, b = scorer.resolve(self.fields)
-        r = self._engine.search(self.terms(query), w, b, scorer.k1, k, algorithm)
+        r = self._engine.search(self.terms(query), w, b, scorer.k1, k, algorithm,
+                                self._pass(filter))
         return self._result(r, algorithm)
 
     def search_batch(self, queries: list, k: int, algorithm: str, scorer: BM25F,
-                     threads: int = 0) -> list:
+                     threads: int = 0, filter=None) -> list:
         w, b = scorer.resolve(self.fields)
         rs = self._engine.search_batch([self.terms(q) for q in queries], w, b, scorer.k1, k,
-                                       algorithm, threads)
+                                       algorithm, threads, self._pass(filter))
         return [self._result(r, algorithm) for r in rs]
+
+    def _pass(self, compiled):
+        """One byte per live document, 1 where `compiled` passes (the last one is kept)."""
+        if compiled is None:
+            return None
+        if self._last_filter is None or self._last_filter[0] is not compiled:
+            mask = np.zeros(self._engine.n_live, np.uint8)
+            mask[compiled.docids()] = 1
+            self._last_filter = (compiled, mask)
+        return self._last_filter[1]
 
     def _result(self, r: tuple, algorithm: str):
         docids, scores, decoded, scored, docs = r

@@ -382,10 +382,12 @@ class Searcher:
                 and not isinstance(query, StructuredQuery):
             bm25f = fielded_scorer(self, [query], scorer, dict(
                 correct=correct, documents=documents, snippets=snippets, feedback=feedback,
-                vector=vector, syntax=syntax, filter=filter))
+                vector=vector, syntax=syntax))
             if bm25f is not None:
                 k = check_search_options(k, algorithm)
-                return self._fielded_search().search(query, k, algorithm, bm25f)
+                return self._fielded_search().search(
+                    query, k, algorithm, bm25f,
+                    None if filter is None else self._filter_cache.get(self.index, filter))
         if correct is not None:
             if syntax != "plain":
                 raise ValueError("correct='auto' takes a plain query, not syntax="
@@ -470,12 +472,12 @@ class Searcher:
         if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
             queries = list(queries)
             bm25f = fielded_scorer(self, queries, scorer, dict(
-                feedback=feedback, vectors=vectors, syntax=syntax, filter=filter,
-                progress=progress))
+                feedback=feedback, vectors=vectors, syntax=syntax, progress=progress))
             if bm25f is not None:
                 k = check_search_options(k, algorithm)
                 return self._fielded_search().search_batch(
-                    queries, k, algorithm, bm25f, check_count(threads, "threads"))
+                    queries, k, algorithm, bm25f, check_count(threads, "threads"),
+                    None if filter is None else self._filter_cache.get(self.index, filter))
         if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                 or transpositions is not None:
             queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
