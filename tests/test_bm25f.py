@@ -131,17 +131,24 @@ def test_one_field_bm25f_is_bm25_of_that_field(tmp_path, rng):
             assert a.ids[:n] == e.ids[:n] and (a.scores[n:] == 0).all()
 
 
-def test_living_index_equals_a_fresh_build(tmp_path, rng):
-    docs = corpus(rng, 240)
-    path = tmp_path / "live"
+def segmented(path, docs, first: int, every: int) -> list:
+    """A living index at `path` of two segments (docs[:first], then the rest) with every
+    `every`-th document deleted; returns the live documents in order."""
     with IndexWriter.open(path, fields=FIELDS, threads=1, merge_policy=None) as w:
-        w.add_documents(docs[:100])
+        w.add_documents(docs[:first])
     with IndexWriter.open(path, threads=1, merge_policy=None) as w:
-        w.add_documents(docs[100:])
-        w.delete([d["id"] for d in docs[::5]])
+        w.add_documents(docs[first:])
+        w.delete([d["id"] for d in docs[::every]])
+    return [d for d in docs if d["id"] not in {x["id"] for x in docs[::every]}]
+
+
+def test_living_index_equals_a_fresh_build(tmp_path, rng):
+    path = tmp_path / "live"
+    live = segmented(path, corpus(rng, 240), 100, 5)
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
         w.update("d1", {"title": "wing wing", "text": "flow"})
-    live = [d for d in docs if d["id"] not in {x["id"] for x in docs[::5]} and d["id"] != "d1"]
-    live.append({"id": "d1", "title": "wing wing", "text": "flow"})
+    live = [d for d in live if d["id"] != "d1"] + [{"id": "d1", "title": "wing wing",
+                                                      "text": "flow"}]
     with IndexWriter(tmp_path / "fresh", fields=FIELDS, threads=1) as w:
         w.add_documents(live)
     fresh, seg = Searcher(tmp_path / "fresh"), Searcher(path)
@@ -166,13 +173,8 @@ def test_filters_keep_the_scores_with_every_algorithm(tmp_path, rng):
     order and with its scores, with every algorithm, on a segmented index with deletions;
     filters of several kinds (internal docids, external ids, a Boolean string with a per-field
     word), one passing nothing."""
-    docs = corpus(rng, 200)
     path = tmp_path / "live"
-    with IndexWriter.open(path, fields=FIELDS, threads=1, merge_policy=None) as w:
-        w.add_documents(docs[:90])
-    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
-        w.add_documents(docs[90:])
-        w.delete([d["id"] for d in docs[::4]])
+    segmented(path, corpus(rng, 200), 90, 4)
     s = Searcher(path)
     scorer = SCORERS[1]
     filters = [np.arange(0, len(s.index), 3), set(s.index.doc_ids[::5]), "title:wing OR tip",

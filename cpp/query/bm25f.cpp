@@ -26,7 +26,9 @@ void check_bm25f(const Bm25FParams& p, size_t n_fields) {
       core::fail_value("BM25F b must be in [0, 1]; field ", f, " has ", p.b[f]);
     }
   }
-  if (!(std::isfinite(p.k1) && p.k1 >= 0)) core::fail_value("BM25F k1 must be finite and >= 0; got ", p.k1);
+  if (!(std::isfinite(p.k1) && p.k1 >= 0)) {
+    core::fail_value("BM25F k1 must be finite and >= 0; got ", p.k1);
+  }
 }
 
 FieldedEngine::FieldedEngine(std::vector<FieldedSegment> segments)
@@ -154,8 +156,8 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
   const Bm25FScorer scorer{p.k1};
   for (const auto& [key, weight] : merged) {
     Term t;
-    const uint64_t df =
-        gather(FieldedTerm{key.second, weight, key.first}, p, pass, t.list, result.postings_decoded);
+    const FieldedTerm term{key.second, weight, key.first};
+    const uint64_t df = gather(term, p, pass, t.list, result.postings_decoded);
     if (t.list.docids.empty()) {
       if (algorithm == Algorithm::kAnd) return result;  // a conjunction matches nothing
       if (df == 0) continue;                             // an unknown term counts nowhere

@@ -3,15 +3,15 @@
 Effectiveness: Cranfield and ADI (both have ``title`` and ``text``), indexed with
 ``IndexWriter(fields=["title", "text"])``; every query of the collection, top 1,000, MAP and
 nDCG@10 (:mod:`mirkit.evaluation`, trec_eval's values). BM25 scores the index proper (title
-and text joined) with the index's parameters and with BM25F's k1 and b; BM25F runs with the field weights listed
-(``k1`` and ``b`` as shown).
+and text joined) with the index's parameters and with BM25F's k1 and b; BM25F runs with the
+field weights listed (``k1`` and ``b`` as shown).
 
 Latency: GCIDE (126k entries, title + text), the TREC 2005 efficiency log's first queries
 that hit the index (``max_queries``, 1,000 by default, 200 with ``quick``), k = 10, one
-thread: BM25 block-max WAND over the joined text, BM25F block-max WAND and BM25F exhaustive
-(weights title 2, text 1). Before timing, every BM25F block-max WAND answer is checked equal
-to the exhaustive one (ids and scores). Each pass answers every query with every system in
-turn, in a random order; a query's latency is its median over ``repeat`` passes, the table
+thread: BM25 block-max WAND over the joined text, BM25F block-max WAND, MaxScore and
+exhaustive (weights title 2, text 1). Before timing, every BM25F block-max WAND answer is
+checked equal to the exhaustive one (ids and scores). Each pass answers every query with every
+system in turn, in a random order; a query's latency is its median over ``repeat`` passes, the table
 shows the mean over queries (ms), with the load average.
 """
 
@@ -79,7 +79,8 @@ def effectiveness(name: str, root: Path) -> list:
             (name, "BM25 (title + text joined)", "k1 1.2, b 0.75",
              *measure(scorer=BM25(k1=1.2, b=0.75)))]
     for label, weights, b, k1 in WEIGHTS:
-        rows.append((name, "BM25F", f"{label}; k1 {k1}, b {b if not isinstance(b, dict) else 'per field'}",
+        shown = "per field" if isinstance(b, dict) else b
+        rows.append((name, "BM25F", f"{label}; k1 {k1}, b {shown}",
                      *measure(scorer=BM25F(weights, b=b, k1=k1))))
     return rows
 

@@ -29,9 +29,6 @@ updates and merges, as the whole index's are.
 
 from __future__ import annotations
 
-import gzip
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,38 +43,23 @@ __all__ = ["FIELDS_VERSION", "FieldStats", "FieldTexts", "check_fields", "field_
 #: Version of the ``"fields"`` entry of a manifest (and of the ``fields/`` layout).
 FIELDS_VERSION = 1
 FIELDS_DIR = "fields"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def check_fields(fields, keyword_fields=()) -> tuple:
     """`fields` (None or a sequence of distinct field names) as a tuple; TypeError /
     ValueError naming the argument otherwise. A text field may not also be a keyword field
     (``lang:en`` would mean two things)."""
+    from mirkit.index.columns import check_names
+
     if fields is None:
         return ()
-    if isinstance(fields, str) or not hasattr(fields, "__iter__"):
-        raise TypeError(f"fields must be a sequence of field names such as ['title', 'text'], "
-                        f"got {type(fields).__name__}")
-    names = tuple(fields)
+    names = check_names(fields, "fields")
     if not names:
         raise ValueError("fields must name at least one field (or be None)")
-    for n in names:
-        if not isinstance(n, str):
-            raise TypeError(f"fields must hold str, got {type(n).__name__}")
-        if not _NAME.match(n) or n in ("AND", "OR", "NOT", "TO"):
-            raise ValueError(f"fields: {n!r} is not a field name (letters, digits and _, not "
-                             "starting with a digit, not AND/OR/NOT/TO)")
-    if len(set(names)) != len(names):
-        raise ValueError(f"fields names a field twice: {list(names)}")
     both = set(names) & set(keyword_fields or ())
     if both:
         raise ValueError(f"{sorted(both)[0]!r} is both a text field and a keyword field")
     return names
-
-
-def joined_text(names: tuple, doc: Mapping, doc_id: str) -> str:
-    """The text of the index proper: the present, non-empty fields joined by newlines."""
-    return "\n".join(v for v in field_values(names, doc, doc_id) if v)
 
 
 def field_values(names: tuple, doc: Mapping, doc_id: str) -> list:
@@ -144,21 +126,13 @@ class FieldTexts:
             yield item
 
     def _add_jsonl(self, path: str, id_field: str) -> None:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue  # the index reader reports or skips it
-                if isinstance(obj, dict) and obj.get(id_field) is not None:
-                    doc_id = obj[id_field]
-                    try:
-                        self.add(str(doc_id) if isinstance(doc_id, int) else doc_id, obj)
-                    except TypeError:
-                        continue  # so does the index reader (a text field not a str)
+        from mirkit.index.columns import jsonl_records
+
+        for doc_id, obj in jsonl_records(path, id_field):
+            try:
+                self.add(doc_id, obj)
+            except TypeError:
+                continue  # so does the index reader (a text field not a str)
 
     def lookup(self, doc_id: str) -> Optional[dict]:
         """The recorded fields of `doc_id` (its first record), or None."""

@@ -324,7 +324,8 @@ class SegmentWriter:
         field_texts = None
         if "fields" in self.settings:  # the documents' text fields, looked up by id below
             field_texts = FieldTexts(tuple(self.settings["fields"]))
-            source = field_texts.source(source, reader_options.get("id_field", "id"), reader_options)
+            source = field_texts.source(source, reader_options.get("id_field", "id"),
+                                        reader_options)
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
         added = 0

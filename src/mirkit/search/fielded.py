@@ -33,7 +33,6 @@ collection's). Not yet: phrases and relevance feedback with BM25F (ValueError).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
@@ -43,16 +42,14 @@ import numpy as np
 from mirkit import _core
 from mirkit.index.fields import check_field, field_index, index_fields
 from mirkit.query import field_words
-from mirkit.search.scoring import BM25_B, BM25_K1, Scorer, check_bm25
+from mirkit.search.scoring import BM25_B, BM25_K1, Scorer, _check_real, check_bm25
 
 __all__ = ["BM25F", "FieldedSearch", "fielded_scorer"]
 
 
 def _check_weight(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    value = float(value)
-    if not (math.isfinite(value) and value >= 0):
+    value = _check_real(value, name)  # a number (TypeError), finite (ValueError)
+    if value < 0:
         raise ValueError(f"{name} must be finite and >= 0, got {value}")
     return value
 
