@@ -112,6 +112,22 @@ def _numeric(value, field: str, doc_id: str):
     return value
 
 
+class FirstRows:
+    """The row of each id's first record in `ids`, a list that records keep appending to
+    (indexed as far as it has grown at each lookup)."""
+
+    def __init__(self, ids: list):
+        self.ids = ids
+        self._where: dict = {}
+        self._indexed = 0
+
+    def get(self, doc_id: str) -> Optional[int]:
+        while self._indexed < len(self.ids):
+            self._where.setdefault(self.ids[self._indexed], self._indexed)
+            self._indexed += 1
+        return self._where.get(doc_id)
+
+
 class ColumnCollector:
     """The field values of the documents a writer receives, in the order it receives them."""
 
@@ -120,8 +136,7 @@ class ColumnCollector:
         self.keyword = keyword
         self.ids: list = []
         self.values: dict = {name: [] for name in numeric + keyword}
-        self._where: dict = {}  # id -> first row (lookup())
-        self._indexed = 0
+        self._first = FirstRows(self.ids)  # lookup()
 
     def add(self, doc_id: str, fields) -> None:
         """Records `fields` (a mapping, or None: every value missing) of document `doc_id`;
@@ -159,11 +174,7 @@ class ColumnCollector:
 
     def lookup(self, doc_id: str) -> Optional[dict]:
         """The recorded fields of `doc_id` (its first record), or None."""
-        where = self._where
-        while self._indexed < len(self.ids):
-            where.setdefault(self.ids[self._indexed], self._indexed)
-            self._indexed += 1
-        r = where.get(doc_id)
+        r = self._first.get(doc_id)
         return None if r is None else {name: v[r] for name, v in self.values.items()}
 
     def tap(self, source):

@@ -37,6 +37,8 @@ from typing import Optional
 
 import numpy as np
 
+from mirkit.index.columns import FirstRows, check_names, jsonl_records
+
 __all__ = ["FIELDS_VERSION", "FieldStats", "FieldTexts", "check_fields", "field_index",
            "field_lengths", "field_postings", "field_stats", "index_fields"]
 
@@ -49,8 +51,6 @@ def check_fields(fields, keyword_fields=()) -> tuple:
     """`fields` (None or a sequence of distinct field names) as a tuple; TypeError /
     ValueError naming the argument otherwise. A text field may not also be a keyword field
     (``lang:en`` would mean two things)."""
-    from mirkit.index.columns import check_names
-
     if fields is None:
         return ()
     names = check_names(fields, "fields")
@@ -85,8 +85,7 @@ class FieldTexts:
         self.names = names
         self.ids: list = []
         self.texts: list = []  # per document, its fields' texts
-        self._where: dict = {}  # id -> first row (lookup())
-        self._indexed = 0
+        self._first = FirstRows(self.ids)  # lookup()
 
     def add(self, doc_id: str, doc: Mapping) -> str:
         """Records a document (a mapping of its fields); returns its joined text."""
@@ -126,8 +125,6 @@ class FieldTexts:
             yield item
 
     def _add_jsonl(self, path: str, id_field: str) -> None:
-        from mirkit.index.columns import jsonl_records
-
         for doc_id, obj in jsonl_records(path, id_field):
             try:
                 self.add(doc_id, obj)
@@ -136,11 +133,7 @@ class FieldTexts:
 
     def lookup(self, doc_id: str) -> Optional[dict]:
         """The recorded fields of `doc_id` (its first record), or None."""
-        where = self._where
-        while self._indexed < len(self.ids):
-            where.setdefault(self.ids[self._indexed], self._indexed)
-            self._indexed += 1
-        r = where.get(doc_id)
+        r = self._first.get(doc_id)
         return None if r is None else dict(zip(self.names, self.texts[r]))
 
     def _rows(self, doc_ids: list) -> list:
