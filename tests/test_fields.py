@@ -182,3 +182,21 @@ def test_boolean_per_field_words(tmp_path, rng):
         assert sorted(s.boolean(expression).docids.tolist()) == sorted(expect), expression
     with pytest.raises(ValueError, match="unknown field 'body'"):
         s.boolean("body:wing")
+
+
+def test_unmerged_parts_and_an_upgraded_index_keep_their_fields(tmp_path, rng):
+    """merge=False (a segment per part, built on 2 threads) and IndexWriter.open on an index
+    that IndexWriter wrote (it becomes the first segment) keep per-field indexes exact."""
+    docs = corpus(rng, 150)
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    with IndexWriter(tmp_path / "parts", fields=FIELDS, threads=2, merge=False) as w:
+        w.add_documents(str(path))
+    parts = Index.open(tmp_path / "parts")
+    assert len(parts.segments) >= 2 and index_fields(parts) == tuple(FIELDS)
+    check_fields_equal(parts, docs)
+    with IndexWriter(tmp_path / "one", fields=FIELDS, threads=1) as w:
+        w.add_documents(docs[:100])
+    with IndexWriter.open(tmp_path / "one", threads=1) as w:  # upgraded to segments
+        w.add_documents(docs[100:])
+    check_fields_equal(Index.open(tmp_path / "one"), docs)

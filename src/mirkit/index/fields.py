@@ -29,6 +29,8 @@ updates and merges, as the whole index's are.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,7 @@ from typing import Optional
 
 import numpy as np
 
+from mirkit.index._manifest import MANIFEST
 from mirkit.index.columns import FirstRows, check_names, jsonl_records
 
 __all__ = ["FIELDS_VERSION", "FieldStats", "FieldTexts", "check_fields", "field_index",
@@ -271,3 +274,15 @@ def merge_field_indexes(directory: Path, segments: list, settings: dict,
         parts = [SimpleNamespace(index=field_index(s.index, name), deleted=s.deleted)
                  for s in segments]
         merge_segments(directory / FIELDS_DIR, parts, name, sub, memory_budget=memory_budget)
+
+
+def link_field_indexes(source: Path, target: Path, manifest: dict) -> None:
+    """Hard-links the field indexes of the index in `source` (whose manifest is `manifest`)
+    into `target` (a format-1 index becoming a segment: mirkit.index.segments.upgrade)."""
+    names = manifest.get("fields", {}).get("names", ())
+    for name in names:
+        src, dst = source / FIELDS_DIR / name, target / FIELDS_DIR / name
+        dst.mkdir(parents=True)
+        sub = json.loads((src / MANIFEST).read_text(encoding="utf-8"))
+        for f in list(sub["files"]) + [MANIFEST]:
+            os.link(src / f, dst / f)

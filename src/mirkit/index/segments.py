@@ -56,7 +56,7 @@ from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionErro
     check_version, write_manifest
 from mirkit.index.reader import FORMAT_NAME, DocVectors, Index, IndexStats, lookup_docids
 from mirkit.index import store as _store
-from mirkit.index.fields import merge_field_indexes
+from mirkit.index.fields import FIELDS_DIR, link_field_indexes, merge_field_indexes
 from mirkit.index.word_counts import WORD_COUNT_FILES, has_word_counts, merge_word_counts
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
@@ -854,6 +854,7 @@ def upgrade(path: Path) -> None:
     tmp.mkdir()
     for name in names:
         os.link(path / name, tmp / name)
+    link_field_indexes(path, tmp, old)
     fsync_dir(tmp)
     move_into_place(tmp, seg, overwrite=False)
     n = old["stats"]["n_docs"]
@@ -867,6 +868,7 @@ def upgrade(path: Path) -> None:
     fsync_dir(path)
     for name in list(old["files"]) + columns:
         (path / name).unlink()
+    shutil.rmtree(path / FIELDS_DIR, ignore_errors=True)  # linked into the segment
     fsync_dir(path)
 
 
