@@ -241,6 +241,10 @@ def test_cli_fields_bm25f_and_lucene_syntax(tmp_path, capsys):
     assert cli.main(["index", str(docs), "-o", str(tmp_path / "i"), "--fields", "title,text",
                      "-q", "--threads", "1"]) == 0
     assert index_fields_of(tmp_path / "i") == ("title", "text")
+    capsys.readouterr()
+    assert cli.main(["stats", str(tmp_path / "i")]) == 0
+    assert "fields         title (avg length 1.00), text (avg length 2.67)" in \
+        capsys.readouterr().out  # titles: wing tip | flow | none; texts: 3, 3 and 2 terms
     s = Searcher(tmp_path / "i")
 
     def hits(*argv):

@@ -200,3 +200,15 @@ def test_unmerged_parts_and_an_upgraded_index_keep_their_fields(tmp_path, rng):
     with IndexWriter.open(tmp_path / "one", threads=1) as w:  # upgraded to segments
         w.add_documents(docs[100:])
     check_fields_equal(Index.open(tmp_path / "one"), docs)
+
+
+def test_a_damaged_field_index_is_named(tmp_path):
+    from mirkit.index import IndexCorruptError
+    from mirkit.search import BM25F, Searcher
+
+    with IndexWriter(tmp_path / "i", fields=FIELDS, threads=1) as w:
+        w.add("a", {"title": "wing", "text": "flow"})
+    with open(tmp_path / "i" / "fields" / "title" / "doc_lengths.u32", "r+b") as f:
+        f.write(b"\xff")
+    with pytest.raises(IndexCorruptError, match=r"title.doc_lengths\.u32"):
+        Searcher(tmp_path / "i").search("wing", scorer=BM25F())

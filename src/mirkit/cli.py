@@ -359,11 +359,22 @@ def _cmd_stats(args) -> int:
     for key in ("n_docs", "n_terms", "n_postings", "n_blocks", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {s[key]:,}")
     print(f"{'avg_doc_length':<14} {s['avg_doc_length']:.2f}")
+    _print_fields(index)
     print("\npart             bytes   bits/posting")
     for part, size in index.sizes().items():
         per = 8 * size / s["n_postings"] if s["n_postings"] else 0.0
         print(f"{part:<12} {size:>13,} {per:>14.2f}")
     return 0
+
+
+def _print_fields(index) -> None:
+    """The text fields' average lengths over the live documents (mirkit.index.fields)."""
+    from mirkit.index.fields import field_stats, index_fields
+
+    names = index_fields(index)
+    if names:
+        print(f"{'fields':<14} " + ", ".join(
+            f"{n} (avg length {field_stats(index, n).avg_length:.2f})" for n in names))
 
 
 def _segmented_stats(index, args) -> int:
@@ -387,6 +398,7 @@ def _segmented_stats(index, args) -> int:
     for key in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {getattr(s, key):,}")
     print(f"{'avg_doc_length':<14} {s.avg_doc_length:.2f}")
+    _print_fields(index)
     print(f"\n{'segment':<14} {'documents':>12} {'deleted':>10} {'live':>12}")
     for g in segments:
         print(f"{g['name']:<14} {g['n_docs']:>12,} {g['n_deleted']:>10,} {g['n_live']:>12,}")

@@ -201,7 +201,7 @@ def field_index(index, name: str):
     if name not in cache:
         from mirkit.index.reader import Index
 
-        cache[name] = Index.open(index.path / FIELDS_DIR / name, verify=False)
+        cache[name] = Index.open(index.path / FIELDS_DIR / name)  # checksums verified
     return cache[name]
 
 
