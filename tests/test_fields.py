@@ -4,6 +4,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mirkit.analysis import Analyzer
 from mirkit.index import Index, IndexWriter
@@ -212,3 +214,24 @@ def test_a_damaged_field_index_is_named(tmp_path):
         f.write(b"\xff")
     with pytest.raises(IndexCorruptError, match=r"title.doc_lengths\.u32"):
         Searcher(tmp_path / "i").search("wing", scorer=BM25F())
+
+
+_text = st.one_of(st.none(), st.lists(st.sampled_from(WORDS + ["Wing", "flows"]), max_size=6)
+                  .map(" ".join))
+
+
+@settings(max_examples=5, deadline=None)
+@given(docs=st.lists(st.fixed_dictionaries({"title": _text, "text": _text}), min_size=1,
+                     max_size=12))
+def test_fields_round_trip(tmp_path_factory, docs):
+    """Any documents (missing, None, empty fields; stopwords only; repeated words): the field
+    indexes give back a Python inversion of each field."""
+    docs = [dict(id=f"d{i}", **{k: v for k, v in d.items() if v is not None})
+            for i, d in enumerate(docs)]
+    for d in docs:
+        if "title" not in d and "text" not in d:
+            d["text"] = ""  # present, empty: a document needs a text field
+    path = tmp_path_factory.mktemp("prop") / "i"
+    with IndexWriter(path, fields=FIELDS, threads=1) as w:
+        w.add_documents(docs)
+    check_fields_equal(Index.open(path), docs)
