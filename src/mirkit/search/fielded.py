@@ -179,11 +179,12 @@ class FieldedSearch:
         """One byte per live document, 1 where `compiled` passes (the last one is kept)."""
         if compiled is None:
             return None
-        if self._last_filter is None or self._last_filter[0] is not compiled:
+        last = self._last_filter  # read once: another thread may replace it
+        if last is None or last[0] is not compiled:
             mask = np.zeros(self._engine.n_live, np.uint8)
             mask[compiled.docids()] = 1
-            self._last_filter = (compiled, mask)
-        return self._last_filter[1]
+            last = self._last_filter = (compiled, mask)
+        return last[1]
 
     def _result(self, r: tuple, algorithm: str):
         docids, scores, decoded, scored, docs = r
