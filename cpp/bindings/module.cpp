@@ -26,6 +26,7 @@ PYBIND11_MODULE(_core, m) {
   auto query = m.def_submodule("query", "ranked retrieval (scorers, top-k algorithms) and Boolean retrieval");
   b::bind_query(query);
   b::bind_boolean(query);
+  b::bind_fielded(query);
   auto eval = m.def_submodule("eval", "trec_eval-compatible evaluation: qrels, runs, measures");
   b::bind_eval(eval);
   auto geometry = m.def_submodule("geometry", "homographies: normalized DLT, RANSAC, refinement");

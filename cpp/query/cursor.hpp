@@ -281,6 +281,7 @@ template <class S> void maxscore(Plan<S>& plan, TopKQueue& topk);
 #define MIRKIT_QUERY_INSTANTIATE(algorithm)                                        \
   template void algorithm<Bm25Scorer>(Plan<Bm25Scorer>&, TopKQueue&);              \
   template void algorithm<TfIdfScorer>(Plan<TfIdfScorer>&, TopKQueue&);            \
-  template void algorithm<QueryLikelihoodScorer>(Plan<QueryLikelihoodScorer>&, TopKQueue&);
+  template void algorithm<QueryLikelihoodScorer>(Plan<QueryLikelihoodScorer>&, TopKQueue&); \
+  template void algorithm<Bm25FScorer>(Plan<Bm25FScorer>&, TopKQueue&);
 
 }  // namespace mirkit::query

@@ -442,6 +442,9 @@ size_t prime_rank(const Prepared& p, Algorithm a, uint32_t k, bool stored_thresh
   return r;
 }
 
+}  // namespace
+
+// The algorithm for its enum (also FieldedEngine's, query/bm25f.cpp).
 template <class S>
 void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk) {
   switch (a) {
@@ -453,6 +456,9 @@ void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk) {
     case Algorithm::kMaxScore: return maxscore(plan, topk);
   }
 }
+template void run_algorithm<Bm25FScorer>(Algorithm, Plan<Bm25FScorer>&, TopKQueue&);
+
+namespace {
 
 // The top k, best first, with scores back in doubles, into `result`.
 void take_results(TopKQueue& topk, double scale, QueryResult& result) {

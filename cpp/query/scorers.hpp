@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "index/bm25.hpp"
@@ -77,6 +78,23 @@ struct Bm25Scorer {
     return t / (t + norms[doc]);
   }
   void prefetch(uint32_t doc) const { __builtin_prefetch(norms + doc); }
+  double doc_part(uint32_t) const { return 0.0; }
+  static constexpr bool kHasDocPart = false;
+};
+
+// BM25F (query/bm25f.hpp): the list of a fielded term carries, as each posting's "tf", the
+// bits of the float tf~ = sum_f w_f tf_f / (1 - b_f + b_f len_f / avglen_f) computed when
+// the list is gathered at query time; f = tf~ / (tf~ + k1) (0 for tf~ = 0: a posting in a
+// field of weight 0 only). Increasing in tf~, below 1.
+struct Bm25FScorer {
+  double k1;
+  double f(const TermParams&, uint32_t, uint32_t tf) const {
+    float t;
+    std::memcpy(&t, &tf, sizeof t);
+    const double x = t;
+    return x > 0.0 ? x / (x + k1) : 0.0;
+  }
+  void prefetch(uint32_t) const {}
   double doc_part(uint32_t) const { return 0.0; }
   static constexpr bool kHasDocPart = false;
 };

@@ -93,6 +93,22 @@ class SegmentedEngine(_Engine):
     @property
     def n_segments(self) -> int: ...
 
+_FieldedHits = tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], int, int, int]
+
+class FieldedEngine:
+    def __init__(self, segments: list[tuple[list[Any], Optional[npt.NDArray[np.uint8]]]]
+                 ) -> None: ...
+    @property
+    def n_live(self) -> int: ...
+    def avg_length(self, field: int) -> float: ...
+    def search(self, query: list[tuple[str, float, int]], weights: Sequence[float],
+               b: Sequence[float], k1: float, k: int, algorithm: str,
+               filter: Optional[npt.NDArray[np.uint8]] = None) -> _FieldedHits: ...
+    def search_batch(self, queries: list[list[tuple[str, float, int]]],
+                     weights: Sequence[float], b: Sequence[float], k1: float, k: int,
+                     algorithm: str, threads: int = 0,
+                     filter: Optional[npt.NDArray[np.uint8]] = None) -> list[_FieldedHits]: ...
+
 def merge_topk(runs: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                 npt.NDArray[np.float64]]], k: int
                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],

@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f")
 
 
 def _cmd_info(args) -> int:
@@ -82,6 +82,8 @@ _SELF_TIMED = {
     "store": (3, "document store size against tantivy's; fetch and snippet the top 10, "
                  "per-query medians of {repeat} alternated passes"),
     "phrases": (3, "per-query median of {repeat} passes on 1 thread, k = 10, next to tantivy"),
+    "bm25f": (3, "Cranfield and ADI MAP and nDCG@10 against BM25; GCIDE latency, per-query "
+                 "median of {repeat} alternated passes, 1 thread, k = 10"),
 }
 
 
@@ -115,7 +117,9 @@ def _cmd_bench(args) -> int:
                      {"plot": args.plot} if name == "ann" else
                      {"synthetic_docs": args.synthetic_docs, "cache_dir": args.cache}
                      if name == "filtered_query" else
-                     {"cache": args.cache} if name == "late" else {})
+                     {"cache": args.cache} if name == "late" else
+                     {"cache_dir": args.cache, "max_queries": args.max_queries}
+                     if name == "bm25f" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
@@ -171,6 +175,10 @@ def _cmd_index(args) -> int:
                             "--shards (yet)")
         options.update(numeric_fields=args.numeric_field or (),
                        keyword_fields=args.keyword_field or ())
+    if args.fields is not None:
+        if args.shards:
+            raise UserError("--fields is not supported with --shards (yet)")
+        options["fields"] = [f.strip() for f in args.fields.split(",")]
     missing = [source for source in args.input if not os.path.exists(source)]
     if missing:
         raise UserError(f"input {missing[0]} does not exist" + (
@@ -225,12 +233,13 @@ def _index_append(args, options: dict) -> int:
     settings = {}
     if not os.path.exists(args.output):
         settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors",
-                                             "numeric_fields", "keyword_fields") if k in options}
+                                             "numeric_fields", "keyword_fields", "fields")
+                    if k in options}
         settings.update({"store": options["store"]} if args.store else {})
         settings.update({"word_counts": True} if args.word_counts else {})
-    elif args.numeric_field or args.keyword_field:
-        raise UserError(f"--numeric-field/--keyword-field: {args.output} exists, and an "
-                        "existing index keeps its fields")
+    elif args.numeric_field or args.keyword_field or args.fields is not None:
+        raise UserError(f"--numeric-field/--keyword-field/--fields: {args.output} exists, and "
+                        "an existing index keeps its fields")
     elif args.vectors:
         from mirkit.index import Index
 
@@ -350,11 +359,22 @@ def _cmd_stats(args) -> int:
     for key in ("n_docs", "n_terms", "n_postings", "n_blocks", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {s[key]:,}")
     print(f"{'avg_doc_length':<14} {s['avg_doc_length']:.2f}")
+    _print_fields(index)
     print("\npart             bytes   bits/posting")
     for part, size in index.sizes().items():
         per = 8 * size / s["n_postings"] if s["n_postings"] else 0.0
         print(f"{part:<12} {size:>13,} {per:>14.2f}")
     return 0
+
+
+def _print_fields(index) -> None:
+    """The text fields' average lengths over the live documents (mirkit.index.fields)."""
+    from mirkit.index.fields import field_stats, index_fields
+
+    names = index_fields(index)
+    if names:
+        print(f"{'fields':<14} " + ", ".join(
+            f"{n} (avg length {field_stats(index, n).avg_length:.2f})" for n in names))
 
 
 def _segmented_stats(index, args) -> int:
@@ -378,6 +398,7 @@ def _segmented_stats(index, args) -> int:
     for key in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {getattr(s, key):,}")
     print(f"{'avg_doc_length':<14} {s.avg_doc_length:.2f}")
+    _print_fields(index)
     print(f"\n{'segment':<14} {'documents':>12} {'deleted':>10} {'live':>12}")
     for g in segments:
         print(f"{g['name']:<14} {g['n_docs']:>12,} {g['n_deleted']:>10,} {g['n_live']:>12,}")
@@ -433,6 +454,9 @@ def _search_sharded(args) -> int:
         raise ValueError("--filter is not supported on a sharded index")
     if args.suggest:
         raise ValueError("--suggest is not supported on a sharded index")
+    if args.scorer == "bm25f" or getattr(args, "syntax", None) == "lucene":
+        raise ValueError("--scorer bm25f and --syntax lucene are not supported on a sharded "
+                         "index (yet)")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None
     try:
         searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))
@@ -494,6 +518,18 @@ def _scorer(args):
         return BM25(k1=args.k1, b=args.b, idf=args.idf or "lucene")
     if args.scorer == "tfidf":
         return TFIDF()
+    if args.scorer == "bm25f":
+        from mirkit.search import BM25F
+
+        weights = {}
+        for item in args.field_weight or ():
+            name, _, value = item.partition("=")
+            try:
+                weights[name] = float(value)
+            except ValueError:
+                raise ValueError(f"--field-weight {item!r}: expected NAME=NUMBER") from None
+        return BM25F(weights, **{k: v for k, v in (("b", args.b), ("k1", args.k1))
+                                 if v is not None})
     return QueryLikelihood() if args.mu is None else QueryLikelihood(mu=args.mu)
 
 
@@ -574,6 +610,8 @@ def _syntax(args) -> dict:
     options = {}
     if getattr(args, "filter", None) is not None:
         options["filter"] = args.filter
+    if getattr(args, "syntax", None) == "lucene":
+        options["syntax"] = "lucene"
     if not getattr(args, "fuzzy_syntax", False):
         return options
     options["syntax"] = "fuzzy"
@@ -735,6 +773,13 @@ def _check_search_args(parser, args) -> None:
         parser.error(f"--threads must be >= 0, got {args.threads}")
     if not args.tag or len(args.tag.split()) != 1 or args.tag != args.tag.strip():
         parser.error(f"--tag must be one word without spaces, got {args.tag!r}")
+    if getattr(args, "syntax", None) is not None:
+        if args.fuzzy_syntax and args.syntax != "fuzzy":
+            parser.error(f"--fuzzy-syntax contradicts --syntax {args.syntax}")
+        args.fuzzy_syntax = args.syntax == "fuzzy"
+        if args.boolean and args.syntax != "plain":
+            parser.error("--syntax applies to ranked search (Boolean expressions have their "
+                         "own syntax)")
     if args.fuzzy_syntax and args.boolean:
         parser.error("--fuzzy-syntax applies to ranked search (Boolean expressions always "
                      "read fuzzy, prefix and wildcard tokens)")
@@ -744,8 +789,11 @@ def _check_search_args(parser, args) -> None:
     for option in ("max_expansions", "prefix_length"):
         if getattr(args, option) is not None and not args.fuzzy_syntax:
             parser.error(f"--{option.replace('_', '-')} applies to --fuzzy-syntax only")
+    if args.field_weight and args.scorer != "bm25f":
+        parser.error("--field-weight applies to --scorer bm25f only")
     for option, scorer in (("k1", "bm25"), ("b", "bm25"), ("idf", "bm25"), ("mu", "ql")):
-        if getattr(args, option) is not None and args.scorer != scorer:
+        if getattr(args, option) is not None and args.scorer != scorer and not (
+                args.scorer == "bm25f" and option in ("k1", "b")):
             parser.error(f"--{option} applies to --scorer {scorer} only")
 
 
@@ -833,6 +881,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--keyword-field", action="append", metavar="NAME",
                    help="store this field of the documents (a string) for --filter "
                    "(repeatable)")
+    p.add_argument("--fields", metavar="NAMES", help="text fields of the documents, comma "
+                   "separated (title,text): each also indexed on its own, for per-field "
+                   "words (title:wing) and --scorer bm25f")
     p = sub.add_parser("delete", help="delete documents of an index by their ids (one commit)")
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("ids", nargs="*", metavar="ID")
@@ -866,13 +917,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "an expression with AND, OR, NOT, parentheses, -x)")
     p.add_argument("-k", type=int, default=10, help="results per query (default 10)")
     p.add_argument("--algorithm", default="bmw", choices=ALGORITHMS)
-    p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf", "ql"])
+    p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf", "ql", "bm25f"])
+    p.add_argument("--field-weight", action="append", metavar="NAME=W", help="--scorer bm25f: "
+                   "the weight of a text field (repeatable; default 1)")
     p.add_argument("--k1", type=float, help="BM25 k1 (default: the index's)")
     p.add_argument("--b", type=float, help="BM25 b (default: the index's)")
     p.add_argument("--idf", choices=IDF_FORMS, help="BM25 idf form (default lucene)")
     p.add_argument("--mu", type=float, help="query likelihood Dirichlet mu (default 1000)")
     p.add_argument("--boolean", action="store_true", help="QUERY is a Boolean expression: "
                    "print the ids of every matching document, unranked")
+    p.add_argument("--syntax", choices=["plain", "fuzzy", "lucene"], help="query syntax of "
+                   "ranked search (mirkit.query; default plain): lucene also reads signs on "
+                   "words (+wing -tip), fuzzy is --fuzzy-syntax")
     p.add_argument("--fuzzy-syntax", action="store_true", help="ranked queries read Lucene's "
                    "fuzzy (wing~1), prefix (comput*) and wildcard (w?ng) tokens (default: "
                    "~ * ? separate words; Boolean expressions always read them)")

@@ -12,8 +12,10 @@ Grammar
     sign       := "+" | "-"                             (touching its operand)
     operand    := phrase | word
     phrase     := '"' text '"' [ "~" slop ]
+    word       := [field ":"] chars                     (field: an index with text fields)
     slop       := digit+                                (0 to MAX_SLOP)
-    word       := a run of characters other than whitespace and '"'
+    chars      := a run of characters other than whitespace and '"'
+    field      := a text field of the index (letters, digits, _)
 
     expression := or                                    (Boolean search)
     or         := and ( "OR" and )*
@@ -61,6 +63,17 @@ a space or the end of the query is punctuation in every syntax. Fuzzy, prefix an
 tokens are read with ``syntax="fuzzy"`` (:mod:`mirkit.search.query`), which takes no
 phrases.
 
+Fields
+~~~~~~
+On an index with text fields (``IndexWriter(fields=["title", "text"])``,
+:mod:`mirkit.index.fields`), a word ``title:wing`` counts field ``title`` only (its text after
+the colon goes through the analyzer; every term it yields is a per-field term). A query with a
+per-field word, or any query under a :class:`~mirkit.search.BM25F` scorer, is scored with
+BM25F (:mod:`mirkit.search.fielded`; with the searcher's BM25 ``k1`` and ``b`` and every field
+weight 1 unless the scorer is a BM25F), and takes no phrases or signs yet. ``name:word`` with a
+`name` that is not one of the index's fields is an error naming the fields
+(:func:`field_words`); on an index without fields a colon stays punctuation, as before.
+
 Boolean search
 ~~~~~~~~~~~~~~
 ``AND``, ``OR``, ``NOT`` (upper case), parentheses, ``-x`` (``NOT x``), ``+x`` (``x``),
@@ -81,7 +94,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["MAX_SLOP", "Clause", "QuerySyntaxError", "StructuredQuery", "analyze_phrase",
-           "has_syntax", "parse_clauses", "ranked_query"]
+           "field_words", "has_syntax", "parse_clauses", "ranked_query"]
 
 #: The largest slop a phrase may ask for.
 MAX_SLOP = 1000
@@ -234,3 +247,35 @@ def ranked_query(query: str, word_signs: bool = False):
             clauses[(c.text, c.slop, c.occur)] += 1
     return StructuredQuery((" ".join(plain),
                             [(t, s, float(n), occur) for (t, s, occur), n in clauses.items()]))
+
+
+_FIELD_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(\S+)")
+
+
+def field_words(query: str, fields: tuple) -> list:
+    """The words of `query` as ``(field or None, text)``: a word ``name:text`` with `name`
+    one of `fields` is a per-field word (see Fields above). With `fields` empty (an index
+    without text fields) every word is plain.
+
+    Raises
+    ------
+    QuerySyntaxError
+        For ``name:text`` whose `name` is not one of `fields` (naming them), when there are
+        fields.
+
+    Examples
+    --------
+    >>> field_words("title:wing flow", ("title", "text"))
+    [('title', 'wing'), (None, 'flow')]
+    """
+    out = []
+    for m in re.finditer(r"\S+", query):
+        f = _FIELD_WORD.fullmatch(m.group(0))
+        if f is not None and fields:
+            if f.group(1) not in fields:
+                raise QuerySyntaxError(f"unknown field {f.group(1)!r}; the index's text fields "
+                                       f"are {list(fields)}", query, m.start() + 1)
+            out.append((f.group(1), f.group(2)))
+        else:
+            out.append((None, m.group(0)))
+    return out

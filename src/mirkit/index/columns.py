@@ -65,25 +65,30 @@ class Column:
         return self.present
 
 
+def check_names(names, arg: str) -> tuple:
+    """`names` (None: none) as a tuple of distinct field names; TypeError / ValueError naming
+    `arg` otherwise."""
+    if names is None:
+        names = ()
+    if isinstance(names, str) or not isinstance(names, Iterable):
+        raise TypeError(f"{arg} must be a sequence of field names, got "
+                        f"{type(names).__name__}")
+    names = tuple(names)
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"{arg} must hold str, got {type(n).__name__}")
+        if not _NAME.match(n) or n in ("AND", "OR", "NOT", "TO"):
+            raise ValueError(f"{arg}: {n!r} is not a field name (letters, digits and _, "
+                             "not starting with a digit, not AND/OR/NOT/TO)")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{arg} names a field twice: {list(names)}")
+    return names
+
+
 def check_field_names(numeric_fields, keyword_fields) -> tuple:
     """(numeric, keyword) as tuples of distinct field names; TypeError / ValueError otherwise."""
-    out = []
-    for arg, names in (("numeric_fields", numeric_fields), ("keyword_fields", keyword_fields)):
-        if names is None:
-            names = ()
-        if isinstance(names, str) or not isinstance(names, Iterable):
-            raise TypeError(f"{arg} must be a sequence of field names, got "
-                            f"{type(names).__name__}")
-        names = tuple(names)
-        for n in names:
-            if not isinstance(n, str):
-                raise TypeError(f"{arg} must hold str, got {type(n).__name__}")
-            if not _NAME.match(n) or n in ("AND", "OR", "NOT", "TO"):
-                raise ValueError(f"{arg}: {n!r} is not a field name (letters, digits and _, "
-                                 "not starting with a digit, not AND/OR/NOT/TO)")
-        if len(set(names)) != len(names):
-            raise ValueError(f"{arg} names a field twice: {list(names)}")
-        out.append(names)
+    out = [check_names(numeric_fields, "numeric_fields"),
+           check_names(keyword_fields, "keyword_fields")]
     both = set(out[0]) & set(out[1])
     if both:
         raise ValueError(f"{sorted(both)[0]!r} is both a numeric and a keyword field")
@@ -107,6 +112,22 @@ def _numeric(value, field: str, doc_id: str):
     return value
 
 
+class FirstRows:
+    """The row of each id's first record in `ids`, a list that records keep appending to
+    (indexed as far as it has grown at each lookup)."""
+
+    def __init__(self, ids: list):
+        self.ids = ids
+        self._where: dict = {}
+        self._indexed = 0
+
+    def get(self, doc_id: str) -> Optional[int]:
+        while self._indexed < len(self.ids):
+            self._where.setdefault(self.ids[self._indexed], self._indexed)
+            self._indexed += 1
+        return self._where.get(doc_id)
+
+
 class ColumnCollector:
     """The field values of the documents a writer receives, in the order it receives them."""
 
@@ -115,8 +136,7 @@ class ColumnCollector:
         self.keyword = keyword
         self.ids: list = []
         self.values: dict = {name: [] for name in numeric + keyword}
-        self._where: dict = {}  # id -> first row (lookup())
-        self._indexed = 0
+        self._first = FirstRows(self.ids)  # lookup()
 
     def add(self, doc_id: str, fields) -> None:
         """Records `fields` (a mapping, or None: every value missing) of document `doc_id`;
@@ -154,11 +174,7 @@ class ColumnCollector:
 
     def lookup(self, doc_id: str) -> Optional[dict]:
         """The recorded fields of `doc_id` (its first record), or None."""
-        where = self._where
-        while self._indexed < len(self.ids):
-            where.setdefault(self.ids[self._indexed], self._indexed)
-            self._indexed += 1
-        r = where.get(doc_id)
+        r = self._first.get(doc_id)
         return None if r is None else {name: v[r] for name, v in self.values.items()}
 
     def tap(self, source):
@@ -174,18 +190,8 @@ class ColumnCollector:
     def add_jsonl(self, path, id_field: str = "id") -> None:
         """Records the fields of every object of a JSON Lines file (plain or .gz), a second pass
         after the index read it."""
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue  # the index reader reported or skipped it
-                if isinstance(obj, dict) and obj.get(id_field) is not None:
-                    doc_id = obj[id_field]
-                    self.add(str(doc_id) if isinstance(doc_id, int) else doc_id, obj)
+        for doc_id, obj in jsonl_records(path, id_field):
+            self.add(doc_id, obj)
 
     def columns(self, doc_ids: list) -> list:
         """The columns of an index whose documents are `doc_ids` (in docid order): each
@@ -204,6 +210,24 @@ class ColumnCollector:
             out.append(_make_column(name, "numeric" if name in self.numeric else "keyword",
                                     vals))
         return out
+
+
+def jsonl_records(path, id_field: str = "id"):
+    """``(id, object)`` of every JSON object of a JSON Lines file (plain or .gz) that has an
+    id (an int id made a str), for a second pass after the index read the file: lines the
+    index reader reported or skipped (blank, not JSON) are passed over."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get(id_field) is not None:
+                doc_id = obj[id_field]
+                yield (str(doc_id) if isinstance(doc_id, int) else doc_id), obj
 
 
 def _make_column(name: str, kind: str, vals: list) -> Column:

@@ -4,6 +4,7 @@ commits and merges."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
@@ -13,6 +14,7 @@ from mirkit._validate import progress_bar
 from mirkit.analysis import Analyzer
 from mirkit.index import segments as seg
 from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
+from mirkit.index.fields import FieldTexts, check_fields
 from mirkit.index.reader import Index
 from mirkit.index.store import has_store
 from mirkit.index.word_counts import has_word_counts
@@ -77,7 +79,7 @@ class SegmentWriter:
                  batch_size: int = 4096,
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
                  numeric_fields=None, keyword_fields=None, store: Optional[bool] = None,
-                 word_counts: Optional[bool] = None):
+                 word_counts: Optional[bool] = None, fields=None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
@@ -86,7 +88,8 @@ class SegmentWriter:
         new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
                "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors,
                "numeric_fields": numeric_fields, "keyword_fields": keyword_fields,
-               "store": store, "word_counts": word_counts}
+               "store": store, "word_counts": word_counts, "fields": fields}
+        text_fields = check_fields(fields, keyword_fields)
         fields = check_field_names(numeric_fields, keyword_fields)
         if codec is not None:
             _check_codec(codec, "codec")
@@ -107,7 +110,8 @@ class SegmentWriter:
                     BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
                     prefix="bm25_"))),
                 **({"numeric_fields": list(fields[0]), "keyword_fields": list(fields[1])}
-                   if fields[0] or fields[1] else {})})
+                   if fields[0] or fields[1] else {}),
+                **({"fields": list(text_fields)} if text_fields else {})})
         elif any(v is not None for v in new.values()):
             given = ", ".join(k for k, v in new.items() if v is not None)
             raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
@@ -272,7 +276,7 @@ class SegmentWriter:
             vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size,
             numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1],
-            store=has_store(s), word_counts=has_word_counts(s))
+            store=has_store(s), word_counts=has_word_counts(s), fields=s.get("fields"))
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 
@@ -295,8 +299,10 @@ class SegmentWriter:
             If a live document (or one added since the commit) has this id: use :meth:`update`.
         """
         self._check_open()
-        if not isinstance(id, str) or not isinstance(text, str):
-            raise TypeError("id and text must be str")
+        if not isinstance(id, str) or not isinstance(text, (Mapping if "fields" in
+                                                             self.settings else str)):
+            raise TypeError("id must be a str and text a str (a mapping of the text fields "
+                            "in an index with fields)")
         if self._live_of([id])[0]:
             raise ValueError(f"document id {id!r} is already in {self.path}; update() "
                              "replaces a document")
@@ -315,6 +321,11 @@ class SegmentWriter:
         if numeric or keyword:  # the documents' field values, looked up by id below
             recorded = ColumnCollector(numeric, keyword)
             source = recorded.source(source, reader_options.get("id_field", "id"))
+        field_texts = None
+        if "fields" in self.settings:  # the documents' text fields, looked up by id below
+            field_texts = FieldTexts(tuple(self.settings["fields"]))
+            source = field_texts.source(source, reader_options.get("id_field", "id"),
+                                        reader_options)
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
         added = 0
@@ -343,6 +354,9 @@ class SegmentWriter:
                     if recorded is not None:
                         for i in ids:
                             new.writer._columns.add(i, recorded.lookup(i))
+                    if field_texts is not None:
+                        for i in ids:
+                            new.writer._fields.add(i, field_texts.lookup(i) or {})
                     new.writer._add_batch(ids, texts, locations, skip_errors=False)
                     self._added(new, ids)
                     added += len(ids)
@@ -395,8 +409,10 @@ class SegmentWriter:
         changes (:meth:`add` adds a new document). `fields`: the new document's field
         values, as for :meth:`add` (the old ones are not kept)."""
         self._check_open()
-        if not isinstance(id, str) or not isinstance(text, str):
-            raise TypeError("id and text must be str")
+        if not isinstance(id, str) or not isinstance(text, (Mapping if "fields" in
+                                                             self.settings else str)):
+            raise TypeError("id must be a str and text a str (a mapping of the text fields "
+                            "in an index with fields)")
         self._resolve([id], "update")
         self.delete([id])
         self.add(id, text, fields)

@@ -56,6 +56,7 @@ from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionErro
     check_version, write_manifest
 from mirkit.index.reader import FORMAT_NAME, DocVectors, Index, IndexStats, lookup_docids
 from mirkit.index import store as _store
+from mirkit.index.fields import FIELDS_DIR, link_field_indexes, merge_field_indexes
 from mirkit.index.word_counts import WORD_COUNT_FILES, has_word_counts, merge_word_counts
 
 __all__ = ["COMMIT_FORMAT", "IndexLockedError", "LOCK_FILE", "MergePolicy",
@@ -769,9 +770,11 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             freq_codec=settings["freq_codec"], positions=bool(settings["positions"]),
             vectors=has_vectors(settings), bm25=settings["bm25"], stats=stats,
             build={"merged": [s.index.path.name for s in segments],
-                   "seconds": round(time.perf_counter() - started, 3)})
+                   "seconds": round(time.perf_counter() - started, 3)},
+            fields=tuple(settings.get("fields", ())))
         write_manifest(tmp, manifest)
         _merge_columns(tmp, segments, settings, len(ids))
+        merge_field_indexes(tmp, segments, settings, memory_budget)
         fsync_dir(tmp)
         move_into_place(tmp, target, overwrite=False)
     except BaseException:
@@ -824,7 +827,8 @@ def segment_settings(manifest: dict) -> dict:
             "vectors": manifest["codecs"].get("vectors") is not None,
             "store": _store.STORE_FILE in manifest["files"],
             "word_counts": all(name in manifest["files"] for name in WORD_COUNT_FILES),
-            "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]}}
+            "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]},
+            **({"fields": manifest["fields"]["names"]} if "fields" in manifest else {})}
 
 
 def new_commit(generation: int, settings: dict, segments: list, next_segment: int) -> dict:
@@ -850,6 +854,7 @@ def upgrade(path: Path) -> None:
     tmp.mkdir()
     for name in names:
         os.link(path / name, tmp / name)
+    link_field_indexes(path, tmp, old)
     fsync_dir(tmp)
     move_into_place(tmp, seg, overwrite=False)
     n = old["stats"]["n_docs"]
@@ -863,6 +868,7 @@ def upgrade(path: Path) -> None:
     fsync_dir(path)
     for name in list(old["files"]) + columns:
         (path / name).unlink()
+    shutil.rmtree(path / FIELDS_DIR, ignore_errors=True)  # linked into the segment
     fsync_dir(path)
 
 

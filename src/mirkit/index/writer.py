@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
@@ -18,6 +19,7 @@ from mirkit._version import __version__
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
+from mirkit.index.fields import FieldTexts, check_fields, manifest_entry
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
 from mirkit.index.store import StoreBuilder
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, jsonl_line, read_documents
@@ -146,6 +148,11 @@ class IndexWriter:
         (:meth:`mirkit.search.Searcher.suggest`, ``search(correct="auto")``). Off by default:
         on GCIDE they about double the build time (2.4 s instead of 1.2 s on 2 threads) and
         the index size (48.6 MB instead of 22.0 MB).
+    fields : sequence of str, optional
+        Text fields of the documents (``["title", "text"]``), each also indexed on its own
+        for per-field search and BM25F (:mod:`mirkit.index.fields`): documents are then
+        mappings (``add(id, {"title": ..., "text": ...})``, dicts, JSON Lines objects) and
+        the index proper holds their joined text.
 
     Attributes
     ----------
@@ -193,7 +200,7 @@ class IndexWriter:
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
                  merge: bool = True, numeric_fields=(), keyword_fields=(), store: bool = False,
-                 word_counts: bool = False):
+                 word_counts: bool = False, fields=None):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -213,6 +220,8 @@ class IndexWriter:
                              "keeps no document store: pass store=False or merge=True")
         self.merge = merge
         numeric_fields, keyword_fields = check_field_names(numeric_fields, keyword_fields)
+        self.fields = check_fields(fields, keyword_fields)
+        self._fields = FieldTexts(self.fields) if self.fields else None
         self._columns = ColumnCollector(numeric_fields, keyword_fields) \
             if numeric_fields or keyword_fields else None
         self.store = store
@@ -271,7 +280,7 @@ class IndexWriter:
              vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
              merge_policy="default", numeric_fields=None, keyword_fields=None,
-             store: Optional[bool] = None, word_counts: Optional[bool] = None):
+             store: Optional[bool] = None, word_counts: Optional[bool] = None, fields=None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -287,6 +296,9 @@ class IndexWriter:
             one, which keeps its own: an index built with ``vectors=True`` keeps storing
             document vectors in every segment, merged ones included, and one built with
             ``word_counts=True`` keeps counting words).
+        fields
+            The text fields of a new index (as for :class:`IndexWriter`; ValueError for an
+            existing one, which keeps its own).
         numeric_fields, keyword_fields
             The fields a new index stores column-wise (as for :class:`IndexWriter`;
             ValueError for an existing one, which keeps its own).
@@ -328,7 +340,7 @@ class IndexWriter:
             memory_budget=memory_budget, batch_size=batch_size,
             merge_policy=MergePolicy() if merge_policy == "default" else merge_policy,
             numeric_fields=numeric_fields, keyword_fields=keyword_fields, store=store,
-            word_counts=word_counts)
+            word_counts=word_counts, fields=fields)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -356,8 +368,14 @@ class IndexWriter:
 
     def add(self, id: str, text: str, fields=None) -> None:
         """Add one document (buffered; sent to the builder in batches). `fields`: a mapping
-        holding its values of the writer's `numeric_fields` and `keyword_fields`."""
+        holding its values of the writer's `numeric_fields` and `keyword_fields`. With text
+        `fields`, `text` is a mapping of them."""
         self._check_open()
+        if self._fields is not None and isinstance(id, str) and isinstance(text, Mapping):
+            text = self._fields.add(id, text)
+        elif self._fields is not None:
+            raise TypeError(f"id must be a str and text a mapping of the fields "
+                            f"{list(self.fields)}")
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
         if self._columns is not None:
@@ -388,6 +406,9 @@ class IndexWriter:
         before = self.n_docs
         if self._columns is not None:
             source = self._columns.source(source, reader_options.get("id_field", "id"))
+        if self._fields is not None:
+            source = self._fields.source(source, reader_options.get("id_field", "id"),
+                                         reader_options)
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
         jsonl = None if skip_errors or self._store else _plain_jsonl_file(reader)
@@ -495,6 +516,7 @@ class IndexWriter:
                 self._update_timings()
                 self._write_manifest(stats)
                 self._write_columns(self._tmp)
+                self._write_fields(self._tmp)
             else:
                 parts = self._builder.finish_parts()
                 self._final_docs = sum(stats["n_docs"] for _, stats in parts)
@@ -535,6 +557,8 @@ class IndexWriter:
         if self._columns is not None:
             settings.update(numeric_fields=list(self._columns.numeric),
                             keyword_fields=list(self._columns.keyword))
+        if self.fields:
+            settings["fields"] = list(self.fields)
         entries = []
         for directory, stats in parts:
             if stats["n_docs"] == 0:  # a segment holds documents
@@ -543,8 +567,9 @@ class IndexWriter:
             write_manifest(Path(directory), index_manifest(
                 analyzer=settings["analyzer"], codec=self.codec, freq_codec=self.freq_codec,
                 positions=self.positions, vectors=False, bm25=self.bm25, stats=stats,
-                build=self._build_info(stats)))
+                build=self._build_info(stats), fields=self.fields))
             self._write_columns(Path(directory))
+            self._write_fields(Path(directory))
             name = seg.segment_name(len(entries))
             fsync_dir(Path(directory))
             os.rename(directory, self._tmp / name)
@@ -560,11 +585,21 @@ class IndexWriter:
         doc_ids = Index.open(directory, verify=False).doc_ids
         write_columns(directory, self._columns.columns(doc_ids), len(doc_ids))
 
+    def _write_fields(self, directory: Path) -> None:
+        """The field indexes of the index (or segment) in `directory`
+        (:mod:`mirkit.index.fields`)."""
+        if self._fields is None:
+            return
+        self._fields.write(directory, Index.open(directory, verify=False).doc_ids, dict(
+            analyzer=self.analyzer, codec=self.codec, freq_codec=self.freq_codec,
+            positions=self.positions, threads=self.threads, memory_budget=self.memory_budget,
+            bm25_k1=self.bm25["k1"], bm25_b=self.bm25["b"], batch_size=self.batch_size))
+
     def _write_manifest(self, stats: dict) -> None:
         manifest = index_manifest(
             analyzer=self.analyzer.to_dict(), codec=self.codec, freq_codec=self.freq_codec,
             positions=self.positions, vectors=self.vectors, bm25=self.bm25, stats=stats,
-            build=self._build_info(stats))
+            build=self._build_info(stats), fields=self.fields)
         write_manifest(self._tmp, manifest)
 
 
@@ -590,13 +625,14 @@ def _plain_jsonl_file(reader) -> Optional[tuple]:
 
 
 def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bool,
-                   vectors: bool, bm25: dict, stats: dict, build: dict) -> dict:
+                   vectors: bool, bm25: dict, stats: dict, build: dict,
+                   fields: tuple = ()) -> dict:
     """The manifest of an index (a segment) whose files `stats` describes (``n_docs``,
     ``n_terms``, ``n_postings``, ``total_tokens``, ``max_doc_length`` and ``files``: (name,
-    bytes, crc32c) triples); `build` says how it was made."""
+    bytes, crc32c) triples); `build` says how it was made; `fields`: its text fields."""
     files = {name: {"bytes": size, "crc32c": crc} for name, size, crc in stats["files"]}
     n_docs, total = stats["n_docs"], stats["total_tokens"]
-    return {
+    manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "mirkit_version": __version__,
@@ -619,6 +655,9 @@ def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bo
         "build": build,
         "files": files,
     }
+    if fields:
+        manifest["fields"] = manifest_entry(tuple(fields))
+    return manifest
 
 
 def build_index(source, path, *, format: str = "auto", skip_errors: bool = False,

@@ -53,7 +53,8 @@ import numpy as np
 
 from mirkit import _core
 from mirkit.index.reader import Index
-from mirkit.query import QuerySyntaxError, analyze_phrase, parse_slop
+from mirkit.index.fields import field_index, index_fields
+from mirkit.query import QuerySyntaxError, analyze_phrase, field_words, parse_slop
 from mirkit.search.expand import expand_term, is_multi_term
 
 __all__ = ["BooleanResult", "BooleanSyntaxError", "boolean_search", "compile_boolean"]
@@ -238,9 +239,11 @@ def compile_boolean(index: Index, expression: str) -> list[tuple[str, int]]:
             tree.append(("empty", 0) if node is None else node)
         else:
             node = None
+            (field, item), = field_words(item, index_fields(index))
             for term in index.analyzer(item):
                 t = index.term_id(term)
-                leaf = ("empty", 0) if t is None else ("term", t)
+                leaf = ("field", (field, term)) if field is not None else \
+                    ("empty", 0) if t is None else ("term", t)
                 node = leaf if node is None else ("and", node, leaf)
             tree.append(node)
     (root,) = tree
@@ -272,7 +275,7 @@ def _postorder(root) -> list:
     stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
-        if node[0] in ("term", "empty", "phrase"):
+        if node[0] in ("term", "empty", "phrase", "field"):
             program.append(node)
         elif expanded:
             program.append((node[0], 0 if node[0] == "not" else 2))
@@ -341,6 +344,8 @@ def boolean_search(index: Index, expression: str) -> BooleanResult:
 def _evaluate(index: Index, program: list) -> np.ndarray:
     if not program:
         return np.zeros(0, np.uint32)
+    if any(op == "field" for op, _ in program):
+        return _evaluate_fields(index, program)
     phrases: list = []  # ("phrase", spec) -> ("phrase", i) with spec phrases[i]
     ops = []
     for op, arg in program:
@@ -349,6 +354,27 @@ def _evaluate(index: Index, program: list) -> np.ndarray:
             arg = len(phrases) - 1
         ops.append((op, arg))
     return _core.query.boolean(index.reader, ops, phrases)
+
+
+def _evaluate_fields(index: Index, program: list) -> np.ndarray:
+    """A program with per-field words (``("field", (field, term))``, the postings of the
+    field's index, :mod:`mirkit.index.fields`), evaluated with sorted docid arrays; every other
+    operand is the engine's answer to it alone."""
+    stack: list = []
+    for op, arg in program:
+        if op == "field":
+            stack.append(field_index(index, arg[0]).postings(arg[1])[0])
+        elif op in ("term", "empty", "phrase"):
+            stack.append(_evaluate(index, [(op, arg)]))
+        elif op == "not":
+            stack.append(np.setdiff1d(np.arange(index.stats.n_docs, dtype=np.uint32),
+                                      stack.pop(), assume_unique=True))
+        else:
+            b, a = stack.pop(), stack.pop()
+            stack.append(np.intersect1d(a, b, assume_unique=True) if op == "and"
+                         else np.union1d(a, b))
+    (out,) = stack
+    return out.astype(np.uint32)
 
 
 def _segmented_search(index, expression: str) -> np.ndarray:

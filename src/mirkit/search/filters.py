@@ -39,6 +39,8 @@ Grammar of predicate strings
     value      := NUMBER | WORD | "quoted string"
     text       := WORD | "quoted words"           a Boolean-syntax operand (the documents
                                                     holding its analyzed terms)
+                | TEXTFIELD ":" WORD               a per-field word (an index with text
+                                                    fields, mirkit.index.fields)
 
 ``FIELD`` is a field of the index (an unknown one is an error); ``AND``, ``OR``, ``NOT`` and
 ``TO`` are upper case (lower case they are words); ``NOT`` binds tighter than ``AND``, which
@@ -88,6 +90,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit.index.columns import Column, read_columns, settings_fields
+from mirkit.index.fields import index_fields as text_fields
 from mirkit.index.segments import SegmentedIndex
 
 __all__ = ["Filter", "FilterSyntaxError", "compile_filter", "index_fields"]
@@ -377,6 +380,11 @@ class _Parser:
         self.error(f"unexpected {value or kind!r}", col)
 
     def parse_field(self, name: str, col: int, rest):
+        if name not in self.fields and name in text_fields(self.index):
+            k, v, c = self.take()  # title:wing, a per-field word (mirkit.index.fields)
+            if k != "word":
+                self.error(f"a word expected after the text field '{name}:'", c)
+            return self._boolean(f"{name}:{v}")
         if name not in self.fields:
             known = ", ".join(sorted(self.fields)) or "none"
             self.error(f"unknown field {name!r} (the index's fields: {known})", col)

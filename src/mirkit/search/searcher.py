@@ -48,7 +48,9 @@ from mirkit._validate import check_count, progress_bar
 from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
+from mirkit.index.fields import index_fields
 from mirkit.search._segments import SegmentedSearch
+from mirkit.search.fielded import BM25F, FieldedSearch, fielded_scorer
 from mirkit.search.filters import FilterCache, compile_filter
 from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
 from mirkit.search.query import Query, check_query, weighted_terms
@@ -151,8 +153,16 @@ class Searcher:
             raise ValueError("vector_ids and higher_is_better describe a vector index; pass "
                              "vectors= too")
 
+    def _fielded_search(self) -> FieldedSearch:
+        """The BM25F engine of the index (:mod:`mirkit.search.fielded`), made once."""
+        if self._fielded is None:
+            self._fielded = FieldedSearch(self.index)
+        return self._fielded
+
     def _open(self, index) -> None:
         self.index = index
+        self._fielded = None
+        self._fielded_index = bool(index_fields(index))  # per-field words are read
         self._segmented = None
         if isinstance(index, SegmentedIndex):
             if self._global_stats is not None:
@@ -368,6 +378,16 @@ class Searcher:
         >>> searcher.search("wing~1", syntax="fuzzy", prefix_length=1).ids
         ['a', 'b']
         """
+        if (self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F)) \
+                and not isinstance(query, StructuredQuery):
+            bm25f = fielded_scorer(self, [query], scorer, dict(
+                correct=correct, documents=documents, snippets=snippets, feedback=feedback,
+                vector=vector, syntax=syntax))
+            if bm25f is not None:
+                k = check_search_options(k, algorithm)
+                return self._fielded_search().search(
+                    query, k, algorithm, bm25f,
+                    None if filter is None else self._filter_cache.get(self.index, filter))
         if correct is not None:
             if syntax != "plain":
                 raise ValueError("correct='auto' takes a plain query, not syntax="
@@ -449,6 +469,15 @@ class Searcher:
         `vectors` (nq, dim), row i the vector of query i, makes the queries hybrid (the text
         side on `threads` threads, the vector index searched once with all the rows); the
         other hybrid options are :meth:`search`'s."""
+        if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
+            queries = list(queries)
+            bm25f = fielded_scorer(self, queries, scorer, dict(
+                feedback=feedback, vectors=vectors, syntax=syntax, progress=progress))
+            if bm25f is not None:
+                k = check_search_options(k, algorithm)
+                return self._fielded_search().search_batch(
+                    queries, k, algorithm, bm25f, check_count(threads, "threads"),
+                    None if filter is None else self._filter_cache.get(self.index, filter))
         if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                 or transpositions is not None:
             queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,

@@ -1,0 +1,132 @@
+// BM25F over the text fields of an index (query/bm25f.hpp): mirkit.search.fielded drives it.
+#include <optional>
+
+#include "bindings/common.hpp"
+#include "index/reader.hpp"
+#include "query/bm25f.hpp"
+
+namespace mirkit::bindings {
+
+namespace {
+
+using query::FieldedEngine;
+using query::FieldedTerm;
+
+// The engine and the Python objects its views point into (readers, deletion arrays).
+struct PyFieldedEngine {
+  std::unique_ptr<FieldedEngine> engine;
+  py::list keep;
+};
+
+// Each query: a list of (term, weight, field) with field -1 for every field.
+std::vector<FieldedTerm> fielded_terms(const py::list& query) {
+  std::vector<FieldedTerm> out;
+  out.reserve(query.size());
+  for (const py::handle item : query) {
+    const auto t = item.cast<py::tuple>();
+    if (t.size() != 3) throw py::value_error("a query term must be (term, weight, field)");
+    out.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<int32_t>()});
+  }
+  return out;
+}
+
+query::Bm25FParams bm25f_params(std::vector<double> weights, std::vector<double> b, double k1) {
+  return {std::move(weights), std::move(b), k1};
+}
+
+using PassArray = py::array_t<uint8_t, py::array::c_style>;
+
+// The filter argument: None, or one byte per live document (checked here, with the GIL).
+const uint8_t* pass_of(const PyFieldedEngine& e, const std::optional<PassArray>& pass) {
+  if (!pass) return nullptr;
+  if (pass->ndim() != 1 || static_cast<uint64_t>(pass->size()) != e.engine->n_live()) {
+    throw py::value_error("filter must be a 1-d uint8 array of " +
+                          std::to_string(e.engine->n_live()) + " bytes (one a live document)");
+  }
+  return pass->data();
+}
+
+py::tuple result_tuple(query::QueryResult&& r) {
+  return py::make_tuple(to_numpy(std::move(r.docids)), to_numpy(std::move(r.scores)),
+                        r.postings_decoded, r.postings_scored, r.docs_scored);
+}
+
+}  // namespace
+
+void bind_fielded(py::module_& m) {
+  py::class_<PyFieldedEngine>(m, "FieldedEngine",
+                              "BM25F over the field indexes of an index's segments (thread "
+                              "safe; GIL released).")
+      .def(py::init([](const py::list& segments) {
+             auto out = std::make_unique<PyFieldedEngine>();
+             std::vector<query::FieldedSegment> segs;
+             for (const py::handle item : segments) {
+               const auto t = item.cast<py::tuple>();
+               if (t.size() != 2) throw py::value_error("a segment must be (readers, deleted)");
+               query::FieldedSegment seg;
+               for (const py::handle r : t[0].cast<py::list>()) {
+                 seg.fields.push_back(&r.cast<const index::IndexReader&>());
+               }
+               if (!t[1].is_none()) {
+                 const auto deleted =
+                     t[1].cast<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>>();
+                 seg.deleted = {deleted.data(), static_cast<size_t>(deleted.size())};
+                 out->keep.append(deleted);
+               }
+               out->keep.append(t[0]);
+               segs.push_back(std::move(seg));
+             }
+             out->engine = std::make_unique<FieldedEngine>(std::move(segs));
+             return out;
+           }),
+           py::arg("segments"),
+           "segments: a list of (field readers, uint8 deletion flags or None), one per segment.")
+      .def_property_readonly("n_live", [](const PyFieldedEngine& e) { return e.engine->n_live(); })
+      .def("avg_length", [](const PyFieldedEngine& e, size_t f) {
+             if (f >= e.engine->n_fields()) throw py::index_error("field out of range");
+             return e.engine->avg_length(f);
+           }, py::arg("field"))
+      .def("search",
+           [](const PyFieldedEngine& e, const py::list& query, std::vector<double> weights,
+              std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
+              const std::optional<PassArray>& filter) {
+             const auto terms = fielded_terms(query);
+             const auto params = bm25f_params(std::move(weights), std::move(b), k1);
+             const auto a = query::parse_algorithm(algorithm);
+             const uint8_t* pass = pass_of(e, filter);
+             query::QueryResult r;
+             {
+               py::gil_scoped_release release;
+               r = e.engine->search(terms, params, k, a, pass);
+             }
+             return result_tuple(std::move(r));
+           },
+           py::arg("query"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
+           py::arg("algorithm"), py::arg("filter") = py::none(),
+           "(docids, scores, postings_decoded, postings_scored, docs_scored) of one query: a list "
+           "of (term, weight, field or -1); filter: None or a uint8 per live document (nonzero: "
+           "may be returned; statistics stay the whole collection's).")
+      .def("search_batch",
+           [](const PyFieldedEngine& e, const py::list& queries, std::vector<double> weights,
+              std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
+              unsigned threads, const std::optional<PassArray>& filter) {
+             std::vector<std::vector<FieldedTerm>> qs;
+             for (const py::handle q : queries) qs.push_back(fielded_terms(q.cast<py::list>()));
+             const auto params = bm25f_params(std::move(weights), std::move(b), k1);
+             const auto a = query::parse_algorithm(algorithm);
+             const uint8_t* pass = pass_of(e, filter);
+             std::vector<query::QueryResult> rs;
+             {
+               py::gil_scoped_release release;
+               rs = e.engine->search_batch(qs, params, k, a, threads, pass);
+             }
+             py::list out;
+             for (auto& r : rs) out.append(result_tuple(std::move(r)));
+             return out;
+           },
+           py::arg("queries"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
+           py::arg("algorithm"), py::arg("threads") = 0, py::arg("filter") = py::none(),
+           "search() of each query, on `threads` threads (0: every core).");
+}
+
+}  // namespace mirkit::bindings

@@ -1,0 +1,223 @@
+#include "query/bm25f.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "core/parallel.hpp"
+#include "index/bm25.hpp"
+#include "query/cursor.hpp"
+
+namespace mirkit::query {
+
+void check_bm25f(const Bm25FParams& p, size_t n_fields) {
+  if (p.weights.size() != n_fields || p.b.size() != n_fields) {
+    core::fail_value("BM25F needs one weight and one b per field (", n_fields, "); got ",
+                     p.weights.size(), " weights and ", p.b.size(), " b");
+  }
+  for (size_t f = 0; f < n_fields; ++f) {
+    if (!(std::isfinite(p.weights[f]) && p.weights[f] >= 0)) {
+      core::fail_value("BM25F weights must be finite and >= 0; field ", f, " has ", p.weights[f]);
+    }
+    if (!(p.b[f] >= 0 && p.b[f] <= 1)) {
+      core::fail_value("BM25F b must be in [0, 1]; field ", f, " has ", p.b[f]);
+    }
+  }
+  if (!(std::isfinite(p.k1) && p.k1 >= 0)) {
+    core::fail_value("BM25F k1 must be finite and >= 0; got ", p.k1);
+  }
+}
+
+FieldedEngine::FieldedEngine(std::vector<FieldedSegment> segments)
+    : m_segments(std::move(segments)) {
+  if (!m_segments.empty()) m_n_fields = m_segments[0].fields.size();
+  std::vector<uint64_t> totals(m_n_fields, 0);
+  for (size_t s = 0; s < m_segments.size(); ++s) {
+    const FieldedSegment& seg = m_segments[s];
+    if (seg.fields.size() != m_n_fields || m_n_fields == 0) {
+      core::fail_value("segment ", s, " has ", seg.fields.size(), " fields; expected ", m_n_fields,
+                       " (>= 1)");
+    }
+    const uint64_t n = seg.fields[0]->n_docs();
+    for (size_t f = 1; f < m_n_fields; ++f) {
+      if (seg.fields[f]->n_docs() != n) {
+        core::fail_value("segment ", s, ": field ", f, " has ", seg.fields[f]->n_docs(),
+                         " documents, field 0 has ", n);
+      }
+    }
+    if (seg.deleted.size != 0 && seg.deleted.size != n) {
+      core::fail_value("segment ", s, ": ", seg.deleted.size, " deletion flags for ", n,
+                       " documents");
+    }
+    m_live_first.push_back(static_cast<uint32_t>(m_n_live));
+    std::vector<uint32_t> rank;
+    uint32_t live = 0;
+    if (seg.deleted.size != 0) rank.resize(n);
+    for (uint64_t d = 0; d < n; ++d) {
+      if (seg.deleted.size != 0) {
+        rank[d] = live;
+        if (seg.deleted[d]) continue;
+      }
+      ++live;
+      for (size_t f = 0; f < m_n_fields; ++f) totals[f] += seg.fields[f]->doc_lengths[d];
+    }
+    m_live_rank.push_back(std::move(rank));
+    m_n_live += live;
+  }
+  if (m_n_live >= kEndDocid) core::fail_value("too many live documents: ", m_n_live);
+  for (uint64_t t : totals) {
+    m_avg.push_back(m_n_live ? static_cast<double>(t) / static_cast<double>(m_n_live) : 0.0);
+  }
+}
+
+uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
+                               index::MemoryPostings& out, uint64_t& decoded) const {
+  uint64_t df = 0;
+  std::vector<std::vector<uint32_t>> docs(m_n_fields), tfs(m_n_fields);
+  std::vector<size_t> at(m_n_fields);
+  // 1 / avglen_f (0 for a field empty in every live document: it has no live posting).
+  std::vector<double> inv_avg(m_n_fields);
+  for (size_t f = 0; f < m_n_fields; ++f) inv_avg[f] = m_avg[f] > 0 ? 1.0 / m_avg[f] : 0.0;
+  for (size_t s = 0; s < m_segments.size(); ++s) {
+    const FieldedSegment& seg = m_segments[s];
+    for (size_t f = 0; f < m_n_fields; ++f) {
+      docs[f].clear();
+      tfs[f].clear();
+      at[f] = 0;
+      if (t.field >= 0 && static_cast<size_t>(t.field) != f) continue;
+      const int64_t id = seg.fields[f]->find_term(t.term);
+      if (id >= 0) seg.fields[f]->postings(static_cast<uint32_t>(id), docs[f], tfs[f]);
+      decoded += docs[f].size();
+    }
+    // A k-way merge of the fields' lists by docid (a few fields: a linear scan for the least).
+    while (true) {
+      uint32_t d = kEndDocid;
+      for (size_t f = 0; f < m_n_fields; ++f) {
+        if (at[f] < docs[f].size()) d = std::min(d, docs[f][at[f]]);
+      }
+      if (d == kEndDocid) break;
+      const bool deleted = seg.deleted.size != 0 && seg.deleted[d];
+      double tilde = 0.0;
+      for (size_t f = 0; f < m_n_fields; ++f) {
+        if (at[f] >= docs[f].size() || docs[f][at[f]] != d) continue;
+        if (!deleted) {
+          const double len = seg.fields[f]->doc_lengths[d];
+          tilde += p.weights[f] * tfs[f][at[f]] / (1.0 - p.b[f] + p.b[f] * len * inv_avg[f]);
+        }
+        ++at[f];
+      }
+      if (deleted) continue;
+      ++df;
+      const uint32_t live = m_live_first[s] + (seg.deleted.size ? m_live_rank[s][d] : d);
+      if (pass != nullptr && !pass[live]) continue;
+      const float bits = static_cast<float>(tilde);
+      uint32_t freq;
+      std::memcpy(&freq, &bits, sizeof freq);
+      out.docids.push_back(live);
+      out.freqs.push_back(freq);
+    }
+  }
+  out.finish_blocks();
+  return df;
+}
+
+template <class S>
+void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk);  // engine.cpp
+
+QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const Bm25FParams& p,
+                                  uint32_t k, Algorithm algorithm, const uint8_t* pass) const {
+  check_bm25f(p, m_n_fields);
+  if (k == 0) core::fail_value("k must be >= 1, got 0");
+  // Repeated (term, field) pairs add up their weights.
+  std::map<std::pair<int32_t, std::string>, double> merged;
+  for (const FieldedTerm& t : terms) {
+    if (!(std::isfinite(t.weight) && t.weight > 0)) {
+      core::fail_value("query term weights must be finite and > 0; '", t.term, "' has ", t.weight);
+    }
+    if (t.field >= static_cast<int32_t>(m_n_fields) || t.field < -1) {
+      core::fail_value("field ", t.field, " out of range (", m_n_fields, " fields)");
+    }
+    merged[{t.field, t.term}] += t.weight;
+  }
+  QueryResult result;
+  if (m_n_live == 0 || merged.empty()) return result;
+  struct Term {
+    index::MemoryPostings list;
+    double weight = 0.0;  // query weight * idf * (k1 + 1)
+    std::vector<float> blocks;
+    float max = 0.0f;
+  };
+  std::vector<Term> plan_terms;
+  plan_terms.reserve(merged.size());
+  double magnitude = 0.0;
+  const Bm25FScorer scorer{p.k1};
+  for (const auto& [key, weight] : merged) {
+    Term t;
+    const FieldedTerm term{key.second, weight, key.first};
+    const uint64_t df = gather(term, p, pass, t.list, result.postings_decoded);
+    if (t.list.docids.empty()) {
+      if (algorithm == Algorithm::kAnd) return result;  // a conjunction matches nothing
+      if (df == 0) continue;                             // an unknown term counts nowhere
+    }
+    // Every term of the live collection counts in the scale, with or without a filter, so a
+    // filtered query scores its documents exactly as the unfiltered one.
+    t.weight = weight * index::bm25_idf(m_n_live, df) * (p.k1 + 1.0);
+    magnitude += t.weight;  // f < 1
+    if (t.list.docids.empty()) continue;
+    plan_terms.push_back(std::move(t));
+  }
+  if (plan_terms.empty()) return result;
+  // The fixed-point scale of the engine (engine.cpp, plan_terms): every sum below 2^52.
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);
+  const double scale = std::ldexp(1.0, std::clamp(52 - exponent, -1000, 1000));
+
+  Plan<Bm25FScorer> run{scorer, {}, static_cast<uint32_t>(m_n_live)};
+  run.cursors.reserve(plan_terms.size());
+  for (Term& t : plan_terms) {
+    const TermParams params{t.weight * scale, 0.0};
+    run.cursors.emplace_back(index::PostingCursor(t.list), params);
+    if (!uses_bounds(algorithm)) continue;
+    // Bounds of this query's weights, from the values scored: per block of kBlockSize
+    // postings the largest f, as a float rounded up, times the term's weight and scale with
+    // the engine's slack (a contribution rounds its double product, the bound is its ceiling).
+    // f increases with tf~, so the block's largest f is f of its largest tf~; the bits of
+    // non-negative floats order as the floats do, so the largest is an integer maximum.
+    const size_t n = t.list.docids.size();
+    for (size_t first = 0; first < n; first += index::kBlockSize) {
+      const auto block = t.list.freqs.begin() + static_cast<ptrdiff_t>(first);
+      const uint32_t top = *std::max_element(block, block + static_cast<ptrdiff_t>(
+                                                 std::min(n - first, size_t{index::kBlockSize})));
+      const double best = scorer.f(params, 0, top);
+      t.blocks.push_back(index::float_upper_bound(best));
+      t.max = std::max(t.max, t.blocks.back());
+    }
+    const double factor = t.weight * scale * (1.0 + 1e-6);
+    run.cursors.back().set_bounds(ceil_to_score(t.max * factor), t.blocks.data(), factor);
+  }
+  TopKQueue topk(k);
+  run_algorithm(algorithm, run, topk);
+  result.postings_scored = run.postings_scored;
+  result.docs_scored = run.docs_scored;
+  for (const auto& [s, d] : topk.finish()) {
+    result.docids.push_back(d);
+    result.scores.push_back(static_cast<double>(s) / scale);
+  }
+  return result;
+}
+
+std::vector<QueryResult> FieldedEngine::search_batch(
+    const std::vector<std::vector<FieldedTerm>>& queries, const Bm25FParams& params, uint32_t k,
+    Algorithm algorithm, unsigned threads, const uint8_t* pass) const {
+  check_bm25f(params, m_n_fields);
+  std::vector<QueryResult> out(queries.size());
+  core::parallel_for(queries.size(), threads, [&](size_t i) {
+    out[i] = search(queries[i], params, k, algorithm, pass);
+  });
+  return out;
+}
+
+}  // namespace mirkit::query

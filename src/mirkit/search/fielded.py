@@ -1,0 +1,220 @@
+"""BM25F: ranked search over the text fields of an index (:mod:`mirkit.index.fields`).
+
+The simple BM25F of Robertson, Zaragoza and Taylor (2004): per-field weights ``w_f`` and
+length normalizations ``b_f``, one saturation ``k1``. For a query term ``t`` (query weight
+``qw``: its count in the query) and a document ``d``::
+
+    tf~(t, d)   = sum_f  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
+    score(t, d) = qw * idf(t) * (k1 + 1) * tf~ / (k1 + tf~)
+    idf(t)      = log(1 + (N - df + 0.5) / (df + 0.5))
+
+``N`` counts the live documents, ``avglen_f`` is field ``f``'s average length over them
+(:func:`mirkit.index.fields.field_stats`) and ``df`` the live documents holding ``t`` in any of
+its fields (BM25's ``"lucene"`` idf over documents). ``(k1 + 1)`` is BM25's constant factor:
+it leaves the ranking as Robertson et al. write it, and makes BM25F over one field of weight 1
+equal to BM25 over that field. A document's score is the sum over the query terms it holds.
+
+A **per-field term** ``title:wing`` counts field ``title`` only: its ``tf~`` has that one
+field, and its ``df`` the documents holding it there (so ``title:wing`` alone ranks as BM25
+over the titles, with ``w_title`` scaling tf~).
+
+Weights are given at query time (``searcher.search(q, scorer=BM25F({"title": 2.0}))``), and
+every algorithm stays exact: the compiled engine (``cpp/query/bm25f.hpp``) gathers each query
+term's per-field lists, sums ``tf~`` per live document, and computes the term's per-block and
+list bounds from the very values it scores, for this query's weights; TAAT, exhaustive,
+WAND, block-max WAND, MaxScore and ranked AND then return exactly the top k of exhaustive
+scoring (same ids, same scores). The gathering reads every posting of the query terms'
+field lists, so pruning saves scoring work, not decoding.
+
+A ``filter`` (every kind :meth:`mirkit.search.Searcher.search` takes) keeps the documents it
+passes: the top k of them, scored exactly as without it (the statistics stay the live
+collection's). Not yet: phrases and relevance feedback with BM25F (ValueError).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from mirkit import _core
+from mirkit.index.fields import check_field, field_index, index_fields
+from mirkit.query import field_words
+from mirkit.search.scoring import BM25_B, BM25_K1, Scorer, _check_real, check_bm25
+
+__all__ = ["BM25F", "FieldedSearch", "fielded_scorer"]
+
+
+def _check_weight(value, name: str) -> float:
+    value = _check_real(value, name)  # a number (TypeError), finite (ValueError)
+    if value < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value}")
+    return value
+
+
+@dataclass(frozen=True, init=False)
+class BM25F(Scorer):
+    """BM25F over an index's text fields (module docstring for the formula).
+
+    Parameters
+    ----------
+    weights : mapping of str to float, optional
+        ``w_f`` per field (>= 0); fields it does not name weigh 1 (None: every field 1).
+    b : float or mapping of str to float
+        ``b_f``: one value for every field, or per field (unnamed ones: :data:`BM25_B`).
+    k1 : float
+        The saturation, >= 0.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from mirkit.index import IndexWriter
+    >>> from mirkit.search import Searcher
+    >>> path = os.path.join(tempfile.mkdtemp(), "idx")
+    >>> with IndexWriter(path, fields=["title", "text"], threads=1) as w:
+    ...     w.add("a", {"title": "Wing tips", "text": "flow near the tip"})
+    ...     w.add("b", {"title": "Flow", "text": "wing wing wing"})
+    >>> s = Searcher(path)
+    >>> s.search("wing", scorer=BM25F({"title": 5.0})).ids
+    ['a', 'b']
+    >>> s.search("wing", scorer=BM25F({"title": 0.2})).ids
+    ['b', 'a']
+    """
+
+    weights: tuple
+    b: tuple
+    k1: float
+    name = "bm25f"
+
+    def __init__(self, weights: Optional[Mapping] = None, *, b=BM25_B, k1: float = BM25_K1):
+        if weights is None:
+            weights = {}
+        if not isinstance(weights, Mapping):
+            raise TypeError(f"weights must be a mapping of field names to numbers, got "
+                            f"{type(weights).__name__}")
+        w = tuple(sorted((str(f), _check_weight(v, f"weights[{f!r}]"))
+                         for f, v in weights.items()))
+        if isinstance(b, Mapping):
+            bs = tuple(sorted((str(f), check_bm25(None, v)[1]) for f, v in b.items()))
+        else:
+            bs = (("*", check_bm25(None, b)[1]),)
+        k1 = check_bm25(k1, None)[0]
+        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "b", bs)
+        object.__setattr__(self, "k1", k1)
+
+    def __repr__(self) -> str:
+        b = dict(self.b)
+        return (f"BM25F(weights={dict(self.weights)}, b={b.get('*', b)}, k1={self.k1})")
+
+    def _spec(self, index) -> dict:
+        # The engine spec of the joined-text index (unused for BM25F queries, which the
+        # fielded engine scores): BM25 with this k1.
+        return {"scorer": "bm25", "k1": self.k1, "b": index.bm25["b"], "idf": "lucene"}
+
+    def resolve(self, fields: tuple) -> tuple:
+        """(weights, b) as lists in the order of `fields`; ValueError for a field it names
+        that is not one of them."""
+        for name, _ in self.weights + tuple(x for x in self.b if x[0] != "*"):
+            if name not in fields:
+                raise ValueError(f"BM25F names field {name!r}; the index's text fields are "
+                                 f"{list(fields)}")
+        w, b = dict(self.weights), dict(self.b)
+        default_b = b.get("*", BM25_B)
+        return [w.get(f, 1.0) for f in fields], [b.get(f, default_b) for f in fields]
+
+
+class FieldedSearch:
+    """BM25F over an :class:`~mirkit.index.Index` or :class:`~mirkit.index.SegmentedIndex`
+    with text fields (the searcher makes one on its first BM25F query). Thread safe."""
+
+    def __init__(self, index):
+        self.fields = index_fields(index)
+        if not self.fields:
+            check_field(index, "")  # the clear error: no text fields
+        self.index = index
+        if getattr(index, "commit", None) is None:
+            parts = [(index, None)]
+        else:
+            parts = [(s.index, s.deleted_bytes()) for s in index._segments]
+        self._engine = _core.query.FieldedEngine(
+            [([field_index(ix, f).reader for f in self.fields], deleted)
+             for ix, deleted in parts])
+        self._analyzer = index.analyzer
+        self._last_filter = None
+
+    def terms(self, query) -> list:
+        """``[(term, weight, field index or -1)]`` of a text query (per-field words
+        ``title:wing``) or a mapping ``{term: weight}`` of analyzed terms."""
+        if isinstance(query, Mapping):
+            return [(t, float(w), -1) for t, w in query.items()]
+        if not isinstance(query, str):
+            raise TypeError(f"a BM25F query is a str or a mapping, got {type(query).__name__}")
+        if '"' in query:
+            raise ValueError("phrases are not supported with BM25F (yet)")
+        out = []
+        for field, word in field_words(query, self.fields):
+            f = -1 if field is None else self.fields.index(field)
+            out += [(t, 1.0, f) for t in self._analyzer(word)]
+        return out
+
+    def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None):
+        """`filter`: None or a compiled :class:`~mirkit.search.filters.Filter` of the index
+        (only its documents are returned, the top k of them; scores are unchanged)."""
+        w, b = scorer.resolve(self.fields)
+        r = self._engine.search(self.terms(query), w, b, scorer.k1, k, algorithm,
+                                self._pass(filter))
+        return self._result(r, algorithm)
+
+    def search_batch(self, queries: list, k: int, algorithm: str, scorer: BM25F,
+                     threads: int = 0, filter=None) -> list:
+        w, b = scorer.resolve(self.fields)
+        rs = self._engine.search_batch([self.terms(q) for q in queries], w, b, scorer.k1, k,
+                                       algorithm, threads, self._pass(filter))
+        return [self._result(r, algorithm) for r in rs]
+
+    def _pass(self, compiled):
+        """One byte per live document, 1 where `compiled` passes (the last one is kept)."""
+        if compiled is None:
+            return None
+        last = self._last_filter  # read once: another thread may replace it
+        if last is None or last[0] is not compiled:
+            mask = np.zeros(self._engine.n_live, np.uint8)
+            mask[compiled.docids()] = 1
+            last = self._last_filter = (compiled, mask)
+        return last[1]
+
+    def _result(self, r: tuple, algorithm: str):
+        docids, scores, decoded, scored, docs = r
+        ids = self.index.doc_ids
+        return _core.query.SearchResult(docids, scores, decoded, scored, docs, algorithm,
+                                        [ids[d] for d in docids])
+
+
+def fielded_scorer(searcher, queries: list, scorer, options: dict) -> Optional[BM25F]:
+    """The BM25F scorer `queries` run with on `searcher`, or None for the ordinary engine:
+    the scorer given (or the searcher's) when it is a BM25F, else, on an index with text
+    fields, a BM25F with every weight 1 and the BM25 scorer's k1 and b when a text query
+    has a per-field word (``title:wing``). `options`: the search's other options that BM25F
+    does not take yet (ValueError naming the first one set)."""
+    s = scorer if scorer is not None else searcher.scorer
+    if isinstance(s, str) or s is None:
+        from mirkit.search.scoring import get_scorer
+
+        s = get_scorer(s)
+    if not isinstance(s, BM25F):
+        fields = index_fields(searcher.index)
+        if not fields or not any(isinstance(q, str) and any(
+                f is not None for f, _ in field_words(q, fields)) for q in queries):
+            return None
+        if s.name != "bm25":
+            raise ValueError(f"per-field words (title:wing) are scored with BM25F; the "
+                             f"scorer is {s.name!r}")
+        bm25 = searcher.index.bm25
+        s = BM25F(b=bm25["b"] if s.b is None else s.b, k1=bm25["k1"] if s.k1 is None else s.k1)
+    for name, value in options.items():
+        if value not in (None, False, "plain"):
+            raise ValueError(f"{name}= does not combine with BM25F (yet)")
+    return s
