@@ -291,7 +291,7 @@ def render_snippets(analyzer, texts: Sequence[str], query: str, *, fragment_size
     --------
     >>> from mirkit.analysis import Analyzer
     >>> render_snippets(Analyzer(), ["Wind tunnels & boundary layers."], "layer")
-    [['Wind tunnels &amp; boundary <b>layers</b>']]
+    [['Wind tunnels &amp; boundary <b>layers</b>.']]
     """
     _check_snippet_options(fragment_size, max_fragments, pre, post)
     terms, phrases = highlight_query(analyzer, query)

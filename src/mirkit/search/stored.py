@@ -27,7 +27,7 @@ class StoredResult:
     >>> hits.ids
     ['b', 'a']
     >>> hits.snippets()
-    [['The boundary <b>layers</b> of <b>wings</b>'], ['<b>Wings</b> &amp; flaps at low speed']]
+    [['The boundary <b>layers</b> of <b>wings</b>'], ['<b>Wings</b> &amp; flaps at low speed.']]
     >>> hits.documents()[1]
     {'id': 'a', 'text': 'Wings & flaps at low speed.'}
     """
