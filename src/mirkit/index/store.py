@@ -81,7 +81,7 @@ from mirkit import _core
 
 __all__ = ["STORE_CODECS", "STORE_FILE", "NoStoreError", "check_store", "default_codec",
            "document", "documents", "fragments", "has_store", "highlight_query",
-           "render_snippets", "stored_fields", "stored_texts"]
+           "render_snippets", "stored_fields", "stored_snippets", "stored_texts"]
 
 STORE_FILE: str = _core.index.STORE_FILE
 #: The store codecs of this build, best first (``zstd``, ``zlib``, ``none``).
