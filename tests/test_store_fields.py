@@ -120,6 +120,18 @@ def test_iterables_pairs_and_add_are_stored_as_json(tmp_path):
         build_index([{"id": "x", "text": "t", "when": object()}], tmp_path / "k", store=True)
 
 
+def test_a_document_that_cannot_be_stored_leaves_the_writer_consistent(tmp_path):
+    """Refused before the builder takes the batch: the writer goes on, index and store agree."""
+    with IndexWriter(tmp_path / "i", store=True, threads=1, batch_size=2) as w:
+        w.add_documents([{"id": "a", "text": "one"}])
+        with pytest.raises(ValueError, match="document 'x'.*cannot be stored as JSON"):
+            w.add_documents([{"id": "x", "text": "t", "when": {1, 2}}])
+        w.add("b", "two")
+    index = Index.open(tmp_path / "i")
+    assert index.doc_ids == ["a", "b"]
+    assert index.documents([0, 1]) == [{"id": "a", "text": "one"}, {"id": "b", "text": "two"}]
+
+
 def test_store_option_is_checked(tmp_path):
     with pytest.raises(TypeError, match="store must be a bool or a sequence"):
         IndexWriter(tmp_path / "a", store="title")

@@ -166,9 +166,11 @@ class StoreBuilder:
             if name not in self.text_fields:
                 self.text_fields.append(name)
 
-    def add(self, ids: list, texts: list, records=None) -> None:
-        """Store documents: ``records[i]`` is a JSON Lines record (str, its line), a dict, or
-        None for ``{"id": ids[i], "text": texts[i]}`` (also when `records` is None)."""
+    def records(self, ids: list, texts: list, records=None) -> list:
+        """The JSON object records (str) of documents: ``records[i]`` is a JSON Lines record
+        (str, its line, kept), a dict (``json.dumps``: ValueError if it holds a value JSON
+        cannot), or None for ``{"id": ids[i], "text": texts[i]}`` (also when `records` is
+        None)."""
         if records is None:
             records = [None] * len(ids)
         out = []
@@ -181,8 +183,13 @@ class StoreBuilder:
                 out.append(_dict_record(doc_id, record))
         if any(r is None for r in records):
             self.note_text_fields(["text"])
-        self._writer.add_records(out, self.fields)
-        self.n_docs += len(out)
+        return out
+
+    def add(self, records: list) -> None:
+        """Store documents, in docid order, from their JSON object records (:meth:`records`):
+        each keeps the store's fields."""
+        self._writer.add_records(records, self.fields)
+        self.n_docs += len(records)
 
     def add_stored(self, stored: list) -> None:
         """Store documents already in stored form (another store's, when merging)."""
@@ -458,7 +465,7 @@ def merge_stores(directory: Path, segments: list, fields) -> tuple:
             raws = fetch(s.index, local)
             if meta is None:
                 ids = [s.index.doc_id(int(d)) for d in local]
-                builder.add(ids, raws)
+                builder.add(builder.records(ids, raws))
             else:
                 builder.add_stored(raws)
     return builder.finish(builder.n_docs), builder.meta()

@@ -460,11 +460,13 @@ class IndexWriter:
     def _add_batch(self, ids: list, texts: list, locations: list, skip_errors: bool,
                    records=None) -> int:
         added = len(ids)
+        if self._store is not None:  # before the builder takes them: a dict may not be JSON
+            records = self._store.records(ids, texts, records)
         while ids:
             duplicate = self._builder.add_batch(ids, texts)
             if duplicate is None:
                 if self._store is not None:  # the builder took the whole batch, in order
-                    self._store.add(ids, texts, records)
+                    self._store.add(records)
                 return added
             i, first = duplicate
             path, line = locations[i]
