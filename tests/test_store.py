@@ -325,6 +325,20 @@ def test_marks_stems_phrases_and_escapes():
         store.render_snippets(a, ["x"], "x", pre=1)
 
 
+def test_fragments_keep_the_punctuation_after_their_last_word():
+    """A fragment ends after the characters directly following its last token, up to
+    whitespace (str.isspace) or the next token."""
+    def one(text, size):
+        return store.render_snippets(Analyzer(), [text], "wing", fragment_size=size)[0]
+
+    assert one("The wings, (flaps). Next", 5) == ["<b>wings</b>,"]
+    assert one("about wing-tip vortices", 4) == ["<b>wing</b>-"]  # stops at the next token
+    assert one("the wing\u00a0next", 4) == ["<b>wing</b>"]  # no-break space is a space
+    assert one("la wing\u00bb.\u2014\u3000x", 4) == ["<b>wing</b>\u00bb.\u2014"]
+    assert one("a <wing>", 4) == ["<b>wing</b>&gt;"]  # to the end, escaped
+    assert one("wing", 4) == ["<b>wing</b>"]
+
+
 def test_fragment_choice_prefers_distinct_terms_then_density():
     a = Analyzer(stopwords=False, stem=False)
     text = ("alpha alpha alpha alpha filler filler filler filler filler filler " * 3

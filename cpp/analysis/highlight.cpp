@@ -36,6 +36,31 @@ void escape_into(std::string& out, std::string_view s) {
   }
 }
 
+// Whether the code point is whitespace as Python's str.isspace() says (the reference's rule).
+bool is_space_cp(uint32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+// The end of the punctuation directly after a fragment's last token, which ends at byte `at`:
+// the characters up to the first whitespace or the next token (at `limit`), whichever comes
+// first, so "layers." keeps its period and "(wings)," its bracket and comma. text is valid
+// UTF-8 (the tokenizer checked it).
+size_t punctuation_end(std::string_view text, size_t at, size_t limit) {
+  while (at < limit) {
+    const auto b0 = static_cast<uint8_t>(text[at]);
+    const size_t len = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
+    uint32_t c = len == 1 ? b0 : len == 2 ? b0 & 0x1F : len == 3 ? b0 & 0x0F : b0 & 0x07;
+    for (size_t k = 1; k < len && at + k < text.size(); ++k) {
+      c = (c << 6) | (static_cast<uint8_t>(text[at + k]) & 0x3F);
+    }
+    if (is_space_cp(c)) break;
+    at += len;
+  }
+  return std::min(at, limit);
+}
+
 }  // namespace
 
 std::vector<Fragment> best_fragments(const Analyzer& analyzer, std::string_view text,
@@ -142,7 +167,8 @@ std::vector<Fragment> best_fragments(const Analyzer& analyzer, std::string_view 
   for (const Candidate& c : chosen) {
     Fragment f;
     f.begin = tokens[c.first].begin;
-    f.end = tokens[c.last].end;
+    f.end = punctuation_end(text, tokens[c.last].end,
+                            c.last + 1 < n ? tokens[c.last + 1].begin : text.size());
     for (size_t i = c.first; i <= c.last; ++i) {
       if (tokens[i].marked) f.marks.emplace_back(tokens[i].begin, tokens[i].end);
     }

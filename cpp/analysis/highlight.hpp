@@ -9,7 +9,10 @@
 // starting at it whose text is at most fragment_size code points (extended backwards when the
 // text ends first). Candidates rank by the number of distinct query terms they contain, then by
 // the number of marked words (their density, as windows have about the same length), then by
-// position; the best max_fragments that do not overlap are returned in text order.
+// position; the best max_fragments that do not overlap are returned in text order. Each then
+// takes the punctuation directly after its last token (the characters up to the first
+// whitespace, as Python's str.isspace() has it, or the next token), so a fragment ending a
+// sentence keeps its period; this may pass fragment_size.
 #pragma once
 
 #include <cstddef>

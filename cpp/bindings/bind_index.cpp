@@ -205,7 +205,8 @@ void bind_index(py::module_& m) {
            [](ParallelBuilder& self, const std::string& path, const std::string& id_field,
               const std::vector<std::string>& text_fields, const py::function& resolve,
               const std::string& parser, uint64_t first, std::optional<uint64_t> stop,
-              uint64_t line) {
+              uint64_t line, index::StoreWriter* store,
+              std::optional<std::vector<std::string>> store_fields) {
              index::JsonlFields fields{id_field, text_fields, json_parser(parser)};
              std::vector<py::object> errors;  // by worker; touched only with the GIL held
              index::ResolveLine call = [&](unsigned worker, uint64_t line,
@@ -229,7 +230,8 @@ void bind_index(py::module_& m) {
              index::JsonlResult r;
              {
                py::gil_scoped_release release;
-               r = self.add_jsonl(path, fields, call, first, stop.value_or(UINT64_MAX), line);
+               r = self.add_jsonl(path, fields, call, first, stop.value_or(UINT64_MAX), line,
+                                  store, store_fields ? &*store_fields : nullptr);
              }
              py::object error = py::none();
              if (r.error == index::JsonlResult::kResolved) {
@@ -243,13 +245,14 @@ void bind_index(py::module_& m) {
            },
            py::arg("path"), py::arg("id_field"), py::arg("text_fields"), py::arg("resolve"),
            py::arg("parser") = "strict", py::arg("first") = 0, py::arg("stop") = py::none(),
-           py::arg("line") = 1,
+           py::arg("line") = 1, py::arg("store") = nullptr, py::arg("store_fields") = py::none(),
            "Indexes a JSON Lines file on the builder's threads (its bytes [first, stop), stop "
            "None: to the end, a range on line boundaries whose first byte is on line `line`, "
            "as FileRange.aligned gives them); resolve(line, bytes) decides "
            "the lines the strict reader leaves undecided (None: skip; (id bytes, text bytes); "
            "or raises). Returns (documents added, None or (\"resolved\", line, exception) or "
-           "(\"duplicate\", line, id, first docid)).")
+           "(\"duplicate\", line, id, first docid)). With a StoreWriter `store`, each document's "
+           "stored_record (of store_fields, None: the whole record) is added to it, in order.")
       .def("finish", [](ParallelBuilder& self) {
              index::BuildStats s;
              {

@@ -1,4 +1,5 @@
 // Bindings of the document store (index/store.hpp) and of snippets (analysis/highlight.hpp).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "analysis/highlight.hpp"
 #include "index/format.hpp"
 #include "index/store.hpp"
+#include "index/stored_fields.hpp"
 
 namespace mirkit::bindings {
 
@@ -52,6 +54,25 @@ py::list fragments_to_py(const std::vector<Fragment>& fragments) {
   return out;
 }
 
+void render_snippets(const Analyzer& analyzer, std::string_view text, const HighlightQuery& q,
+                     uint32_t fragment_size, uint32_t max_fragments, const std::string& pre,
+                     const std::string& post, bool escape_html, std::vector<std::string>& out) {
+  for (const Fragment& f :
+       analysis::best_fragments(analyzer, text, q, fragment_size, max_fragments)) {
+    out.push_back(analysis::render_fragment(text, f, pre, post, escape_html));
+  }
+}
+
+py::list rendered_to_py(const std::vector<std::vector<std::string>>& rendered) {
+  py::list out(rendered.size());
+  for (size_t i = 0; i < rendered.size(); ++i) {
+    py::list frags(rendered[i].size());
+    for (size_t j = 0; j < rendered[i].size(); ++j) frags[j] = to_str(rendered[i][j]);
+    out[i] = frags;
+  }
+  return out;
+}
+
 py::list snippets(const Analyzer& analyzer, const py::list& texts, const py::list& terms,
                   const py::list& phrases, uint32_t fragment_size, uint32_t max_fragments,
                   const std::string& pre, const std::string& post, bool escape_html) {
@@ -64,19 +85,46 @@ py::list snippets(const Analyzer& analyzer, const py::list& texts, const py::lis
   {
     py::gil_scoped_release release;
     for (size_t i = 0; i < views.size(); ++i) {
-      for (const Fragment& f :
-           analysis::best_fragments(analyzer, views[i], q, fragment_size, max_fragments)) {
-        rendered[i].push_back(analysis::render_fragment(views[i], f, pre, post, escape_html));
-      }
+      render_snippets(analyzer, views[i], q, fragment_size, max_fragments, pre, post,
+                      escape_html, rendered[i]);
     }
   }
-  py::list out(views.size());
-  for (size_t i = 0; i < views.size(); ++i) {
-    py::list frags(rendered[i].size());
-    for (size_t j = 0; j < rendered[i].size(); ++j) frags[j] = to_str(rendered[i][j]);
-    out[i] = frags;
+  return rendered_to_py(rendered);
+}
+
+// The snippets of stored documents in one call: each document fetched (through the store's
+// block cache), its text to snippet taken from the stored record (the string values of
+// text_fields joined by '\n'; None: a store of the text alone), its fragments chosen and
+// rendered, all with the GIL released. What StoredResult.snippets() does per hit in Python
+// (fetch, json.loads, join, render) costs as much again as the snippet itself.
+py::list stored_snippets(const StoreReader& reader,
+                         const py::array_t<uint32_t, py::array::c_style>& ids,
+                         const Analyzer& analyzer, const py::list& terms,
+                         const py::list& phrases, uint32_t fragment_size,
+                         uint32_t max_fragments, const std::string& pre, const std::string& post,
+                         bool escape_html, std::optional<std::vector<std::string>> text_fields) {
+  check_sizes(fragment_size, max_fragments);
+  if (ids.ndim() != 1) throw py::value_error("docids must be 1-D");
+  const HighlightQuery q = highlight_query(terms, phrases);
+  const uint32_t* p = ids.data();
+  const size_t n = static_cast<size_t>(ids.size());
+  std::vector<std::vector<std::string>> rendered(n);
+  {
+    py::gil_scoped_release release;
+    std::string text;
+    for (size_t i = 0; i < n; ++i) {
+      const std::string doc = reader.document(p[i]);
+      std::string_view view = doc;
+      if (text_fields) {
+        text.clear();
+        index::stored_text(doc, *text_fields, text);
+        view = text;
+      }
+      render_snippets(analyzer, view, q, fragment_size, max_fragments, pre, post, escape_html,
+                      rendered[i]);
+    }
   }
-  return out;
+  return rendered_to_py(rendered);
 }
 
 py::list documents(const StoreReader& reader, const py::array_t<uint32_t, py::array::c_style>& ids) {
@@ -93,9 +141,38 @@ py::list documents(const StoreReader& reader, const py::array_t<uint32_t, py::ar
   return out;
 }
 
+// Views of a list of str or bytes (UTF-8 bytes of each), named `what` in errors.
+std::vector<std::string_view> text_views(const py::list& items, const char* what) {
+  std::vector<std::string_view> views;
+  views.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    PyObject* o = items[i].ptr();
+    if (PyUnicode_Check(o)) {
+      views.push_back(utf8_view(items[i]));
+    } else if (PyBytes_Check(o)) {
+      views.emplace_back(PyBytes_AS_STRING(o), static_cast<size_t>(PyBytes_GET_SIZE(o)));
+    } else {
+      throw py::type_error(std::string(what) + "[" + std::to_string(i) +
+                           "] must be str or bytes, got " + Py_TYPE(o)->tp_name);
+    }
+  }
+  return views;
+}
+
 }  // namespace
 
 void bind_store(py::module_& m) {
+  m.def(
+      "stored_record",
+      [](const py::bytes& line, std::optional<std::vector<std::string>> fields) {
+        std::string out;
+        index::stored_record(std::string_view(line), fields ? &*fields : nullptr, out);
+        return py::bytes(out);
+      },
+      py::arg("line"), py::arg("fields") = py::none(),
+      "The stored form of a JSON object record (index/stored_fields.hpp): the record without "
+      "its surrounding whitespace (fields None), or {\"name\": value as written, ...} of the "
+      "fields present, in the order of `fields`.");
   py::list codecs;
   for (index::StoreCodec c : index::store_codecs()) codecs.append(index::store_codec_name(c));
   m.attr("STORE_CODECS") = py::tuple(codecs);
@@ -137,6 +214,21 @@ void bind_store(py::module_& m) {
             for (std::string_view v : views) w.add(v);
           },
           py::arg("texts"), "Appends the documents (str) in order.")
+      .def(
+          "add_records",
+          [](StoreWriter& w, const py::list& records,
+             std::optional<std::vector<std::string>> fields) {
+            const std::vector<std::string_view> views = text_views(records, "records");
+            py::gil_scoped_release release;
+            std::string stored;
+            for (std::string_view v : views) {
+              stored.clear();
+              index::stored_record(v, fields ? &*fields : nullptr, stored);
+              w.add(stored);
+            }
+          },
+          py::arg("records"), py::arg("fields") = py::none(),
+          "Appends the stored_record of each JSON object record (str or bytes), in order.")
       .def(
           "finish",
           [](StoreWriter& w) {
@@ -201,6 +293,13 @@ void bind_highlight(py::module_& m) {
       py::arg("fragment_size"), py::arg("max_fragments"),
       "The best fragments of text: [(begin, end, [(mark_begin, mark_end), ...])], UTF-8 byte "
       "offsets.");
+  m.def("stored_snippets", &stored_snippets, py::arg("reader"), py::arg("docids").noconvert(),
+        py::arg("analyzer"), py::arg("terms"), py::arg("phrases"), py::arg("fragment_size"),
+        py::arg("max_fragments"), py::arg("pre"), py::arg("post"), py::arg("escape_html"),
+        py::arg("text_fields") = py::none(),
+        "The rendered snippets of stored documents (a uint32 array of docids of one store): "
+        "fetch, the text of text_fields (None: the stored bytes are the text), fragments, "
+        "marks, in one call with the GIL released.");
   m.def("snippets", &snippets, py::arg("analyzer"), py::arg("texts"), py::arg("terms"),
         py::arg("phrases"), py::arg("fragment_size"), py::arg("max_fragments"), py::arg("pre"),
         py::arg("post"), py::arg("escape_html"),

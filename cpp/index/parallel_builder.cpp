@@ -10,6 +10,7 @@
 #include "core/files.hpp"
 #include "core/parallel.hpp"
 #include "index/format.hpp"
+#include "index/stored_fields.hpp"
 #include "index/string_map.hpp"
 
 namespace mirkit::index {
@@ -69,6 +70,9 @@ class IdTable {
 // What one worker of add_jsonl produced besides its part.
 struct WorkerOutput {
   std::vector<uint64_t> hashes, lines;  // per document added: id hash, line
+  // With a store: per document added, its line's offset in the file and length.
+  bool keep_spans = false;
+  std::vector<std::pair<uint64_t, uint32_t>> spans;
   uint64_t error_line = 0;              // of the callback's error; 0: none
   double parse_seconds = 0;
 };
@@ -173,7 +177,8 @@ struct ParallelBuilder::State {
 
   JsonlResult add_jsonl(const std::string& path, const JsonlFields& fields,
                         const ResolveLine& resolve, uint64_t first, uint64_t stop,
-                        uint64_t line);
+                        uint64_t line, StoreWriter* store,
+                        const std::vector<std::string>* store_fields);
   void read_range(const core::MappedFile& file, size_t lo, size_t hi, uint64_t first_line,
                   unsigned worker,
                   const JsonlFields& fields, const ResolveLine& resolve, IndexBuilder& part,
@@ -253,6 +258,11 @@ void ParallelBuilder::State::read_range(const core::MappedFile& file, size_t lo,
     id_end.push_back(id_arena.size());
     text_end.push_back(text_arena.size());
     lines.push_back(line);
+    if (out.keep_spans) {
+      if (len > UINT32_MAX) core::fail_value("line ", line, " has ", len, " bytes; a stored "
+                                             "document takes under 4 GiB");
+      out.spans.emplace_back(static_cast<uint64_t>(start - data), static_cast<uint32_t>(len));
+    }
     if (id_end.size() == kWorkerBatch) {
       out.parse_seconds += seconds_since(parse_started);
       add();
@@ -265,7 +275,8 @@ void ParallelBuilder::State::read_range(const core::MappedFile& file, size_t lo,
 
 JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const JsonlFields& fields,
                                               const ResolveLine& resolve, uint64_t first,
-                                              uint64_t stop, uint64_t line) {
+                                              uint64_t stop, uint64_t line, StoreWriter* store,
+                                              const std::vector<std::string>* store_fields) {
   check_usable();
   auto started = Clock::now();
   core::MappedFile file(path);
@@ -302,6 +313,7 @@ JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const Jso
     new_part(1, std::max<size_t>(options.memory_budget / workers, size_t{1} << 16));
   }
   std::vector<WorkerOutput> outs(workers);
+  for (WorkerOutput& o : outs) o.keep_spans = store != nullptr;
   core::parallel_for(workers, threads, [&](size_t w) {
     read_range(file, cut[w], cut[w + 1], first_line[w], static_cast<unsigned>(w), fields,
                resolve, *parts[first_part + w], outs[w]);
@@ -348,6 +360,20 @@ JsonlResult ParallelBuilder::State::add_jsonl(const std::string& path, const Jso
   if (result.error != JsonlResult::kNone) {
     broken = true;
   } else {
+    if (store != nullptr) {
+      // The stored documents in docid order: the workers' ranges are in file order. The store
+      // compresses on this thread (its blocks and dictionary depend on the whole sequence).
+      const auto store_started = Clock::now();
+      std::string stored;
+      for (const WorkerOutput& o : outs) {
+        for (const auto& [at, len] : o.spans) {
+          stored.clear();
+          stored_record(std::string_view(data + at, len), store_fields, stored);
+          store->add(stored);
+        }
+      }
+      timings.write += seconds_since(store_started);
+    }
     bound_memory();
   }
   return result;
@@ -370,9 +396,10 @@ void ParallelBuilder::add_batch(const std::string_view* ids, const std::string_v
 
 JsonlResult ParallelBuilder::add_jsonl(const std::string& path, const JsonlFields& fields,
                                        const ResolveLine& resolve, uint64_t first, uint64_t stop,
-                                       uint64_t line) {
+                                       uint64_t line, StoreWriter* store,
+                                       const std::vector<std::string>* store_fields) {
   try {
-    return m->add_jsonl(path, fields, resolve, first, stop, line);
+    return m->add_jsonl(path, fields, resolve, first, stop, line, store, store_fields);
   } catch (...) {
     m->broken = true;  // some parts have some of the file's documents
     throw;

@@ -24,6 +24,7 @@
 
 #include "index/builder.hpp"
 #include "index/jsonl.hpp"
+#include "index/store.hpp"
 
 namespace mirkit::index {
 
@@ -74,10 +75,14 @@ class ParallelBuilder {
   // (stop past the end: to the end), whose first byte is on line `line`; a range that does not
   // start the file must start and end on line boundaries (mirkit.ingest.FileRange.aligned).
   // After a result with an error, or an exception, the builder refuses further use (other
-  // workers have read past the error).
+  // workers have read past the error). With `store`, each document's stored_record (of
+  // *store_fields, or the whole record when null) is added to it, in docid order, once the
+  // workers are done (an error leaves the store unchanged).
   JsonlResult add_jsonl(const std::string& path, const JsonlFields& fields,
                         const ResolveLine& resolve, uint64_t first = 0,
-                        uint64_t stop = UINT64_MAX, uint64_t line = 1);
+                        uint64_t stop = UINT64_MAX, uint64_t line = 1,
+                        StoreWriter* store = nullptr,
+                        const std::vector<std::string>* store_fields = nullptr);
   // One index in `directory`, byte-identical to a one-part build; the part directories are
   // removed.
   BuildStats finish();

@@ -23,12 +23,14 @@
 #include <memory>
 #include <iterator>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/utf8.hpp"
 #include "index/jsonl.hpp"
+#include "index/stored_fields.hpp"
 
 using mirkit::index::JsonlFields;
 using mirkit::index::JsonlLineReader;
@@ -270,9 +272,37 @@ int main(int argc, char** argv) {
         JsonlFields{"id", {"text"}, JsonParser::kSimdjson}));
   }
 
+  // The document store's view of a line (index/stored_fields.hpp), read from an exactly sized
+  // buffer: any line may come (a non-object throws invalid_argument); where a reader took the
+  // line as a document, the text of the stored record, whole or projected, is its text.
+  const std::vector<std::string> projection{"text", "id", "nope"};
+  const std::vector<std::string> text_field{"text"};
+  size_t stored_checked = 0;
+  auto check_stored = [&](const std::string& line, const Outcome& outcome) {
+    std::unique_ptr<char[]> buffer(new char[line.size() ? line.size() : 1]);
+    std::copy(line.begin(), line.end(), buffer.get());
+    const std::string_view view(buffer.get(), line.size());
+    std::string whole, projected, text;
+    try {
+      mirkit::index::stored_record(view, nullptr, whole);
+      mirkit::index::stored_record(view, &projection, projected);
+    } catch (const std::invalid_argument&) {
+      if (outcome.status == LineStatus::kDocument) fail("stored_record refused a document", line);
+      return;
+    }
+    if (outcome.status != LineStatus::kDocument) return;
+    for (const std::string* record : {&whole, &projected}) {
+      text.clear();
+      mirkit::index::stored_text(*record, text_field, text);
+      if (text != outcome.text) fail("the stored text differs from the reader's", line);
+    }
+    ++stored_checked;
+  };
+
   // Same outcome twice and for every parser; returns it.
   auto consistent = [&](const std::string& line) {
     const Outcome first = read(*readers[0], line);
+    check_stored(line, first);
     if (!(read(*readers[0], line) == first)) fail("strict: a second read differs", line);
     for (size_t r = 1; r < readers.size(); ++r) {
       const Outcome other = read(*readers[r], line);
@@ -301,6 +331,7 @@ int main(int argc, char** argv) {
       if (got.status == LineStatus::kDocument) {
         if (got.id != id) fail("wrong id", line);
         if (got.text != text) fail("wrong text", line);
+        check_stored(line, got);
         ++taken;
       }
     }
@@ -314,7 +345,13 @@ int main(int argc, char** argv) {
     std::printf("only %zu of %ld records taken\n", taken, iterations);
     return 1;
   }
-  std::printf("jsonl: ok (%zu seeds, %ld records, %zu taken, %zu mutated, %zu parsers)\n",
-              seeds_read, iterations, taken, mutated, readers.size());
+  if (stored_checked < taken) {
+    std::printf("only %zu of %zu documents checked against their stored text\n",
+                stored_checked, taken);
+    return 1;
+  }
+  std::printf("jsonl: ok (%zu seeds, %ld records, %zu taken, %zu mutated, %zu parsers, %zu "
+              "stored texts)\n", seeds_read, iterations, taken, mutated, readers.size(),
+              stored_checked);
   return 0;
 }

@@ -1,6 +1,6 @@
 """Type stubs for mirkit._core.analysis."""
 
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -58,4 +58,9 @@ def fragments(analyzer: Analyzer, text: str, terms: list[str],
 def snippets(analyzer: Analyzer, texts: list[str], terms: list[str],
              phrases: list[list[tuple[int, str]]], fragment_size: int, max_fragments: int,
              pre: str, post: str, escape_html: bool) -> list[list[str]]: ...
+def stored_snippets(reader: Any, docids: npt.NDArray[np.uint32], analyzer: Analyzer,
+                    terms: list[str], phrases: list[list[tuple[int, str]]],
+                    fragment_size: int, max_fragments: int, pre: str, post: str,
+                    escape_html: bool,
+                    text_fields: Optional[list[str]] = None) -> list[list[str]]: ...
 def token_spans(analyzer: Analyzer, text: str) -> list[tuple[str, int, int, int]]: ...

@@ -188,7 +188,7 @@ def _cmd_index(args) -> int:
     if args.store:
         if args.no_merge or args.shards:
             raise UserError("--store cannot be combined with --no-merge or --shards")
-        options["store"] = True
+        options["store"] = _store_option(args.store)
     if args.append:
         return _index_append(args, options)
     _check_output(args)
@@ -210,6 +210,20 @@ def _cmd_index(args) -> int:
     if args.timings:
         print(_timings_line(writer.timings, writer.threads))
     return 0
+
+
+def _store_option(value):
+    """``index --store`` (True) or ``--store title,text`` (the field names)."""
+    if value is True:
+        return True
+    names = [n.strip() for n in value.split(",")]
+    if not all(names):
+        raise UserError(f"--store {value}: expected field names separated by commas")
+    taken = [n for n in names if os.path.exists(n)]
+    if taken:  # "--store docs.jsonl -o idx": the input was read as the field names
+        raise UserError(f"--store took {taken[0]!r} as a field name, but it is a file: put "
+                        "--store after the inputs or write --store=FIELDS")
+    return names
 
 
 def _timings_line(timings: dict, threads: int) -> str:
@@ -596,12 +610,20 @@ def _stored_lines(searcher, result, args) -> list:
         lines = [" ... ".join(" ".join(f.split()) for f in frags) or store.plain_snippet(t, 150)
                  for frags, t in zip(fragments, texts)]
     else:
-        lines = [d["text"] for d in searcher.index.documents(result.docids)]
+        lines = [_shown(d) for d in searcher.index.documents(result.docids)]
     indent = " " * 6
     if args.snippets:
         return [indent + line for line in lines]
     return [textwrap.indent(line.rstrip("\n") or "(empty)", indent, lambda _: True)
             for line in lines]
+
+
+def _shown(doc: dict) -> str:
+    """``search --show``: a stored document's text, or its fields one a line but its id."""
+    if set(doc) <= {"id", "text"}:
+        return doc.get("text", "")
+    return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                     for k, v in doc.items() if k != "id")
 
 
 def _syntax(args) -> dict:
@@ -844,8 +866,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--positions", action="store_true", help="store token positions")
     p.add_argument("--vectors", action="store_true",
                    help="store document vectors (for relevance feedback)")
-    p.add_argument("--store", action="store_true", help="keep the documents' text in a "
-                   "compressed store (for search --show and --snippets)")
+    p.add_argument("--store", nargs="?", const=True, default=False, metavar="FIELDS",
+                   help="keep the documents in a compressed store (for search --show and "
+                   "--snippets): every field of each record, or only FIELDS (e.g. "
+                   "--store=title,text)")
     p.add_argument("--word-counts", action="store_true",
                    help="count words and word bigrams, for search --suggest and spelling "
                    "correction (off by default: about doubles the indexing time)")

@@ -191,12 +191,16 @@ class DocBatch:
         Input bytes read while this batch was assembled, as stored (compressed for gzip); for an
         iterable, the UTF-8 size of the ids and texts. Over a whole read of files the batches'
         ``nbytes`` add up to :attr:`DocumentReader.bytes_total` (when there is a document).
+    records : list, optional
+        Only when the reader keeps records (for a document store): per document, its JSON
+        Lines record (str, the line), its dict (of an iterable), or None (no fields).
     """
 
     ids: list[str]
     texts: list[str]
     locations: list[Location]
     nbytes: int
+    records: Optional[list] = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -451,6 +455,8 @@ class DocumentReader:
         self._files: Optional[list[tuple[str, str, str, Optional[tuple]]]] = None
         self._iterable: Optional[Iterable] = None
         self._started = False
+        # Set by the index writer of a document store: batches carry each document's record.
+        self._keep_records = False
         if isinstance(source, FileRange):
             self._source_repr = repr(source)
             if not os.path.isfile(source.path):
@@ -525,7 +531,8 @@ class DocumentReader:
     def _sources(self) -> Iterator[Iterator[_Item]]:
         if self._iterable is not None:
             yield _iterable_docs(
-                self._iterable, self._id_field, self._text_fields, self._count_bytes
+                self._iterable, self._id_field, self._text_fields, self._count_bytes,
+                self._keep_records
             )
             return
         for path, fmt, text_id, span in self._files:
@@ -536,7 +543,8 @@ class DocumentReader:
                 chunks = _range_chunks(path, first, stop, self._count_bytes)
                 at_tag = stop < os.path.getsize(path)  # the range ends at a <DOC> tag
             if fmt == "jsonl":
-                yield _jsonl_docs(path, chunks, self._id_field, self._text_fields, line)
+                yield _jsonl_docs(path, chunks, self._id_field, self._text_fields, line,
+                                  self._keep_records)
             elif fmt == "trec":
                 yield _trec_docs(path, chunks, line, at_tag)
             else:
@@ -547,6 +555,8 @@ class DocumentReader:
         ids: list[str] = []
         texts: list[str] = []
         locations: list[Location] = []
+        keep = self._keep_records
+        records: Optional[list] = [] if keep else None
         for docs in self._sources():
             for item in docs:
                 if type(item) is not tuple:
@@ -556,14 +566,17 @@ class DocumentReader:
                 # bytes read after it (the end of a gzip stream, blank lines) still land in a
                 # batch and the batches' nbytes add up to the bytes read.
                 if len(ids) == size:
-                    yield DocBatch(ids, texts, locations, self._take_bytes())
+                    yield DocBatch(ids, texts, locations, self._take_bytes(), records)
                     ids, texts, locations = [], [], []
-                doc_id, text, location = item
+                    records = [] if keep else None
+                doc_id, text, location = item[:3]
                 ids.append(doc_id)
                 texts.append(text)
                 locations.append(location)
+                if keep:
+                    records.append(item[3] if len(item) > 3 else None)
         if ids:
-            yield DocBatch(ids, texts, locations, self._take_bytes())
+            yield DocBatch(ids, texts, locations, self._take_bytes(), records)
 
     def _skip(self, error: InputError) -> None:
         if not self._skip_errors:
@@ -748,6 +761,7 @@ def _iterable_docs(
     id_field: str,
     text_fields: tuple[str, ...],
     count_bytes: Callable[[int], None],
+    keep_records: bool = False,
 ) -> Iterator[_Item]:
     for n, item in enumerate(items, 1):
         try:
@@ -772,7 +786,10 @@ def _iterable_docs(
         except InputError as e:
             yield e._at(ITERABLE, n)
             continue
-        yield doc_id, text, (ITERABLE, n)
+        if keep_records:  # a dict's record is the dict (the store serializes it)
+            yield doc_id, text, (ITERABLE, n), item if isinstance(item, Mapping) else None
+        else:
+            yield doc_id, text, (ITERABLE, n)
 
 
 # --- JSON Lines ---------------------------------------------------------------------------------
@@ -814,8 +831,10 @@ def _jsonl_docs(
     id_field: str,
     text_fields: tuple[str, ...],
     first_line: int = 1,
+    keep_records: bool = False,
 ) -> Iterator[_Item]:
-    """The documents of JSON Lines `chunks` (of `path`) whose first line is `first_line`."""
+    """The documents of JSON Lines `chunks` (of `path`) whose first line is `first_line`;
+    with `keep_records`, each with its line (str, without its ``"\n"``)."""
     # scan_once is raw_decode without its Python wrapper (10% of the time on GCIDE); it raises
     # StopIteration where no value starts.
     scan_once = _DECODER.scan_once
@@ -845,6 +864,8 @@ def _jsonl_docs(
                 except (StopIteration, ValueError, RecursionError):
                     clean = False
                 if clean:
+                    if keep_records:
+                        record = text[i:end]
                     i = end + 1
                 else:
                     stop = text.index("\n", i)
@@ -859,7 +880,10 @@ def _jsonl_docs(
                 except InputError as e:
                     yield e._at(path, line)
                     continue
-                yield doc_id, doc_text, (path, line)
+                if keep_records:
+                    yield doc_id, doc_text, (path, line), record
+                else:
+                    yield doc_id, doc_text, (path, line)
             if bad is not None:
                 line += 1
                 yield bad

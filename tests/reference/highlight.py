@@ -42,7 +42,8 @@ def query_terms(query: str, term) -> tuple:
 
 def fragments(text: str, query: str, term, fragment_size: int = 150,
               max_fragments: int = 2) -> list:
-    """[(start, end, [(mark_start, mark_end)])] in characters of text."""
+    """[(start, end, [(mark_start, mark_end)])] in characters of text. A fragment ends after
+    the punctuation that directly follows its last token (up to whitespace or a token)."""
     terms, phrases = query_terms(query, term)
     tokens = token_spans(text)
     terms_of = [term(t) for t, _, _, _ in tokens]
@@ -70,9 +71,15 @@ def fragments(text: str, query: str, term, fragment_size: int = 150,
             break
         if all(e < cs or ce < s for cs, ce in chosen):
             chosen.append((s, e))
-    return [(tokens[s][2], tokens[e][3],
-             [(tokens[i][2], tokens[i][3]) for i in range(s, e + 1) if marked[i]])
-            for s, e in sorted(chosen)]
+    out = []
+    for s, e in sorted(chosen):
+        # the punctuation directly after the last token: up to a space or the next token
+        end, limit = tokens[e][3], tokens[e + 1][2] if e + 1 < n else len(text)
+        while end < limit and not text[end].isspace():
+            end += 1
+        out.append((tokens[s][2], end,
+                    [(tokens[i][2], tokens[i][3]) for i in range(s, e + 1) if marked[i]]))
+    return out
 
 
 def render(text: str, fragment, pre: str = "<b>", post: str = "</b>",

@@ -12,7 +12,7 @@ builds twice in a few minutes; 20k with ``--quick``).
   term in the index; 200 with ``--quick``; mapped onto the synthetic corpus's words by
   frequency rank as ``mirkit bench query`` does) are searched once by mirkit (BM25, top 10);
   then for those same hits each side fetches the documents and makes a snippet of at most 150
-  characters: mirkit's ``result.snippets()`` (``stored_texts`` + ``render_snippets``), and
+  characters: mirkit's ``result.snippets()`` (``stored_snippets``: one C++ call), and
   tantivy's ``SnippetGenerator.create`` per query plus ``searcher.doc`` and
   ``snippet_from_doc(...).to_html()`` per hit, its field analyzed by mirkit's analyzer's
   closest tantivy equivalent (``mirkit.benchmarks.query.tantivy_analyzer``). Before timing, the

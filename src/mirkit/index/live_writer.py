@@ -16,7 +16,7 @@ from mirkit.index import segments as seg
 from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
 from mirkit.index.fields import FieldTexts, check_fields
 from mirkit.index.reader import Index
-from mirkit.index.store import has_store
+from mirkit.index.store import check_store
 from mirkit.index.word_counts import has_word_counts
 from mirkit.index.writer import DEFAULT_CODEC, IndexWriter, _check_codec, _parse_bytes, \
     check_threads_batch
@@ -78,7 +78,7 @@ class SegmentWriter:
                  threads: int = 0, memory_budget: Union[int, str] = "1GB",
                  batch_size: int = 4096,
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
-                 numeric_fields=None, keyword_fields=None, store: Optional[bool] = None,
+                 numeric_fields=None, keyword_fields=None, store=None,
                  word_counts: Optional[bool] = None, fields=None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
@@ -104,7 +104,8 @@ class SegmentWriter:
             seg.create(self.path, {
                 "analyzer": (analyzer or Analyzer()).to_dict(),
                 "codec": codec or DEFAULT_CODEC, "freq_codec": freq_codec or codec or DEFAULT_CODEC,
-                "positions": bool(positions), "vectors": bool(vectors), "store": bool(store),
+                "positions": bool(positions), "vectors": bool(vectors),
+                "store": False if store is None else check_store(store),
                 "word_counts": bool(word_counts),
                 "bm25": dict(zip(("k1", "b"), check_bm25(
                     BM25_K1 if bm25_k1 is None else bm25_k1, BM25_B if bm25_b is None else bm25_b,
@@ -276,7 +277,7 @@ class SegmentWriter:
             vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size,
             numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1],
-            store=has_store(s), word_counts=has_word_counts(s), fields=s.get("fields"))
+            store=s.get("store", False), word_counts=has_word_counts(s), fields=s.get("fields"))
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 
@@ -328,15 +329,18 @@ class SegmentWriter:
                                         reader_options)
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
+        reader._keep_records = bool(self.settings.get("store"))  # the store keeps them
         added = 0
         skipped_before = 0
         with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
                           unit_divisor=1024, desc="indexing") as bar:
             for batch in reader:
-                ids, texts, locations = [], [], []
+                ids, texts, locations, records = [], [], [], []
                 seen = set()
                 live = self._live_of(list(batch.ids))
-                for i, t, loc, known in zip(batch.ids, batch.texts, batch.locations, live):
+                for i, t, loc, known, record in zip(
+                        batch.ids, batch.texts, batch.locations, live,
+                        batch.records or [None] * len(batch.ids)):
                     if known or i in seen:
                         error = InputError(loc[0], loc[1], f"duplicate document id {i!r}")
                         if not skip_errors:
@@ -349,6 +353,7 @@ class SegmentWriter:
                     ids.append(i)
                     texts.append(t)
                     locations.append(loc)
+                    records.append(record)
                 if ids:
                     new = self._open_segment(ids)
                     if recorded is not None:
@@ -357,7 +362,10 @@ class SegmentWriter:
                     if field_texts is not None:
                         for i in ids:
                             new.writer._fields.add(i, field_texts.lookup(i) or {})
-                    new.writer._add_batch(ids, texts, locations, skip_errors=False)
+                    if new.writer._store is not None:
+                        new.writer._store.note_text_fields(reader._text_fields)
+                    new.writer._add_batch(ids, texts, locations, skip_errors=False,
+                                          records=records)
                     self._added(new, ids)
                     added += len(ids)
                 self.skipped += reader.skipped - skipped_before

@@ -236,7 +236,7 @@ class Index:
         self.check_vectors()
         return DocVectors(*self._reader.doc_vectors(as_uint32_1d(docids, "docids")))
 
-    # The document store (mirkit.index.store): {"id", "text"} of internal docids.
+    # The document store (mirkit.index.store): the stored fields of internal docids.
     document = _store.document
     documents = _store.documents
 

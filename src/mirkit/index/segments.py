@@ -524,7 +524,7 @@ class SegmentedIndex:
     def cached_doc_ids(self) -> Optional[list]:
         return self._doc_ids
 
-    # The document store (mirkit.index.store): {"id", "text"} of internal docids.
+    # The document store (mirkit.index.store): the stored fields of internal docids.
     document = _store.document
     documents = _store.documents
 
@@ -746,7 +746,11 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
         encoded = [i.encode("utf-8") for i in ids]
         offsets = np.zeros(len(encoded) + 1, np.uint64)
         offsets[1:] = np.cumsum([len(e) for e in encoded])
-        files = [_store.merge_stores(tmp, segments)] if _store.has_store(settings) else []
+        files, store_meta = [], None
+        if _store.has_store(settings):
+            stored, store_meta = _store.merge_stores(
+                tmp, segments, None if settings["store"] is True else settings["store"])
+            files.append(stored)
         for fname, content in (("doc_ids.bin", b"".join(encoded)),
                                ("doc_id_offsets.u64", offsets.tobytes()),
                                ("doc_lengths.u32", doc_lengths.tobytes())):
@@ -772,6 +776,8 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             build={"merged": [s.index.path.name for s in segments],
                    "seconds": round(time.perf_counter() - started, 3)},
             fields=tuple(settings.get("fields", ())))
+        if store_meta is not None:
+            manifest["store"] = store_meta
         write_manifest(tmp, manifest)
         _merge_columns(tmp, segments, settings, len(ids))
         merge_field_indexes(tmp, segments, settings, memory_budget)
@@ -825,7 +831,8 @@ def segment_settings(manifest: dict) -> dict:
             "freq_codec": manifest["codecs"]["freqs"],
             "positions": manifest["codecs"]["positions"] is not None,
             "vectors": manifest["codecs"].get("vectors") is not None,
-            "store": _store.STORE_FILE in manifest["files"],
+            "store": _store.STORE_FILE in manifest["files"]
+            and ((manifest.get("store") or {}).get("fields") or True),
             "word_counts": all(name in manifest["files"] for name in WORD_COUNT_FILES),
             "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]},
             **({"fields": manifest["fields"]["names"]} if "fields" in manifest else {})}

@@ -1,10 +1,10 @@
-"""The document store: each document's text kept in its segment, compressed, for showing
+"""The document store: each document's stored fields kept in its segment, compressed, for showing
 results (:meth:`mirkit.index.Index.document`, :meth:`~mirkit.index.Index.documents`) and for
 query-biased snippets (:func:`snippets`, ``Searcher.search(..., snippets=True)``).
 
 An index built with ``IndexWriter(..., store=True)`` (or ``IndexWriter.open(..., store=True)``
 for a new segmented index) writes ``store.bin`` in each segment: the documents, in docid order,
-packed into blocks of about 4 KB (``_core.index.STORE_BLOCK_BYTES``), each block compressed on
+packed into blocks of about 2 KB (``_core.index.STORE_BLOCK_BYTES``), each block compressed on
 its own and carrying its CRC-32C, as tantivy's doc store and Lucene's stored fields do. Reading a
 document decompresses its block (a damaged one raises :class:`IndexCorruptError` naming the file
 and the block); a cache of 64 decompressed blocks per segment serves hits that share a block.
@@ -24,37 +24,68 @@ zstd -19 2.49    660 MB/s
 
 zstd (level 3) is the codec: as small as zlib, 2.7 times faster to decompress, and a third
 smaller than lz4 (tantivy's default). A fetch decompresses a whole block, so the store uses
-4 KB blocks with a zstd dictionary (32 KB, trained by ``ZDICT_trainFromBuffer`` on the store's
+small blocks with a zstd dictionary (32 KB, trained by ``ZDICT_trainFromBuffer`` on the store's
 first megabyte and kept in the file): GCIDE's 4 KB blocks with it take 12.8 MB, what 16 KB
 blocks take without one, and each fetch decompresses a quarter as much (2.5 times less time
-per block). zstd is a system library (``libzstd-dev``), found by CMake (option
-``MIRKIT_ZSTD``); a build without it writes zlib blocks (``MIRKIT_ZLIB``; no dictionary: 14.3
-MB on GCIDE), and a build with neither stores blocks uncompressed. A store records its codec, so
+per block). Blocks are 2 KB: on GCIDE's documents stored as ``{"id", "text"}`` records,
+random fetches (no cache) took 58 µs with 4 KB blocks (13.83 MB), 38 µs with 2 KB (14.36 MB)
+and 29 µs with 1 KB (15.11 MB), on a loaded machine; tantivy's store of the same documents
+takes 21.18 MB. zstd is a system library (``libzstd-dev``), found by CMake (option
+``MIRKIT_ZSTD``); a build without it writes zlib blocks (``MIRKIT_ZLIB``; no dictionary: 16.4
+MB on GCIDE's records with 2 KB blocks, 15.3 with 4 KB), and a build with neither stores blocks
+uncompressed. A store records its codec, so
 every build opens the stores of the codecs it has and fails with an error naming the codec it
 lacks. ``MIRKIT_STORE_CODEC=zlib`` (or ``none``) picks another codec of the build for the
 stores written by this process (the tests use it for the fallback path).
 
-The stored text is the text that was indexed (for JSON Lines records, the text fields joined
-as :func:`mirkit.ingest.read_documents` joins them), so snippets cut it at the analyzer's own
-token boundaries. Deleted documents stay in their segment's store until a merge, which copies
-only the live documents into the merged segment's store.
+What is stored
+--------------
+Each document is stored as a JSON object, and :meth:`~mirkit.index.Index.documents` returns it
+as ``json.loads`` reads it:
+
+- ``store=True`` keeps each document's original fields: a JSON Lines record is kept as it was
+  written (the line without its surrounding whitespace), so every field round-trips exactly
+  (strings, numbers as ``json.loads`` reads them, nested objects and arrays); a dict of an
+  iterable is kept as ``json.dumps`` writes it (so its values must be JSON values); any other
+  document (TREC SGML, a plain-text file, an ``(id, text)`` pair, :meth:`IndexWriter.add`) is
+  ``{"id": id, "text": text}``.
+- ``store=["title", "text"]`` keeps only those top-level fields of each document (of the JSON
+  object above), in that order, each value exactly as it was written in the record; a
+  document without one of them has no such key in its dict. The id is kept only if its field
+  is named (results carry it anyway: ``SearchResult.ids``).
+
+Both of the writer's JSON Lines readers (the C++ one of ``cpp/index``, on the worker threads,
+and :mod:`mirkit.ingest`'s) hand each record's line to the same C++ function
+(``cpp/index/stored_fields.hpp``), so their stores are byte-identical. Each segment's manifest
+records the stored field names (``"store": {"fields": [...] or null, "text_fields": [...]}``);
+an index written before named fields has no such entry and stores the indexed text alone, read
+back as ``{"id": id, "text": text}``. Asking for a field the store does not keep (a name
+outside ``store=[...]``; ``id`` and ``text`` for an older index) raises ValueError.
+
+Snippets are cut from the stored text fields: by default the ``text_fields`` the documents were
+read with (``("title", "text")`` by default, ``"text"`` of the other kinds of documents) that
+the store keeps, joined by ``"\n"`` as :func:`mirkit.ingest.read_documents` joins them, so the
+text is the indexed text when every text field is stored; ``field="title"`` snippets one field
+(a non-string value gives no snippet). Deleted documents stay in their segment's store until a
+merge, which copies only the live documents into the merged segment's store.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from mirkit import _core
 
-__all__ = ["STORE_CODECS", "STORE_FILE", "NoStoreError", "default_codec", "document",
-           "documents", "fragments", "has_store", "highlight_query", "render_snippets",
-           "stored_texts"]
+__all__ = ["STORE_CODECS", "STORE_FILE", "NoStoreError", "check_store", "default_codec",
+           "document", "documents", "fragments", "has_store", "highlight_query",
+           "render_snippets", "stored_fields", "stored_snippets", "stored_texts"]
 
 STORE_FILE: str = _core.index.STORE_FILE
 #: The store codecs of this build, best first (``zstd``, ``zlib``, ``none``).
@@ -83,18 +114,90 @@ def has_store(settings: dict) -> bool:
     return bool(settings.get("store", False))
 
 
+def check_store(store):
+    """The `store` option checked: False, True (every field) or a list of field names."""
+    if isinstance(store, bool):
+        return store
+    if isinstance(store, str) or not isinstance(store, Sequence):
+        raise TypeError("store must be a bool or a sequence of field names such as "
+                        f"['title', 'text'], got {type(store).__name__}")
+    names = list(store)
+    if not names:
+        raise ValueError("store must name at least one field (or be True or False)")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"store must hold field names (str), got {type(name).__name__}")
+        if not name:
+            raise ValueError("store holds an empty field name")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"store names {repeated[0]!r} twice")
+    return names
+
+
+def _pair_record(doc_id: str, text: str) -> str:
+    return json.dumps({"id": doc_id, "text": text}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _dict_record(doc_id: str, item) -> str:
+    try:
+        return json.dumps(item if isinstance(item, dict) else dict(item), ensure_ascii=False,
+                          separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"document {doc_id!r}: its fields cannot be stored as JSON "
+                         f"({e})") from None
+
+
 class StoreBuilder:
     """Writes ``store.bin`` into a directory being built: :meth:`add` in docid order, then
-    :meth:`finish` gives the manifest's ``(name, bytes, crc32c)``."""
+    :meth:`finish` gives the manifest's ``(name, bytes, crc32c)`` and :meth:`meta` its
+    ``"store"`` entry. `fields`: the field names kept (None: every field)."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, fields=None):
         self._writer = _core.index.StoreWriter(str(Path(directory) / STORE_FILE),
                                                codec=default_codec())
+        self.fields = None if fields is None else list(fields)
+        self.text_fields: list = []
         self.n_docs = 0
 
-    def add(self, texts: list) -> None:
-        self._writer.add_many(texts)
-        self.n_docs += len(texts)
+    def note_text_fields(self, names) -> None:
+        """Record the text fields of documents being stored (for snippets)."""
+        for name in names:
+            if name not in self.text_fields:
+                self.text_fields.append(name)
+
+    def records(self, ids: list, texts: list, records=None) -> list:
+        """The JSON object records (str) of documents: ``records[i]`` is a JSON Lines record
+        (str, its line, kept), a dict (``json.dumps``: ValueError if it holds a value JSON
+        cannot), or None for ``{"id": ids[i], "text": texts[i]}`` (also when `records` is
+        None)."""
+        if records is None:
+            records = [None] * len(ids)
+        out = []
+        for doc_id, text, record in zip(ids, texts, records):
+            if record is None:
+                out.append(_pair_record(doc_id, text))
+            elif isinstance(record, str):
+                out.append(record)
+            else:
+                out.append(_dict_record(doc_id, record))
+        if any(r is None for r in records):
+            self.note_text_fields(["text"])
+        return out
+
+    def add(self, records: list) -> None:
+        """Store documents, in docid order, from their JSON object records (:meth:`records`):
+        each keeps the store's fields."""
+        self._writer.add_records(records, self.fields)
+        self.n_docs += len(records)
+
+    def add_stored(self, stored: list) -> None:
+        """Store documents already in stored form (another store's, when merging)."""
+        self._writer.add_many(stored)
+        self.n_docs += len(stored)
+
+    def meta(self) -> dict:
+        return {"fields": self.fields, "text_fields": list(self.text_fields)}
 
     def finish(self, n_docs: int) -> tuple:
         n, size, crc = self._writer.finish()
@@ -127,6 +230,12 @@ def open_reader(index):
 
 def fetch(index, docids) -> list:
     """The stored texts of `docids` (ints) of a one-segment :class:`Index`."""
+    return open_reader(index).documents(_uint32_ids(index, docids))  # IndexError past the end
+
+
+def _uint32_ids(index, docids) -> np.ndarray:
+    """`docids` of a one-segment :class:`Index` as a uint32 array (IndexError if one is out
+    of range)."""
     ids = np.asarray(docids)
     if ids.dtype != np.uint32 or ids.ndim != 1 or not ids.flags.c_contiguous:
         ids = ids.astype(np.int64).reshape(-1)
@@ -135,45 +244,149 @@ def fetch(index, docids) -> list:
         if bad.any():
             raise IndexError(f"docid {int(ids[bad][0])} out of range [0, {n})")
         ids = ids.astype(np.uint32)
-    return open_reader(index).documents(ids)  # IndexError past the end
+    return ids
 
 
-def stored_texts(index, docids) -> list:
-    """The stored texts (str) of internal docids of an :class:`Index` or a segmented index."""
+def _meta(index) -> Optional[dict]:
+    """The ``"store"`` entry of a one-segment index's manifest (None: a store of the indexed
+    text alone, written before named fields)."""
+    return index.manifest.get("store")
+
+
+def stored_fields(index) -> Optional[list]:
+    """The field names an index's store keeps, or None when it keeps every field of each
+    document (``store=True``); ``["id", "text"]`` for a store written before named fields.
+    :class:`NoStoreError` if it has none."""
+    segments = getattr(index, "_segments", None)
+    if segments is not None:
+        setting = index.commit["settings"].get("store", False)
+        if not setting:
+            raise NoStoreError(f"{index.path} has no document store: build the index with "
+                               "IndexWriter(..., store=True) to fetch documents and snippets")
+        metas = [_meta(s.index) for s in segments]
+        if metas and all(m is None for m in metas):
+            return ["id", "text"]
+        return None if setting is True else list(setting)
+    open_reader(index)  # NoStoreError without a store
+    meta = _meta(index)
+    return ["id", "text"] if meta is None else meta["fields"]
+
+
+def _check_fields(index, fields) -> Optional[list]:
+    if fields is None:
+        return None
+    if isinstance(fields, str) or not isinstance(fields, Sequence):
+        raise TypeError(f"fields must be a sequence of field names, got {type(fields).__name__}")
+    names = list(fields)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"fields must hold str, got {type(name).__name__}")
+    kept = stored_fields(index)
+    if kept is not None:
+        missing = [n for n in names if n not in kept]
+        if missing:
+            raise ValueError(f"field {missing[0]!r} is not stored: the document store of "
+                             f"{index.path} keeps {kept}")
+    return names
+
+
+def _segment_parts(index, docids) -> list:
+    """``[(one-segment Index, positions in docids, local docids)]`` of internal docids."""
     segments = getattr(index, "_segments", None)
     if segments is None:
-        return fetch(index, docids)
+        return [(index, slice(None), docids)]
     docids = np.asarray(docids, dtype=np.int64).reshape(-1)
     n = len(index)
     bad = (docids < 0) | (docids >= n)
     if bad.any():
         raise IndexError(f"docid {int(docids[bad][0])} out of range [0, {n})")
     which = np.searchsorted(index._bases, docids, side="right") - 1
-    out: list = [None] * len(docids)
+    parts = []
     for seg in np.unique(which):
         at = np.flatnonzero(which == seg)
         s = segments[seg]
         local = docids[at] - index._bases[seg]
         if s.deleted is not None:
             local = s.live_docids()[local]
-        for i, text in zip(at, fetch(s.index, local)):
-            out[i] = text
+        parts.append((s.index, at, local))
+    return parts
+
+
+def _gather(index, docids, convert, raw: bool = True) -> list:
+    """``convert(segment Index, raw stored strs, local docids)`` (``convert(segment Index,
+    local docids)`` unless `raw`) of each segment's hits, put back in the order of
+    `docids`."""
+    def call(seg_index, local):
+        return convert(seg_index, fetch(seg_index, local), local) if raw \
+            else convert(seg_index, local)
+
+    parts = _segment_parts(index, docids)
+    if len(parts) == 1 and isinstance(parts[0][1], slice):
+        return call(parts[0][0], parts[0][2])
+    out: list = [None] * len(docids)
+    for seg_index, at, local in parts:
+        for i, value in zip(at, call(seg_index, local)):
+            out[i] = value
     return out
 
 
-def documents(index, docids) -> list:
-    """The stored documents of internal docids, as ``{"id": external id, "text": text}``
-    dicts, in order (a batch decompresses each block once).
+def _legacy_dicts(seg_index, raws, local) -> list:
+    names = seg_index.cached_doc_ids
+    ids = np.asarray(local).tolist()
+    if names is not None:
+        return [{"id": names[d], "text": t} for d, t in zip(ids, raws)]
+    return [{"id": seg_index.doc_id(d), "text": t} for d, t in zip(ids, raws)]
+
+
+def _field_text(doc: dict, names) -> str:
+    """The text of `names` in a stored document, as mirkit.ingest joins text fields."""
+    parts = []
+    for name in names:
+        value = doc.get(name)
+        if isinstance(value, str) and value:
+            parts.append(value)
+    return "\n".join(parts)
+
+
+def stored_texts(index, docids, field: Optional[str] = None) -> list:
+    """The texts (str) to snippet of internal docids of an :class:`Index` or a segmented
+    index: the stored text fields joined, or the one stored `field` (see the module's notes)."""
+    if field is not None:
+        if not isinstance(field, str):
+            raise TypeError(f"field must be str, got {type(field).__name__}")
+        _check_fields(index, [field])
+
+    def convert(seg_index, raws, local):
+        meta = _meta(seg_index)
+        if meta is None:
+            if field is None or field == "text":
+                return raws
+            return [_field_text(d, [field]) for d in _legacy_dicts(seg_index, raws, local)]
+        names = meta["text_fields"] if field is None else [field]
+        loads = json.loads
+        return [_field_text(loads(r), names) for r in raws]
+
+    return _gather(index, docids, convert)
+
+
+def documents(index, docids, *, fields=None) -> list:
+    """The stored documents of internal docids, as dicts in order (a batch decompresses each
+    block once): each document's stored fields (see :mod:`mirkit.index.store` for what
+    ``store=`` keeps), or only those of `fields`.
 
     Parameters
     ----------
     docids : sequence of int or array
         Internal docids (``SearchResult.docids``, :meth:`docids_of`).
+    fields : sequence of str, optional
+        The fields to return (a document without one has no such key).
 
     Raises
     ------
     NoStoreError
         If the index keeps no document store (a ValueError).
+    ValueError
+        If `fields` names a field the store does not keep.
     IndexError
         If a docid is out of range.
     IndexCorruptError
@@ -191,6 +404,10 @@ def documents(index, docids) -> list:
     >>> index = build_index(docs, os.path.join(tempfile.mkdtemp(), "i"), store=True)
     >>> index.documents([1, 0])
     [{'id': 'b', 'text': ''}, {'id': 'a', 'text': 'Boundary layers & <shock> waves'}]
+    >>> docs = [{"id": "c1", "title": "Wings", "text": "Lift.", "year": 1958}]
+    >>> index = build_index(docs, os.path.join(tempfile.mkdtemp(), "i"), store=["title"])
+    >>> index.documents([0])
+    [{'title': 'Wings'}]
     """
     if isinstance(docids, (int, np.integer)) and not isinstance(docids, bool):
         raise TypeError("docids must be a sequence of ints (document() takes one)")
@@ -198,18 +415,24 @@ def documents(index, docids) -> list:
     if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
         raise TypeError("docids must be a 1-D sequence of ints")
     ids = ids.astype(np.int64)
-    texts = stored_texts(index, ids)
-    doc_ids = index.cached_doc_ids
-    if doc_ids is not None:
-        names = [doc_ids[d] for d in ids.tolist()]
-    else:
-        names = [index.doc_id(d) for d in ids.tolist()]
-    return [{"id": name, "text": text} for name, text in zip(names, texts)]
+    names = _check_fields(index, fields)
+
+    def convert(seg_index, raws, local):
+        if _meta(seg_index) is None:
+            docs = _legacy_dicts(seg_index, raws, local)
+        else:
+            loads = json.loads
+            docs = [loads(r) for r in raws]
+        if names is None:
+            return docs
+        return [{n: d[n] for n in names if n in d} for d in docs]
+
+    return _gather(index, ids, convert)
 
 
-def document(index, docid: int) -> dict:
-    """The stored document of internal docid `docid`: ``{"id": ..., "text": ...}`` (see
-    :meth:`documents`, which fetches several at once).
+def document(index, docid: int, *, fields=None) -> dict:
+    """The stored document of internal docid `docid`, a dict (see :meth:`documents`, which
+    fetches several at once).
 
     Examples
     --------
@@ -222,20 +445,30 @@ def document(index, docid: int) -> dict:
     """
     if isinstance(docid, (bool, np.bool_)) or not isinstance(docid, (int, np.integer)):
         raise TypeError(f"docid must be an integer, got {type(docid).__name__}")
-    return documents(index, [int(docid)])[0]
+    return documents(index, [int(docid)], fields=fields)[0]
 
 
-def merge_stores(directory: Path, segments: list) -> tuple:
+def merge_stores(directory: Path, segments: list, fields) -> tuple:
     """Writes the store of a merged segment into `directory`: the live documents of
-    `segments` (``_Segment``-like: ``index``, ``deleted``), in order, recompressed; returns
-    the manifest's ``(name, bytes, crc32c)``."""
-    builder = StoreBuilder(directory)
+    `segments` (``_Segment``-like: ``index``, ``deleted``), in order, their stored bytes
+    copied (those of a store written before named fields made ``{"id", "text"}`` records);
+    returns the manifest's ``(name, bytes, crc32c)`` and ``"store"`` entry. `fields`: the
+    index's stored field names (None: all)."""
+    builder = StoreBuilder(directory, fields)
     for s in segments:
         n = s.index.stats.n_docs
         live = np.arange(n) if s.deleted is None else np.flatnonzero(~s.deleted)
+        meta = _meta(s.index)
+        builder.note_text_fields(["text"] if meta is None else meta["text_fields"])
         for start in range(0, len(live), 4096):  # a few MB at a time
-            builder.add(fetch(s.index, live[start:start + 4096]))
-    return builder.finish(builder.n_docs)
+            local = live[start:start + 4096]
+            raws = fetch(s.index, local)
+            if meta is None:
+                ids = [s.index.doc_id(int(d)) for d in local]
+                builder.add(builder.records(ids, raws))
+            else:
+                builder.add_stored(raws)
+    return builder.finish(builder.n_docs), builder.meta()
 
 
 # -- snippets -------------------------------------------------------------------------------
@@ -269,6 +502,37 @@ def highlight_query(analyzer, query: str) -> tuple:
     return terms, phrases
 
 
+def stored_snippets(index, docids, query, *, field: Optional[str] = None,
+                    fragment_size: int = 150, max_fragments: int = 2, pre: str = "<b>",
+                    post: str = "</b>", escape: bool = True) -> list:
+    """:func:`render_snippets` of the stored texts of internal docids (:func:`stored_texts`
+    with `field`), each segment's hits in one C++ call (fetch, text, fragments, marks) that
+    releases the GIL."""
+    _check_snippet_options(fragment_size, max_fragments, pre, post)
+    if field is not None:
+        if not isinstance(field, str):
+            raise TypeError(f"field must be str, got {type(field).__name__}")
+        _check_fields(index, [field])
+    analyzer = index.analyzer
+    terms, phrases = highlight_query(analyzer, query)
+    options = (int(fragment_size), int(max_fragments), pre, post, bool(escape))
+
+    def convert(seg_index, local):
+        meta = _meta(seg_index)
+        if meta is None and field not in (None, "text"):  # an older store's id
+            texts = stored_texts(seg_index, local, field)
+            return _core.analysis.snippets(analyzer._impl, texts, terms, phrases, *options)
+        text_fields = None if meta is None else \
+            list(meta["text_fields"] if field is None else [field])
+        return _core.analysis.stored_snippets(
+            open_reader(seg_index), _uint32_ids(seg_index, local), analyzer._impl, terms,
+            phrases, *options, text_fields)
+
+    if getattr(index, "_segments", None) is None:  # one store: no regrouping of the hits
+        return convert(index, docids)
+    return _gather(index, np.asarray(docids, dtype=np.int64).reshape(-1), convert, raw=False)
+
+
 def _check_snippet_options(fragment_size, max_fragments, pre, post) -> None:
     for name, value in (("fragment_size", fragment_size), ("max_fragments", max_fragments)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
@@ -291,7 +555,7 @@ def render_snippets(analyzer, texts: Sequence[str], query: str, *, fragment_size
     --------
     >>> from mirkit.analysis import Analyzer
     >>> render_snippets(Analyzer(), ["Wind tunnels & boundary layers."], "layer")
-    [['Wind tunnels &amp; boundary <b>layers</b>']]
+    [['Wind tunnels &amp; boundary <b>layers</b>.']]
     """
     _check_snippet_options(fragment_size, max_fragments, pre, post)
     terms, phrases = highlight_query(analyzer, query)

@@ -21,7 +21,7 @@ from mirkit.index._manifest import write_manifest
 from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
 from mirkit.index.fields import FieldTexts, check_fields, manifest_entry
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
-from mirkit.index.store import StoreBuilder
+from mirkit.index.store import StoreBuilder, check_store
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, jsonl_line, read_documents
 from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
 
@@ -137,11 +137,12 @@ class IndexWriter:
         is a float) and keyword (str, dictionary-coded). Values come from ``add(...,
         fields=)`` or the keys of the documents :meth:`add_documents` reads; a document
         without one has a missing value (:mod:`mirkit.index.columns`).
-    store : bool
-        Also keep each document's text in a compressed document store
-        (:mod:`mirkit.index.store`), for :meth:`Index.document`, :meth:`Index.documents`
-        and snippets. Documents then go through :mod:`mirkit.ingest`'s reader. Not with
-        ``merge=False``.
+    store : bool or sequence of str
+        Also keep each document in a compressed document store (:mod:`mirkit.index.store`),
+        for :meth:`Index.document`, :meth:`Index.documents` and snippets: True keeps every
+        original field of each document (a JSON Lines record as written; ``{"id", "text"}``
+        of documents without fields), a list such as ``["title", "text"]`` only those fields.
+        Not with ``merge=False``.
     word_counts : bool
         Also count the documents' words (before stopwords and stemming) and word bigrams
         (:mod:`mirkit.index.word_counts`), for spelling correction
@@ -199,7 +200,7 @@ class IndexWriter:
                  vectors: bool = False, threads: int = 0,
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
-                 merge: bool = True, numeric_fields=(), keyword_fields=(), store: bool = False,
+                 merge: bool = True, numeric_fields=(), keyword_fields=(), store=False,
                  word_counts: bool = False, fields=None):
         if analyzer is None:
             analyzer = Analyzer()
@@ -211,8 +212,7 @@ class IndexWriter:
         if not merge and vectors:
             raise ValueError("merge=False leaves a segmented index, which stores no document "
                              "vectors (yet): pass vectors=False or merge=True")
-        if not isinstance(store, bool):
-            raise TypeError(f"store must be a bool, got {type(store).__name__}")
+        store = check_store(store)
         if not isinstance(word_counts, bool):
             raise TypeError(f"word_counts must be a bool, got {type(word_counts).__name__}")
         if store and not merge:
@@ -251,7 +251,8 @@ class IndexWriter:
             threads=self.threads,
             memory_budget=self.memory_budget, k1=self.bm25["k1"], b=self.bm25["b"],
             word_counts=word_counts)
-        self._store = StoreBuilder(self._tmp) if store else None
+        self._store = StoreBuilder(self._tmp, None if store is True else store) \
+            if store else None
         self._ids: list[str] = []
         self._texts: list[str] = []
         self._locations: list[tuple[str, int]] = []
@@ -280,7 +281,7 @@ class IndexWriter:
              vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
              merge_policy="default", numeric_fields=None, keyword_fields=None,
-             store: Optional[bool] = None, word_counts: Optional[bool] = None, fields=None):
+             store=None, word_counts: Optional[bool] = None, fields=None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -411,7 +412,10 @@ class IndexWriter:
                                          reader_options)
         reader = read_documents(source, format=format, skip_errors=skip_errors,
                                 batch_size=self.batch_size, **reader_options)
-        jsonl = None if skip_errors or self._store else _plain_jsonl_file(reader)
+        if self._store is not None:
+            reader._keep_records = True
+            self._store.note_text_fields(reader._text_fields)
+        jsonl = None if skip_errors else _plain_jsonl_file(reader)
         skipped_before = 0
         with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
                           unit_divisor=1024, desc="indexing") as bar:
@@ -427,7 +431,8 @@ class IndexWriter:
                 self._read_seconds += time.perf_counter() - started
                 if batch is None:
                     break
-                self._add_batch(batch.ids, batch.texts, batch.locations, skip_errors)
+                self._add_batch(batch.ids, batch.texts, batch.locations, skip_errors,
+                                batch.records)
                 self.bytes_read += batch.nbytes
                 self.skipped += reader.skipped - skipped_before
                 skipped_before = reader.skipped
@@ -448,9 +453,11 @@ class IndexWriter:
             return jsonl_line(path, line, data, id_field, text_fields)
 
         try:
-            _, error = self._builder.add_jsonl(path, id_field, text_fields, resolve,
-                                               parser=_jsonl_parser(), first=first, stop=stop,
-                                               line=line)
+            store = self._store
+            _, error = self._builder.add_jsonl(
+                path, id_field, text_fields, resolve, parser=_jsonl_parser(), first=first,
+                stop=stop, line=line, store=None if store is None else store._writer,
+                store_fields=None if store is None else store.fields)
         except BaseException:
             self.abort()
             raise
@@ -471,13 +478,16 @@ class IndexWriter:
             self._ids, self._texts, self._locations = [], [], []
             self._add_batch(ids, texts, locations, skip_errors=False)
 
-    def _add_batch(self, ids: list, texts: list, locations: list, skip_errors: bool) -> int:
+    def _add_batch(self, ids: list, texts: list, locations: list, skip_errors: bool,
+                   records=None) -> int:
         added = len(ids)
+        if self._store is not None:  # before the builder takes them: a dict may not be JSON
+            records = self._store.records(ids, texts, records)
         while ids:
             duplicate = self._builder.add_batch(ids, texts)
             if duplicate is None:
                 if self._store is not None:  # the builder took the whole batch, in order
-                    self._store.add(texts)
+                    self._store.add(records)
                 return added
             i, first = duplicate
             path, line = locations[i]
@@ -490,6 +500,8 @@ class IndexWriter:
                 self.errors.append(error)
             ids, texts, locations = ids[:i] + ids[i + 1:], texts[:i] + texts[i + 1:], \
                 locations[:i] + locations[i + 1:]
+            if records is not None:
+                records = records[:i] + records[i + 1:]
             added -= 1
         return added
 
@@ -514,7 +526,7 @@ class IndexWriter:
                 if self._store is not None:
                     stats["files"] = list(stats["files"]) + [self._store.finish(stats["n_docs"])]
                 self._update_timings()
-                self._write_manifest(stats)
+                self._write_manifest(stats, self._store)
                 self._write_columns(self._tmp)
                 self._write_fields(self._tmp)
             else:
@@ -595,11 +607,13 @@ class IndexWriter:
             positions=self.positions, threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=self.bm25["k1"], bm25_b=self.bm25["b"], batch_size=self.batch_size))
 
-    def _write_manifest(self, stats: dict) -> None:
+    def _write_manifest(self, stats: dict, store=None) -> None:
         manifest = index_manifest(
             analyzer=self.analyzer.to_dict(), codec=self.codec, freq_codec=self.freq_codec,
             positions=self.positions, vectors=self.vectors, bm25=self.bm25, stats=stats,
             build=self._build_info(stats), fields=self.fields)
+        if store is not None:  # the stored field names (mirkit.index.store)
+            manifest["store"] = store.meta()
         write_manifest(self._tmp, manifest)
 
 

@@ -27,7 +27,7 @@ class StoredResult:
     >>> hits.ids
     ['b', 'a']
     >>> hits.snippets()
-    [['The boundary <b>layers</b> of <b>wings</b>'], ['<b>Wings</b> &amp; flaps at low speed']]
+    [['The boundary <b>layers</b> of <b>wings</b>'], ['<b>Wings</b> &amp; flaps at low speed.']]
     >>> hits.documents()[1]
     {'id': 'a', 'text': 'Wings & flaps at low speed.'}
     """
@@ -53,25 +53,27 @@ class StoredResult:
     def __repr__(self) -> str:
         return f"StoredResult({self.result!r})"
 
-    def documents(self) -> list:
-        """The hits' stored documents, ``{"id", "text"}`` dicts in rank order
-        (:meth:`mirkit.index.Index.documents`)."""
-        return self._index.documents(self.result.docids)
+    def documents(self, fields=None) -> list:
+        """The hits' stored documents, dicts in rank order (their stored fields, or those of
+        `fields`: :meth:`mirkit.index.Index.documents`)."""
+        return self._index.documents(self.result.docids, fields=fields)
 
     def snippets(self, query=None, *, fragment_size: int = 150, max_fragments: int = 2,
-                 pre: str = "<b>", post: str = "</b>", escape: bool = True) -> list:
+                 pre: str = "<b>", post: str = "</b>", escape: bool = True,
+                 field=None) -> list:
         """Each hit's best fragments for `query` (by default the searched query), as
         :func:`mirkit.index.store.render_snippets` makes them: a list of str per hit, in
-        rank order."""
+        rank order. They are cut from the stored text fields joined, or from the stored
+        `field` (:mod:`mirkit.index.store`)."""
         query = self._query if query is None else query
         key = (query if isinstance(query, str) else tuple(sorted(query)), fragment_size,
-               max_fragments, pre, post, escape)
+               max_fragments, pre, post, escape, field)
         found = self._cache.get(key)
         if found is None:
-            texts = _store.stored_texts(self._index, self.result.docids)
-            found = _store.render_snippets(
-                self._index.analyzer, texts, query, fragment_size=fragment_size,
-                max_fragments=max_fragments, pre=pre, post=post, escape=escape)
+            found = _store.stored_snippets(
+                self._index, self.result.docids, query, field=field,
+                fragment_size=fragment_size, max_fragments=max_fragments, pre=pre, post=post,
+                escape=escape)
             self._cache[key] = found
         return found
 
