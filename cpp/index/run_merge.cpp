@@ -4,6 +4,7 @@
 #include <mutex>
 #include <queue>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "core/parallel.hpp"
@@ -58,45 +59,108 @@ RunEntry FileRunSource::entry(size_t i) const {
 
 namespace {
 
-// Decodes one run entry's postings and feeds them to the block writer.
-void replay(const RunEntry& e, uint32_t base, bool positions, BlockWriter& out,
-            std::vector<uint32_t>& pos) {
-  const uint8_t* p = e.data;
-  const uint8_t* end = e.data + e.size;
-  uint32_t docid = base;
-  for (uint32_t k = 0; k < e.df; ++k) {
-    uint32_t gap = 0, tf = 0;
-    p = core::get_varint(p, end, gap);
-    if (p) p = core::get_varint(p, end, tf);
-    if (!p) throw std::runtime_error("corrupt run entry for term " + std::string(e.term));
-    docid += gap;
-    pos.resize(tf);
-    if (positions) {
+// One run entry's postings, read one at a time: the head posting's docid (mapped) and tf are
+// decoded, its positions (if any) follow at m_p.
+class PostingStream {
+ public:
+  PostingStream(const RunEntry& e, const DocidMap* map, bool positions)
+      : m_term(e.term), m_p(e.data), m_end(e.data + e.size), m_left(e.df),
+        m_positions(positions) {
+    if (map != nullptr && !map->segments.empty()) {
+      m_seg = map->segments.data();
+      m_seg_end = m_seg + map->segments.size();
+    }
+    advance();
+  }
+  bool live() const { return m_live; }
+  uint32_t docid() const { return m_docid; }
+
+  // Feeds the head posting to `out` and reads the next one.
+  void emit(BlockWriter& out, std::vector<uint32_t>& pos) {
+    pos.resize(m_tf);
+    if (m_positions) {
       uint32_t at = 0;
-      for (uint32_t j = 0; j < tf && p; ++j) {
+      for (uint32_t j = 0; j < m_tf && m_p; ++j) {
         uint32_t g = 0;
-        p = core::get_varint(p, end, g);
+        m_p = core::get_varint(m_p, m_end, g);
         pos[j] = at += g;
       }
-      if (!p) throw std::runtime_error("corrupt run entry for term " + std::string(e.term));
+      if (!m_p) corrupt();
     }
-    out.add(docid, tf, pos.data());
+    out.add(m_docid, m_tf, pos.data());
+    advance();
+  }
+
+ private:
+  [[noreturn]] void corrupt() const {
+    throw std::runtime_error("corrupt run entry for term " + std::string(m_term));
+  }
+  void advance() {
+    if (m_left == 0) {
+      m_live = false;
+      return;
+    }
+    --m_left;
+    uint32_t gap = 0;
+    m_p = core::get_varint(m_p, m_end, gap);
+    if (m_p) m_p = core::get_varint(m_p, m_end, m_tf);
+    if (!m_p) corrupt();
+    m_local += gap;
+    if (m_seg == nullptr) {
+      m_docid = m_local;
+      return;
+    }
+    while (m_seg + 1 != m_seg_end && m_local >= m_seg[1].local_first) ++m_seg;
+    m_docid = m_local - m_seg->local_first + m_seg->global_first;
+  }
+
+  std::string_view m_term;
+  const uint8_t* m_p;
+  const uint8_t* m_end;
+  uint32_t m_left;
+  bool m_positions;
+  const DocidMap::Segment* m_seg = nullptr;
+  const DocidMap::Segment* m_seg_end = nullptr;
+  bool m_live = true;
+  uint32_t m_local = 0, m_docid = 0, m_tf = 0;
+};
+
+// The postings of one term from several runs (disjoint docids), in docid order: the stream
+// with the lowest docid emits until it passes the lowest of the others, so runs in docid order
+// cost one comparison a posting.
+void merge_postings(std::vector<PostingStream>& streams, BlockWriter& out,
+                    std::vector<uint32_t>& pos) {
+  for (;;) {
+    size_t best = streams.size();
+    uint64_t limit = UINT64_MAX;
+    for (size_t s = 0; s < streams.size(); ++s) {
+      if (!streams[s].live()) continue;
+      if (best == streams.size() || streams[s].docid() < streams[best].docid()) {
+        if (best != streams.size()) limit = std::min<uint64_t>(limit, streams[best].docid());
+        best = s;
+      } else {
+        limit = std::min<uint64_t>(limit, streams[s].docid());
+      }
+    }
+    if (best == streams.size()) return;
+    PostingStream& head = streams[best];
+    if (head.docid() >= limit) {
+      throw std::runtime_error("run merge: two runs hold docid " + std::to_string(limit));
+    }
+    do {
+      head.emit(out, pos);
+    } while (head.live() && head.docid() < limit);
   }
 }
 
-}  // namespace
-
-namespace {
-
-// Entries [at, end) of one source, its docids shifted by base.
+// Entries [at, end) of one source, its docids mapped by map (null: as they are).
 struct Cursor {
   const RunSource* source;
   size_t at, end;
-  uint32_t base;
+  const DocidMap* map;
 };
 
-// The k-way merge by term of the cursors' entries into out; equal terms come out in cursor
-// order, which is docid order.
+// The k-way merge by term of the cursors' entries into out.
 void merge_range(std::vector<Cursor> cursors, bool positions, BlockWriter& out) {
   std::vector<uint32_t> pos;
   std::vector<RunEntry> heads(cursors.size());
@@ -111,6 +175,7 @@ void merge_range(std::vector<Cursor> cursors, bool positions, BlockWriter& out) 
   };
   for (size_t c = 0; c < cursors.size(); ++c) advance(c);
   std::vector<size_t> same;
+  std::vector<PostingStream> streams;
   while (!heap.empty()) {
     same.clear();
     std::string_view term = heads[heap.top()].term;
@@ -121,7 +186,9 @@ void merge_range(std::vector<Cursor> cursors, bool positions, BlockWriter& out) 
       heap.pop();
     }
     out.begin_term(term, df);
-    for (size_t c : same) replay(heads[c], cursors[c].base, positions, out, pos);
+    streams.clear();
+    for (size_t c : same) streams.emplace_back(heads[c], cursors[c].map, positions);
+    merge_postings(streams, out, pos);
     out.end_term();
     for (size_t c : same) advance(c);
   }
@@ -184,14 +251,14 @@ std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource
 }
 
 size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
-                  BlockWriter& out, const std::vector<uint32_t>& bases, unsigned threads,
+                  BlockWriter& out, const std::vector<const DocidMap*>& maps, unsigned threads,
                   size_t memory_budget) {
   auto cursors_between = [&](std::string_view lo, std::string_view hi, bool first, bool last) {
     std::vector<Cursor> cursors;
     for (size_t s = 0; s < sources.size(); ++s) {
       const size_t begin = first ? 0 : lower_bound(*sources[s], lo);
       const size_t end = last ? sources[s]->size() : lower_bound(*sources[s], hi);
-      cursors.push_back({sources[s].get(), begin, end, bases.empty() ? 0 : bases[s]});
+      cursors.push_back({sources[s].get(), begin, end, maps.empty() ? nullptr : maps[s]});
     }
     return cursors;
   };
