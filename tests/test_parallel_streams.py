@@ -180,3 +180,38 @@ def test_unmerged_batch_stream_is_one_segment_in_order(cranfield_docs, tmp_path)
     for term in merged.terms()[::97]:
         for x, y in zip(index.postings(term), merged.postings(term)):
             assert np.array_equal(x, y), term
+
+
+def _largest_term_bytes(path: Path) -> int:
+    """The most bytes one term's postings take in the index files (docid and frequency
+    blocks, and 24 bytes a block of skip data and scores): what a term range holds at least."""
+    blocks = np.fromfile(path / "term_blocks.u64", dtype="<u8").astype(np.int64)
+    docs = np.concatenate([[0], np.fromfile(path / "block_docs_end.u64", dtype="<u8")])
+    freqs = np.concatenate([[0], np.fromfile(path / "block_freqs_end.u64", dtype="<u8")])
+    size = (docs[blocks[1:]] - docs[blocks[:-1]]) + (freqs[blocks[1:]] - freqs[blocks[:-1]]) \
+        + 24 * (blocks[1:] - blocks[:-1])
+    return int(size.max())
+
+
+def test_peak_memory_counts_the_range_writers_within_the_budget(tmp_path):
+    # The documented formula (mirkit.index): the term ranges the commit encodes in memory on N
+    # threads (range_memory) take at most about budget / 2, plus N x the largest term's
+    # postings (a range holds a term whole); peak_memory counts them beside the runs still in
+    # memory, and stays within 1.5 budget + N x (the largest term's postings + a batch's
+    # growth: at most 100 bytes a term when a part's dictionary tables double).
+    from mirkit.datasets import synthetic_corpus
+
+    docs = list(synthetic_corpus(8000, seed=3))
+    budget = 3 << 20
+    builds = {}
+    for threads in (1, 2):
+        w = _build(docs, tmp_path / f"t{threads}", threads, memory_budget=budget)
+        builds[threads] = Index.open(w.path)
+    one, two = (builds[t].manifest["build"] for t in (1, 2))
+    assert one["range_memory"] == 0 and one["runs_spilled"] > 0  # merged straight to the files
+    assert two["range_memory"] > 0 and two["runs_spilled"] > 0
+    largest = _largest_term_bytes(tmp_path / "t2")
+    assert two["range_memory"] <= budget / 2 + 2 * largest, (two, largest)
+    assert two["peak_memory"] >= two["range_memory"]
+    bound = 1.5 * budget + 2 * (largest + 100 * builds[2].stats.n_terms)
+    assert two["peak_memory"] <= bound, (two, bound)

@@ -90,6 +90,7 @@ py::dict stats_dict(const index::BuildStats& s) {
   d["runs"] = s.runs;
   d["term_ranges"] = s.term_ranges;
   d["peak_memory"] = s.peak_memory;
+  d["range_memory"] = s.range_memory;
   d["files"] = file_list(s.files);
   return d;
 }

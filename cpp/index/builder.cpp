@@ -394,8 +394,9 @@ struct IndexBuilder::State {
     }
     for (FileInfo& f : all.write(dir)) stats.files.push_back(std::move(f));
   }
+  // `held`: bytes of the runs kept in memory while they merge (the builder's, or the parts').
   BuildStats write_index(std::vector<std::unique_ptr<RunSource>> sources,
-                         const std::vector<const DocidMap*>& maps);
+                         const std::vector<const DocidMap*>& maps, size_t held);
   void write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats);
 };
 
@@ -404,7 +405,7 @@ BuildStats IndexBuilder::State::finish() {
   finished = true;
   std::vector<std::unique_ptr<RunSource>> sources;
   run_sources(sources);
-  BuildStats stats = write_index(std::move(sources), {});
+  BuildStats stats = write_index(std::move(sources), {}, memory());
   if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
   write_word_counts({this}, stats);
   return stats;
@@ -412,11 +413,11 @@ BuildStats IndexBuilder::State::finish() {
 
 // Writes the documents' files and the postings merged from `sources` (see merge_runs).
 BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSource>> sources,
-                                            const std::vector<const DocidMap*>& maps) {
+                                            const std::vector<const DocidMap*>& maps,
+                                            size_t held) {
   const auto started = std::chrono::steady_clock::now();
   BuildStats stats;
   stats.runs = static_cast<uint32_t>(run_files.size());
-  stats.peak_memory = peak_memory;
 
   // The documents' files are written (and fsynced) on a thread of their own (mostly waiting
   // for the disk) beside the postings' merge, which runs on this one and the builder's threads.
@@ -447,8 +448,11 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
     write_doc_files();
   }
   try {
-    stats.term_ranges =
-        merge_runs(sources, options.positions, out, maps, threads, options.memory_budget);
+    size_t ranges = 0;
+    stats.term_ranges = merge_runs(sources, options.positions, out, maps, threads,
+                                   options.memory_budget, &ranges);
+    stats.range_memory = ranges;
+    peak_memory = std::max(peak_memory, held + ranges);
     postings_files = out.close(threads);
   } catch (...) {
     if (doc_thread.joinable()) doc_thread.join();
@@ -470,6 +474,7 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.n_postings = out.n_postings();
   stats.total_tokens = total_tokens;
   stats.max_doc_length = max_doc_length;
+  stats.peak_memory = peak_memory;
   timings.write +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return stats;
@@ -621,6 +626,7 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts,
   core::parallel_for(parts.size(), s.threads,
                      [&](size_t k) { parts[k]->m->run_sources(part_sources[k]); });
   std::vector<std::unique_ptr<core::MappedFile>> ids(parts.size());
+  size_t held = 0;  // the parts' runs in memory
   for (size_t k = 0; k < parts.size(); ++k) {
     State& p = *parts[k]->m;
     p.finished = true;
@@ -629,6 +635,7 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts,
     s.total_tokens += p.total_tokens;
     s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
     s.peak_memory += p.peak_memory;  // the parts held their memory at once
+    held += p.memory();
   }
   // Document files, run by run: lengths and distinct-term counts appended, ids copied, offsets
   // shifted; each part's docid map gets a segment a run.
@@ -674,7 +681,7 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts,
       source_maps.push_back(&maps[k]);
     }
   }
-  BuildStats stats = s.write_index(std::move(sources), source_maps);
+  BuildStats stats = s.write_index(std::move(sources), source_maps, held);
   stats.runs = static_cast<uint32_t>(n_runs);
   std::vector<State*> states;
   for (IndexBuilder* part : parts) states.push_back(part->m.get());

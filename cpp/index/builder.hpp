@@ -55,7 +55,11 @@ struct BuildStats {
   uint32_t max_doc_length = 0;
   uint32_t runs = 0;            // runs spilled to disk (0: everything fit the budget)
   uint64_t term_ranges = 0;     // term ranges the postings were merged in (merge_runs)
-  uint64_t peak_memory = 0;     // peak of the budgeted structures, bytes
+  // Peak bytes of the budgeted structures: the postings buffers, dictionaries and token caches
+  // while indexing; at the commit, those of the runs still in memory plus the term ranges
+  // encoded in memory (range_memory); the document vectors' pass.
+  uint64_t peak_memory = 0;
+  uint64_t range_memory = 0;    // most bytes of term ranges held at once (merge_runs)
   std::vector<FileInfo> files;  // every file written, in a fixed order
 };
 

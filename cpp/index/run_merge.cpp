@@ -1,6 +1,7 @@
 #include "index/run_merge.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <mutex>
 #include <queue>
 #include <stdexcept>
@@ -210,6 +211,12 @@ size_t lower_bound(const RunSource& s, std::string_view term) {
 
 }  // namespace
 
+// What an entry weighs in a term range: its postings bytes, plus what each term costs a range
+// writer besides its blocks (its string, offsets, statistics, thresholds and hash: about 64
+// bytes), so that ranges of many rare terms are cut as small in memory as ranges of few
+// frequent ones.
+static uint64_t entry_weight(const RunEntry& e) { return e.size + e.term.size() + 64; }
+
 std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource>>& sources,
                                      size_t n_ranges) {
   if (n_ranges <= 1) return {};
@@ -218,7 +225,7 @@ std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource
   std::vector<uint64_t> volume(sources.size(), 0);
   uint64_t total = 0;
   for (size_t s = 0; s < sources.size(); ++s) {
-    for (size_t i = 0; i < sources[s]->size(); ++i) volume[s] += sources[s]->entry(i).size + 1;
+    for (size_t i = 0; i < sources[s]->size(); ++i) volume[s] += entry_weight(sources[s]->entry(i));
     total += volume[s];
   }
   if (total == 0) return {};
@@ -228,7 +235,7 @@ std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource
     uint64_t weight = 0;
     for (size_t i = 0; i < source->size(); ++i) {
       const RunEntry e = source->entry(i);
-      weight += e.size + 1;
+      weight += entry_weight(e);
       if (weight >= step || i + 1 == source->size()) {
         samples.emplace_back(e.term, weight);
         weight = 0;
@@ -252,7 +259,8 @@ std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource
 
 size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
                   BlockWriter& out, const std::vector<const DocidMap*>& maps, unsigned threads,
-                  size_t memory_budget) {
+                  size_t memory_budget, size_t* range_memory) {
+  if (range_memory) *range_memory = 0;
   auto cursors_between = [&](std::string_view lo, std::string_view hi, bool first, bool last) {
     std::vector<Cursor> cursors;
     for (size_t s = 0; s < sources.size(); ++s) {
@@ -267,12 +275,14 @@ size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool p
     merge_range(cursors_between({}, {}, true, true), positions, out);
     return 1;
   }
-  // Ranges: two a thread, more when a range's postings would pass budget / (2 threads).
+  // Ranges: two a thread, more when a range would weigh more than budget / (4 threads): its
+  // writer's buffers grow by doubling, so the `threads` ranges held at once take at most about
+  // budget / 2 (more only where one term outweighs a range).
   uint64_t bytes = 0;
   for (const auto& source : sources) {
-    for (size_t i = 0; i < source->size(); ++i) bytes += source->entry(i).size;
+    for (size_t i = 0; i < source->size(); ++i) bytes += entry_weight(source->entry(i));
   }
-  const uint64_t range_cap = std::max<uint64_t>(memory_budget / (2 * threads), 1);
+  const uint64_t range_cap = std::max<uint64_t>(memory_budget / (4 * threads), 1);
   const size_t n_ranges = static_cast<size_t>(std::min<uint64_t>(
       std::max<uint64_t>(2 * threads, (bytes + range_cap - 1) / range_cap), 1 << 16));
   const std::vector<std::string> splits = split_terms(sources, n_ranges);
@@ -282,22 +292,55 @@ size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool p
     return 1;
   }
   // Each range into memory; the finished ones are appended in order, by whichever thread
-  // finishes the one the next append waits for.
+  // finishes the one the next append waits for. Range r starts once r < next_append + threads
+  // (the thread of range next_append never waits, so this cannot deadlock). `held` logs each
+  // range's start (r + 1) and append (-(r + 1)) for the memory count.
   std::vector<std::unique_ptr<BlockWriter>> done(n);
+  std::vector<size_t> bytes_of(n, 0);
+  std::vector<int64_t> held;
   size_t next_append = 0;
+  bool failed = false;
   std::mutex append_mutex;
+  std::condition_variable appended;
   core::parallel_for(n, threads, [&](size_t r) {
+    {
+      std::unique_lock<std::mutex> lock(append_mutex);
+      appended.wait(lock, [&] { return failed || r < next_append + threads; });
+      if (failed) return;
+      held.push_back(static_cast<int64_t>(r) + 1);
+    }
     auto range = out.range_writer();
-    merge_range(cursors_between(r ? splits[r - 1] : std::string_view(),
-                                r + 1 < n ? splits[r] : std::string_view(), r == 0, r + 1 == n),
-                positions, *range);
+    try {
+      merge_range(cursors_between(r ? splits[r - 1] : std::string_view(),
+                                  r + 1 < n ? splits[r] : std::string_view(), r == 0, r + 1 == n),
+                  positions, *range);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(append_mutex);
+      failed = true;
+      appended.notify_all();
+      throw;
+    }
     std::lock_guard<std::mutex> lock(append_mutex);
+    bytes_of[r] = range->memory();
     done[r] = std::move(range);
     while (next_append < n && done[next_append]) {
       out.append(*done[next_append]);
       done[next_append++].reset();
+      held.push_back(-static_cast<int64_t>(next_append));
     }
+    appended.notify_all();
   });
+  if (range_memory) {
+    size_t now = 0;
+    for (int64_t e : held) {
+      if (e > 0) {
+        now += bytes_of[e - 1];
+        *range_memory = std::max(*range_memory, now);
+      } else {
+        now -= bytes_of[-e - 1];
+      }
+    }
+  }
   return n;
 }
 

@@ -70,15 +70,20 @@ struct DocidMap {
 // across sources; a term's postings are taken from each run in turn while its next docid is
 // the lowest, so runs that follow each other in docid order simply concatenate.
 //
-// With threads > 1 the term space is cut into ranges of about equal postings bytes (from a
-// sample of every run's entries), at least two per thread and more when the runs hold more
-// than memory_budget / (2 threads) bytes a range; each range is merged and encoded into memory
+// With threads > 1 the term space is cut into ranges of about equal weight (postings bytes,
+// plus 64 and the term's length a term: what a term costs a range writer besides its blocks;
+// from a sample of every run's entries), at least two per thread and more when the runs weigh
+// more than memory_budget / (4 threads) a range; each range is merged and encoded into memory
 // by one thread (a BlockWriter without files) and appended to `out` in term order as soon as
-// the ranges before it are, so about one range per thread is held at a time. The files are the
-// same as with one thread. Returns the number of term ranges (1: merged on this thread).
+// the ranges before it are; a range starts only within `threads` of the next to append, so at
+// most `threads` ranges are held at a time. The files are the same as with one thread. Returns
+// the number of term ranges (1: merged on this thread); `range_memory` (may be null) gets the
+// most bytes the range writers held at once (each counted at its final size from its start
+// to its append, an upper bound).
 size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
                   BlockWriter& out, const std::vector<const DocidMap*>& maps = {},
-                  unsigned threads = 1, size_t memory_budget = SIZE_MAX);
+                  unsigned threads = 1, size_t memory_budget = SIZE_MAX,
+                  size_t* range_memory = nullptr);
 
 // The term ranges merge_runs uses: the first term of each range but the first, strictly
 // increasing, at most n_ranges - 1 of them (fewer when the runs have fewer distinct terms).

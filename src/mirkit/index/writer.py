@@ -524,6 +524,7 @@ class IndexWriter:
             "memory_budget": self.memory_budget,
             "runs_spilled": stats["runs"],
             "peak_memory": stats["peak_memory"],
+            "range_memory": stats["range_memory"],
             "seconds": round(time.perf_counter() - self._started, 3),
             "skipped": self.skipped,
             "timings": self.timings,
