@@ -622,8 +622,10 @@ BuildStats ParallelBuilder::finish() {
   s.finished = true;
   auto started = Clock::now();
   BuildStats stats;
-  if (s.parts.size() == 1) {
-    // One part (its docids are the collection's): finished in its directory, its files moved up.
+  if (s.parts.size() == 1 && s.threads == 1) {
+    // One part (its docids are the collection's) and one thread: finished in its directory, its
+    // files moved up. (With more threads a lone part, of one batch or a small file, is merged
+    // like several, so that the commit runs on every thread rather than on the part's one.)
     stats = s.parts[0]->finish();
     for (const FileInfo& f : stats.files) {
       fs::rename(fs::path(s.part_dir(0)) / f.name, fs::path(s.dir) / f.name);

@@ -217,33 +217,45 @@ size_t lower_bound(const RunSource& s, std::string_view term) {
 // frequent ones.
 static uint64_t entry_weight(const RunEntry& e) { return e.size + e.term.size() + 64; }
 
-std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource>>& sources,
-                                     size_t n_ranges) {
-  if (n_ranges <= 1) return {};
-  // Every source's volume (postings bytes), then about 16 samples a range in all, each
-  // weighing the volume since the source's previous sample.
+namespace {
+
+// Each source's weight (its entries' entry_weight), the sources on `threads` threads.
+std::vector<uint64_t> source_weights(const std::vector<std::unique_ptr<RunSource>>& sources,
+                                     unsigned threads) {
   std::vector<uint64_t> volume(sources.size(), 0);
-  uint64_t total = 0;
-  for (size_t s = 0; s < sources.size(); ++s) {
+  core::parallel_for(sources.size(), threads, [&](size_t s) {
     for (size_t i = 0; i < sources[s]->size(); ++i) volume[s] += entry_weight(sources[s]->entry(i));
-    total += volume[s];
-  }
+  });
+  return volume;
+}
+
+// split_terms, given the sources' weights: about 16 samples a range in all, each weighing the
+// volume since its source's previous sample (the sources sampled on `threads` threads), sorted;
+// a range ends before the sample at which the running volume passes its share.
+std::vector<std::string> split_by_weight(const std::vector<std::unique_ptr<RunSource>>& sources,
+                                         const std::vector<uint64_t>& volume, size_t n_ranges,
+                                         unsigned threads) {
+  if (n_ranges <= 1) return {};
+  uint64_t total = 0;
+  for (uint64_t v : volume) total += v;
   if (total == 0) return {};
   const uint64_t step = std::max<uint64_t>(1, total / (16 * n_ranges));
-  std::vector<std::pair<std::string_view, uint64_t>> samples;
-  for (const auto& source : sources) {
+  std::vector<std::vector<std::pair<std::string_view, uint64_t>>> taken(sources.size());
+  core::parallel_for(sources.size(), threads, [&](size_t s) {
+    const RunSource& source = *sources[s];
     uint64_t weight = 0;
-    for (size_t i = 0; i < source->size(); ++i) {
-      const RunEntry e = source->entry(i);
+    for (size_t i = 0; i < source.size(); ++i) {
+      const RunEntry e = source.entry(i);
       weight += entry_weight(e);
-      if (weight >= step || i + 1 == source->size()) {
-        samples.emplace_back(e.term, weight);
+      if (weight >= step || i + 1 == source.size()) {
+        taken[s].emplace_back(e.term, weight);
         weight = 0;
       }
     }
-  }
+  });
+  std::vector<std::pair<std::string_view, uint64_t>> samples;
+  for (const auto& t : taken) samples.insert(samples.end(), t.begin(), t.end());
   std::sort(samples.begin(), samples.end());
-  // A range ends before the sample at which the running volume passes its share.
   std::vector<std::string> splits;
   uint64_t running = 0;
   for (const auto& [term, weight] : samples) {
@@ -255,6 +267,14 @@ std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource
     running += weight;
   }
   return splits;
+}
+
+}  // namespace
+
+std::vector<std::string> split_terms(const std::vector<std::unique_ptr<RunSource>>& sources,
+                                     size_t n_ranges) {
+  if (n_ranges <= 1) return {};
+  return split_by_weight(sources, source_weights(sources, 1), n_ranges, 1);
 }
 
 size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
@@ -278,14 +298,14 @@ size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool p
   // Ranges: two a thread, more when a range would weigh more than budget / (4 threads): its
   // writer's buffers grow by doubling, so the `threads` ranges held at once take at most about
   // budget / 2 (more only where one term outweighs a range).
+  // The runs' entries are walked twice, each source on a thread: to weigh them, to sample them.
+  const std::vector<uint64_t> volume = source_weights(sources, threads);
   uint64_t bytes = 0;
-  for (const auto& source : sources) {
-    for (size_t i = 0; i < source->size(); ++i) bytes += entry_weight(source->entry(i));
-  }
+  for (uint64_t v : volume) bytes += v;
   const uint64_t range_cap = std::max<uint64_t>(memory_budget / (4 * threads), 1);
   const size_t n_ranges = static_cast<size_t>(std::min<uint64_t>(
       std::max<uint64_t>(2 * threads, (bytes + range_cap - 1) / range_cap), 1 << 16));
-  const std::vector<std::string> splits = split_terms(sources, n_ranges);
+  const std::vector<std::string> splits = split_by_weight(sources, volume, n_ranges, threads);
   const size_t n = splits.size() + 1;
   if (n == 1) {
     merge_range(cursors_between({}, {}, true, true), positions, out);
