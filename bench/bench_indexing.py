@@ -167,6 +167,31 @@ def test_file_builds_side_by_side(system, corpus, tmp_path):
     assert system in indexing.format_file_table(rows)
 
 
+def test_file_formats_read_in_batches(corpus, tmp_path):
+    """The gzip'ed JSON Lines and TREC files of `file_report` (read in batches, each batch one
+    worker's): every document indexed, the 2-thread index the 1-thread one byte for byte."""
+    import gzip
+    import shutil
+
+    name, docs = corpus
+    plain = indexing.write_jsonl(docs, tmp_path / "docs.jsonl")
+    with open(plain, "rb") as f, gzip.open(tmp_path / "docs.jsonl.gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    indexing.write_trec(docs, tmp_path / "docs.trec")
+    for fmt in ("jsonl.gz", "trec"):
+        path = tmp_path / f"docs.{fmt}"
+        files = []
+        for threads in (1, 2):
+            out = tmp_path / f"{fmt}-{threads}"
+            assert indexing._FILE_BUILDERS["mirkit"](path, out, threads)["n_docs"] == len(docs)
+            files.append({f.name: f.read_bytes() for f in out.iterdir()
+                          if f.name != "manifest.json"})
+        assert files[0] == files[1], fmt
+    rows = [dict(indexing.measure_file("mirkit", tmp_path / "docs.trec", 2),
+                 corpus=f"{name}.trec", docs=len(docs), file_bytes=1)]
+    assert f"{name}.trec" in indexing.format_file_table(rows)
+
+
 def test_mirkit_build(benchmark, tmp_path):
     from mirkit.index import build_index
 

@@ -588,6 +588,54 @@ def test_cli_index_and_search_sharded(client, synthetic, tmp_path, capsys):
     assert [i for s in range(2) for i in one.shard(s).doc_ids] == [d for d, _ in docs[100:350]]
 
 
+def test_cli_search_segmented_on_scheduler(client, synthetic, tmp_path, capsys, monkeypatch):
+    """`mirkit search --scheduler` on a living (segmented) index searches its segments on the
+    cluster (DistributedSearcher), with the results of a fresh build of its live documents;
+    on a single index it is a one-line error."""
+    import mirkit.distributed
+    from mirkit import cli
+
+    docs = synthetic.docs[:500]
+    files = []
+    for i, (a, b) in enumerate([(0, 300), (300, 500)]):
+        files.append(str(tmp_path / f"part{i}.jsonl"))
+        with open(files[-1], "w") as f:
+            f.writelines(json.dumps({"id": d, "text": t}) + "\n" for d, t in docs[a:b])
+    living, fresh = str(tmp_path / "living"), str(tmp_path / "fresh")
+    assert cli.main(["index", files[0], "-o", living, "-q", "--no-merge", "--threads", "2"]) == 0
+    assert cli.main(["index", files[1], "-o", living, "-q", "--append"]) == 0
+    gone = [d for d, _ in docs[::7]]
+    assert cli.main(["delete", living, *gone]) == 0
+    live = [(d, t) for d, t in docs if d not in set(gone)]
+    build_single(live, fresh)
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("".join(f"q{i}\t{q}\n" for i, q in enumerate(synthetic.queries[:20])))
+    opened = []
+
+    class Counting(DistributedSearcher):
+        def __init__(self, path, client=None, **kw):
+            opened.append((str(path), client is not None))
+            super().__init__(path, client, **kw)
+
+    monkeypatch.setattr(mirkit.distributed, "DistributedSearcher", Counting)
+    runs = {}
+    for name, extra in (("fresh", []), ("living", ["--scheduler", client.scheduler.address])):
+        runs[name] = tmp_path / f"{name}.run"
+        assert cli.main(["search", str(tmp_path / name), "--queries", str(queries), "--run",
+                         str(runs[name]), *extra]) == 0
+    assert opened == [(living, True)]
+    assert runs["living"].read_text() == runs["fresh"].read_text()
+    capsys.readouterr()
+    assert cli.main(["search", fresh, "x", "--scheduler", client.scheduler.address]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mirkit search: error: --scheduler needs a sharded index") and \
+        err.count("\n") == 1 and "is a single index" in err
+    assert cli.main(["search", living, "a AND b", "--boolean", "--scheduler",
+                     client.scheduler.address]) == 2
+    assert "--boolean is not supported on a segmented index with --scheduler" in \
+        capsys.readouterr().err
+
+
 def test_single_shard_opens_as_plain_index(synthetic):
     index = ShardedIndex.open(synthetic.sharded(1))
     shard = Index.open(index.path / "shard-00000")

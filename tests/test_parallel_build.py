@@ -192,7 +192,7 @@ def test_commit_ranges_one_huge_term(tmp_path, budget):
         got, stats = _core_build(tmp_path / f"t{threads}", docs, threads, budget, positions=True)
         assert got == want, threads
         assert stats["term_ranges"] > 1
-        if budget < 1 << 20:  # ranges of at most budget / (2 threads) run bytes
+        if budget < 1 << 20:  # ranges of at most budget / (4 threads) of weight
             assert stats["term_ranges"] > 2 * threads
     _check_postings(build_index(docs, tmp_path / "index", threads=3, memory_budget="64KB"), docs)
 

@@ -90,6 +90,7 @@ py::dict stats_dict(const index::BuildStats& s) {
   d["runs"] = s.runs;
   d["term_ranges"] = s.term_ranges;
   d["peak_memory"] = s.peak_memory;
+  d["range_memory"] = s.range_memory;
   d["files"] = file_list(s.files);
   return d;
 }
@@ -262,22 +263,27 @@ void bind_index(py::module_& m) {
              return stats_dict(s);
            })
       .def("finish_parts", [](ParallelBuilder& self) {
-             std::vector<index::BuildStats> parts;
+             std::vector<index::FinishedPart> parts;
              {
                py::gil_scoped_release release;
                parts = self.finish_parts();
              }
              py::list out;
-             for (size_t k = 0; k < parts.size(); ++k) {
-               out.append(py::make_tuple(self.part_directory(k), stats_dict(parts[k])));
+             for (const index::FinishedPart& p : parts) {
+               out.append(py::make_tuple(p.directory, stats_dict(p.stats)));
              }
              return out;
-           }, "(directory, stats) of each part, finished as an index in its own directory.")
+           }, "(directory, stats) of each part, finished as an index in its own directory (a "
+              "stream of batches' parts merged into one), in collection order.")
       .def_property_readonly("n_docs", &ParallelBuilder::n_docs)
       .def_property_readonly("n_parts", &ParallelBuilder::n_parts)
       .def_property_readonly("memory_used", &ParallelBuilder::memory_used)
       .def_property_readonly("timings", [](const ParallelBuilder& self) {
-        const index::ParallelTimings t = self.timings();
+        index::ParallelTimings t;
+        {
+          py::gil_scoped_release release;  // waits for the workers
+          t = self.timings();
+        }
         py::dict d;
         d["read_parse"] = t.read_parse;
         d["analyze"] = t.analyze;

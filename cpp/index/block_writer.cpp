@@ -144,6 +144,18 @@ void append_shifted(OutStream& to, const std::vector<uint8_t>& from, uint64_t sh
 
 }  // namespace
 
+size_t BlockWriter::memory() const {
+  size_t bytes = m_term_hashes.capacity() * sizeof(uint64_t);
+  for (const OutStream* s :
+       {&m_terms, &m_term_offsets, &m_term_df, &m_term_cf, &m_term_blocks, &m_term_max_score,
+        &m_block_last_docid, &m_block_docs_end, &m_block_freqs_end, &m_block_max_score,
+        &m_docids, &m_freqs, &m_thresholds, &m_term_hash, &m_positions,
+        &m_block_positions_end}) {
+    bytes += s->memory().capacity();
+  }
+  return bytes;
+}
+
 void BlockWriter::append(BlockWriter& r) {
   if (!r.m_in_memory || r.m_in_term) {
     throw std::logic_error("BlockWriter::append: not a finished memory writer");

@@ -99,6 +99,8 @@ class BlockWriter {
   // them in a fixed order (a file writer only).
   std::vector<FileInfo> close(unsigned threads = 1);
 
+  // Bytes held in memory by the streams and term hashes (a memory writer's whole output).
+  size_t memory() const;
   uint64_t n_terms() const { return m_n_terms; }
   uint64_t n_postings() const { return m_n_postings; }
   uint64_t n_blocks() const { return m_n_blocks; }

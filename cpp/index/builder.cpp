@@ -394,8 +394,9 @@ struct IndexBuilder::State {
     }
     for (FileInfo& f : all.write(dir)) stats.files.push_back(std::move(f));
   }
+  // `held`: bytes of the runs kept in memory while they merge (the builder's, or the parts').
   BuildStats write_index(std::vector<std::unique_ptr<RunSource>> sources,
-                         const std::vector<uint32_t>& bases);
+                         const std::vector<const DocidMap*>& maps, size_t held);
   void write_vectors(uint64_t n_terms, uint64_t n_blocks, BuildStats& stats);
 };
 
@@ -404,7 +405,7 @@ BuildStats IndexBuilder::State::finish() {
   finished = true;
   std::vector<std::unique_ptr<RunSource>> sources;
   run_sources(sources);
-  BuildStats stats = write_index(std::move(sources), {});
+  BuildStats stats = write_index(std::move(sources), {}, memory());
   if (!run_files.empty()) fs::remove_all(fs::path(dir) / "runs");
   write_word_counts({this}, stats);
   return stats;
@@ -412,11 +413,11 @@ BuildStats IndexBuilder::State::finish() {
 
 // Writes the documents' files and the postings merged from `sources` (see merge_runs).
 BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSource>> sources,
-                                            const std::vector<uint32_t>& bases) {
+                                            const std::vector<const DocidMap*>& maps,
+                                            size_t held) {
   const auto started = std::chrono::steady_clock::now();
   BuildStats stats;
   stats.runs = static_cast<uint32_t>(run_files.size());
-  stats.peak_memory = peak_memory;
 
   // The documents' files are written (and fsynced) on a thread of their own (mostly waiting
   // for the disk) beside the postings' merge, which runs on this one and the builder's threads.
@@ -447,8 +448,11 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
     write_doc_files();
   }
   try {
-    stats.term_ranges =
-        merge_runs(sources, options.positions, out, bases, threads, options.memory_budget);
+    size_t ranges = 0;
+    stats.term_ranges = merge_runs(sources, options.positions, out, maps, threads,
+                                   options.memory_budget, &ranges);
+    stats.range_memory = ranges;
+    peak_memory = std::max(peak_memory, held + ranges);
     postings_files = out.close(threads);
   } catch (...) {
     if (doc_thread.joinable()) doc_thread.join();
@@ -470,6 +474,7 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.n_postings = out.n_postings();
   stats.total_tokens = total_tokens;
   stats.max_doc_length = max_doc_length;
+  stats.peak_memory = peak_memory;
   timings.write +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return stats;
@@ -599,10 +604,11 @@ std::string IndexBuilder::doc_id(uint64_t docid) const {
                      m->id_offsets[docid + 1] - m->id_offsets[docid]);
 }
 
-// The parts' documents, in part order, become this builder's; their runs, shifted to the
-// merged docids, are merged into its files. The output is that of one builder fed every
-// document in the same order (run_merge.hpp): the terms' postings concatenate in part order.
-BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
+// The parts' documents, run by run, become this builder's; their runs, mapped to the merged
+// docids, are merged into its files. The output is that of one builder fed every document in
+// the same order (run_merge.hpp): each term's postings come out in merged docid order.
+BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts,
+                                     const std::vector<PartRun>& part_runs) {
   State& s = *m;
   if (s.finished || s.doc_lengths.size() != 0) {
     throw std::logic_error("IndexBuilder::merge_parts: the target must be new");
@@ -611,41 +617,72 @@ BuildStats IndexBuilder::merge_parts(const std::vector<IndexBuilder*>& parts) {
   for (IndexBuilder* part : parts) {
     if (part->m->finished) throw std::logic_error("IndexBuilder::merge_parts: a part is finished");
   }
+  std::vector<PartRun> runs = part_runs;
+  if (runs.empty()) {
+    for (size_t k = 0; k < parts.size(); ++k) runs.push_back({k, 0, parts[k]->n_docs()});
+  }
   // Each part's runs: its spilled ones opened, its last one sorted, the parts on the threads.
   std::vector<std::vector<std::unique_ptr<RunSource>>> part_sources(parts.size());
   core::parallel_for(parts.size(), s.threads,
                      [&](size_t k) { parts[k]->m->run_sources(part_sources[k]); });
-  std::vector<std::unique_ptr<RunSource>> sources;
-  std::vector<uint32_t> bases;
-  size_t runs = 0;
+  std::vector<std::unique_ptr<core::MappedFile>> ids(parts.size());
+  size_t held = 0;  // the parts' runs in memory
   for (size_t k = 0; k < parts.size(); ++k) {
     State& p = *parts[k]->m;
     p.finished = true;
-    const uint64_t base = s.doc_lengths.size();
-    if (base + p.doc_lengths.size() > kMaxDocs) {
-      core::fail_value("too many documents for one index");
-    }
-    // Document files: lengths and distinct-term counts appended, ids copied, offsets shifted.
-    s.doc_lengths.insert(s.doc_lengths.end(), p.doc_lengths.begin(), p.doc_lengths.end());
-    s.doc_terms.insert(s.doc_terms.end(), p.doc_terms.begin(), p.doc_terms.end());
     p.ids_file->close();
-    if (p.ids_file->bytes()) {
-      core::MappedFile ids(p.path(kDocIdsFile));
-      s.ids_file->write(ids.data(), ids.size());
-    }
-    const uint64_t shift = s.id_offsets.back();
-    for (size_t d = 1; d < p.id_offsets.size(); ++d) {
-      s.id_offsets.push_back(shift + p.id_offsets[d]);
-    }
+    if (p.ids_file->bytes()) ids[k] = std::make_unique<core::MappedFile>(p.path(kDocIdsFile));
     s.total_tokens += p.total_tokens;
     s.max_doc_length = std::max(s.max_doc_length, p.max_doc_length);
     s.peak_memory += p.peak_memory;  // the parts held their memory at once
-    runs += p.run_files.size();
-    for (auto& source : part_sources[k]) sources.push_back(std::move(source));
-    bases.resize(sources.size(), static_cast<uint32_t>(base));
+    held += p.memory();
   }
-  BuildStats stats = s.write_index(std::move(sources), bases);
-  stats.runs = static_cast<uint32_t>(runs);
+  // Document files, run by run: lengths and distinct-term counts appended, ids copied, offsets
+  // shifted; each part's docid map gets a segment a run.
+  std::vector<DocidMap> maps(parts.size());
+  std::vector<uint64_t> next(parts.size(), 0);  // each part's first document not yet taken
+  for (const PartRun& r : runs) {
+    if (r.part >= parts.size() || r.local_first != next[r.part] ||
+        r.count > parts[r.part]->n_docs() - r.local_first) {
+      throw std::logic_error("IndexBuilder::merge_parts: runs must take each part's documents "
+                             "in order");
+    }
+    if (r.count == 0) continue;
+    State& p = *parts[r.part]->m;
+    const uint64_t base = s.doc_lengths.size();
+    if (base + r.count > kMaxDocs) core::fail_value("too many documents for one index");
+    maps[r.part].segments.push_back(
+        {static_cast<uint32_t>(r.local_first), static_cast<uint32_t>(base)});
+    const size_t lo = r.local_first, hi = r.local_first + r.count;
+    s.doc_lengths.insert(s.doc_lengths.end(), p.doc_lengths.begin() + lo,
+                         p.doc_lengths.begin() + hi);
+    if (!p.doc_terms.empty()) {
+      s.doc_terms.insert(s.doc_terms.end(), p.doc_terms.begin() + lo, p.doc_terms.begin() + hi);
+    }
+    const uint64_t from = p.id_offsets[lo], to = p.id_offsets[hi];
+    if (to > from) s.ids_file->write(ids[r.part]->data() + from, to - from);
+    const uint64_t shift = s.id_offsets.back() - from;
+    for (size_t d = lo + 1; d <= hi; ++d) s.id_offsets.push_back(shift + p.id_offsets[d]);
+    next[r.part] = hi;
+  }
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (next[k] != parts[k]->n_docs()) {
+      throw std::logic_error("IndexBuilder::merge_parts: runs must cover every document");
+    }
+  }
+  ids.clear();
+  std::vector<std::unique_ptr<RunSource>> sources;
+  std::vector<const DocidMap*> source_maps;
+  size_t n_runs = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    n_runs += parts[k]->m->run_files.size();
+    for (auto& source : part_sources[k]) {
+      sources.push_back(std::move(source));
+      source_maps.push_back(&maps[k]);
+    }
+  }
+  BuildStats stats = s.write_index(std::move(sources), source_maps, held);
+  stats.runs = static_cast<uint32_t>(n_runs);
   std::vector<State*> states;
   for (IndexBuilder* part : parts) states.push_back(part->m.get());
   s.write_word_counts(states, stats);

@@ -55,7 +55,11 @@ struct BuildStats {
   uint32_t max_doc_length = 0;
   uint32_t runs = 0;            // runs spilled to disk (0: everything fit the budget)
   uint64_t term_ranges = 0;     // term ranges the postings were merged in (merge_runs)
-  uint64_t peak_memory = 0;     // peak of the budgeted structures, bytes
+  // Peak bytes of the budgeted structures: the postings buffers, dictionaries and token caches
+  // while indexing; at the commit, those of the runs still in memory plus the term ranges
+  // encoded in memory (range_memory); the document vectors' pass.
+  uint64_t peak_memory = 0;
+  uint64_t range_memory = 0;    // most bytes of term ranges held at once (merge_runs)
   std::vector<FileInfo> files;  // every file written, in a fixed order
 };
 
@@ -85,6 +89,13 @@ std::vector<FileInfo> write_doc_vectors(const std::string& directory, const Inde
                                         const uint32_t* doc_terms, size_t memory_budget,
                                         size_t* peak);
 
+// Documents [local_first, local_first + count) of part `part`, a docid run of a merge
+// (IndexBuilder::merge_parts).
+struct PartRun {
+  size_t part;
+  uint64_t local_first, count;
+};
+
 class IndexBuilder {
  public:
   // Writes into `directory`, which must exist and be empty (the caller renames it into place).
@@ -105,11 +116,14 @@ class IndexBuilder {
   void spill();
   // The id of document `docid` (0-based, of this builder); out_of_range past the end.
   std::string doc_id(uint64_t docid) const;
-  // Finishes `parts` (builders of the same options, in collection order, each over its own
-  // directory) as one index written into this builder's directory, which must have no
-  // documents: byte-identical to one builder fed all their documents in order. The parts and
-  // this builder are spent afterwards; the parts' directories hold nothing more of use.
-  BuildStats merge_parts(const std::vector<IndexBuilder*>& parts);
+  // Finishes `parts` (builders of the same options, each over its own directory) as one index
+  // written into this builder's directory, which must have no documents: byte-identical to one
+  // builder fed all their documents in collection order. That order is `runs`' (each run the
+  // next documents of the collection; each part's runs in order, covering its documents), or
+  // with no runs the parts' in turn. The parts and this builder are spent afterwards; the
+  // parts' directories hold nothing more of use.
+  BuildStats merge_parts(const std::vector<IndexBuilder*>& parts,
+                         const std::vector<PartRun>& runs = {});
 
  private:
   struct State;

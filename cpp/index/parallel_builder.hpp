@@ -7,8 +7,13 @@
 // A JSON Lines file (add_jsonl) is cut into one contiguous byte range per thread, on line
 // boundaries; each worker reads its range with the strict JsonlLineReader and indexes it into
 // its own part. Lines that reader leaves undecided go to a callback (the reference reader in
-// Python), which also words the errors. Documents given in batches (add_batch) go to one part
-// whose builder analyses each batch on all threads, as IndexBuilder does.
+// Python), which also words the errors. Documents given in batches (add_batch: any other
+// input, read by the caller) are a stream: each batch is copied and handed whole to one of
+// `threads` workers, which indexes it into its own part on its own thread while the caller
+// reads on. A batch is a contiguous docid run of its part, so a part holds several runs
+// between other parts' runs; the merge maps each run to its docids (run_merge.hpp's DocidMap)
+// and takes each term's postings in docid order, so the result is byte-identical to a
+// one-threaded build whatever worker took which batch.
 //
 // Ids are checked for repeats across the whole collection: within a batch or a worker's range
 // by the part's builder, across parts here, through a table of 64-bit id hashes (a repeated
@@ -61,6 +66,12 @@ struct ParallelTimings {
   double merge = 0;       // joining the parts' documents (their runs merge while writing)
 };
 
+// An index that finish_parts() wrote, and its stats.
+struct FinishedPart {
+  std::string directory;
+  BuildStats stats;
+};
+
 class ParallelBuilder {
  public:
   // Writes into `directory`, which must exist and be empty; parts live in directory/part-<k>.
@@ -70,6 +81,8 @@ class ParallelBuilder {
   ParallelBuilder& operator=(const ParallelBuilder&) = delete;
 
   // As IndexBuilder::add_batch; DuplicateIdError's first_docid counts every part's documents.
+  // With threads > 1 the batch is indexed later, on a worker (a worker's failure is thrown by
+  // a later call, and breaks the builder).
   void add_batch(const std::string_view* ids, const std::string_view* texts, size_t n);
   // Indexes the JSON Lines file at `path` on the builder's threads: its bytes [first, stop)
   // (stop past the end: to the end), whose first byte is on line `line`; a range that does not
@@ -84,11 +97,11 @@ class ParallelBuilder {
                         StoreWriter* store = nullptr,
                         const std::vector<std::string>* store_fields = nullptr);
   // One index in `directory`, byte-identical to a one-part build; the part directories are
-  // removed.
+  // removed. memory_used() and timings() wait for the workers.
   BuildStats finish();
-  // Each part finished as an index in its own directory (part_directory(k)), in parallel.
-  std::vector<BuildStats> finish_parts();
-  std::string part_directory(size_t k) const;
+  // Each JSON Lines range's part finished as an index in its own directory, and each stream
+  // of batches' parts merged into one, in collection order, in parallel.
+  std::vector<FinishedPart> finish_parts();
 
   uint64_t n_docs() const;
   size_t n_parts() const;

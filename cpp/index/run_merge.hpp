@@ -2,8 +2,8 @@
 //
 // A run holds, term by term in bytewise order, each term's postings as varints: (docid gap, tf,
 // then with positions the tf position gaps) per posting, the first gap taken from 0 so that it
-// is the absolute docid. Runs cover increasing docid ranges, so the postings of one term in
-// several runs concatenate in run order. IndexBuilder spills runs to files and keeps the last
+// is the absolute docid. The runs of one builder cover increasing docid ranges, so the postings
+// of one term in several runs concatenate in run order; runs of parts are mapped (DocidMap). IndexBuilder spills runs to files and keeps the last
 // one in memory; a segment merge can feed its segments' postings through the same interface.
 #pragma once
 
@@ -53,20 +53,37 @@ class FileRunSource : public RunSource {
   std::vector<uint64_t> m_offsets;  // of each entry's header
 };
 
+// Where the docids of a run go in the merged collection: docids from segments[i].local_first
+// (up to the next segment's) become segments[i].global_first on; both ascend. A part numbered
+// from 0 and merged whole has one segment {0, base}; a part that took some of a stream's
+// batches (ParallelBuilder) has one segment per batch, its docid runs between other parts'.
+struct DocidMap {
+  struct Segment {
+    uint32_t local_first, global_first;
+  };
+  std::vector<Segment> segments;
+};
+
 // Merges the runs term by term into `out`: each term once, with the summed df and the postings
-// of every run that has it, in the order of `sources` (which must be docid order). The docids
-// of sources[s] are shifted by bases[s] when `bases` is given (runs of index parts numbered
-// from 0 each, merged in collection order).
+// of every run that has it in docid order. The docids of sources[s] are mapped by *maps[s]
+// when `maps` is given (runs of index parts numbered from 0 each), and must then be disjoint
+// across sources; a term's postings are taken from each run in turn while its next docid is
+// the lowest, so runs that follow each other in docid order simply concatenate.
 //
-// With threads > 1 the term space is cut into ranges of about equal postings bytes (from a
-// sample of every run's entries), at least two per thread and more when the runs hold more
-// than memory_budget / (2 threads) bytes a range; each range is merged and encoded into memory
+// With threads > 1 the term space is cut into ranges of about equal weight (postings bytes,
+// plus 64 and the term's length a term: what a term costs a range writer besides its blocks;
+// from a sample of every run's entries), at least two per thread and more when the runs weigh
+// more than memory_budget / (4 threads) a range; each range is merged and encoded into memory
 // by one thread (a BlockWriter without files) and appended to `out` in term order as soon as
-// the ranges before it are, so about one range per thread is held at a time. The files are the
-// same as with one thread. Returns the number of term ranges (1: merged on this thread).
+// the ranges before it are; a range starts only within `threads` of the next to append, so at
+// most `threads` ranges are held at a time. The files are the same as with one thread. Returns
+// the number of term ranges (1: merged on this thread); `range_memory` (may be null) gets the
+// most bytes the range writers held at once (each counted at its final size from its start
+// to its append, an upper bound).
 size_t merge_runs(const std::vector<std::unique_ptr<RunSource>>& sources, bool positions,
-                  BlockWriter& out, const std::vector<uint32_t>& bases = {},
-                  unsigned threads = 1, size_t memory_budget = SIZE_MAX);
+                  BlockWriter& out, const std::vector<const DocidMap*>& maps = {},
+                  unsigned threads = 1, size_t memory_budget = SIZE_MAX,
+                  size_t* range_memory = nullptr);
 
 // The term ranges merge_runs uses: the first term of each range but the first, strictly
 // increasing, at most n_ranges - 1 of them (fewer when the runs have fewer distinct terms).

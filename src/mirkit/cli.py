@@ -425,6 +425,14 @@ def _cmd_search(args) -> int:
 
     if _is_sharded(args.index):
         return _search_sharded(args)
+    if args.scheduler:  # a living index's segments are searched on the cluster as shards are
+        from mirkit.index.segments import is_segmented
+
+        if not is_segmented(args.index):
+            raise UserError("--scheduler needs a sharded index (index --shards) or a "
+                            f"segmented one (IndexWriter.open, index --append): {args.index} "
+                            "is a single index")
+        return _search_sharded(args, "a segmented index with --scheduler")
     index = Index.open(args.index, verify=False)
     if args.boolean:
         if args.filter is not None:
@@ -454,23 +462,24 @@ def _is_sharded(path) -> bool:
     return manifest_format(path) == FORMAT_NAME  # else Index.open reports what is wrong
 
 
-def _search_sharded(args) -> int:
-    """``mirkit search`` over a sharded index: in this process, or on --scheduler's cluster."""
+def _search_sharded(args, what: str = "a sharded index") -> int:
+    """``mirkit search`` over a sharded index (in this process, or on --scheduler's cluster),
+    or over a segmented index's segments on --scheduler's cluster (`what` names it)."""
     from mirkit.distributed import DistributedSearcher
 
     if args.boolean:
-        raise ValueError("--boolean is not supported on a sharded index")
+        raise ValueError(f"--boolean is not supported on {what}")
     if args.show or args.snippets:
         raise ValueError("--show and --snippets need a local index with a document store")
     if args.fuzzy_syntax:
-        raise ValueError("--fuzzy-syntax is not supported on a sharded index")
+        raise ValueError(f"--fuzzy-syntax is not supported on {what}")
     if args.filter is not None:
-        raise ValueError("--filter is not supported on a sharded index")
+        raise ValueError(f"--filter is not supported on {what}")
     if args.suggest:
-        raise ValueError("--suggest is not supported on a sharded index")
+        raise ValueError(f"--suggest is not supported on {what}")
     if args.scorer == "bm25f" or getattr(args, "syntax", None) == "lucene":
-        raise ValueError("--scorer bm25f and --syntax lucene are not supported on a sharded "
-                         "index (yet)")
+        raise ValueError(f"--scorer bm25f and --syntax lucene are not supported on {what} "
+                         "(yet)")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None
     try:
         searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))
@@ -975,8 +984,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "(Anserini's defaults; the index needs document vectors: index --vectors)")
     p.add_argument("--fb-docs", type=int, default=10, help="feedback documents (default 10)")
     p.add_argument("--fb-terms", type=int, default=10, help="expansion terms (default 10)")
-    p.add_argument("--scheduler", metavar="ADDR", help="a sharded index (index --shards): "
-                   "search on this Dask scheduler's workers (default: in this process)")
+    p.add_argument("--scheduler", metavar="ADDR", help="a sharded index (index --shards) or a "
+                   "segmented one (index --append, --no-merge): search on this Dask "
+                   "scheduler's workers (default: in this process)")
     p.add_argument("--show", action="store_true", help="print each hit's stored text (the "
                    "index needs a document store: index --store)")
     p.add_argument("--snippets", action="store_true", help="print each hit's best fragments, "

@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-__all__ = ["SYSTEMS", "file_report", "living_cases", "living_report", "load_corpus", "measure",
-           "measure_file", "report", "write_jsonl"]
+__all__ = ["FILE_FORMATS", "SYSTEMS", "file_report", "living_cases", "living_report",
+           "load_corpus", "measure", "measure_file", "report", "write_jsonl", "write_trec"]
 
 SYSTEMS = ("mirkit", "tantivy", "bm25s")
 
@@ -442,9 +442,17 @@ def _file_mirkit(path: Path, out: Path, threads: int) -> dict:
     return {"n_docs": index.stats.n_docs, "timings": index.manifest["build"]["timings"]}
 
 
+def write_trec(docs, path: Path) -> Path:
+    """The corpus as TREC SGML: ``<DOC>``, ``<DOCNO>`` id, ``<TEXT>`` text."""
+    with open(path, "w", encoding="utf-8") as f:
+        for doc_id, text in docs:
+            f.write(f"<DOC>\n<DOCNO> {doc_id} </DOCNO>\n<TEXT>\n{text}\n</TEXT>\n</DOC>\n")
+    return path
+
+
 def _file_tantivy(path: Path, out: Path, threads: int) -> dict:
     index, writer = _tantivy_writer(out, threads, "text")
-    with open(path, encoding="utf-8") as f:
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as f:
         for line in f:
             writer.add_json(line)
     writer.commit()
@@ -480,43 +488,64 @@ def measure_file(system: str, path, threads: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+#: The files of file_report: JSON Lines (the C++ reader, on the worker threads), and the inputs
+#: read by mirkit.ingest's Python reader in batches, each batch indexed by one worker into its
+#: own part: gzip'ed JSON Lines and TREC SGML (tantivy reads the JSON Lines ones only).
+FILE_FORMATS = ("jsonl", "jsonl.gz", "trec")
+
+
 def file_report(corpus: str = "gcide", *, threads=(1, 2), repeat: int = 3, quick: bool = False,
-                out=sys.stdout) -> list:
-    """End-to-end builds from a JSON Lines file on disk, mirkit against tantivy (en_stem), at
-    each thread count; runs alternate, medians are printed with the load average."""
+                formats=FILE_FORMATS, out=sys.stdout) -> list:
+    """End-to-end builds from a file on disk (each of `formats`), mirkit against tantivy
+    (en_stem) where it reads the format, at each thread count; runs alternate, medians are
+    printed with the load average."""
     docs = load_corpus(corpus, quick)
-    systems = [s for s in _FILE_BUILDERS if _available(s)]
     work = Path(tempfile.mkdtemp(prefix="mirkit-bench-file-"))
     try:
-        path = write_jsonl(docs, work / f"{corpus}.jsonl")
-        nbytes = path.stat().st_size
+        paths = {}
+        for fmt in formats:
+            path = work / f"{corpus}.{fmt}"
+            if fmt == "trec":
+                write_trec(docs, path)
+            elif fmt == "jsonl.gz":
+                with open(write_jsonl(docs, work / "plain.jsonl"), "rb") as f, \
+                        gzip.open(path, "wb", compresslevel=6) as g:
+                    shutil.copyfileobj(f, g)
+            else:
+                write_jsonl(docs, path)
+            paths[fmt] = path
         runs: dict = {}
         load = [os.getloadavg()[0]]
         for _ in range(repeat):
-            for t in threads:
-                for system in systems:
-                    r = measure_file(system, path, t)
-                    if r["n_docs"] != len(docs):
-                        raise RuntimeError(f"{system} indexed {r['n_docs']} of {len(docs)} "
-                                           "documents")
-                    runs.setdefault((system, t), []).append(r)
+            for fmt, path in paths.items():
+                for t in threads:
+                    for system in _FILE_BUILDERS:
+                        if not _available(system) or (system == "tantivy" and fmt == "trec"):
+                            continue
+                        r = measure_file(system, path, t)
+                        if r["n_docs"] != len(docs):
+                            raise RuntimeError(f"{system} indexed {r['n_docs']} of {len(docs)} "
+                                               f"documents of {path.name}")
+                        runs.setdefault((fmt, system, t), []).append(r)
             load.append(os.getloadavg()[0])
+        sizes = {fmt: path.stat().st_size for fmt, path in paths.items()}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rows = []
-    for (system, t), rs in runs.items():
+    for (fmt, system, t), rs in runs.items():
         median = statistics.median(r["seconds"] for r in rs)
         timings = None
         if rs[0]["timings"]:
             timings = {k: statistics.median(r["timings"][k] for r in rs) for k in rs[0]["timings"]}
-        rows.append({"corpus": corpus, "system": system, "threads": t, "seconds": median,
-                     "docs": len(docs), "file_bytes": nbytes, "timings": timings})
+        rows.append({"corpus": f"{corpus}.{fmt}", "system": system, "threads": t,
+                     "seconds": median, "docs": len(docs), "file_bytes": sizes[fmt],
+                     "timings": timings})
     print(format_file_table(rows, load), file=out)
     return rows
 
 
 def format_file_table(rows: list, load=()) -> str:
-    seconds = {(r["system"], r["threads"]): r["seconds"] for r in rows}
+    seconds = {(r["corpus"], r["system"], r["threads"]): r["seconds"] for r in rows}
     lines = [f"\n### From a JSON Lines file on disk (median; load average "
              f"{', '.join(f'{x:.2f}' for x in load)})\n",
              "| corpus | threads | system | median s | docs/s | MB/s | vs tantivy (throughput) "
@@ -524,8 +553,8 @@ def format_file_table(rows: list, load=()) -> str:
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s, t = r["system"], r["threads"]
-        other = seconds.get(("tantivy", t))
-        one = seconds.get((s, 1))
+        other = seconds.get((r["corpus"], "tantivy", t))
+        one = seconds.get((r["corpus"], s, 1))
         steps = "" if not r["timings"] else ", ".join(
             f"{r['timings'][k]:.2f}" for k in ("read_parse", "analyze", "invert", "write",
                                                "merge"))

@@ -21,7 +21,9 @@ updates documents of an index as immutable segments with deletion bitmaps and at
 points, merges them (:class:`MergePolicy`), and :class:`SegmentedIndex` snapshots search them
 exactly (the live documents' statistics), like a fresh build of the live documents.
 
-Memory: the budget bounds the postings buffers, the term dictionary and the token caches. On
+Memory: the budget bounds the postings buffers, the term dictionary and the token caches, and
+at the commit the runs left in memory plus the term ranges encoded on the threads (at most
+about budget / 2): the manifest's ``build.peak_memory`` is their peak (README, "Memory"). On
 top of it come 28 bytes per document (length, id offset and the id hash set for duplicate
 detection; 4 more with document vectors), one input batch, and about 40 MB of fixed buffers
 (:data:`MEMORY_OVERHEAD`); the allocator's per-term overhead and the run files mapped during the

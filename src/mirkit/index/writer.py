@@ -129,8 +129,9 @@ class IndexWriter:
     merge : bool
         With True (the default) :meth:`commit` writes one index. With False it leaves a
         segmented index (:mod:`mirkit.index.segments`) of the parts built in parallel, one per
-        thread and JSON Lines file (plus one for documents given in batches), without merging
-        them; searching it gives the same results. Not with `vectors`.
+        thread and JSON Lines file (plus one for documents given in batches, its workers'
+        parts merged), without merging them; searching it gives the same results. Not with
+        `vectors`.
     numeric_fields, keyword_fields : sequence of str
         Fields stored column-wise, one value a document, for filters (``filter="year >= 1990
         AND lang:en"``, :mod:`mirkit.search.filters`): numeric (int64, or float64 when a value
@@ -173,8 +174,12 @@ class IndexWriter:
     once, at :meth:`commit`. The result is byte-identical whatever the number of threads. The
     C++ reader behind it leaves any line it does not read exactly as
     :func:`mirkit.ingest.read_documents` would to that reader, so documents and error
-    messages are the same. Other sources go through :mod:`mirkit.ingest`'s reader, in batches
-    analysed on `threads` threads.
+    messages are the same. Other sources (TREC, gzip'ed files, folders, iterables, and any
+    source with `skip_errors`) go through :mod:`mirkit.ingest`'s reader in batches of
+    `batch_size`: each batch goes whole to one of `threads` workers, which indexes it into its
+    own part (own dictionary and postings) on its own thread while the reader reads on. A
+    batch is a contiguous docid run of its part, and :meth:`commit` merges the parts' runs in
+    docid order, so these builds too are byte-identical whatever the number of threads.
 
     Use it as a context manager: leaving the block normally commits, an exception aborts and
     removes the temporary directory. Not thread-safe: one thread feeds one writer (the work
@@ -553,6 +558,7 @@ class IndexWriter:
             "memory_budget": self.memory_budget,
             "runs_spilled": stats["runs"],
             "peak_memory": stats["peak_memory"],
+            "range_memory": stats["range_memory"],
             "seconds": round(time.perf_counter() - self._started, 3),
             "skipped": self.skipped,
             "timings": self.timings,
