@@ -49,6 +49,7 @@ from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
 from mirkit.search._segments import SegmentedSearch
+from mirkit.search.expand import ExpandedTerms
 from mirkit.search.filters import FilterCache, compile_filter
 from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
 from mirkit.search.query import Query, check_query, weighted_terms
@@ -274,6 +275,8 @@ class Searcher:
             return query if structured is None else structured
         if type(query) is StructuredQuery:  # read with syntax="lucene" already
             return query
+        if type(query) is ExpandedTerms:  # expand_query's terms and weights, checked already
+            return list(query), list(query.values())
         terms = self.analyze(query)
         return list(terms), list(terms.values())
 
