@@ -49,6 +49,45 @@ void deletion_hashes(const uint32_t* p, size_t n, uint32_t d, std::vector<uint64
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
+// Log-probabilities of the four kinds of edit, NaN ones replaced by edit_log_prob.
+struct EditLogProbs {
+  double ins, del, sub, tr;
+  bool uniform;  // all equal: the channel is distance * edit_log_prob
+  explicit EditLogProbs(const SpellOptions& o) {
+    auto pick = [&](double v) { return std::isnan(v) ? o.edit_log_prob : v; };
+    ins = pick(o.insertion_log_prob);
+    del = pick(o.deletion_log_prob);
+    sub = pick(o.substitution_log_prob);
+    tr = pick(o.transposition_log_prob);
+    uniform = ins == del && del == sub && sub == tr;
+  }
+};
+
+// The error model's log-probability of typing t (m code points) for the word w (n): the most
+// probable optimal string alignment, each edit weighted by its kind (an insertion adds a
+// character to the word, a deletion drops one of it). `distance` is their OSA distance.
+double channel_log_prob(const uint32_t* t, size_t m, const uint32_t* w, size_t n,
+                        uint32_t distance, const EditLogProbs& e, std::vector<double>& dp) {
+  if (e.uniform || distance == 0) return distance * e.ins;
+  const size_t cols = n + 1;
+  dp.resize((m + 1) * cols);
+  for (size_t j = 0; j <= n; ++j) dp[j] = j * e.del;
+  for (size_t i = 1; i <= m; ++i) {
+    double* row = dp.data() + i * cols;
+    const double* up = row - cols;
+    row[0] = i * e.ins;
+    for (size_t j = 1; j <= n; ++j) {
+      double v = std::max({up[j - 1] + (t[i - 1] == w[j - 1] ? 0.0 : e.sub), up[j] + e.ins,
+                           row[j - 1] + e.del});
+      if (i > 1 && j > 1 && t[i - 1] == w[j - 2] && t[i - 2] == w[j - 1]) {
+        v = std::max(v, dp[(i - 2) * cols + j - 2] + e.tr);
+      }
+      row[j] = v;
+    }
+  }
+  return dp[m * cols + n];
+}
+
 bool has_digit(const std::vector<uint32_t>& cps) {
   for (uint32_t c : cps) if (c >= '0' && c <= '9') return true;
   return false;
@@ -98,6 +137,19 @@ SpellModel::SpellModel(std::string words, std::vector<uint64_t> offsets,
     ++m_bigram_rows[a + 1];
   }
   for (size_t i = 0; i < n; ++i) m_bigram_rows[i + 1] += m_bigram_rows[i];
+  // Kneser-Ney's counts of counts.
+  m_row_total.assign(n, 0);
+  m_predecessors.assign(n, 0);
+  uint64_t once = 0, twice = 0;
+  for (size_t k = 0; k < m_bigram_counts.size(); ++k) {
+    const uint32_t c = m_bigram_counts[k];
+    m_row_total[m_bigrams[2 * k]] += c;
+    if (m_predecessors[m_bigrams[2 * k + 1]]++ == 0) ++m_continued_words;
+    once += c == 1;
+    twice += c == 2;
+  }
+  m_bigram_types = m_bigram_counts.size();
+  if (once > 0) m_ney_discount = static_cast<double>(once) / static_cast<double>(once + 2 * twice);
 
   m_lookup.reserve(n);
   m_cp_offsets.assign(1, 0);
@@ -156,7 +208,33 @@ uint32_t SpellModel::bigram_count(uint32_t first, uint32_t second) const {
                                                                            : 0;
 }
 
+double SpellModel::kn_unigram(uint32_t w, double d, const SpellOptions& o) const {
+  if (w >= n_words()) return o.unknown_log_prob;
+  if (m_bigram_types == 0) {  // no bigrams: relative frequency
+    return std::log(static_cast<double>(m_counts[w]) /
+                    static_cast<double>(std::max<uint64_t>(m_total, 1)));
+  }
+  const double types = static_cast<double>(m_bigram_types);
+  const double p = std::max(static_cast<double>(m_predecessors[w]) - d, 0.0) / types +
+                   d * static_cast<double>(m_continued_words) / types /
+                       static_cast<double>(n_words());
+  return std::log(p);
+}
+
+double SpellModel::kn_bigram(uint32_t prev, uint32_t w, double d, double log_uni) const {
+  if (prev >= n_words() || m_row_total[prev] == 0) return log_uni;
+  const double total = static_cast<double>(m_row_total[prev]);
+  const double c = w < n_words() ? static_cast<double>(bigram_count(prev, w)) : 0.0;
+  const double followers = static_cast<double>(m_bigram_rows[prev + 1] - m_bigram_rows[prev]);
+  return std::log(std::max(c - d, 0.0) / total + d * followers / total * std::exp(log_uni));
+}
+
 double SpellModel::log_score(uint32_t prev, uint32_t w, const SpellOptions& o) const {
+  if (o.kneser_ney) {
+    const double d = o.discount < 0 ? m_ney_discount : o.discount;
+    const double u = kn_unigram(w, d, o);
+    return prev == kStart ? u : kn_bigram(prev, w, d, u);
+  }
   const double n = static_cast<double>(std::max<uint64_t>(m_total, 1));
   const double unigram = w < n_words() ? std::log(static_cast<double>(m_counts[w]) / n)
                                        : o.unknown_log_prob;
@@ -223,7 +301,9 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     return result;
   }
   const double n_total = static_cast<double>(std::max<uint64_t>(m_total, 1));
+  const double kn_d = o.discount < 0 ? m_ney_discount : o.discount;
   auto unigram = [&](uint32_t w) {
+    if (o.kneser_ney) return kn_unigram(w, kn_d, o);
     return w < nw ? std::log(static_cast<double>(m_counts[w]) / n_total)
                   : o.unknown_log_prob;
   };
@@ -232,12 +312,14 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     uint32_t w1, w2;  // w2 == kNotFound: one word; w >= nw: token w - nw kept as typed
     uint32_t edits;
     double prior;  // error model + unigrams, to rank and cap the options
+    double err = 0;  // error model (edits; not the space of a split or merge)
     double u1 = 0, inner = 0;  // unigram log of w1; a split's log_score(w1, w2)
   };
   // log_score with the logarithms the search needs again and again computed once.
   const double log_backoff = std::log(o.backoff);
   auto lm = [&](uint32_t prev, double log_prev_count, uint32_t w, double u) {
     if (prev == kStart) return u;
+    if (o.kneser_ney) return kn_bigram(prev, w, kn_d, u);
     if (prev < nw && w < nw) {
       const uint32_t c = bigram_count(prev, w);
       if (c) return std::log(static_cast<double>(c)) - log_prev_count;
@@ -260,6 +342,13 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     return len <= 1 ? 0 : len <= 4 ? std::min<uint32_t>(1, o.max_distance) : o.max_distance;
   };
   std::vector<SpellCandidate> found;
+  const EditLogProbs edit(o);
+  std::vector<double> dp;
+  auto channel = [&](const uint32_t* t, size_t len, const SpellCandidate& c) {
+    const uint32_t* w = m_code_points.data() + m_cp_offsets[c.word];
+    return channel_log_prob(t, len, w, m_cp_offsets[c.word + 1] - m_cp_offsets[c.word],
+                            c.distance, edit, dp);
+  };
   // Options of each token alone (single), of tokens i and i + 1 joined (merge), of token i
   // cut in two (split).
   std::vector<std::vector<Option>> single(m), merge(m), split(m);
@@ -282,7 +371,8 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       // A one-character word replaces no longer token ("xp" is not "p"): too likely by
       // frequency alone, too rarely meant.
       if (m_cp_offsets[c.word + 1] - m_cp_offsets[c.word] < 2 && cps[i].size() >= 2) continue;
-      s.push_back({c.word, kNotFound, c.distance, c.distance * o.edit_log_prob + unigram(c.word)});
+      const double err = channel(cps[i].data(), cps[i].size(), c);
+      s.push_back({c.word, kNotFound, c.distance, err + unigram(c.word), err});
     }
     cap(s, o.max_candidates);
     if (self != kNotFound && std::none_of(s.begin(), s.end(), [&](const Option& x) {
@@ -298,8 +388,9 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
                     scratch);
       for (const SpellCandidate& c : found) {
         if (m_cp_offsets[c.word + 1] - m_cp_offsets[c.word] < 2) continue;
+        const double err = channel(joined.data(), joined.size(), c);
         merge[i].push_back({c.word, kNotFound, c.distance + 1,
-                            c.distance * o.edit_log_prob + o.space_log_prob + unigram(c.word)});
+                            err + o.space_log_prob + unigram(c.word), err});
       }
       cap(merge[i], o.max_candidates / 4 + 1);
     }
@@ -326,11 +417,12 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       if (left.empty()) continue;
       part(k, len, right);
       for (const SpellCandidate& a : left) {
+        const double err_a = channel(cps[i].data(), k, a);
         for (const SpellCandidate& b : right) {
           const uint32_t d = a.distance + b.distance;
+          const double err = err_a + channel(cps[i].data() + k, len - k, b);
           split[i].push_back({a.word, b.word, d + 1,
-                              d * o.edit_log_prob + o.space_log_prob + unigram(a.word) +
-                                  unigram(b.word)});
+                              err + o.space_log_prob + unigram(a.word) + unigram(b.word), err});
         }
       }
     }
@@ -364,21 +456,20 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       const double log_prev = hyp.last < nw ? std::log(static_cast<double>(m_counts[hyp.last])) : 0;
       for (const Option& x : single[i]) {
         const uint32_t d = x.edits;
-        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + d * o.edit_log_prob,
+        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + x.err,
                              x.w1, hyp.edits + d, static_cast<uint32_t>(i), h, x.w1, kNotFound});
       }
       if (i + 1 < m) {
         for (const Option& x : merge[i]) {
-          at[i + 2].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) +
-                                   (x.edits - 1) * o.edit_log_prob + o.space_log_prob,
+          at[i + 2].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + x.err +
+                                   o.space_log_prob,
                                x.w1, hyp.edits + x.edits, static_cast<uint32_t>(i), h, x.w1,
                                kNotFound});
         }
       }
       for (const Option& x : split[i]) {
-        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) +
-                                 x.inner + (x.edits - 1) * o.edit_log_prob +
-                                 o.space_log_prob,
+        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + x.inner +
+                                 x.err + o.space_log_prob,
                              x.w2, hyp.edits + x.edits, static_cast<uint32_t>(i), h, x.w1,
                              x.w2});
       }
