@@ -88,6 +88,20 @@ double channel_log_prob(const uint32_t* t, size_t m, const uint32_t* w, size_t n
   return dp[m * cols + n];
 }
 
+// Per-thread marks of the words seen by one candidates_cp call: t_stamps[w] == the call's
+// stamp. A new stamp per call, so nothing is cleared between calls (only on wrap-around).
+thread_local std::vector<uint32_t> t_stamps;
+thread_local uint32_t t_stamp = 0;
+
+uint32_t next_stamp(size_t n) {
+  if (t_stamps.size() < n) t_stamps.resize(n, 0);
+  if (++t_stamp == 0) {
+    std::fill(t_stamps.begin(), t_stamps.end(), 0);
+    t_stamp = 1;
+  }
+  return t_stamp;
+}
+
 bool has_digit(const std::vector<uint32_t>& cps) {
   for (uint32_t c : cps) if (c >= '0' && c <= '9') return true;
   return false;
@@ -159,6 +173,7 @@ SpellModel::SpellModel(std::string words, std::vector<uint64_t> offsets,
     utf8_code_points(word(i), cps);
     m_code_points.insert(m_code_points.end(), cps.begin(), cps.end());
     m_cp_offsets.push_back(m_code_points.size());
+    m_signatures.push_back(signature(cps.data(), cps.size()));
   }
   // The deletion index, bucketed by the hash's top bits (a counting sort: no comparison sort).
   std::vector<uint64_t> hashes;
@@ -189,7 +204,7 @@ size_t SpellModel::memory() const {
                                    m_bigram_rows.capacity() + m_cp_offsets.capacity()) +
          4 * (m_bigrams.capacity() + m_bigram_counts.capacity() + m_directory.capacity() +
               m_fingerprints.capacity() + m_entry_words.capacity() + m_code_points.capacity()) +
-         m_lookup.size() * 48;
+         sizeof(Signature) * m_signatures.capacity() + m_lookup.size() * 48;
 }
 
 uint32_t SpellModel::find(std::string_view w) const {
@@ -247,44 +262,49 @@ double SpellModel::log_score(uint32_t prev, uint32_t w, const SpellOptions& o) c
 }
 
 void SpellModel::candidates_cp(const uint32_t* q, size_t m, uint32_t max_distance,
-                               std::vector<SpellCandidate>& out,
-                               std::vector<uint32_t>& words) const {
+                               std::vector<SpellCandidate>& out) const {
   max_distance = std::min(max_distance, m_max_distance);
   std::vector<uint64_t> hashes;
   deletion_hashes(q, std::min<size_t>(m, m_prefix_length), max_distance, hashes);
   const unsigned shift = 64 - kDirectoryBits;
-  // The words filed under any of the query's deletions (sorted and made distinct: a word
-  // shares several deletions with the query), then verified by the exact distance.
-  words.clear();
+  // The words filed under any of the query's deletions, each verified once (a word shares
+  // several deletions with the query: a stamp marks those seen in this call), after two cheap
+  // lower bounds on the distance: the length difference and cdist's character-class
+  // signatures (most words sharing a deletion of the first prefix_length characters differ
+  // further on).
+  const uint32_t stamp = next_stamp(n_words());
+  uint32_t* seen = t_stamps.data();
+  const Signature qs = signature(q, m);
+  const Pattern pattern(q, m);
   for (uint64_t h : hashes) {
     const uint32_t fp = static_cast<uint32_t>(h);
     for (uint32_t e = m_directory[h >> shift], end = m_directory[(h >> shift) + 1]; e < end;
          ++e) {
       if (m_fingerprints[e] != fp) continue;
       const uint32_t w = m_entry_words[e];
+      if (seen[w] == stamp) continue;
+      seen[w] = stamp;
       const size_t len = m_cp_offsets[w + 1] - m_cp_offsets[w];
       if (len + max_distance < m || m + max_distance < len) continue;
-      words.push_back(w);
+      const Signature& ws = m_signatures[w];
+      const int missing = __builtin_popcountll(qs.once & ~ws.once) +
+                          __builtin_popcountll(qs.twice & ~ws.twice);
+      const int extra = __builtin_popcountll(ws.once & ~qs.once) +
+                        __builtin_popcountll(ws.twice & ~qs.twice);
+      if (static_cast<uint32_t>(std::max(missing, extra)) > max_distance) continue;
+      const size_t d = distance(Metric::kOsa, pattern, m_code_points.data() + m_cp_offsets[w],
+                                len, max_distance);
+      if (d <= max_distance) out.push_back({w, static_cast<uint32_t>(d)});
     }
-  }
-  std::sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
-  if (words.empty()) return;
-  Pattern pattern(q, m);
-  for (uint32_t w : words) {
-    const size_t len = m_cp_offsets[w + 1] - m_cp_offsets[w];
-    const size_t d = distance(Metric::kOsa, pattern, m_code_points.data() + m_cp_offsets[w],
-                              len, max_distance);
-    if (d <= max_distance) out.push_back({w, static_cast<uint32_t>(d)});
   }
 }
 
 std::vector<SpellCandidate> SpellModel::candidates(std::string_view w,
                                                    uint32_t max_distance) const {
-  std::vector<uint32_t> cps, scratch;
+  std::vector<uint32_t> cps;
   utf8_code_points(w, cps);
   std::vector<SpellCandidate> out;
-  candidates_cp(cps.data(), cps.size(), max_distance, out, scratch);
+  candidates_cp(cps.data(), cps.size(), max_distance, out);
   std::sort(out.begin(), out.end(),
             [](const SpellCandidate& a, const SpellCandidate& b) { return a.word < b.word; });
   return out;
@@ -307,7 +327,6 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     return w < nw ? std::log(static_cast<double>(m_counts[w]) / n_total)
                   : o.unknown_log_prob;
   };
-  std::vector<uint32_t> scratch;
   struct Option {
     uint32_t w1, w2;  // w2 == kNotFound: one word; w >= nw: token w - nw kept as typed
     uint32_t edits;
@@ -366,7 +385,7 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     // in practice, and the distance-2 neighbourhood of a short word is large (the time).
     const uint32_t reach = self == kNotFound ? max_d(cps[i].size())
                                              : std::min<uint32_t>(1, max_d(cps[i].size()));
-    candidates_cp(cps[i].data(), cps[i].size(), reach, found, scratch);
+    candidates_cp(cps[i].data(), cps[i].size(), reach, found);
     for (const SpellCandidate& c : found) {
       // A one-character word replaces no longer token ("xp" is not "p"): too likely by
       // frequency alone, too rarely meant.
@@ -384,8 +403,7 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       std::vector<uint32_t> joined(cps[i]);
       joined.insert(joined.end(), cps[i + 1].begin(), cps[i + 1].end());
       found.clear();
-      candidates_cp(joined.data(), joined.size(), std::min<uint32_t>(1, o.max_distance), found,
-                    scratch);
+      candidates_cp(joined.data(), joined.size(), std::min<uint32_t>(1, o.max_distance), found);
       for (const SpellCandidate& c : found) {
         if (m_cp_offsets[c.word + 1] - m_cp_offsets[c.word] < 2) continue;
         const double err = channel(joined.data(), joined.size(), c);
@@ -400,10 +418,11 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     auto part = [&](size_t from, size_t to, std::vector<SpellCandidate>& out) {
       out.clear();
       if (to - from >= 4 && o.max_distance >= 1 && self == kNotFound) {
-        candidates_cp(cps[i].data() + from, to - from, 1, out, scratch);
+        candidates_cp(cps[i].data() + from, to - from, 1, out);
         std::sort(out.begin(), out.end(), [&](const SpellCandidate& a, const SpellCandidate& b) {
-          return a.distance != b.distance ? a.distance < b.distance
-                                          : m_counts[a.word] > m_counts[b.word];
+          if (a.distance != b.distance) return a.distance < b.distance;
+          if (m_counts[a.word] != m_counts[b.word]) return m_counts[a.word] > m_counts[b.word];
+          return a.word < b.word;
         });
         if (out.size() > 3) out.resize(3);
       } else {

@@ -42,6 +42,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/edit_distance.hpp"
+
 namespace mirkit::text {
 
 struct SpellOptions {
@@ -104,7 +106,7 @@ class SpellModel {
 
  private:
   void candidates_cp(const uint32_t* q, size_t m, uint32_t max_distance,
-                     std::vector<SpellCandidate>& out, std::vector<uint32_t>& words) const;
+                     std::vector<SpellCandidate>& out) const;
 
   std::string m_words;
   std::vector<uint64_t> m_offsets, m_counts;
@@ -126,6 +128,7 @@ class SpellModel {
   std::vector<uint32_t> m_directory, m_fingerprints, m_entry_words;
   std::vector<uint32_t> m_code_points;      // all words', back to back
   std::vector<uint64_t> m_cp_offsets;
+  std::vector<Signature> m_signatures;      // per word: cdist's character-class filter
 };
 
 }  // namespace mirkit::text
