@@ -194,7 +194,9 @@ SpellModel::SpellModel(std::string words, std::vector<uint64_t> offsets,
   m_entry_words.resize(entries.size());
   for (const auto& e : entries) {
     const uint32_t at = fill[e.first >> shift]++;
-    m_fingerprints[at] = static_cast<uint32_t>(e.first);
+    const uint64_t len = m_cp_offsets[e.second + 1] - m_cp_offsets[e.second];
+    m_fingerprints[at] = (static_cast<uint32_t>(e.first) & ~kLengthMask) |
+                         static_cast<uint32_t>(std::min<uint64_t>(len, kLengthMask));
     m_entry_words[at] = e.second;
   }
 }
@@ -280,11 +282,15 @@ void SpellModel::candidates_cp(const uint32_t* q, size_t m, uint32_t max_distanc
     const uint32_t fp = static_cast<uint32_t>(h);
     for (uint32_t e = m_directory[h >> shift], end = m_directory[(h >> shift) + 1]; e < end;
          ++e) {
-      if (m_fingerprints[e] != fp) continue;
+      const uint32_t entry = m_fingerprints[e];
+      if ((entry ^ fp) & ~kLengthMask) continue;
+      // The word's length from the entry when it fits (no access to the word yet).
+      size_t len = entry & kLengthMask;
+      if (len < kLengthMask && (len + max_distance < m || m + max_distance < len)) continue;
       const uint32_t w = m_entry_words[e];
       if (seen[w] == stamp) continue;
       seen[w] = stamp;
-      const size_t len = m_cp_offsets[w + 1] - m_cp_offsets[w];
+      len = m_cp_offsets[w + 1] - m_cp_offsets[w];
       if (len + max_distance < m || m + max_distance < len) continue;
       const Signature& ws = m_signatures[w];
       const int missing = __builtin_popcountll(qs.once & ~ws.once) +

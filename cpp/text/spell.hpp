@@ -123,8 +123,11 @@ class SpellModel {
   uint64_t m_total = 0;
   uint32_t m_max_distance, m_prefix_length;
   // Deletion index: entries sorted by the deletion's 64-bit hash; m_directory[h >> kShift]
-  // is the first entry of that hash prefix, m_fingerprints its low 32 bits.
+  // is the first entry of that hash prefix; m_fingerprints holds bits 8-31 of the hash and, in
+  // its low byte, the word's length in code points (kLengthMask: that or more), so that most
+  // words the length rules out are passed over without reading them.
   static constexpr unsigned kDirectoryBits = 20;
+  static constexpr uint32_t kLengthMask = 0xFF;
   std::vector<uint32_t> m_directory, m_fingerprints, m_entry_words;
   std::vector<uint32_t> m_code_points;      // all words', back to back
   std::vector<uint64_t> m_cp_offsets;
