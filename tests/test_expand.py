@@ -167,9 +167,14 @@ def test_max_expansions_keeps_closest_then_most_frequent(index):
         assert list(got) == ranked[:7]
         assert all(got[t] == 1 / (1 + found[t]) for t in got)
         assert len(expand_term(index, token)) == min(MAX_EXPANSIONS, len(found))
-    prefixed = [t for t in all_terms(index) if t.startswith("a")]
-    ranked = sorted(prefixed, key=lambda t: (-index.df(t), t))
-    assert list(expand_term(index, "a*", max_expansions=5)) == ranked[:5]
+    for prefix in ("a", "ab", "cé", "x", "abcde", "d"):
+        # a prefix of one index is ranked over its id range (numpy): the same rule
+        literal = prefix.replace("é", "e")
+        prefixed = [t for t in all_terms(index) if t.startswith(literal)]
+        ranked = sorted(prefixed, key=lambda t: (-index.df(t), t.encode("utf-8")))
+        for cap in (1, 5, 10**6):
+            got = expand_term(index, prefix + "*", max_expansions=cap)
+            assert list(got) == ranked[:cap] and all(w == 1.0 for w in got.values())
 
 
 def test_ranked_algorithms_equal_exhaustive_scoring(index):

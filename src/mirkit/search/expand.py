@@ -38,6 +38,8 @@ import re
 from collections import Counter
 from typing import Optional, Union
 
+import numpy as np
+
 from mirkit import _core
 from mirkit._validate import check_count, check_positive_int
 from mirkit.analysis import Analyzer
@@ -228,6 +230,14 @@ def expand_term(index, token: str, *, max_expansions: int = MAX_EXPANSIONS,
     pieces = re.split(r"([*?])", token[first:])
     pattern = literal + "".join(p if p in ("*", "?") else _normalize(normalizer, p, token)
                                 for p in pieces)
+    if pattern == literal + "*" and isinstance(index, Index):
+        # A prefix of one dictionary: its terms are one range of ids (bytewise order), ranked
+        # by df in numpy (stable: ties in term order); only the kept ones become str.
+        reader = index.reader
+        lo, hi = reader.prefix_range(literal)
+        df = np.asarray(reader.df)[lo:hi].astype(np.int64)
+        keep = np.argsort(-df, kind="stable")[:max_expansions]
+        return {reader.term(lo + int(i)): 1.0 for i in keep}
     terms = _pattern_terms(index, pattern, literal)
     ranked = sorted(terms, key=lambda t: (-_df(index, t), t.encode("utf-8")))
     return {t: 1.0 for t in ranked[:max_expansions]}
