@@ -17,8 +17,9 @@
 //   characters: the optimal string alignment distance) multiplies the probability by
 //   exp(edit_log_prob), or by its kind's own probability when set (the alignment then is the
 //   most probable one: a typist's substitution is one of many characters, a transposition or
-//   a dropped character one event, so they differ by about log 26); joining two tokens or splitting one ("boun dary", "boundarylayer")
-//   costs one edit more.
+//   a dropped character one event, so they differ by about log 26); joining two tokens or
+//   splitting one ("boun dary", "boundarylayer") costs one edit more (counted in `edits`) and
+//   space_log_prob.
 // - Candidates: dictionary words within distance max_distance of a token (1 for tokens of at
 //   most 4 characters or a word of the collection, none for tokens of one character or with a
 //   digit), found by a symmetric deletion index

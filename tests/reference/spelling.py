@@ -1,6 +1,7 @@
 """Plain Python references for spelling correction: word and bigram counts of texts, stupid
-backoff, interpolated Kneser-Ney, the edit-kind error model, and an exact Viterbi search of the noisy-channel model of mirkit.search.spelling over
-every candidate (no beam, no caps), with distances from reference.edit_distance."""
+backoff, interpolated Kneser-Ney, the edit-kind error model, and an exact Viterbi search of the
+noisy-channel model of mirkit.search.spelling over every candidate (no beam, no caps), with
+distances from reference.edit_distance."""
 
 from __future__ import annotations
 
