@@ -69,14 +69,17 @@ def gcide_lexicon():
         pytest.skip(f"shared data absent: {e}")
 
 
+@pytest.mark.parametrize("automaton", [True, False])
 @pytest.mark.parametrize("metric", ["levenshtein", "osa"])
-def test_dictionary_walk_on_the_gcide_lexicon(gcide_lexicon, metric):
-    # The walk over 159k sorted terms equals cdist's (itself checked against rapidfuzz) scan.
+def test_dictionary_walk_on_the_gcide_lexicon(gcide_lexicon, metric, automaton):
+    # The walks over 159k sorted terms (the trie's Levenshtein automaton, and the row walk of
+    # the sorted list) equal cdist's (itself checked against rapidfuzz) scan.
     rnd = random.Random(9)
     queries = rnd.sample(gcide_lexicon, 40) + ["recieve", "boundry", "wnig", "", "zzzzzzzz"]
     for k in (0, 1, 2):
         expected = cdist(queries, gcide_lexicon, metric=metric, max_distance=k)
-        found = _core.text.fuzzy_sorted(gcide_lexicon, queries, k, int(metric == "osa"))
+        found = _core.text.fuzzy_sorted(gcide_lexicon, queries, k, int(metric == "osa"),
+                                        automaton)
         for i, (ids, dist) in enumerate(found):
             want = np.flatnonzero(expected[i] <= k)
             np.testing.assert_array_equal(ids, want)
@@ -94,6 +97,44 @@ def test_dictionary_walk_unicode():
             assert list(zip(ids.tolist(), dist.tolist())) == expected
     with pytest.raises(ValueError, match="strictly increasing"):
         _core.text.fuzzy_sorted(["b", "a"], ["a"], 1, 0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(terms=st.sets(st.text(alphabet=st.sampled_from("abcé\U0001F600"), max_size=7),
+                     max_size=40),
+       word=st.text(alphabet=st.sampled_from("abcdé\U0001F600"), max_size=8),
+       k=st.integers(0, 3), transpositions=st.booleans(), prefix_length=st.integers(0, 3))
+def test_automaton_equals_a_brute_force_scan(terms, word, k, transpositions, prefix_length):
+    # The trie's bit-parallel Levenshtein automaton (text/term_trie.hpp) on random dictionaries:
+    # every term within k (OSA with transpositions, else Levenshtein) that starts with the
+    # word's first prefix_length characters, with its distance, in term order.
+    terms = sorted(terms, key=lambda t: t.encode("utf-8"))
+    scorer = OSA if transpositions else Levenshtein
+    expected = [(i, scorer.distance(word, t)) for i, t in enumerate(terms)
+                if t.startswith(word[:prefix_length]) and scorer.distance(word, t) <= k]
+    ((ids, dist),) = _core.text.fuzzy_sorted(terms, [word], k, int(transpositions),
+                                             prefix_length=prefix_length)
+    assert list(zip(ids.tolist(), dist.tolist())) == expected
+
+
+def test_automaton_limits_and_the_row_walk_fallback(index):
+    # Queries of over 63 code points go to the row walk (the automaton's states fill one
+    # 64-bit word); fuzzy_sorted's automaton refuses them.
+    long_word = "ab" * 40
+    assert fuzzy_terms(index, long_word, 2) == brute_fuzzy(index, long_word, 2)
+    terms = ["a" * 62, "a" * 63, "a" * 64, "b"]
+    ((ids, dist),) = _core.text.fuzzy_sorted(terms, ["a" * 63], 1, 1)
+    assert ids.tolist() == [0, 1, 2] and dist.tolist() == [1, 0, 1]
+    with pytest.raises(ValueError, match=r"queries\[0\]: over 63 code points"):
+        _core.text.fuzzy_sorted(terms, ["a" * 64], 1, 1)
+    with pytest.raises(ValueError, match="0 without the automaton"):
+        _core.text.fuzzy_sorted(terms, ["a"], 1, 1, False, 1)
+    trie = _core.text.TermTrie(index.reader)
+    assert trie.nodes > 0 and trie.memory_bytes >= 12 * trie.nodes
+    terms, dists = trie.top("abc", 1, 1, 0, 3)
+    assert terms == list(expand_term(index, "abc~1", max_expansions=3))
+    with pytest.raises(ValueError, match="max_expansions must be >= 1"):
+        trie.top("abc", 1, 1, 0, 0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -126,9 +167,14 @@ def test_max_expansions_keeps_closest_then_most_frequent(index):
         assert list(got) == ranked[:7]
         assert all(got[t] == 1 / (1 + found[t]) for t in got)
         assert len(expand_term(index, token)) == min(MAX_EXPANSIONS, len(found))
-    prefixed = [t for t in all_terms(index) if t.startswith("a")]
-    ranked = sorted(prefixed, key=lambda t: (-index.df(t), t))
-    assert list(expand_term(index, "a*", max_expansions=5)) == ranked[:5]
+    for prefix in ("a", "ab", "cé", "x", "abcde", "d"):
+        # a prefix of one index is ranked over its id range (numpy): the same rule
+        literal = prefix.replace("é", "e")
+        prefixed = [t for t in all_terms(index) if t.startswith(literal)]
+        ranked = sorted(prefixed, key=lambda t: (-index.df(t), t.encode("utf-8")))
+        for cap in (1, 5, 10**6):
+            got = expand_term(index, prefix + "*", max_expansions=cap)
+            assert list(got) == ranked[:cap] and all(w == 1.0 for w in got.values())
 
 
 def test_ranked_algorithms_equal_exhaustive_scoring(index):

@@ -193,13 +193,22 @@ def test_a_living_index_counts_as_it_was_created(tmp_path):
 # -- the model against the exact reference ------------------------------------------------------
 
 
-def test_log_scores_are_stupid_backoff(aero):
+def test_log_scores_are_stupid_backoff_and_kneser_ney(aero):
     model = aero.spelling_corrector().model
     uni, bi = ref.word_counts(text for _, text in AERO)
-    for prev in [None, "the", "boundary", "flat", "missing"]:
-        for word in ["layer", "plate", "the", "flow", "missing"]:
+    for prev in [None, "the", "boundary", "flat", "missing", "plate"]:
+        for word in ["layer", "plate", "the", "flow", "missing", "boundary"]:
             assert model.log_score(prev, word) == pytest.approx(
                 ref.log_score(uni, bi, prev, word), abs=1e-12), (prev, word)
+            for discount in (None, 0.3):
+                assert model.log_score(prev, word, kneser_ney=True,
+                                       discount=-1.0 if discount is None else discount) \
+                    == pytest.approx(ref.log_score_kn(uni, bi, prev, word, discount),
+                                     abs=1e-12), (prev, word, discount)
+    # Kneser-Ney's conditional probabilities sum to 1 over the vocabulary
+    for prev in [None, "the", "boundary"]:
+        total = sum(np.exp(model.log_score(prev, w, kneser_ney=True)) for w in uni)
+        assert total == pytest.approx(1.0, abs=1e-9), prev
     assert model.count("layer") == uni["layer"] and model.bigram_count("flat", "plate") == 2
 
 
@@ -218,9 +227,10 @@ def test_candidates_equal_a_brute_force_scan(counted_cranfield):
             assert got == want, (q, d)
 
 
-def test_suggestions_equal_the_exact_viterbi_reference(aero):
+@pytest.mark.parametrize("smoothing", ["kneser_ney", "stupid_backoff"])
+def test_suggestions_equal_the_exact_viterbi_reference(aero, smoothing):
     uni, bi = ref.word_counts(text for _, text in AERO)
-    corrector = SpellingCorrector(aero.index, beam=64, max_candidates=64)
+    corrector = SpellingCorrector(aero.index, beam=64, max_candidates=64, smoothing=smoothing)
     rnd = random.Random(11)
     words = sorted(uni)
     queries = ["boundry layer", "bounadry laeyr", "flat plat", "supersonicflow", "lamin arflow",
@@ -234,7 +244,8 @@ def test_suggestions_equal_the_exact_viterbi_reference(aero):
             q[i] = q[i][:j] + q[i][j + 1:]
         queries.append(" ".join(q))
     for q in queries:
-        score, words_ = ref.best_correction(q.split(), uni, bi)
+        score, words_ = ref.best_correction(q.split(), uni, bi, smoothing=smoothing,
+                                            kinds=(-10.0, -8.0, -10.0, -8.0))
         got = corrector.suggest(q, n=1)[0]
         assert got.score == pytest.approx(score, abs=1e-9), q  # equal scores may tie
         if len(corrector.suggest(q, n=2)) < 2 or corrector.suggest(q, n=2)[1].score < score - 1e-9:
@@ -296,7 +307,9 @@ def test_bad_input(aero, tmp_path):
     with pytest.raises(TypeError, match="text query"):
         aero.search({"wing": 1.0}, correct="auto")
     for option, value in [("edit_log_prob", 1.0), ("backoff", 0.0), ("backoff", 2.0),
-                          ("unknown_log_prob", float("nan")), ("space_log_prob", "x")]:
+                          ("unknown_log_prob", float("nan")), ("space_log_prob", "x"),
+                          ("smoothing", "good_turing"), ("discount", 1.0), ("discount", 0.0),
+                          ("deletion_log_prob", 0.5), ("transposition_log_prob", "x")]:
         with pytest.raises(ValueError, match=option):
             SpellingCorrector(aero.index, **{option: value})
     for option in ("beam", "max_candidates"):
@@ -319,6 +332,27 @@ def test_bad_input(aero, tmp_path):
         _core.text.SpellModel(u8, u64.astype(np.int64), np.zeros(0, np.uint64), u32, u32)
     empty = _core.text.SpellModel(u8, u64, np.zeros(0, np.uint64), u32, u32)
     assert empty.suggest(["wing"], 2, -7.0, -3.0, 0.4, -20.0, 2, 16, 24)[0][0] == ["wing"]
+    assert empty.suggest(["wing"], 1, -7.0, -3.0, 0.4, -20.0, 2, 16, 24, True)[0][0] == ["wing"]
+    with pytest.raises(ValueError, match="discount"):
+        empty.suggest(["wing"], 1, -7.0, -3.0, 0.4, -20.0, 2, 16, 24, True, 1.5)
+
+
+def test_edit_kinds_weigh_the_error_model(aero):
+    # One weight for every edit (edit_log_prob) is the model with equal kinds; the default
+    # kinds make a transposition or a dropped character likelier than a substitution, so a
+    # typo one edit from two words goes to the one it is a transposition of.
+    uniform = SpellingCorrector(aero.index, edit_log_prob=-10.0)
+    same = SpellingCorrector(aero.index, insertion_log_prob=-10.0, deletion_log_prob=-10.0,
+                             substitution_log_prob=-10.0, transposition_log_prob=-10.0)
+    for q in ["boundry layre", "flat plat", "shok waves"]:
+        assert uniform.suggest(q, 2) == same.suggest(q, 2)
+    tokens = ["flwo"]  # 'flow' by a transposition, 'flo' + 'w'... and other words by more
+    model = SpellingCorrector(aero.index).model
+    best = model.suggest(tokens, 1, -10.0, -6.0, 0.4, -30.0, 2, 8, 16, True, -1.0,
+                         -10.0, -8.0, -10.0, -8.0)[0]
+    worse = model.suggest(tokens, 1, -10.0, -6.0, 0.4, -30.0, 2, 8, 16, True, -1.0,
+                          -10.0, -8.0, -10.0, -12.0)[0]
+    assert best[0] == ["flow"] and best[1] == pytest.approx(worse[1] + 4.0)
 
 
 def test_doctests():

@@ -1,4 +1,6 @@
 // mirkit._core.text.SpellModel: the noisy-channel spelling corrector (text/spell.hpp).
+#include <cmath>
+
 #include "bindings/common.hpp"
 #include "text/spell.hpp"
 
@@ -70,14 +72,17 @@ void bind_spell(py::module_& m) {
            py::arg("first"), py::arg("second"))
       .def("log_score",
            [](const text::SpellModel& s, const py::handle& prev, const py::handle& w,
-              double backoff, double unknown_log_prob) {
+              double backoff, double unknown_log_prob, bool kneser_ney, double discount) {
              text::SpellOptions o;
              o.backoff = backoff;
              o.unknown_log_prob = unknown_log_prob;
+             o.kneser_ney = kneser_ney;
+             o.discount = discount;
              return s.log_score(word_id(s, prev, "prev"), word_id(s, w, "word"), o);
            },
            py::arg("prev"), py::arg("word"), py::arg("backoff") = 0.4,
-           py::arg("unknown_log_prob") = -30.0)
+           py::arg("unknown_log_prob") = -30.0, py::arg("kneser_ney") = false,
+           py::arg("discount") = -1.0)
       .def("candidates",
            [](const text::SpellModel& s, const py::handle& w, uint32_t max_distance) {
              const std::string word = str_arg(w, "word");
@@ -94,13 +99,20 @@ void bind_spell(py::module_& m) {
       .def("suggest",
            [](const text::SpellModel& s, const py::sequence& tokens, size_t n,
               double edit_log_prob, double space_log_prob, double backoff, double unknown_log_prob,
-              uint32_t max_distance, uint32_t beam, uint32_t max_candidates) {
+              uint32_t max_distance, uint32_t beam, uint32_t max_candidates, bool kneser_ney,
+              double discount, double insertion_log_prob, double deletion_log_prob,
+              double substitution_log_prob, double transposition_log_prob) {
              std::vector<std::string> t;
              for (size_t i = 0; i < tokens.size(); ++i) {
                t.push_back(str_arg(tokens[i], "tokens[" + std::to_string(i) + "]"));
              }
              text::SpellOptions o{edit_log_prob, space_log_prob, backoff, unknown_log_prob,
-                                  max_distance, beam, max_candidates};
+                                  max_distance, beam, max_candidates, kneser_ney, discount,
+                                  insertion_log_prob, deletion_log_prob, substitution_log_prob,
+                                  transposition_log_prob};
+             if (kneser_ney && !(discount < 0 || (discount > 0 && discount < 1))) {
+               throw py::value_error("discount must be in (0, 1), or < 0 for Ney's estimate");
+             }
              std::vector<text::Suggestion> found;
              {
                py::gil_scoped_release release;
@@ -116,8 +128,14 @@ void bind_spell(py::module_& m) {
            },
            py::arg("tokens"), py::arg("n"), py::arg("edit_log_prob"), py::arg("space_log_prob"),
            py::arg("backoff"), py::arg("unknown_log_prob"), py::arg("max_distance"),
-           py::arg("beam"), py::arg("max_candidates"),
-           "[(words, log-probability, edits)] of the n best corrections, best first.");
+           py::arg("beam"), py::arg("max_candidates"), py::arg("kneser_ney") = false,
+           py::arg("discount") = -1.0, py::arg("insertion_log_prob") = std::nan(""),
+           py::arg("deletion_log_prob") = std::nan(""),
+           py::arg("substitution_log_prob") = std::nan(""),
+           py::arg("transposition_log_prob") = std::nan(""),
+           "[(words, log-probability, edits)] of the n best corrections, best first "
+           "(kneser_ney: interpolated Kneser-Ney, else stupid backoff; a NaN edit kind's "
+           "log-probability is edit_log_prob).");
 }
 
 }  // namespace mirkit::bindings

@@ -5,6 +5,7 @@
 #include "bindings/common.hpp"
 #include "index/reader.hpp"
 #include "text/edit_distance.hpp"
+#include "text/term_trie.hpp"
 #include "text/term_walk.hpp"
 
 namespace mirkit::bindings {
@@ -109,6 +110,37 @@ size_t fuzzy_k(int64_t k) {
   return static_cast<size_t>(k);
 }
 
+// An index's TermTrie, holding on to the reader it was built from (for the row-walk fallback).
+struct ReaderTrie {
+  py::object reader_object;
+  const index::IndexReader* reader = nullptr;
+  text::TermTrie trie;
+};
+
+// fuzzy_terms of one reader: by the trie's automaton when there is one that serves the query,
+// else by the walk of the sorted terms. Called with the GIL held; released for the walk.
+std::vector<text::FuzzyMatch> reader_matches(const index::IndexReader& reader,
+                                             const text::TermTrie* trie, const py::handle& query,
+                                             int64_t k, int metric, int64_t prefix_length) {
+  check_str(query, "query");
+  const Metric mt = metric_of(metric);
+  const size_t kk = fuzzy_k(k);
+  CodePoints q;
+  append(q, query.ptr());
+  if (prefix_length < 0) throw py::value_error("prefix_length must be >= 0");
+  const size_t m = q.data.size();
+  const size_t plen = std::min<size_t>(static_cast<size_t>(prefix_length), m);
+  if (trie != nullptr && text::TermTrie::supports(m, kk)) {
+    py::gil_scoped_release release;
+    return trie->fuzzy(q.data.data(), m, kk, mt, plen);
+  }
+  const std::string prefix = py::str(query.attr("__getitem__")(py::slice(0, plen, 1)));
+  py::gil_scoped_release release;
+  const auto range = reader.prefix_range(prefix);
+  return text::fuzzy_walk([&](uint32_t t) { return reader.term(t); }, range.first, range.second,
+                          q.data.data(), m, kk, mt);
+}
+
 }  // namespace
 
 void bind_text(py::module_& m) {
@@ -199,22 +231,7 @@ void bind_text(py::module_& m) {
       "fuzzy_terms",
       [](const index::IndexReader& reader, const py::handle& query, int64_t k, int metric,
          int64_t prefix_length) {
-        check_str(query, "query");
-        const Metric mt = metric_of(metric);
-        const size_t kk = fuzzy_k(k);
-        CodePoints q;
-        append(q, query.ptr());
-        if (prefix_length < 0) throw py::value_error("prefix_length must be >= 0");
-        const size_t plen = std::min<size_t>(static_cast<size_t>(prefix_length), q.data.size());
-        const std::string prefix = py::str(query.attr("__getitem__")(py::slice(0, plen, 1)));
-        std::vector<text::FuzzyMatch> found;
-        {
-          py::gil_scoped_release release;
-          const auto range = reader.prefix_range(prefix);
-          found = text::fuzzy_walk([&](uint32_t t) { return reader.term(t); }, range.first,
-                                   range.second, q.data.data(), q.data.size(), kk, mt);
-        }
-        return matches_to_numpy(found);
+        return matches_to_numpy(reader_matches(reader, nullptr, query, k, metric, prefix_length));
       },
       py::arg("reader"), py::arg("query"), py::arg("k"), py::arg("metric"),
       py::arg("prefix_length"),
@@ -222,11 +239,80 @@ void bind_text(py::module_& m) {
       "first prefix_length code points equal the query's, ascending ids (a walk of the sorted "
       "terms, GIL released).");
 
+  py::class_<ReaderTrie>(m, "TermTrie",
+                         "An index's term dictionary as a trie over code points, for fuzzy "
+                         "queries by a Levenshtein automaton (text/term_trie.hpp).")
+      .def(py::init([](py::object reader) {
+             const auto& r = reader.cast<const index::IndexReader&>();
+             auto out = std::make_unique<ReaderTrie>();
+             out->reader_object = reader;
+             out->reader = &r;
+             {
+               py::gil_scoped_release release;
+               out->trie = text::TermTrie([&](uint32_t t) { return r.term(t); },
+                                          static_cast<uint32_t>(r.n_terms()));
+             }
+             return out;
+           }),
+           py::arg("reader"), "Builds the trie of the reader's terms (GIL released).")
+      .def(
+          "fuzzy",
+          [](const ReaderTrie& self, const py::handle& query, int64_t k, int metric,
+             int64_t prefix_length) {
+            return matches_to_numpy(
+                reader_matches(*self.reader, &self.trie, query, k, metric, prefix_length));
+          },
+          py::arg("query"), py::arg("k"), py::arg("metric"), py::arg("prefix_length"),
+          "fuzzy_terms by the automaton over the trie (the row walk for queries over 63 code "
+          "points or k > 3), GIL released.")
+      .def(
+          "top",
+          [](const ReaderTrie& self, const py::handle& query, int64_t k, int metric,
+             int64_t prefix_length, int64_t max_expansions) {
+            if (max_expansions < 1) throw py::value_error("max_expansions must be >= 1");
+            std::vector<text::FuzzyMatch> found =
+                reader_matches(*self.reader, &self.trie, query, k, metric, prefix_length);
+            {
+              // Lucene's top-terms rule: closest first, then the most frequent, then term order.
+              py::gil_scoped_release release;
+              const auto& df = self.reader->df;
+              auto closer = [&](const text::FuzzyMatch& a, const text::FuzzyMatch& b) {
+                if (a.distance != b.distance) return a.distance < b.distance;
+                if (df[a.term] != df[b.term]) return df[a.term] > df[b.term];
+                return a.term < b.term;
+              };
+              const size_t keep = std::min<size_t>(found.size(), max_expansions);
+              std::partial_sort(found.begin(), found.begin() + keep, found.end(), closer);
+              found.resize(keep);
+            }
+            py::list terms(found.size()), distances(found.size());
+            for (size_t i = 0; i < found.size(); ++i) {
+              const std::string_view t = self.reader->term(found[i].term);
+              PyObject* s = PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()),
+                                                 "strict");
+              if (s == nullptr) throw py::error_already_set();
+              PyList_SET_ITEM(terms.ptr(), static_cast<Py_ssize_t>(i), s);
+              distances[i] = py::int_(found[i].distance);
+            }
+            return py::make_tuple(terms, distances);
+          },
+          py::arg("query"), py::arg("k"), py::arg("metric"), py::arg("prefix_length"),
+          py::arg("max_expansions"),
+          "(terms, distances), lists: the max_expansions terms of fuzzy() that come first by "
+          "distance, then higher document frequency, then term id.")
+      .def_property_readonly("nodes", [](const ReaderTrie& self) { return self.trie.nodes(); })
+      .def_property_readonly("memory_bytes",
+                             [](const ReaderTrie& self) { return self.trie.memory_bytes(); });
+
   m.def(
       "fuzzy_sorted",
-      [](const py::handle& terms, const py::handle& queries, int64_t k, int metric) {
+      [](const py::handle& terms, const py::handle& queries, int64_t k, int metric,
+         bool automaton, int64_t prefix_length) {
         const Metric mt = metric_of(metric);
         const size_t kk = fuzzy_k(k);
+        if (prefix_length < 0 || (prefix_length > 0 && !automaton)) {
+          throw py::value_error("prefix_length must be >= 0, and 0 without the automaton");
+        }
         const CodePoints q = code_points(queries, "queries");
         py::sequence items = py::reinterpret_borrow<py::sequence>(terms);
         std::vector<std::string> utf8;
@@ -244,7 +330,21 @@ void bind_text(py::module_& m) {
         std::vector<std::vector<text::FuzzyMatch>> found(qv.n);
         {
           py::gil_scoped_release release;
+          text::TermTrie trie;
+          if (automaton) {
+            trie = text::TermTrie([&](uint32_t t) { return std::string_view(utf8[t]); },
+                                  static_cast<uint32_t>(utf8.size()));
+          }
           for (size_t i = 0; i < qv.n; ++i) {
+            if (automaton) {
+              if (!text::TermTrie::supports(qv.size(i), kk)) {
+                throw std::invalid_argument("queries[" + std::to_string(i) +
+                                            "]: over 63 code points or k > 3 for the automaton");
+              }
+              found[i] = trie.fuzzy(qv.at(i), qv.size(i), kk, mt,
+                                    static_cast<size_t>(prefix_length));
+              continue;
+            }
             found[i] = text::fuzzy_walk([&](uint32_t t) { return std::string_view(utf8[t]); }, 0,
                                         static_cast<uint32_t>(utf8.size()), qv.at(i),
                                         qv.size(i), kk, mt);
@@ -255,8 +355,11 @@ void bind_text(py::module_& m) {
         return out;
       },
       py::arg("terms"), py::arg("queries"), py::arg("k"), py::arg("metric"),
+      py::arg("automaton") = true, py::arg("prefix_length") = 0,
       "[(term ids, distances)] per query: fuzzy_terms over a sorted list of str (for tests "
-      "and small dictionaries).");
+      "and small dictionaries): by the trie's automaton (queries of at most 63 code points, "
+      "k <= 3; prefix_length as fuzzy_terms'), or automaton=False by the walk of the sorted "
+      "terms.");
 }
 
 }  // namespace mirkit::bindings

@@ -49,6 +49,59 @@ void deletion_hashes(const uint32_t* p, size_t n, uint32_t d, std::vector<uint64
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
+// Log-probabilities of the four kinds of edit, NaN ones replaced by edit_log_prob.
+struct EditLogProbs {
+  double ins, del, sub, tr;
+  bool uniform;  // all equal: the channel is distance * edit_log_prob
+  explicit EditLogProbs(const SpellOptions& o) {
+    auto pick = [&](double v) { return std::isnan(v) ? o.edit_log_prob : v; };
+    ins = pick(o.insertion_log_prob);
+    del = pick(o.deletion_log_prob);
+    sub = pick(o.substitution_log_prob);
+    tr = pick(o.transposition_log_prob);
+    uniform = ins == del && del == sub && sub == tr;
+  }
+};
+
+// The error model's log-probability of typing t (m code points) for the word w (n): the most
+// probable optimal string alignment, each edit weighted by its kind (an insertion adds a
+// character to the word, a deletion drops one of it). `distance` is their OSA distance.
+double channel_log_prob(const uint32_t* t, size_t m, const uint32_t* w, size_t n,
+                        uint32_t distance, const EditLogProbs& e, std::vector<double>& dp) {
+  if (e.uniform || distance == 0) return distance * e.ins;
+  const size_t cols = n + 1;
+  dp.resize((m + 1) * cols);
+  for (size_t j = 0; j <= n; ++j) dp[j] = j * e.del;
+  for (size_t i = 1; i <= m; ++i) {
+    double* row = dp.data() + i * cols;
+    const double* up = row - cols;
+    row[0] = i * e.ins;
+    for (size_t j = 1; j <= n; ++j) {
+      double v = std::max({up[j - 1] + (t[i - 1] == w[j - 1] ? 0.0 : e.sub), up[j] + e.ins,
+                           row[j - 1] + e.del});
+      if (i > 1 && j > 1 && t[i - 1] == w[j - 2] && t[i - 2] == w[j - 1]) {
+        v = std::max(v, dp[(i - 2) * cols + j - 2] + e.tr);
+      }
+      row[j] = v;
+    }
+  }
+  return dp[m * cols + n];
+}
+
+// Per-thread marks of the words seen by one candidates_cp call: t_stamps[w] == the call's
+// stamp. A new stamp per call, so nothing is cleared between calls (only on wrap-around).
+thread_local std::vector<uint32_t> t_stamps;
+thread_local uint32_t t_stamp = 0;
+
+uint32_t next_stamp(size_t n) {
+  if (t_stamps.size() < n) t_stamps.resize(n, 0);
+  if (++t_stamp == 0) {
+    std::fill(t_stamps.begin(), t_stamps.end(), 0);
+    t_stamp = 1;
+  }
+  return t_stamp;
+}
+
 bool has_digit(const std::vector<uint32_t>& cps) {
   for (uint32_t c : cps) if (c >= '0' && c <= '9') return true;
   return false;
@@ -98,6 +151,19 @@ SpellModel::SpellModel(std::string words, std::vector<uint64_t> offsets,
     ++m_bigram_rows[a + 1];
   }
   for (size_t i = 0; i < n; ++i) m_bigram_rows[i + 1] += m_bigram_rows[i];
+  // Kneser-Ney's counts of counts.
+  m_row_total.assign(n, 0);
+  m_predecessors.assign(n, 0);
+  uint64_t once = 0, twice = 0;
+  for (size_t k = 0; k < m_bigram_counts.size(); ++k) {
+    const uint32_t c = m_bigram_counts[k];
+    m_row_total[m_bigrams[2 * k]] += c;
+    if (m_predecessors[m_bigrams[2 * k + 1]]++ == 0) ++m_continued_words;
+    once += c == 1;
+    twice += c == 2;
+  }
+  m_bigram_types = m_bigram_counts.size();
+  if (once > 0) m_ney_discount = static_cast<double>(once) / static_cast<double>(once + 2 * twice);
 
   m_lookup.reserve(n);
   m_cp_offsets.assign(1, 0);
@@ -107,6 +173,7 @@ SpellModel::SpellModel(std::string words, std::vector<uint64_t> offsets,
     utf8_code_points(word(i), cps);
     m_code_points.insert(m_code_points.end(), cps.begin(), cps.end());
     m_cp_offsets.push_back(m_code_points.size());
+    m_signatures.push_back(signature(cps.data(), cps.size()));
   }
   // The deletion index, bucketed by the hash's top bits (a counting sort: no comparison sort).
   std::vector<uint64_t> hashes;
@@ -127,7 +194,9 @@ SpellModel::SpellModel(std::string words, std::vector<uint64_t> offsets,
   m_entry_words.resize(entries.size());
   for (const auto& e : entries) {
     const uint32_t at = fill[e.first >> shift]++;
-    m_fingerprints[at] = static_cast<uint32_t>(e.first);
+    const uint64_t len = m_cp_offsets[e.second + 1] - m_cp_offsets[e.second];
+    m_fingerprints[at] = (static_cast<uint32_t>(e.first) & ~kLengthMask) |
+                         static_cast<uint32_t>(std::min<uint64_t>(len, kLengthMask));
     m_entry_words[at] = e.second;
   }
 }
@@ -137,7 +206,7 @@ size_t SpellModel::memory() const {
                                    m_bigram_rows.capacity() + m_cp_offsets.capacity()) +
          4 * (m_bigrams.capacity() + m_bigram_counts.capacity() + m_directory.capacity() +
               m_fingerprints.capacity() + m_entry_words.capacity() + m_code_points.capacity()) +
-         m_lookup.size() * 48;
+         sizeof(Signature) * m_signatures.capacity() + m_lookup.size() * 48;
 }
 
 uint32_t SpellModel::find(std::string_view w) const {
@@ -156,7 +225,33 @@ uint32_t SpellModel::bigram_count(uint32_t first, uint32_t second) const {
                                                                            : 0;
 }
 
+double SpellModel::kn_unigram(uint32_t w, double d, const SpellOptions& o) const {
+  if (w >= n_words()) return o.unknown_log_prob;
+  if (m_bigram_types == 0) {  // no bigrams: relative frequency
+    return std::log(static_cast<double>(m_counts[w]) /
+                    static_cast<double>(std::max<uint64_t>(m_total, 1)));
+  }
+  const double types = static_cast<double>(m_bigram_types);
+  const double p = std::max(static_cast<double>(m_predecessors[w]) - d, 0.0) / types +
+                   d * static_cast<double>(m_continued_words) / types /
+                       static_cast<double>(n_words());
+  return std::log(p);
+}
+
+double SpellModel::kn_bigram(uint32_t prev, uint32_t w, double d, double log_uni) const {
+  if (prev >= n_words() || m_row_total[prev] == 0) return log_uni;
+  const double total = static_cast<double>(m_row_total[prev]);
+  const double c = w < n_words() ? static_cast<double>(bigram_count(prev, w)) : 0.0;
+  const double followers = static_cast<double>(m_bigram_rows[prev + 1] - m_bigram_rows[prev]);
+  return std::log(std::max(c - d, 0.0) / total + d * followers / total * std::exp(log_uni));
+}
+
 double SpellModel::log_score(uint32_t prev, uint32_t w, const SpellOptions& o) const {
+  if (o.kneser_ney) {
+    const double d = o.discount < 0 ? m_ney_discount : o.discount;
+    const double u = kn_unigram(w, d, o);
+    return prev == kStart ? u : kn_bigram(prev, w, d, u);
+  }
   const double n = static_cast<double>(std::max<uint64_t>(m_total, 1));
   const double unigram = w < n_words() ? std::log(static_cast<double>(m_counts[w]) / n)
                                        : o.unknown_log_prob;
@@ -169,44 +264,53 @@ double SpellModel::log_score(uint32_t prev, uint32_t w, const SpellOptions& o) c
 }
 
 void SpellModel::candidates_cp(const uint32_t* q, size_t m, uint32_t max_distance,
-                               std::vector<SpellCandidate>& out,
-                               std::vector<uint32_t>& words) const {
+                               std::vector<SpellCandidate>& out) const {
   max_distance = std::min(max_distance, m_max_distance);
   std::vector<uint64_t> hashes;
   deletion_hashes(q, std::min<size_t>(m, m_prefix_length), max_distance, hashes);
   const unsigned shift = 64 - kDirectoryBits;
-  // The words filed under any of the query's deletions (sorted and made distinct: a word
-  // shares several deletions with the query), then verified by the exact distance.
-  words.clear();
+  // The words filed under any of the query's deletions, each verified once (a word shares
+  // several deletions with the query: a stamp marks those seen in this call), after two cheap
+  // lower bounds on the distance: the length difference and cdist's character-class
+  // signatures (most words sharing a deletion of the first prefix_length characters differ
+  // further on).
+  const uint32_t stamp = next_stamp(n_words());
+  uint32_t* seen = t_stamps.data();
+  const Signature qs = signature(q, m);
+  const Pattern pattern(q, m);
   for (uint64_t h : hashes) {
     const uint32_t fp = static_cast<uint32_t>(h);
     for (uint32_t e = m_directory[h >> shift], end = m_directory[(h >> shift) + 1]; e < end;
          ++e) {
-      if (m_fingerprints[e] != fp) continue;
+      const uint32_t entry = m_fingerprints[e];
+      if ((entry ^ fp) & ~kLengthMask) continue;
+      // The word's length from the entry when it fits (no access to the word yet).
+      size_t len = entry & kLengthMask;
+      if (len < kLengthMask && (len + max_distance < m || m + max_distance < len)) continue;
       const uint32_t w = m_entry_words[e];
-      const size_t len = m_cp_offsets[w + 1] - m_cp_offsets[w];
+      if (seen[w] == stamp) continue;
+      seen[w] = stamp;
+      len = m_cp_offsets[w + 1] - m_cp_offsets[w];
       if (len + max_distance < m || m + max_distance < len) continue;
-      words.push_back(w);
+      const Signature& ws = m_signatures[w];
+      const int missing = __builtin_popcountll(qs.once & ~ws.once) +
+                          __builtin_popcountll(qs.twice & ~ws.twice);
+      const int extra = __builtin_popcountll(ws.once & ~qs.once) +
+                        __builtin_popcountll(ws.twice & ~qs.twice);
+      if (static_cast<uint32_t>(std::max(missing, extra)) > max_distance) continue;
+      const size_t d = distance(Metric::kOsa, pattern, m_code_points.data() + m_cp_offsets[w],
+                                len, max_distance);
+      if (d <= max_distance) out.push_back({w, static_cast<uint32_t>(d)});
     }
-  }
-  std::sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
-  if (words.empty()) return;
-  Pattern pattern(q, m);
-  for (uint32_t w : words) {
-    const size_t len = m_cp_offsets[w + 1] - m_cp_offsets[w];
-    const size_t d = distance(Metric::kOsa, pattern, m_code_points.data() + m_cp_offsets[w],
-                              len, max_distance);
-    if (d <= max_distance) out.push_back({w, static_cast<uint32_t>(d)});
   }
 }
 
 std::vector<SpellCandidate> SpellModel::candidates(std::string_view w,
                                                    uint32_t max_distance) const {
-  std::vector<uint32_t> cps, scratch;
+  std::vector<uint32_t> cps;
   utf8_code_points(w, cps);
   std::vector<SpellCandidate> out;
-  candidates_cp(cps.data(), cps.size(), max_distance, out, scratch);
+  candidates_cp(cps.data(), cps.size(), max_distance, out);
   std::sort(out.begin(), out.end(),
             [](const SpellCandidate& a, const SpellCandidate& b) { return a.word < b.word; });
   return out;
@@ -223,21 +327,24 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     return result;
   }
   const double n_total = static_cast<double>(std::max<uint64_t>(m_total, 1));
+  const double kn_d = o.discount < 0 ? m_ney_discount : o.discount;
   auto unigram = [&](uint32_t w) {
+    if (o.kneser_ney) return kn_unigram(w, kn_d, o);
     return w < nw ? std::log(static_cast<double>(m_counts[w]) / n_total)
                   : o.unknown_log_prob;
   };
-  std::vector<uint32_t> scratch;
   struct Option {
     uint32_t w1, w2;  // w2 == kNotFound: one word; w >= nw: token w - nw kept as typed
     uint32_t edits;
     double prior;  // error model + unigrams, to rank and cap the options
+    double err = 0;  // error model (edits; not the space of a split or merge)
     double u1 = 0, inner = 0;  // unigram log of w1; a split's log_score(w1, w2)
   };
   // log_score with the logarithms the search needs again and again computed once.
   const double log_backoff = std::log(o.backoff);
   auto lm = [&](uint32_t prev, double log_prev_count, uint32_t w, double u) {
     if (prev == kStart) return u;
+    if (o.kneser_ney) return kn_bigram(prev, w, kn_d, u);
     if (prev < nw && w < nw) {
       const uint32_t c = bigram_count(prev, w);
       if (c) return std::log(static_cast<double>(c)) - log_prev_count;
@@ -260,6 +367,13 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     return len <= 1 ? 0 : len <= 4 ? std::min<uint32_t>(1, o.max_distance) : o.max_distance;
   };
   std::vector<SpellCandidate> found;
+  const EditLogProbs edit(o);
+  std::vector<double> dp;
+  auto channel = [&](const uint32_t* t, size_t len, const SpellCandidate& c) {
+    const uint32_t* w = m_code_points.data() + m_cp_offsets[c.word];
+    return channel_log_prob(t, len, w, m_cp_offsets[c.word + 1] - m_cp_offsets[c.word],
+                            c.distance, edit, dp);
+  };
   // Options of each token alone (single), of tokens i and i + 1 joined (merge), of token i
   // cut in two (split).
   std::vector<std::vector<Option>> single(m), merge(m), split(m);
@@ -277,12 +391,13 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     // in practice, and the distance-2 neighbourhood of a short word is large (the time).
     const uint32_t reach = self == kNotFound ? max_d(cps[i].size())
                                              : std::min<uint32_t>(1, max_d(cps[i].size()));
-    candidates_cp(cps[i].data(), cps[i].size(), reach, found, scratch);
+    candidates_cp(cps[i].data(), cps[i].size(), reach, found);
     for (const SpellCandidate& c : found) {
       // A one-character word replaces no longer token ("xp" is not "p"): too likely by
       // frequency alone, too rarely meant.
       if (m_cp_offsets[c.word + 1] - m_cp_offsets[c.word] < 2 && cps[i].size() >= 2) continue;
-      s.push_back({c.word, kNotFound, c.distance, c.distance * o.edit_log_prob + unigram(c.word)});
+      const double err = channel(cps[i].data(), cps[i].size(), c);
+      s.push_back({c.word, kNotFound, c.distance, err + unigram(c.word), err});
     }
     cap(s, o.max_candidates);
     if (self != kNotFound && std::none_of(s.begin(), s.end(), [&](const Option& x) {
@@ -294,12 +409,12 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       std::vector<uint32_t> joined(cps[i]);
       joined.insert(joined.end(), cps[i + 1].begin(), cps[i + 1].end());
       found.clear();
-      candidates_cp(joined.data(), joined.size(), std::min<uint32_t>(1, o.max_distance), found,
-                    scratch);
+      candidates_cp(joined.data(), joined.size(), std::min<uint32_t>(1, o.max_distance), found);
       for (const SpellCandidate& c : found) {
         if (m_cp_offsets[c.word + 1] - m_cp_offsets[c.word] < 2) continue;
+        const double err = channel(joined.data(), joined.size(), c);
         merge[i].push_back({c.word, kNotFound, c.distance + 1,
-                            c.distance * o.edit_log_prob + o.space_log_prob + unigram(c.word)});
+                            err + o.space_log_prob + unigram(c.word), err});
       }
       cap(merge[i], o.max_candidates / 4 + 1);
     }
@@ -309,10 +424,11 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
     auto part = [&](size_t from, size_t to, std::vector<SpellCandidate>& out) {
       out.clear();
       if (to - from >= 4 && o.max_distance >= 1 && self == kNotFound) {
-        candidates_cp(cps[i].data() + from, to - from, 1, out, scratch);
+        candidates_cp(cps[i].data() + from, to - from, 1, out);
         std::sort(out.begin(), out.end(), [&](const SpellCandidate& a, const SpellCandidate& b) {
-          return a.distance != b.distance ? a.distance < b.distance
-                                          : m_counts[a.word] > m_counts[b.word];
+          if (a.distance != b.distance) return a.distance < b.distance;
+          if (m_counts[a.word] != m_counts[b.word]) return m_counts[a.word] > m_counts[b.word];
+          return a.word < b.word;
         });
         if (out.size() > 3) out.resize(3);
       } else {
@@ -326,11 +442,12 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       if (left.empty()) continue;
       part(k, len, right);
       for (const SpellCandidate& a : left) {
+        const double err_a = channel(cps[i].data(), k, a);
         for (const SpellCandidate& b : right) {
           const uint32_t d = a.distance + b.distance;
+          const double err = err_a + channel(cps[i].data() + k, len - k, b);
           split[i].push_back({a.word, b.word, d + 1,
-                              d * o.edit_log_prob + o.space_log_prob + unigram(a.word) +
-                                  unigram(b.word)});
+                              err + o.space_log_prob + unigram(a.word) + unigram(b.word), err});
         }
       }
     }
@@ -364,21 +481,20 @@ std::vector<Suggestion> SpellModel::suggest(const std::vector<std::string>& toke
       const double log_prev = hyp.last < nw ? std::log(static_cast<double>(m_counts[hyp.last])) : 0;
       for (const Option& x : single[i]) {
         const uint32_t d = x.edits;
-        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + d * o.edit_log_prob,
+        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + x.err,
                              x.w1, hyp.edits + d, static_cast<uint32_t>(i), h, x.w1, kNotFound});
       }
       if (i + 1 < m) {
         for (const Option& x : merge[i]) {
-          at[i + 2].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) +
-                                   (x.edits - 1) * o.edit_log_prob + o.space_log_prob,
+          at[i + 2].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + x.err +
+                                   o.space_log_prob,
                                x.w1, hyp.edits + x.edits, static_cast<uint32_t>(i), h, x.w1,
                                kNotFound});
         }
       }
       for (const Option& x : split[i]) {
-        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) +
-                                 x.inner + (x.edits - 1) * o.edit_log_prob +
-                                 o.space_log_prob,
+        at[i + 1].push_back({hyp.score + lm(hyp.last, log_prev, x.w1, x.u1) + x.inner +
+                                 x.err + o.space_log_prob,
                              x.w2, hyp.edits + x.edits, static_cast<uint32_t>(i), h, x.w1,
                              x.w2});
       }

@@ -50,6 +50,7 @@ from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
 from mirkit.index.fields import index_fields
 from mirkit.search._segments import SegmentedSearch
+from mirkit.search.expand import ExpandedTerms
 from mirkit.search.fielded import BM25F, FieldedSearch, fielded_scorer
 from mirkit.search.filters import FilterCache, compile_filter
 from mirkit.search.hybrid import HybridResult, VectorSide, check_fusion, fuse
@@ -284,6 +285,8 @@ class Searcher:
             return query if structured is None else structured
         if type(query) is StructuredQuery:  # read with syntax="lucene" already
             return query
+        if type(query) is ExpandedTerms:  # expand_query's terms and weights, checked already
+            return list(query), list(query.values())
         terms = self.analyze(query)
         return list(terms), list(terms.values())
 
