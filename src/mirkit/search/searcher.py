@@ -45,10 +45,10 @@ from typing import Mapping, Optional, Sequence, Union
 
 from mirkit import _core
 from mirkit._validate import check_count, progress_bar
+from mirkit.index.fields import index_fields
 from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
-from mirkit.index.fields import index_fields
 from mirkit.search._segments import SegmentedSearch
 from mirkit.search.expand import ExpandedTerms
 from mirkit.search.fielded import BM25F, FieldedSearch, fielded_scorer
