@@ -185,10 +185,10 @@ def _cmd_index(args) -> int:
             f" (nor {len(missing) - 1} more of the inputs)" if len(missing) > 1 else ""))
     if args.no_merge and (args.append or args.shards or args.vectors):
         raise UserError("--no-merge cannot be combined with --append, --shards or --vectors")
-    if args.store:
+    if args.store or args.store_fields is not None:
         if args.no_merge or args.shards:
             raise UserError("--store cannot be combined with --no-merge or --shards")
-        options["store"] = _store_option(args.store)
+        options["store"] = _store_option(args.store_fields)
     if args.append:
         return _index_append(args, options)
     _check_output(args)
@@ -213,16 +213,12 @@ def _cmd_index(args) -> int:
 
 
 def _store_option(value):
-    """``index --store`` (True) or ``--store title,text`` (the field names)."""
-    if value is True:
+    """``index --store`` (True) or ``--store-fields title,text`` (the field names)."""
+    if value is None:
         return True
     names = [n.strip() for n in value.split(",")]
     if not all(names):
-        raise UserError(f"--store {value}: expected field names separated by commas")
-    taken = [n for n in names if os.path.exists(n)]
-    if taken:  # "--store docs.jsonl -o idx": the input was read as the field names
-        raise UserError(f"--store took {taken[0]!r} as a field name, but it is a file: put "
-                        "--store after the inputs or write --store=FIELDS")
+        raise UserError(f"--store-fields {value}: expected field names separated by commas")
     return names
 
 
@@ -249,7 +245,7 @@ def _index_append(args, options: dict) -> int:
         settings = {k: options[k] for k in ("analyzer", "codec", "positions", "vectors",
                                              "numeric_fields", "keyword_fields", "fields")
                     if k in options}
-        settings.update({"store": options["store"]} if args.store else {})
+        settings.update({"store": options["store"]} if "store" in options else {})
         settings.update({"word_counts": True} if args.word_counts else {})
     elif args.numeric_field or args.keyword_field or args.fields is not None:
         raise UserError(f"--numeric-field/--keyword-field/--fields: {args.output} exists, and "
@@ -875,10 +871,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--positions", action="store_true", help="store token positions")
     p.add_argument("--vectors", action="store_true",
                    help="store document vectors (for relevance feedback)")
-    p.add_argument("--store", nargs="?", const=True, default=False, metavar="FIELDS",
+    p.add_argument("--store", action="store_true",
                    help="keep the documents in a compressed store (for search --show and "
-                   "--snippets): every field of each record, or only FIELDS (e.g. "
-                   "--store=title,text)")
+                   "--snippets): every field of each record")
+    p.add_argument("--store-fields", metavar="FIELDS",
+                   help="keep only these fields of each record in the store (comma-separated, "
+                   "e.g. title,text; implies --store)")
     p.add_argument("--word-counts", action="store_true",
                    help="count words and word bigrams, for search --suggest and spelling "
                    "correction (off by default: about doubles the indexing time)")
