@@ -40,7 +40,10 @@ def _cmd_info(args) -> int:
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    width = max(len(k) for k in report)
+    # Each kernel family's path, then why the dispatcher chose it.
+    why = report.pop("dispatch")
+    report["kernels"] = {k: f"{v:<10}  {why[k]}" for k, v in report["kernels"].items()}
+    width = max(len(k) for k in (*report, *report["kernels"]))
     for key, value in report.items():
         if isinstance(value, dict):
             print(f"{key}:")
