@@ -81,7 +81,8 @@ _DECODE = """
 import json, numpy as np, mirkit
 rng = np.random.default_rng(7)
 x = (rng.integers(0, 2**32, 5000, dtype=np.uint64) >> rng.integers(0, 32, 5000).astype(np.uint64))
-x = np.concatenate([x.astype(np.uint32), np.array([0, 255, 256, 2**16, 2**24, 2**32 - 1], np.uint32)])
+edges = np.array([0, 255, 256, 2**16, 2**24, 2**32 - 1], np.uint32)
+x = np.concatenate([x.astype(np.uint32), edges])
 c = mirkit.codecs.get("stream_vbyte")
 ok = bool(np.array_equal(c.decode(c.encode(x), x.size), x))
 info = mirkit.info()
@@ -113,7 +114,8 @@ def test_zen4_rule_runs_the_real_tables():
 def test_bad_dispatch_cpu_is_ignored_with_a_warning():
     proc = _run("import mirkit; print(mirkit._core.cpu_description()['family'])",
                 MIRKIT_DISPATCH_CPU="AuthenticAMD zen4")
-    assert "MIRKIT_DISPATCH_CPU='AuthenticAMD zen4' is not '<vendor> <family> <model>'" in proc.stderr
+    assert ("MIRKIT_DISPATCH_CPU='AuthenticAMD zen4' is not '<vendor> <family> <model>'"
+            in proc.stderr)
 
 
 def test_forcing_and_auto():
