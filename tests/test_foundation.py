@@ -25,6 +25,7 @@ def test_levels_and_limit():
     assert mirkit.simd_level() == top
     # Asking for more than the CPU has gives what it has.
     assert mirkit.set_simd_level(SIMD_LEVELS[-1]) == top
+    assert mirkit.set_simd_level("auto") == top  # back to the default dispatch
     with pytest.raises(ValueError, match="level must be one of"):
         mirkit.set_simd_level("avx9000")
 

@@ -391,3 +391,17 @@ def test_non_finite_data_is_refused_at_every_level(simd_level, value):
         fitted = model.fit(X)
         with pytest.raises(ValueError, match="row 11"):
             fitted.predict(bad)
+
+
+def test_tol_zero_skips_the_variance(monkeypatch, rng):
+    # tol=0 needs no threshold, and the float64 variance costs about one Lloyd iteration.
+    x = rng.standard_normal((300, 8)).astype(np.float32)
+
+    def no_var(*args, **kwargs):
+        raise AssertionError("np.var called")
+
+    monkeypatch.setattr(np, "var", no_var)
+    for cls in (vectors.KMeans, vectors.MiniBatchKMeans):
+        assert cls(4, tol=0.0, seed=0, max_iter=3).fit(x).cluster_centers_.shape == (4, 8)
+        with pytest.raises(AssertionError, match="np.var called"):
+            cls(4, tol=1e-4, seed=0, max_iter=3).fit(x)

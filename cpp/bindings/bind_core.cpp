@@ -33,7 +33,62 @@ void bind_core(py::module_& m) {
         return core::level_name(core::active_level());
       },
       py::arg("name"),
-      "Cap the level kernels use (never above the detected one); returns the level in force.");
+      "Force the level kernels use (never above the detected one; the per-CPU dispatch rules "
+      "are off while forced); returns the level in force.");
+  m.def(
+      "unset_simd_level",
+      [] {
+        core::unset_level_limit();
+        return core::level_name(core::active_level());
+      },
+      "Back to the default: the detected level, with the per-CPU dispatch rules on.");
+  m.def("simd_level_forced", &core::level_forced,
+        "True while MIRKIT_SIMD or set_simd_level holds the level (the dispatch rules are off).");
+  m.def("cpu_description", [] {
+    const auto& cpu = core::cpu_description();
+    py::dict d;
+    d["vendor"] = cpu.vendor;
+    d["family"] = cpu.family;
+    d["model"] = cpu.model;
+    d["level"] = core::level_name(cpu.level);
+    return d;
+  }, "CPUID vendor, display family and model, and level: what the dispatch rule looks at.");
+  m.def(
+      "dispatch_reason",
+      [](const std::string& family, const std::string& chosen) {
+        auto f = core::parse_family(family);
+        auto level = core::parse_level(chosen);
+        if (!f) throw py::value_error("unknown kernel family '" + family + "'");
+        if (!level) throw py::value_error("unknown SIMD level '" + chosen + "'");
+        return core::dispatch_reason(*f, *level);
+      },
+      py::arg("family"), py::arg("chosen"),
+      "Why `family` runs at level `chosen` in this process now (for mirkit info).");
+  m.def(
+      "dispatch_choice",
+      [](const std::string& family, const std::string& vendor, unsigned cpu_family,
+         unsigned model, const std::string& level, const std::vector<std::string>& paths) {
+        // The rule on a described (possibly imagined) CPU, for tests: which of a table's paths
+        // it picks at the CPU's level, default dispatch (nothing forced), and why.
+        auto f = core::parse_family(family);
+        auto cpu_level = core::parse_level(level);
+        if (!f) throw py::value_error("unknown kernel family '" + family + "'");
+        if (!cpu_level) throw py::value_error("unknown SIMD level '" + level + "'");
+        unsigned available = 1;
+        for (const auto& p : paths) {
+          auto l = core::parse_level(p);
+          if (!l) throw py::value_error("paths: unknown SIMD level '" + p + "'");
+          available |= 1u << static_cast<int>(*l);
+        }
+        const core::CpuDescription cpu{vendor, cpu_family, model, *cpu_level};
+        const int top = static_cast<int>(*cpu_level);
+        const auto chosen = static_cast<SimdLevel>(
+            core::pick_level(available, top, core::dispatch_rule(*f, cpu).avoid));
+        return py::make_tuple(core::level_name(chosen),
+                              core::dispatch_reason(*f, cpu, *cpu_level, false, chosen));
+      },
+      py::arg("family"), py::arg("vendor"), py::arg("cpu_family"), py::arg("model"),
+      py::arg("level"), py::arg("paths"));
   m.def("cpu_features", [] {
     const auto& f = core::cpu_features();
     py::dict d;

@@ -106,8 +106,11 @@ size_t encode_sorted_scalar(const uint32_t* values, size_t n, uint8_t* out) {
 
 #if defined(MIRKIT_X86_SIMD)
 // kAvx2 and kAvx512 have no encoder of their own: they use the SSE4 one (same bytes).
+// The decoder is named for the dispatch rule: on AMD Zen 4 it runs the AVX2 path
+// (cpp/core/dispatch_rules.cpp says why).
 const core::Dispatch<DecodeKernel> kDecode{
-    {decode_scalar, sse4::decode, avx2::decode, avx512::decode, avx512vbmi::decode}};
+    {decode_scalar, sse4::decode, avx2::decode, avx512::decode, avx512vbmi::decode},
+    core::KernelFamily::kStreamVbyteDecode};
 // No VBMI delta decoder: on Zen 4, vpexpandb plus the 16-lane prefix sum ran at half the speed
 // of the pshufb kernel (vpexpandb and the zmm shuffles compete for the shuffle pipes), so
 // kAvx512Vbmi falls back to avx512::decode_sorted.

@@ -69,18 +69,37 @@ SimdLevel level_of(const CpuFeatures& f) {
   return SimdLevel::kAvx512Vbmi;
 }
 
+std::atomic<bool> g_forced{false};
+
+// Turns the rules on (avoid masks of this CPU) or off (all zero, while a level is forced).
+void set_rules(bool on) {
+  for (int i = 0; i < kNumKernelFamilies; ++i) {
+    const unsigned avoid =
+        on ? dispatch_rule(static_cast<KernelFamily>(i), cpu_description()).avoid : 0u;
+    detail::g_avoid[i].store(avoid, std::memory_order_relaxed);
+  }
+  g_forced.store(!on, std::memory_order_relaxed);
+}
+
 int initial_level() {
   int level = static_cast<int>(detected_level());
+  bool forced = false;
   if (const char* env = std::getenv("MIRKIT_SIMD")) {
     // An unknown name keeps the detected level; the Python layer reports it as a warning.
-    if (auto forced = parse_level(env)) level = std::min(level, static_cast<int>(*forced));
+    if (auto limit = parse_level(env)) {
+      level = std::min(level, static_cast<int>(*limit));
+      forced = true;
+    }
   }
+  set_rules(!forced);
   return level;
 }
 
 }  // namespace
 
 namespace detail {
+// g_avoid is constant-initialised (zero) before initial_level() fills it in.
+std::atomic<unsigned> g_avoid[kNumKernelFamilies] = {};
 std::atomic<int> g_active_level{initial_level()};
 }
 
@@ -97,8 +116,16 @@ SimdLevel active_level() {
 
 void set_level_limit(SimdLevel limit) {
   const int level = std::min(static_cast<int>(limit), static_cast<int>(detected_level()));
+  set_rules(false);
   detail::g_active_level.store(level, std::memory_order_relaxed);
 }
+
+void unset_level_limit() {
+  set_rules(true);
+  detail::g_active_level.store(static_cast<int>(detected_level()), std::memory_order_relaxed);
+}
+
+bool level_forced() { return g_forced.load(std::memory_order_relaxed); }
 
 const char* level_name(SimdLevel level) {
   switch (level) {

@@ -17,12 +17,33 @@ __all__ = ["info", "runnable_simd_levels", "set_simd_level", "simd_level", "simd
 SIMD_LEVELS: tuple[str, ...] = tuple(_core.simd_levels)
 
 _env = os.environ.get("MIRKIT_SIMD")
-if _env is not None and _env not in SIMD_LEVELS:
+if _env is not None and _env not in (*SIMD_LEVELS, "auto"):
     warnings.warn(
-        f"MIRKIT_SIMD={_env!r} is not one of {SIMD_LEVELS}; using the detected level",
+        f"MIRKIT_SIMD={_env!r} is not one of {SIMD_LEVELS} or 'auto'; using the detected level",
         RuntimeWarning,
         stacklevel=2,
     )
+
+
+def _valid_dispatch_cpu(value: str) -> bool:
+    parts = value.split()
+    try:
+        return len(parts) == 3 and all(int(p, 0) >= 0 for p in parts[1:])
+    except ValueError:
+        return False
+
+
+_fake_cpu = os.environ.get("MIRKIT_DISPATCH_CPU")
+if _fake_cpu is not None and not _valid_dispatch_cpu(_fake_cpu):
+    warnings.warn(
+        f"MIRKIT_DISPATCH_CPU={_fake_cpu!r} is not '<vendor> <family> <model>'; ignored",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+# Kernel families (keys of info()["kernels"]) that the dispatch rule knows by name
+# (cpp/core/dispatch_rules.cpp); the others take the widest path they have.
+_RULE_FAMILIES = {"codecs.stream_vbyte": "codecs.stream_vbyte.decode"}
 
 
 def runnable_simd_levels() -> tuple[str, ...]:
@@ -36,14 +57,20 @@ def simd_level() -> str:
 
 
 def set_simd_level(level: str) -> str:
-    """Cap the instruction-set level every kernel uses; returns the level now in force.
+    """Force the instruction-set level every kernel uses; returns the level now in force.
+
+    By default ("auto") each kernel family takes the fastest path this CPU supports, which is
+    the widest one except where the dispatch rule knows better (on AMD Zen 4, the Stream
+    VByte decoder runs its AVX2 path: see ``mirkit info``). A forced level turns those rules
+    off: every family takes its widest path at or below `level`, so any path can be run and
+    tested on any CPU that supports it.
 
     Parameters
     ----------
     level : str
-        One of :data:`SIMD_LEVELS`. A level above what the CPU supports is capped to the
-        detected one. The setting is process-wide (the environment variable ``MIRKIT_SIMD``
-        sets it at import).
+        One of :data:`SIMD_LEVELS`, or ``"auto"`` for the default. A level above what the CPU
+        supports is capped to the detected one. The setting is process-wide (the environment
+        variable ``MIRKIT_SIMD`` sets it at import).
 
     Raises
     ------
@@ -55,10 +82,12 @@ def set_simd_level(level: str) -> str:
     >>> import mirkit
     >>> mirkit.set_simd_level("scalar")
     'scalar'
-    >>> _ = mirkit.set_simd_level("avx512vbmi")  # back to the best the CPU has
+    >>> _ = mirkit.set_simd_level("auto")  # back to the default dispatch
     """
+    if level == "auto":
+        return _core.unset_simd_level()
     if level not in SIMD_LEVELS:
-        raise ValueError(f"level must be one of {SIMD_LEVELS}, got {level!r}")
+        raise ValueError(f"level must be one of {SIMD_LEVELS} or 'auto', got {level!r}")
     return _core.set_simd_level(level)
 
 
@@ -75,11 +104,11 @@ def simd_limit(level: str) -> Iterator[str]:
     ...     active
     'scalar'
     """
-    previous = simd_level()
+    previous = simd_level() if _core.simd_level_forced() else "auto"
     try:
         yield set_simd_level(level)
     finally:
-        _core.set_simd_level(previous)
+        set_simd_level(previous)
 
 
 def info() -> dict:
@@ -89,7 +118,10 @@ def info() -> dict:
     --------
     >>> import mirkit
     >>> sorted(mirkit.info())
-    ['compiler', 'cpu_features', 'detected_simd_level', 'kernels', 'platform', 'python', 'simd_level', 'version']
+    ['compiler', 'cpu', 'cpu_features', 'detected_simd_level', 'dispatch', 'kernels', 'platform', 'python', 'simd_forced', 'simd_level', 'version']
+
+    ``kernels`` maps each kernel family to the path it runs now, ``dispatch`` says why
+    (the widest path, a forced level, or a rule for this CPU).
     """
     from mirkit import codecs
 
@@ -106,6 +138,11 @@ def info() -> dict:
     kernels["late.maxsim"] = _core.late.kernel_level()
     kernels["attention.float32"] = _core.attention.kernel(False)
     kernels["attention.bfloat16"] = _core.attention.kernel(True)
+    # avx512bf16 is an extension of the top level, not a level of its own.
+    dispatch = {name: _core.dispatch_reason(_RULE_FAMILIES.get(name, "other"),
+                                            _core.simd_level() if level == "avx512bf16" else level)
+                for name, level in kernels.items()}
+    cpu = _core.cpu_description()
     return {
         "version": __version__,
         "compiler": _core.compiler,
@@ -113,6 +150,9 @@ def info() -> dict:
         "platform": f"{platform.system()} {platform.machine()}",
         "detected_simd_level": _core.detected_simd_level(),
         "simd_level": _core.simd_level(),
+        "simd_forced": _core.simd_level_forced(),
+        "cpu": f"{cpu['vendor'] or 'unknown'} family {cpu['family']:#x} model {cpu['model']:#x}",
         "cpu_features": sorted(k for k, v in _core.cpu_features().items() if v),
         "kernels": kernels,
+        "dispatch": dispatch,
     }

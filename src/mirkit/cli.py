@@ -40,7 +40,10 @@ def _cmd_info(args) -> int:
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    width = max(len(k) for k in report)
+    # Each kernel family's path, then why the dispatcher chose it.
+    why = report.pop("dispatch")
+    report["kernels"] = {k: f"{v:<10}  {why[k]}" for k, v in report["kernels"].items()}
+    width = max(len(k) for k in (*report, *report["kernels"]))
     for key, value in report.items():
         if isinstance(value, dict):
             print(f"{key}:")
@@ -101,6 +104,15 @@ def _cmd_bench(args) -> int:
                             "name ann among the benchmarks")
         from mirkit.benchmarks.ann import check_plot_path
         check_plot_path(args.plot)  # before hours of timing, not after
+    if args.simd is not None:
+        from mirkit.benchmarks import simd_hold
+
+        forwarded = ["--repeat", str(args.repeat), "--synthetic-docs", str(args.synthetic_docs)]
+        forwarded += ["--quick"] if args.quick else []
+        for option, value in (("--cache", args.cache), ("--max-queries", args.max_queries),
+                              ("--plot", args.plot)):
+            forwarded += [option, str(value)] if value is not None else []
+        return simd_hold.run_held(args.simd, names, forwarded, args.json)
     results = []
     # Each section says how it times (the query benchmark takes per-query medians of at most
     # 3 passes, indexing at most 3 builds), so the header claims no repetition count.
@@ -860,6 +872,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="ann: also draw recall@10 against queries/s into FILE (.png, .svg, "
                    ".pdf, ...; needs matplotlib)")
+    p.add_argument("--simd", choices=("avx2", "sse4"), default=None,
+                   help="run each section in a fresh process with mirkit and the anchors held "
+                   "to this instruction set (the figures of an AVX2- or SSE4-only CPU)")
     p.set_defaults(func=_cmd_bench)
     p = sub.add_parser("index", help="build an index from JSON Lines, TREC, a folder (or .gz)")
     p.add_argument("input", nargs="+",

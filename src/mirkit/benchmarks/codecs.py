@@ -15,7 +15,6 @@ import numpy as np
 
 import mirkit
 from mirkit import codecs
-from mirkit._simd import runnable_simd_levels
 from mirkit.benchmarks.data import PostingLists, real_posting_lists, synthetic_gaps
 from mirkit.benchmarks.harness import Row
 
@@ -62,13 +61,14 @@ def datasets(quick: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def _levels() -> list[str]:
-    best = runnable_simd_levels()[-1]
-    return [best] if best == "scalar" else [best, "scalar"]
+    """The dispatch in force ("auto", or the level MIRKIT_SIMD holds), then scalar."""
+    now = mirkit.simd_level() if mirkit._core.simd_level_forced() else "auto"
+    return [now] if mirkit.simd_level() == "scalar" else [now, "scalar"]
 
 
 def _at_level(level: str):
-    detected = runnable_simd_levels()[-1]
-    return (lambda: mirkit.set_simd_level(level)), (lambda: mirkit.set_simd_level(detected))
+    now = _levels()[0]
+    return (lambda: mirkit.set_simd_level(level)), (lambda: mirkit.set_simd_level(now))
 
 
 def _equal_to(expected: np.ndarray):
@@ -115,7 +115,9 @@ def _decode_rows(group, values, sorted_, pf) -> Iterator[Row]:
         anchor = f"pyfastpfor {ANCHORS[name]}{anchor_suffix}" if pf and name in ANCHORS else None
         for level in _levels():
             setup, teardown = _at_level(level)
-            yield Row(group, f"mirkit {name} [{level}]",
+            with mirkit.simd_limit(level):
+                path = codec.kernel_level  # the path this dispatch runs, for the label
+            yield Row(group, f"mirkit {name} [{path}]",
                       lambda d=data, dec=decode: dec(d, n, out=out), n,
                       anchor=anchor, check=_equal_to(values), setup=setup, teardown=teardown,
                       extra={"bits/int": 8.0 * data.size / n})
