@@ -200,16 +200,37 @@ void push_fastscan(TopK& heap, const uint16_t* sums, size_t n, uint32_t b0, cons
 }
 
 // The k results of one query from its kept candidates (best first), re-ranked by exact
-// distances to the raw vectors when refine > 0, padded with -1 / inf.
+// distances to the raw vectors when refine > 0, padded with -1 / inf. The re-ranking scores
+// the candidates four at a time by the gathered-rows kernel (the graph search's, hnsw.hpp),
+// the rows of the groups ahead prefetched; the count is padded to a multiple of four with the
+// last row, so every candidate's distance comes from the same four-row arithmetic
+// (row_scores4, ivf_scan.inl) whatever its place among the candidates.
 void finish_query(const TopK& heap, const IvfData& ix, const float* x, size_t k, size_t refine,
-                  ScanKernel scan, float* dist, int64_t* pos) {
+                  GatherKernel gather, float* dist, int64_t* pos) {
   auto best = heap.sorted();
-  if (refine > 0 && ix.raw != nullptr) {
-    // Exact re-ranking of the kept candidates from the raw vectors.
-    for (auto& e : best) {
-      scan(IvfScan{x, ix.raw + static_cast<size_t>(e.second) * ix.d, nullptr, nullptr,
-                   nullptr, 1, ix.d, ix.ip, nullptr, &e.first});
+  if (refine > 0 && ix.raw != nullptr && !best.empty()) {
+    const size_t nc = best.size(), padded = (nc + 3) / 4 * 4;
+    std::vector<const float*> rows(padded);
+    std::vector<float> exact(padded);
+    for (size_t c = 0; c < padded; ++c) {
+      rows[c] = ix.raw + static_cast<size_t>(best[std::min(c, nc - 1)].second) * ix.d;
     }
+    // The candidates' rows are scattered over the raw vectors (mostly cache misses): every
+    // line of the rows kAhead groups of four ahead is prefetched while a group is scored.
+    constexpr size_t kAhead = 2;
+    const size_t row_bytes = ix.d * sizeof(float);
+    const auto fetch = [&](size_t c0) {
+      for (size_t c = c0; c < std::min(c0 + 4, nc); ++c) {
+        const char* p = reinterpret_cast<const char*>(rows[c]);
+        for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
+      }
+    };
+    for (size_t g = 0; g < kAhead; ++g) fetch(4 * g);
+    for (size_t c0 = 0; c0 < padded; c0 += 4) {
+      fetch(c0 + 4 * kAhead);
+      gather(x, rows.data() + c0, 4, ix.d, ix.ip, exact.data() + c0);
+    }
+    for (size_t c = 0; c < nc; ++c) best[c].first = exact[c];
     std::sort(best.begin(), best.end());
   }
   const float pad = ix.ip ? -kInf : kInf;
@@ -232,7 +253,7 @@ void search_fastscan(const IvfData& ix, const float* q, size_t nq, size_t k, siz
                      float* dist, int64_t* pos) {
   const size_t kept = std::max(k, refine), m = ix.m, mk = m * ix.ksub, dsub = ix.d / m;
   const std::vector<float> ct = pq_transpose(ix.pq_centroids, m, ix.ksub, dsub);
-  const ScanKernel scan = kScan.get();
+  const GatherKernel gather = kGather.get();
   const FastScanManyKernel fast = fastscan_many_kernel();
   const FastScanBelowKernel below = fastscan_below_kernel();
   size_t longest_blocks = 0;
@@ -331,7 +352,7 @@ void search_fastscan(const IvfData& ix, const float* q, size_t nq, size_t k, siz
       }
     }
     for (size_t i = 0; i < cn; ++i) {
-      finish_query(heaps[i], ix, q + (q0 + i) * ix.d, k, refine, scan, dist + (q0 + i) * k,
+      finish_query(heaps[i], ix, q + (q0 + i) * ix.d, k, refine, gather, dist + (q0 + i) * k,
                    pos + (q0 + i) * k);
     }
   });
@@ -361,6 +382,7 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
       pq ? pq_transpose(ix.pq_centroids, ix.m, ix.ksub, dsub) : std::vector<float>();
   const AdcKernel adc = adc_kernel();
   const ScanKernel scan = kScan.get();
+  const GatherKernel gather = kGather.get();
   size_t longest = 0;
   for (size_t l = 0; l < ix.n_lists; ++l) {
     longest = std::max<size_t>(longest, ix.offsets[l + 1] - ix.offsets[l]);
@@ -408,7 +430,7 @@ void ivf_search(const IvfData& ix, const float* q, size_t nq, size_t k, size_t n
           heap.push(buf[i], static_cast<uint32_t>(b0 + i));
         }
       }
-      finish_query(heap, ix, x, k, refine, scan, dist + qi * k, pos + qi * k);
+      finish_query(heap, ix, x, k, refine, gather, dist + qi * k, pos + qi * k);
     }
   });
 }
