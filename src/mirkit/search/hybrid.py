@@ -27,7 +27,11 @@ dropped.
 Keying the vector index by the documents: by default the ids the vector index returns are the
 text index's internal docids (``0 .. n_docs - 1``: add the vectors with ``ids=docids``);
 ``vector_ids=`` maps them instead, id ``i`` of the vector index standing for the document
-whose external id is ``vector_ids[i]``.
+whose external id is ``vector_ids[i]``. Ids whose document the text index does not hold live
+(deleted in a segmented snapshot) are left out of the vector list: an
+:class:`~mirkit.vectors.IVFIndex` or :class:`~mirkit.vectors.HNSWIndex` gets the live ones as
+an allow-list (``filter=``, tested during its search) and returns the top `depth` of them;
+other indexes are asked for that many more neighbours, the dead ones dropped.
 """
 
 from __future__ import annotations
@@ -176,8 +180,13 @@ class VectorSide:
                     raise ValueError(f"vector_ids names a document the text index does not "
                                      f"hold: {e.args[0] if e.args else e}") from None
         # Vector ids without a live document: a search asks for that many more neighbours
-        # and drops them, so the list is the top `depth` of the live documents' vectors.
+        # and drops them, so the list is the top `depth` of the live documents' vectors;
+        # mirkit's IVF and HNSW indexes instead take the live ones as an allow-list applied
+        # during their search (`live`, a bool mask by vector id) and return the top `depth`
+        # of them directly, however many are deleted.
         self.n_skipped = 0 if self.id_map is None else int((self.id_map < 0).sum())
+        self.live: Optional[np.ndarray] = (self.id_map >= 0 if self.n_skipped
+                                           and _takes_allow_list(ann) else None)
 
     def queries(self, vectors, nq: int, what: str) -> np.ndarray:
         """`vectors` as an (nq, dim) float32 matrix (one 1-D vector allowed when nq is 1)."""
@@ -204,6 +213,8 @@ class VectorSide:
         if isinstance(n, (int, np.integer)) and n == 0:
             return [(np.zeros(0, np.int64), np.zeros(0))] * q.shape[0]
         fetch = depth + self.n_skipped
+        if self.live is not None and "filter" not in options:
+            options, fetch = {**options, "filter": self.live}, depth
         if isinstance(n, (int, np.integer)):
             fetch = min(fetch, int(n))  # some indexes refuse k > ntotal
         D, I = self.ann.search(q, fetch, **options)
@@ -233,6 +244,14 @@ class VectorSide:
             scores = d_row[keep].astype(np.float64)
             out.append((docids, scores if self.higher_is_better else -scores))
         return out
+
+
+def _takes_allow_list(ann) -> bool:
+    """Whether `ann` is one of mirkit's vector indexes whose search takes ``filter=`` an
+    allow-list (a bool mask by id), tested during the search."""
+    from mirkit.vectors import HNSWIndex, IVFIndex
+
+    return isinstance(ann, (HNSWIndex, IVFIndex))
 
 
 def _similarity_index(ann) -> Optional[bool]:
