@@ -110,6 +110,51 @@ def test_ivf_index_and_external_ids(corpus):
             np.testing.assert_array_equal(m.scores, r.scores)
 
 
+def test_filter_restricts_both_rankings(corpus):
+    """search(..., vector=q, filter=...): the fused top k of the filtered text ranking and the
+    vector ranking of the documents the filter passes, exactly the reference's, for an IVF
+    index (the allowed ids passed as its filter, asked for `depth` neighbours), the same
+    vectors stored shuffled and keyed by vector_ids, and a FlatIndex (which over-fetches);
+    search_batch gives the same."""
+    rng = np.random.default_rng(4)
+    n = corpus["X"].shape[0]
+    X = rng.standard_normal((n, 16)).astype(np.float32)
+    Q = rng.standard_normal((4, 16)).astype(np.float32)
+    mask = rng.random(n) < 0.2
+    ivf = _Recording(16, 8, seed=0, threads=1).train(X)
+    ivf.add(X)
+    ivf.calls = []
+    perm = rng.permutation(n)
+    shuffled = IVFIndex(16, 8, seed=0, threads=1).train(X)
+    shuffled.add(X[perm])
+    doc_ids = corpus["index"].doc_ids
+    searchers = [Searcher(corpus["index"], vectors=ivf),
+                 Searcher(corpus["index"], vectors=shuffled,
+                          vector_ids=[doc_ids[p] for p in perm]),
+                 Searcher(corpus["index"], vectors=FlatIndex(X))]
+    options = {"n_probe": 8}
+    texts = corpus["texts"][:4]
+    for text, q in zip(texts, Q):
+        text_list = [(d, v) for d, v in text_ranking(corpus, searchers[0], text, n) if mask[d]]
+        vector = [(d, v) for d, v in ref_fusion.exhaustive_vector_ranking(X, q) if mask[d]]
+        expected = ref_fusion.fuse(text_list[:30], vector[:30], 10, "rrf")
+        for searcher in searchers:
+            vo = None if searcher is searchers[2] else options
+            r = searcher.search(text, 10, vector=q, depth=30, filter=mask, vector_options=vo)
+            check(r, expected, exact=True)
+        k, allow = ivf.calls[-1]
+        assert k == 30 and allow.dtype == bool
+        np.testing.assert_array_equal(allow, mask)
+    for searcher in searchers:
+        vo = None if searcher is searchers[2] else options
+        batch = searcher.search_batch(texts, 10, vectors=Q, depth=30, filter=mask,
+                                      vector_options=vo, threads=2)
+        for text, q, r in zip(texts, Q, batch):
+            one = searcher.search(text, 10, vector=q, depth=30, filter=mask, vector_options=vo)
+            np.testing.assert_array_equal(r.docids, one.docids)
+            np.testing.assert_array_equal(r.scores, one.scores)
+
+
 def test_faiss_index_similarities(corpus):
     """Any index with search -> (D, I): a faiss inner-product index (metric found from its
     metric_type) fuses as mirkit's FlatIndex with metric="ip" does."""
