@@ -110,6 +110,51 @@ def test_ivf_index_and_external_ids(corpus):
             np.testing.assert_array_equal(m.scores, r.scores)
 
 
+def test_filter_restricts_both_rankings(corpus):
+    """search(..., vector=q, filter=...): the fused top k of the filtered text ranking and the
+    vector ranking of the documents the filter passes, exactly the reference's, for an IVF
+    index (the allowed ids passed as its filter, asked for `depth` neighbours), the same
+    vectors stored shuffled and keyed by vector_ids, and a FlatIndex (which over-fetches);
+    search_batch gives the same."""
+    rng = np.random.default_rng(4)
+    n = corpus["X"].shape[0]
+    X = rng.standard_normal((n, 16)).astype(np.float32)
+    Q = rng.standard_normal((4, 16)).astype(np.float32)
+    mask = rng.random(n) < 0.2
+    ivf = _Recording(16, 8, seed=0, threads=1).train(X)
+    ivf.add(X)
+    ivf.calls = []
+    perm = rng.permutation(n)
+    shuffled = IVFIndex(16, 8, seed=0, threads=1).train(X)
+    shuffled.add(X[perm])
+    doc_ids = corpus["index"].doc_ids
+    searchers = [Searcher(corpus["index"], vectors=ivf),
+                 Searcher(corpus["index"], vectors=shuffled,
+                          vector_ids=[doc_ids[p] for p in perm]),
+                 Searcher(corpus["index"], vectors=FlatIndex(X))]
+    options = {"n_probe": 8}
+    texts = corpus["texts"][:4]
+    for text, q in zip(texts, Q):
+        text_list = [(d, v) for d, v in text_ranking(corpus, searchers[0], text, n) if mask[d]]
+        vector = [(d, v) for d, v in ref_fusion.exhaustive_vector_ranking(X, q) if mask[d]]
+        expected = ref_fusion.fuse(text_list[:30], vector[:30], 10, "rrf")
+        for searcher in searchers:
+            vo = None if searcher is searchers[2] else options
+            r = searcher.search(text, 10, vector=q, depth=30, filter=mask, vector_options=vo)
+            check(r, expected, exact=True)
+        k, allow = ivf.calls[-1]
+        assert k == 30 and allow.dtype == bool
+        np.testing.assert_array_equal(allow, mask)
+    for searcher in searchers:
+        vo = None if searcher is searchers[2] else options
+        batch = searcher.search_batch(texts, 10, vectors=Q, depth=30, filter=mask,
+                                      vector_options=vo, threads=2)
+        for text, q, r in zip(texts, Q, batch):
+            one = searcher.search(text, 10, vector=q, depth=30, filter=mask, vector_options=vo)
+            np.testing.assert_array_equal(r.docids, one.docids)
+            np.testing.assert_array_equal(r.scores, one.scores)
+
+
 def test_faiss_index_similarities(corpus):
     """Any index with search -> (D, I): a faiss inner-product index (metric found from its
     metric_type) fuses as mirkit's FlatIndex with metric="ip" does."""
@@ -336,6 +381,62 @@ def test_segmented_index_with_deletions(tmp_path, cranfield_docs, cranfield_quer
     for text, q, r in zip([t for _, t in cranfield_queries[:8]], Q, batch):
         np.testing.assert_array_equal(r.docids, plain.search(text, 20, vector=q,
                                                              depth=30).docids)
+
+
+class _Recording(IVFIndex):
+    """An IVFIndex that records the k and filter of every search."""
+
+    calls: list
+
+    def search(self, Q, k, **options):
+        self.calls.append((k, options.get("filter")))
+        return super().search(Q, k, **options)
+
+
+def test_deleted_documents_are_an_allow_list_of_the_vector_search(tmp_path, cranfield_docs):
+    """Most documents deleted, the nearest vectors of every query among them: an IVF index
+    (flat codes, every list probed: exact) keyed by external ids gets the live vectors as an
+    allow-list and is asked for `depth` neighbours, no more; its list is the exact top `depth`
+    of the live documents' vectors (float64 brute force), and the fused result equals a
+    FlatIndex searcher's, which over-fetches instead."""
+    from mirkit.index import Index, IndexWriter
+
+    rng = np.random.default_rng(5)
+    docs = cranfield_docs[:600]
+    n = len(docs)
+    X = rng.standard_normal((n, 8)).astype(np.float32)
+    Q = rng.standard_normal((4, 8)).astype(np.float32)
+    gone = set(rng.choice(n, int(n * 0.8), replace=False).tolist())
+    for q in Q:
+        gone |= set(np.argsort(((X - q) ** 2).sum(1))[:20].tolist())
+    path = tmp_path / "mostly-deleted"
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        for part in np.array_split(np.arange(n), 2):
+            w.add_documents([docs[i] for i in part])
+            w.commit()
+        w.delete(sorted(docs[i][0] for i in gone))
+    index = Index.open(path)
+    live = np.array([i for i in range(n) if i not in gone])
+    ivf = _Recording(8, 4, seed=0).train(X)
+    ivf.add(X)
+    ivf.calls = []
+    ids = [d for d, _ in docs]
+    searcher = Searcher(index, vectors=ivf, vector_ids=ids)
+    flat = Searcher(index, vectors=FlatIndex(X), vector_ids=ids)
+    for q in Q:
+        r = searcher.search("flow", 10, vector=q, depth=30, vector_options={"n_probe": 4})
+        k, allow = ivf.calls[-1]
+        assert k == 30 and allow.dtype == bool and allow.sum() == len(live)
+        np.testing.assert_array_equal(np.flatnonzero(allow), live)
+        # The vector list: the live documents nearest q, by float64 brute force.
+        want = live[np.argsort(((X[live].astype(np.float64) - q) ** 2).sum(1),
+                               kind="stable")[:30]]
+        ranked = searcher._vectors.search(q[None], 30, {"n_probe": 4}, False)[0][0]
+        assert [index.doc_ids[d] for d in ranked.tolist()] == [ids[i] for i in want]
+        other = flat.search("flow", 10, vector=q, depth=30)
+        np.testing.assert_array_equal(r.docids, other.docids)
+        np.testing.assert_array_equal(r.vector_ranks, other.vector_ranks)
+        assert not {ids[i] for i in gone} & set(r.ids)
 
 
 def test_flat_index(rng):

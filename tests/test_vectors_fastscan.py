@@ -42,6 +42,41 @@ def test_kernel_equals_reference_on_every_level(simd_level, rng, m):
     assert _core.vectors.fastscan_level() == want
 
 
+@pytest.mark.parametrize("m", [1, 3, 4, 5, 32])
+def test_many_query_kernel_equals_reference_on_every_level(simd_level, rng, m):
+    """The many-query kernel (a list scanned once for several tables, FAISS's query blocks)
+    gives every table the sums numpy gives it alone, for group sizes around the kernels'
+    (4 with AVX-512, 2 with AVX2) and their remainders."""
+    n = 70
+    codes = rng.integers(0, 16, (n, m)).astype(np.uint8)
+    blocks, _ = pack_fastscan(codes, np.array([0, n], np.int64))
+    for nq in (1, 2, 3, 4, 5, 7, 9):
+        luts = rng.integers(0, 256, (nq, m, 16)).astype(np.uint8)
+        luts[-1] = 255                                                 # the largest sums
+        acc = _core.vectors.fastscan_accumulate(luts, blocks)
+        assert acc.dtype == np.uint16 and acc.shape == (nq, 3 * 32)
+        for g in range(nq):
+            np.testing.assert_array_equal(acc[g, :n], ref.accumulate(luts[g], codes))
+
+
+def test_below_mask_equals_reference_on_every_level(simd_level, rng):
+    """The block's sums at most a limit, as a 32-bit mask, around the uint16 extremes (the
+    AVX2 kernel compares unsigned words through max, the AVX-512 one directly)."""
+    sums = rng.integers(0, 65536, (6, 32)).astype(np.uint16)
+    sums[1] = 65535
+    sums[2] = 0
+    sums[3, ::2] = 32768
+    for limit in (0, 1, 255, 32767, 32768, 40000, 65534, 65535):
+        got = _core.vectors.fastscan_below(sums, limit)
+        assert got.dtype == np.uint32 and got.shape == (6, 1)
+        want = ((sums <= limit).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(1)
+        np.testing.assert_array_equal(got[:, 0], want)
+    with pytest.raises(ValueError, match="limit must be in"):
+        _core.vectors.fastscan_below(sums, 65536)
+    with pytest.raises(ValueError, match="sums must have shape"):
+        _core.vectors.fastscan_below(sums[:, :16].copy(), 3)
+
+
 def test_quantized_table_equals_reference(rng, simd_level):
     """The same bytes, minima sum and step on every level (the SIMD paths reduce and round a
     row at a time)."""
@@ -119,6 +154,27 @@ def test_threshold_skips_only_what_cannot_enter(data):
             np.testing.assert_array_equal(top.distances, every.distances[:, :k])
 
 
+@pytest.mark.parametrize("metric", ["l2", "ip"])
+def test_batch_equals_one_query_at_a_time(data, metric):
+    """A batch scans each list once for a group of its queries (per-query heaps): the same ids
+    and distances, bit for bit, as the queries searched one at a time, at every k (heap and
+    reservoir), with a filter, and whatever the threads' split of the batch."""
+    X, Q, index = data
+    if metric == "ip":
+        index = IVFIndex(32, 16, codes="pq4", m=16, metric="ip", seed=0, threads=1).train(X)
+        index.add(X)
+    for k, options in ((1, {}), (10, {"filter": np.arange(7, 3007, 2)}), (40, {})):
+        batch = index.search(Q, k, n_probe=6, **options)
+        for threads in (2, 3):
+            other = index.search(Q, k, n_probe=6, threads=threads, **options)
+            np.testing.assert_array_equal(other.ids, batch.ids)
+            np.testing.assert_array_equal(other.distances, batch.distances)
+        for i in range(0, len(Q), 7):
+            one = index.search(Q[i:i + 1], k, n_probe=6, **options)
+            np.testing.assert_array_equal(one.ids[0], batch.ids[i])
+            np.testing.assert_array_equal(one.distances[0], batch.distances[i])
+
+
 def test_refine_everything_is_exact_knn(data):
     X, Q, index = data
     _, ids = index.search(Q, 10, n_probe=16, refine=3000)
@@ -161,8 +217,10 @@ def test_errors():
         IVFIndex(32, 4, codes="pq4")
     with pytest.raises(ValueError, match="at most m=256"):
         IVFIndex(512, 4, codes="pq4", m=512)
-    with pytest.raises(ValueError, match="lut must have shape"):
-        _core.vectors.fastscan_accumulate(np.zeros((3, 8), np.uint8), np.zeros((1, 48), np.uint8))
+    for lut in (np.zeros((3, 8), np.uint8), np.zeros((2, 3, 8), np.uint8), np.zeros(16, np.uint8),
+                np.zeros((1, 1, 3, 16), np.uint8)):
+        with pytest.raises(ValueError, match="lut must have shape"):
+            _core.vectors.fastscan_accumulate(lut, np.zeros((1, 48), np.uint8))
     with pytest.raises(ValueError, match="blocks must have shape"):
         _core.vectors.fastscan_accumulate(np.zeros((3, 16), np.uint8),
                                           np.zeros((1, 47), np.uint8))

@@ -199,6 +199,46 @@ def test_mark_deleted_unmark_and_remove(mixture):
         index.mark_deleted([99999])
 
 
+def test_compact_drops_removed_nodes(tmp_path, mixture):
+    """compact() after removing 60% of 2000: the graph holds only the remaining nodes (ntotal, memory),
+    ids stay with their vectors (exact distances of the ids returned), recall against brute
+    force over the remaining vectors stays high, marked-deleted nodes stay hidden and can be
+    unmarked, removed ids can be added again, and the compacted index saves and loads."""
+    x, q = mixture
+    x = x[:2000]
+    index = vectors.HNSWIndex(32, M=12, ef_construction=48, threads=2)
+    index.add(x, ids=np.arange(len(x)) + 100)
+    rng = np.random.default_rng(8)
+    order = rng.permutation(len(x))
+    removed, hidden = order[:1200], order[1200:1300]
+    index.remove(removed + 100)
+    index.mark_deleted(hidden + 100)
+    before = index.bytes_per_vector * index.ntotal
+    index.compact(threads=2)
+    assert index.ntotal == 800 and len(index) == 700
+    assert index.bytes_per_vector * index.ntotal < 0.5 * before
+    live = np.setdiff1d(np.arange(len(x)), np.concatenate([removed, hidden]))
+    dist, ids = index.search(q, 10, ef=80)
+    assert np.isin(ids, live + 100).all()
+    _check_exact_distances(q, x, dist, ids - 100, "l2")
+    truth = live[ref.knn(q, x[live], 10)[1]] + 100
+    assert _recall(ids, truth, 10) >= 0.95
+    index.unmark_deleted(hidden + 100)
+    kept = np.setdiff1d(np.arange(len(x)), removed)
+    np.testing.assert_array_equal(index.search(q, 1, ef=64).ids[:, 0],
+                                  kept[ref.knn(q, x[kept], 1)[1][:, 0]] + 100)
+    index.add(x[removed[:5]], ids=removed[:5] + 100)
+    np.testing.assert_array_equal(index.search(x[removed[:5]], 1).ids[:, 0], removed[:5] + 100)
+    index.compact()  # nothing removed: unchanged
+    assert index.ntotal == 805
+    index.save(tmp_path / "compacted")
+    again = vectors.HNSWIndex.load(tmp_path / "compacted")
+    np.testing.assert_array_equal(again.search(q, 10, ef=80).ids, index.search(q, 10, ef=80).ids)
+    index.remove(np.setdiff1d(kept, removed[:5]) + 100)  # everything but removed[:5]
+    index.compact()
+    assert index.ntotal == len(index) == 5
+
+
 def test_save_load_mmap_pickle(tmp_path, built, mixture):
     x, q = mixture
     built.mark_deleted([1, 2, 3])

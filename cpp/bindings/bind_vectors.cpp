@@ -26,6 +26,7 @@ using F32 = py::array_t<float, py::array::c_style>;
 using U32 = py::array_t<uint32_t, py::array::c_style>;
 using U64 = py::array_t<uint64_t, py::array::c_style>;
 using U8 = py::array_t<uint8_t, py::array::c_style>;
+using U16 = py::array_t<uint16_t, py::array::c_style>;
 using I64 = py::array_t<int64_t, py::array::c_style>;
 
 struct Mat {
@@ -579,25 +580,62 @@ void bind_vectors(py::module_& m) {
   m.def(
       "fastscan_accumulate",
       [](const U8& lut, const U8& blocks) {
-        if (lut.ndim() != 2 || lut.shape(1) != 16 || lut.shape(0) < 1 ||
-            static_cast<size_t>(lut.shape(0)) > vectors::kFastScanMaxM) {
-          throw py::value_error("lut must have shape (m, 16) with 1 <= m <= 256");
+        // (m, 16): one table, the one-query kernel; (nq, m, 16): the many-query kernel.
+        const bool many = lut.ndim() == 3;
+        const size_t nq = many ? lut.shape(0) : 1;
+        const size_t pm = lut.ndim() >= 2 ? lut.shape(lut.ndim() - 2) : 0;
+        if ((lut.ndim() != 2 && !many) || lut.shape(lut.ndim() - 1) != 16 || pm < 1 ||
+            pm > vectors::kFastScanMaxM) {
+          throw py::value_error(
+              "lut must have shape (m, 16) or (nq, m, 16) with 1 <= m <= 256");
         }
-        const size_t pm = lut.shape(0);
         if (blocks.ndim() != 2 || static_cast<size_t>(blocks.shape(1)) != pm * 16) {
           throw py::value_error("blocks must have shape (n_blocks, m * 16) = (n_blocks, " +
                                 std::to_string(pm * 16) + ")");
         }
-        const size_t nb = blocks.shape(0);
-        std::vector<uint16_t> acc(nb * vectors::kFastScanBlock);
+        const size_t nb = blocks.shape(0), per = nb * vectors::kFastScanBlock;
+        std::vector<uint16_t> acc(nq * per);
         {
           py::gil_scoped_release release;
-          vectors::fastscan_kernel()(lut.data(), pm, blocks.data(), nb, acc.data());
+          if (many) {
+            std::vector<const uint8_t*> luts(nq);
+            std::vector<uint16_t*> outs(nq);
+            for (size_t g = 0; g < nq; ++g) {
+              luts[g] = lut.data() + g * pm * 16;
+              outs[g] = acc.data() + g * per;
+            }
+            vectors::fastscan_many_kernel()(luts.data(), nq, pm, blocks.data(), nb,
+                                            outs.data());
+          } else {
+            vectors::fastscan_kernel()(lut.data(), pm, blocks.data(), nb, acc.data());
+          }
         }
-        return to_numpy_2d(std::move(acc), nb, vectors::kFastScanBlock);
+        if (!many) return to_numpy_2d(std::move(acc), nb, vectors::kFastScanBlock);
+        return to_numpy_2d(std::move(acc), nq, per);
       },
       py::arg("lut").noconvert(), py::arg("blocks").noconvert(),
-      "uint16 (n_blocks, 32): per vector of each block, the sum of its lut entries.");
+      "uint16 (n_blocks, 32): per vector of each block, the sum of its lut entries; with nq "
+      "tables (nq, m, 16), (nq, n_blocks * 32) from the many-query kernel.");
+
+  m.def(
+      "fastscan_below",
+      [](const U16& sums, int64_t limit) {
+        if (sums.ndim() != 2 || sums.shape(1) != 32) {
+          throw py::value_error("sums must have shape (n_blocks, 32)");
+        }
+        if (limit < 0 || limit > 65535) {
+          throw py::value_error("limit must be in [0, 65535], got " + std::to_string(limit));
+        }
+        const size_t nb = sums.shape(0);
+        std::vector<uint32_t> masks(nb);
+        const vectors::FastScanBelowKernel below = vectors::fastscan_below_kernel();
+        for (size_t b = 0; b < nb; ++b) {
+          masks[b] = below(sums.data() + b * 32, static_cast<uint16_t>(limit));
+        }
+        return to_numpy_2d(std::move(masks), nb, 1);
+      },
+      py::arg("sums").noconvert(), py::arg("limit"),
+      "uint32 (n_blocks, 1): per block, bit i set when sums[block, i] <= limit.");
 
   m.def(
       "fastscan_quantize",

@@ -25,6 +25,19 @@ void fastscan_scalar(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t
   }
 }
 
+void fastscan_many_scalar(const uint8_t* const* luts, size_t nq, size_t m, const uint8_t* blocks,
+                          size_t n_blocks, uint16_t* const* acc) {
+  for (size_t g = 0; g < nq; ++g) fastscan_scalar(luts[g], m, blocks, n_blocks, acc[g]);
+}
+
+uint32_t fastscan_below_scalar(const uint16_t* sums, uint16_t limit) {
+  uint32_t mask = 0;
+  for (size_t i = 0; i < kFastScanBlock; ++i) {
+    mask |= static_cast<uint32_t>(sums[i] <= limit) << i;
+  }
+  return mask;
+}
+
 QuantizedLut quantize_lut_scalar(const float* table, size_t m, uint8_t* lut) {
   float sum_min = 0.0f, range = 0.0f;
   for (size_t j = 0; j < m; ++j) {
@@ -52,16 +65,26 @@ using QuantizeKernel = QuantizedLut (*)(const float*, size_t, uint8_t*);
 #if defined(MIRKIT_X86_SIMD)
 const core::Dispatch<FastScanKernel> kFastScan{
     {detail::fastscan_scalar, nullptr, detail::fastscan_avx2, detail::fastscan_avx512}};
+const core::Dispatch<FastScanManyKernel> kFastScanMany{{detail::fastscan_many_scalar, nullptr,
+                                                        detail::fastscan_many_avx2,
+                                                        detail::fastscan_many_avx512}};
+const core::Dispatch<FastScanBelowKernel> kFastScanBelow{{detail::fastscan_below_scalar, nullptr,
+                                                          detail::fastscan_below_avx2,
+                                                          detail::fastscan_below_avx512}};
 const core::Dispatch<QuantizeKernel> kQuantize{{detail::quantize_lut_scalar, nullptr,
                                                 detail::quantize_lut_avx2,
                                                 detail::quantize_lut_avx512}};
 #else
 const core::Dispatch<FastScanKernel> kFastScan{{detail::fastscan_scalar}};
+const core::Dispatch<FastScanManyKernel> kFastScanMany{{detail::fastscan_many_scalar}};
+const core::Dispatch<FastScanBelowKernel> kFastScanBelow{{detail::fastscan_below_scalar}};
 const core::Dispatch<QuantizeKernel> kQuantize{{detail::quantize_lut_scalar}};
 #endif
 }  // namespace
 
 FastScanKernel fastscan_kernel() { return kFastScan.get(); }
+FastScanManyKernel fastscan_many_kernel() { return kFastScanMany.get(); }
+FastScanBelowKernel fastscan_below_kernel() { return kFastScanBelow.get(); }
 core::SimdLevel fastscan_level() { return kFastScan.chosen(); }
 
 QuantizedLut quantize_lut(const float* table, size_t m, uint8_t* lut) {

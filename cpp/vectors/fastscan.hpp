@@ -26,6 +26,14 @@ constexpr size_t kFastScanMaxM = 256;  // subspaces the uint16 sums hold without
 using FastScanKernel = void (*)(const uint8_t* lut, size_t m, const uint8_t* blocks,
                                 size_t n_blocks, uint16_t* acc);
 
+// nq tables against the same blocks: acc[g] gets what FastScanKernel gives luts[g] alone (the
+// sums are exact integers, so every grouping gives the same ones). The SIMD kernels take the
+// queries a few at a time (4 with AVX-512, 2 with AVX2: their accumulators stay in registers)
+// and each load and nibble split of a code vector serves all of them, as FAISS's query blocks
+// (qbs, pq4_fast_scan_search_qbs) do; a list is then read once for those queries, not once each.
+using FastScanManyKernel = void (*)(const uint8_t* const* luts, size_t nq, size_t m,
+                                    const uint8_t* blocks, size_t n_blocks, uint16_t* const* acc);
+
 namespace detail {
 void fastscan_scalar(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t n_blocks,
                      uint16_t* acc);
@@ -33,11 +41,29 @@ void fastscan_avx2(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t n
                    uint16_t* acc);
 void fastscan_avx512(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t n_blocks,
                      uint16_t* acc);
+void fastscan_many_scalar(const uint8_t* const* luts, size_t nq, size_t m, const uint8_t* blocks,
+                          size_t n_blocks, uint16_t* const* acc);
+void fastscan_many_avx2(const uint8_t* const* luts, size_t nq, size_t m, const uint8_t* blocks,
+                        size_t n_blocks, uint16_t* const* acc);
+void fastscan_many_avx512(const uint8_t* const* luts, size_t nq, size_t m,
+                          const uint8_t* blocks, size_t n_blocks, uint16_t* const* acc);
+}  // namespace detail
+
+// The sums of a block (32) at most `limit`, as a bit mask (bit i: sums[i] <= limit): which
+// vectors of a block can enter a top-k heap whose threshold is the distance of `limit`.
+using FastScanBelowKernel = uint32_t (*)(const uint16_t* sums, uint16_t limit);
+
+namespace detail {
+uint32_t fastscan_below_scalar(const uint16_t* sums, uint16_t limit);
+uint32_t fastscan_below_avx2(const uint16_t* sums, uint16_t limit);
+uint32_t fastscan_below_avx512(const uint16_t* sums, uint16_t limit);
 }  // namespace detail
 
 // The kernel of the active instruction-set level, and that level (quantize_lut follows the same
 // level).
 FastScanKernel fastscan_kernel();
+FastScanManyKernel fastscan_many_kernel();
+FastScanBelowKernel fastscan_below_kernel();
 core::SimdLevel fastscan_level();
 
 // A float table quantized to uint8 (FAISS's scheme, one scale for all subspaces so the sums

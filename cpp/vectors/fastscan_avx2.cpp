@@ -1,5 +1,5 @@
-// AVX2 fast-scan kernel and table quantization. The kernel looks up two subspaces per vpshufb
-// (one per 128-bit lane) and sums the looked-up bytes as FAISS does, without widening each one:
+// AVX2 fast-scan kernels and table quantization. The kernels look up two subspaces per vpshufb
+// (one per 128-bit lane) and sum the looked-up bytes as FAISS does, without widening each one:
 // the 16-bit words of the result (byte 2i + 256 * byte 2i+1) and the odd bytes alone (word >> 8)
 // are added in uint16 lanes; at the end of a block the even-byte sums are the word sums less
 // 256 times the odd-byte sums, exact modulo 2^16 and so exact (m * 255 < 2^16).
@@ -29,39 +29,85 @@ inline void store_block(uint16_t* acc, __m256i w0, __m256i h0, __m256i w1, __m25
   _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(e1, o1));  // 24-31
 }
 
-inline void lookup_add(__m256i c, __m256i t, __m256i& w0, __m256i& h0, __m256i& w1,
+// Looks up the low nibbles (vectors 0-15) and high nibbles (16-31) of a code vector, already
+// split, in table t, and adds them to one query's accumulators.
+inline void lookup_add(__m256i lo, __m256i hi, __m256i t, __m256i& w0, __m256i& h0, __m256i& w1,
                        __m256i& h1) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i vlo = _mm256_shuffle_epi8(t, _mm256_and_si256(c, low4));
-  const __m256i vhi = _mm256_shuffle_epi8(t, _mm256_and_si256(_mm256_srli_epi16(c, 4), low4));
+  const __m256i vlo = _mm256_shuffle_epi8(t, lo);
+  const __m256i vhi = _mm256_shuffle_epi8(t, hi);
   w0 = _mm256_add_epi16(w0, vlo);
   h0 = _mm256_add_epi16(h0, _mm256_srli_epi16(vlo, 8));
   w1 = _mm256_add_epi16(w1, vhi);
   h1 = _mm256_add_epi16(h1, _mm256_srli_epi16(vhi, 8));
 }
 
+// G queries' sums over the same blocks: each code load and nibble split serves all G tables
+// (4 x G accumulators: 8 of the 16 registers at G = 2).
+template <size_t G>
+void scan_queries(const uint8_t* const* luts, size_t m, const uint8_t* blocks, size_t n_blocks,
+                  uint16_t* const* acc) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* blk = blocks + b * m * 16;
+    __m256i w0[G], h0[G], w1[G], h1[G];
+    for (size_t g = 0; g < G; ++g) {
+      w0[g] = h0[g] = w1[g] = h1[g] = _mm256_setzero_si256();
+    }
+    size_t j = 0;
+    for (; j + 2 <= m; j += 2) {
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + j * 16));
+      const __m256i lo = _mm256_and_si256(c, low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(c, 4), low4);
+      for (size_t g = 0; g < G; ++g) {
+        lookup_add(lo, hi,
+                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(luts[g] + j * 16)),
+                   w0[g], h0[g], w1[g], h1[g]);
+      }
+    }
+    if (j < m) {  // the last subspace in the low lane; a zero table in the high lane adds 0
+      const __m256i c = _mm256_zextsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + j * 16)));
+      const __m256i lo = _mm256_and_si256(c, low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(c, 4), low4);
+      for (size_t g = 0; g < G; ++g) {
+        lookup_add(lo, hi,
+                   _mm256_zextsi128_si256(
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(luts[g] + j * 16))),
+                   w0[g], h0[g], w1[g], h1[g]);
+      }
+    }
+    for (size_t g = 0; g < G; ++g) {
+      store_block(acc[g] + b * kFastScanBlock, w0[g], h0[g], w1[g], h1[g]);
+    }
+  }
+}
+
 }  // namespace
 
 void fastscan_avx2(const uint8_t* lut, size_t m, const uint8_t* blocks, size_t n_blocks,
                    uint16_t* acc) {
-  for (size_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* blk = blocks + b * m * 16;
-    __m256i w0 = _mm256_setzero_si256(), h0 = w0, w1 = w0, h1 = w0;
-    size_t j = 0;
-    for (; j + 2 <= m; j += 2) {
-      lookup_add(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + j * 16)),
-                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lut + j * 16)), w0, h0, w1,
-                 h1);
-    }
-    if (j < m) {  // the last subspace in the low lane; a zero table in the high lane adds 0
-      lookup_add(_mm256_zextsi128_si256(
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + j * 16))),
-                 _mm256_zextsi128_si256(
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(lut + j * 16))),
-                 w0, h0, w1, h1);
-    }
-    store_block(acc + b * kFastScanBlock, w0, h0, w1, h1);
-  }
+  scan_queries<1>(&lut, m, blocks, n_blocks, &acc);
+}
+
+void fastscan_many_avx2(const uint8_t* const* luts, size_t nq, size_t m, const uint8_t* blocks,
+                        size_t n_blocks, uint16_t* const* acc) {
+  size_t g = 0;
+  for (; g + 2 <= nq; g += 2) scan_queries<2>(luts + g, m, blocks, n_blocks, acc + g);
+  if (g < nq) scan_queries<1>(luts + g, m, blocks, n_blocks, acc + g);
+}
+
+uint32_t fastscan_below_avx2(const uint16_t* sums, uint16_t limit) {
+  // s <= limit (unsigned) exactly when max(s, limit) == limit; two bits per word in movemask,
+  // so the two halves' words are packed to bytes first (packs keeps 0 and -1), then put back in
+  // order (packs interleaves the 128-bit lanes).
+  const __m256i lim = _mm256_set1_epi16(static_cast<short>(limit));
+  const auto le = [&](const uint16_t* p) {
+    const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm256_cmpeq_epi16(_mm256_max_epu16(s, lim), lim);
+  };
+  const __m256i bytes =
+      _mm256_permute4x64_epi64(_mm256_packs_epi16(le(sums), le(sums + 16)), 0xD8);
+  return static_cast<uint32_t>(_mm256_movemask_epi8(bytes));
 }
 
 namespace {

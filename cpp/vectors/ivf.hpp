@@ -9,7 +9,9 @@
 //           its distances are the quantized tables' (re-rank with `refine` for exact ones).
 // An optional filter (one byte per position, 0 = excluded) is tested during the scan, before
 // a vector enters the top-k heap; `refine` > 0 keeps that many candidates and re-ranks them by
-// exact distances to the raw vectors. Everything is read-only: concurrent searches are safe.
+// exact distances to the raw vectors, every one computed by the gathered-rows kernel's
+// four-row arithmetic (GatherKernel on a multiple of four rows), so a candidate's distance does
+// not depend on its rank. Everything is read-only: concurrent searches are safe.
 #pragma once
 
 #include <cstddef>

@@ -27,7 +27,13 @@ dropped.
 Keying the vector index by the documents: by default the ids the vector index returns are the
 text index's internal docids (``0 .. n_docs - 1``: add the vectors with ``ids=docids``);
 ``vector_ids=`` maps them instead, id ``i`` of the vector index standing for the document
-whose external id is ``vector_ids[i]``.
+whose external id is ``vector_ids[i]``. Ids whose document the text index does not hold live
+(deleted in a segmented snapshot) are left out of the vector list: an
+:class:`~mirkit.vectors.IVFIndex` or :class:`~mirkit.vectors.HNSWIndex` gets the live ones as
+an allow-list (``filter=``, tested during its search) and returns the top `depth` of them;
+other indexes are asked for that many more neighbours, the dead ones dropped. A search's
+``filter=`` restricts both lists the same way: the text list is the filtered top `depth`, the
+vector list the top `depth` of the vectors of documents the filter passes.
 """
 
 from __future__ import annotations
@@ -176,8 +182,13 @@ class VectorSide:
                     raise ValueError(f"vector_ids names a document the text index does not "
                                      f"hold: {e.args[0] if e.args else e}") from None
         # Vector ids without a live document: a search asks for that many more neighbours
-        # and drops them, so the list is the top `depth` of the live documents' vectors.
+        # and drops them, so the list is the top `depth` of the live documents' vectors;
+        # mirkit's IVF and HNSW indexes instead take the live ones as an allow-list applied
+        # during their search (`live`, a bool mask by vector id) and return the top `depth`
+        # of them directly, however many are deleted.
         self.n_skipped = 0 if self.id_map is None else int((self.id_map < 0).sum())
+        self.live: Optional[np.ndarray] = self.id_map >= 0 if self.n_skipped else None
+        self.takes_allow_list = _takes_allow_list(ann)
 
     def queries(self, vectors, nq: int, what: str) -> np.ndarray:
         """`vectors` as an (nq, dim) float32 matrix (one 1-D vector allowed when nq is 1)."""
@@ -190,8 +201,9 @@ class VectorSide:
         return q
 
     def search(self, q: np.ndarray, depth: int, options: Optional[Mapping],
-               need_scores: bool) -> list:
-        """[(docids, higher-is-better scores)] of every query row, best first."""
+               need_scores: bool, allowed: Optional[np.ndarray] = None) -> list:
+        """[(docids, higher-is-better scores)] of every query row, best first; with `allowed`
+        (internal docids), of those documents only."""
         if options is None:
             options = {}
         elif not isinstance(options, Mapping):
@@ -203,7 +215,17 @@ class VectorSide:
         n = getattr(self.ann, "ntotal", None)
         if isinstance(n, (int, np.integer)) and n == 0:
             return [(np.zeros(0, np.int64), np.zeros(0))] * q.shape[0]
-        fetch = depth + self.n_skipped
+        # The vector ids allowed (a bool mask by id, None: all): live, and passing the filter.
+        ok, n_out = self.live, self.n_skipped
+        if allowed is not None:
+            passes = np.zeros(self.n_docs, np.bool_)
+            passes[np.asarray(allowed, np.int64)] = True
+            docs = np.arange(self.n_docs) if self.id_map is None else self.id_map
+            ok = (docs >= 0) & passes[np.maximum(docs, 0)]
+            n_out = int((~ok).sum())
+        fetch = depth + n_out
+        if ok is not None and self.takes_allow_list and "filter" not in options:
+            options, fetch = {**options, "filter": ok}, depth
         if isinstance(n, (int, np.integer)):
             fetch = min(fetch, int(n))  # some indexes refuse k > ntotal
         D, I = self.ann.search(q, fetch, **options)
@@ -225,14 +247,22 @@ class VectorSide:
         out = []
         for d_row, i_row in zip(D, I):
             keep = i_row >= 0
-            if self.n_skipped:
-                keep[keep] = self.id_map[i_row[keep]] >= 0
+            if ok is not None:
+                keep[keep] = ok[i_row[keep]]
                 keep &= np.cumsum(keep) <= depth
             ids = i_row[keep]
             docids = ids if self.id_map is None else self.id_map[ids]
             scores = d_row[keep].astype(np.float64)
             out.append((docids, scores if self.higher_is_better else -scores))
         return out
+
+
+def _takes_allow_list(ann) -> bool:
+    """Whether `ann` is one of mirkit's vector indexes whose search takes ``filter=`` an
+    allow-list (a bool mask by id), tested during the search."""
+    from mirkit.vectors import HNSWIndex, IVFIndex
+
+    return isinstance(ann, (HNSWIndex, IVFIndex))
 
 
 def _similarity_index(ann) -> Optional[bool]:

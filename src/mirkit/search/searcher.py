@@ -341,7 +341,9 @@ class Searcher:
             (:mod:`mirkit.search.filters`): a bool mask or an array of internal docids, a
             list or set of external ids, a Boolean query or field predicate string
             (``"year >= 1990 AND lang:en"``), or a compiled
-            :class:`~mirkit.search.filters.Filter`. Not with `feedback` or `vector`.
+            :class:`~mirkit.search.filters.Filter`. Not with `feedback`. With `vector`, both
+            the text and the vector ranking are of the documents it passes (an IVF or HNSW
+            vector index gets them as its own `filter`).
         documents, snippets : bool
             Return a :class:`mirkit.search.stored.StoredResult`, whose ``documents()`` and
             ``snippets()`` read the hits from the index's document store; with `snippets`,
@@ -418,6 +420,10 @@ class Searcher:
             query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
                                         transpositions)
         if filter is not None:
+            if vector is not None:  # hybrid: both rankings of the documents it passes
+                return self._hybrid([query], k, self._vector_side().queries(vector, 1, "vector"),
+                                    algorithm, scorer, feedback, fusion, depth, rrf_k, weight,
+                                    vector_options, 1, filter=filter)[0]
             if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET
                     and scorer is None and feedback is None and type(query) is str
                     and vector is None):  # the common call, inline as below
@@ -488,6 +494,11 @@ class Searcher:
         if filter is not None:
             if progress is not None and progress is not False:
                 raise ValueError("filter= does not combine with progress= (yet)")
+            if vectors is not None:
+                queries = list(queries)
+                q = self._vector_side().queries(vectors, len(queries), "vectors")
+                return self._hybrid(queries, k, q, algorithm, scorer, feedback, fusion, depth,
+                                    rrf_k, weight, vector_options, threads, filter=filter)
             return self._filtered(list(queries), k, algorithm, scorer, feedback, vectors, filter,
                                   threads)
         if vectors is not None:
@@ -550,20 +561,24 @@ class Searcher:
         return self._vectors
 
     def _hybrid(self, queries: list, k, q, algorithm, scorer, feedback, fusion, depth, rrf_k,
-                weight, vector_options, threads, progress=False) -> list:
-        """The fused top k of every (text, vector row) pair (:mod:`mirkit.search.hybrid`)."""
+                weight, vector_options, threads, progress=False, filter=None) -> list:
+        """The fused top k of every (text, vector row) pair (:mod:`mirkit.search.hybrid`),
+        both rankings restricted to the documents `filter` passes."""
         k = check_search_options(k, algorithm)
         fusion, depth, rrf_k, weight = check_fusion(fusion, k, depth, rrf_k, weight)
         side = self._vector_side()
         if not queries:
             return []
+        compiled = None if filter is None else self._filter_cache.get(self.index, filter)
         if len(queries) == 1:
             texts = [self.search(queries[0], depth, algorithm=algorithm, scorer=scorer,
-                                 feedback=feedback)]
+                                 feedback=feedback, filter=compiled)]
         else:
             texts = self.search_batch(queries, depth, algorithm=algorithm, scorer=scorer,
-                                      threads=threads, feedback=feedback, progress=progress)
-        ranked = side.search(q, depth, vector_options, fusion == "linear")
+                                      threads=threads, feedback=feedback, progress=progress,
+                                      filter=compiled)
+        ranked = side.search(q, depth, vector_options, fusion == "linear",
+                             None if compiled is None else compiled.docids())
         doc_ids = self.index.doc_ids
         out = []
         for text, (v_docids, v_scores) in zip(texts, ranked):

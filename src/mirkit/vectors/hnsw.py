@@ -191,13 +191,61 @@ class HNSWIndex(Saved):
     def remove(self, ids) -> None:
         """Delete the vectors of `ids` for good: hidden as by :meth:`mark_deleted`, and the ids
         are forgotten, so they may be added again (with new vectors). The nodes keep routing
-        searches and their memory is not reclaimed; rebuild to compact.
+        searches and their memory is not reclaimed until :meth:`compact`.
 
         Raises KeyError for an id not in the index (or removed already)."""
         with self._lock:
             nodes = self._nodes(ids)
             self._graph.set_deleted(nodes, True)
             self._removed[nodes] = True
+            self._sorted = None
+
+    def compact(self, *, threads: Optional[int] = None) -> None:
+        """Drop the removed nodes (:meth:`remove`) from the graph and reclaim their memory.
+
+        The graph is rebuilt from the nodes that remain, in their order, with the index's
+        parameters (M, ef_construction, seed), as :meth:`add` of those vectors would build it:
+        no removed node keeps routing searches, and the links are the insertion heuristic's
+        over the remaining nodes only (rather than hnswlib's local repair of each removed
+        node's neighbours, which leaves the graph an insertion order never produced). Ids
+        stay with their vectors; nodes hidden by :meth:`mark_deleted` stay hidden (and may be
+        unmarked later). It costs a build of the remaining vectors, on `threads` (default: the
+        index's), and does nothing when no node is removed.
+
+        Not thread-safe: no search or add may run on the index meanwhile.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mirkit.vectors import HNSWIndex
+        >>> X = np.random.default_rng(1).normal(size=(500, 8)).astype(np.float32)
+        >>> index = HNSWIndex(8, M=8, ef_construction=32, threads=1)
+        >>> index.add(X)
+        >>> index.remove(np.arange(0, 500, 2))
+        >>> index.ntotal, len(index)
+        (500, 250)
+        >>> index.compact()
+        >>> index.ntotal, len(index)
+        (250, 250)
+        >>> int(index.search(X[1:2], 1).ids[0, 0])
+        1
+        """
+        threads = self.threads if threads is None else check_count(threads, "threads")
+        with self._lock:
+            keep = np.flatnonzero(~self._removed)
+            if keep.size == self.ntotal:
+                return
+            level0, _, deleted, _ = self._graph.export_state()
+            graph = _core.vectors.Hnsw(self.dim, self.M, self.ef_construction,
+                                       self.metric == "ip", self.seed)
+            if keep.size:
+                graph.add(np.ascontiguousarray(level0[keep, :4 * self.dim]).view(np.float32),
+                          threads)
+                hidden = np.flatnonzero(deleted[keep] != 0).astype(np.int64)
+                if hidden.size:
+                    graph.set_deleted(hidden, True)
+            self._graph, self._ids = graph, self._ids[keep]
+            self._removed = np.zeros(keep.size, np.bool_)
             self._sorted = None
 
     # -- search -----------------------------------------------------------------------------

@@ -286,7 +286,9 @@ class IVFIndex(Saved):
         refine : int
             0: rank by the codes. r > 0: keep the best ``max(k, r)`` candidates by the codes and
             re-rank them by exact distances to the kept vectors (needs ``keep_vectors=True``
-            unless the codes are flat).
+            unless the codes are flat). Every candidate's exact distance is computed by the
+            same four-row kernel (the one HNSW's graph search uses), so it does not depend on
+            the candidate's rank; it agrees with a float64 computation to float32 rounding.
         filter : None, bool array or int array
             Only vectors allowed take part, tested during the scan: a boolean mask indexed by
             id (ids outside it are excluded), or an array of allowed ids.
@@ -320,12 +322,16 @@ class IVFIndex(Saved):
         exact_raw = refine > 0 and self.codes != "flat"
         vectors = self._vectors if self.codes == "flat" else _EMPTY_F32
         pq_c = self.pq.centroids_ if self.pq is not None else np.zeros((0, 0, 0), np.float32)
+        # k = 1 over flat codes, unfiltered: the batched nearest-vector search (every list
+        # scanned once for all of its queries), which returns exactly what the per-query
+        # search does.
+        batched = k == 1 and self.codes == "flat" and allow is None
         dist, pos = _core.vectors.ivf_search(
             c, self._offsets, kind, vectors, self._codes, self._sq_lo, self._sq_step, pq_c,
             self._pq_term,
             self._vectors if exact_raw else _EMPTY_F32, self.metric == "ip", q, k, n_probe,
             refine if exact_raw else 0, _EMPTY_U8 if allow is None else allow,
-            allow is not None, threads, self._fs_blocks, self._fs_offsets)
+            allow is not None, threads, self._fs_blocks, self._fs_offsets, batched=batched)
         ids = np.where(pos >= 0, self._ids[np.maximum(pos, 0)] if self.ntotal else -1, -1)
         return Neighbors(dist, ids.astype(np.int64))
 
