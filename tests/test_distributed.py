@@ -1087,6 +1087,13 @@ def test_distributed_searcher_bad_input(synthetic, tmp_path):
         searcher.search_batch(["x"], threads=1.5)
     with pytest.raises(ValueError, match="mu"):
         searcher.search("x", scorer=QueryLikelihood(mu=-1))
+    from mirkit.search import BM25F
+    for call in (lambda: searcher.search("x", scorer=BM25F()),
+                 lambda: searcher.search_batch(["x"], scorer=BM25F()),
+                 lambda: searcher.precompute_bounds(BM25F()),
+                 lambda: DistributedSearcher(synthetic.sharded(2), scorer=BM25F())):
+        with pytest.raises(ValueError, match="BM25F is not supported by DistributedSearcher"):
+            call()
     with pytest.raises(IndexCorruptError, match="not a mirkit sharded"):
         DistributedSearcher(synthetic.dir / "single")  # a plain index: search it with Searcher
     with pytest.raises(FileNotFoundError):

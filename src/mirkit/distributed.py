@@ -844,6 +844,18 @@ def _merge_runs(answers: list, k: int) -> tuple:
     return (*(runs[0] if len(runs) == 1 else _core.query.merge_topk(runs, k)), counters)
 
 
+
+def _distributable(scorer) -> Scorer:
+    """`scorer` as a Scorer that shards can compute (BM25F needs the per-field lists of every
+    segment gathered in one process: a ValueError)."""
+    from mirkit.search.fielded import BM25F
+
+    scorer = get_scorer(scorer)
+    if isinstance(scorer, BM25F):
+        raise ValueError("BM25F is not supported by DistributedSearcher (yet): search a fielded "
+                         "index with mirkit.search.Searcher")
+    return scorer
+
 class DistributedSearcher:
     """Scatter-gather search over a sharded index, or over the segments of a living index, on a
     Dask cluster, with the API of :class:`mirkit.search.Searcher`: results equal (ids, docids
@@ -918,7 +930,7 @@ class DistributedSearcher:
             self.index = ShardedIndex.open(path)
             self._layout, self._key = "sharded", self.index.build_id
         self.client = client
-        self.scorer = get_scorer(scorer)
+        self.scorer = _distributable(scorer)
         self._path = str(path.absolute())
         self._analyzer = None
         self._doc_ids: Optional[list] = None
@@ -1028,7 +1040,7 @@ class DistributedSearcher:
         if feedback is not None:
             raise ValueError("feedback is not supported by DistributedSearcher")
         return check_search_options(k, algorithm), self.scorer if scorer is None \
-            else get_scorer(scorer)
+            else _distributable(scorer)
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
                scorer: Union[None, str, Scorer] = None, feedback=None) -> SearchResult:
@@ -1065,7 +1077,7 @@ class DistributedSearcher:
                           threads: Optional[int] = None) -> None:
         """Open every worker's engine and compute its pruning bounds for `scorer` now, rather
         than term by term on first use (`threads` as in :meth:`search_batch`)."""
-        scorer = self.scorer if scorer is None else get_scorer(scorer)
+        scorer = self.scorer if scorer is None else _distributable(scorer)
         if threads is not None:
             threads = check_count(threads, "threads")
         runs, chunks, where = self._plan(None)
