@@ -141,11 +141,11 @@ const core::Dispatch<F32Kernel>& f32_dispatch() {
   return table;
 }
 
-// The BF16 dot-product path needs the instructions and an active level of AVX-512 or above
-// (so MIRKIT_SIMD / set_simd_level can still force the float32 paths, down to scalar).
+// The BF16 dot-product path (core::bf16_dot_active: the instructions and an active level of
+// AVX-512 or above).
 bool use_bf16_kernel() {
 #if defined(MIRKIT_X86_SIMD)
-  return core::cpu_features().avx512bf16 && core::active_level() >= core::SimdLevel::kAvx512;
+  return core::bf16_dot_active();
 #else
   return false;
 #endif

@@ -114,6 +114,10 @@ SimdLevel active_level() {
   return static_cast<SimdLevel>(detail::g_active_level.load(std::memory_order_relaxed));
 }
 
+bool bf16_dot_active() {
+  return cpu_features().avx512bf16 && active_level() >= SimdLevel::kAvx512;
+}
+
 void set_level_limit(SimdLevel limit) {
   const int level = std::min(static_cast<int>(limit), static_cast<int>(detected_level()));
   set_rules(false);

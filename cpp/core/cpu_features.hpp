@@ -54,6 +54,10 @@ void unset_level_limit();
 // True when MIRKIT_SIMD or set_level_limit() holds the level (the rules are off).
 bool level_forced();
 
+// The BF16 dot-product kernels (vdpbf16ps) run when the CPU has them and the active level is
+// AVX-512 or above, so MIRKIT_SIMD / set_simd_level can still force the float32 paths.
+bool bf16_dot_active();
+
 const char* level_name(SimdLevel level);
 std::optional<SimdLevel> parse_level(std::string_view name);
 

@@ -159,7 +159,7 @@ float maxsim_one_bf16(const PackedQuery& q, const std::vector<uint32_t>& panels,
 
 bool maxsim_bf16_native() {
 #if defined(MIRKIT_X86_SIMD)
-  return core::cpu_features().avx512bf16 && core::active_level() >= core::SimdLevel::kAvx512;
+  return core::bf16_dot_active();
 #else
   return false;
 #endif
