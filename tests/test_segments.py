@@ -117,6 +117,22 @@ def test_add_delete_update_commit_merge_equal_fresh_build(tmp_path):
     assert index.single().stats == index.stats
 
 
+def test_add_and_add_documents_keep_the_call_order(tmp_path):
+    """Documents of add() (buffered) and of a later add_documents() in one segment: in the
+    order of the calls, as a fresh build of the same sequence has them."""
+    rng = np.random.default_rng(3)
+    docs = [(f"d{i}", _text(rng)) for i in range(9)]
+    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None) as w:
+        w.add(*docs[0])
+        w.add(*docs[1])
+        w.add_documents(docs[2:5])
+        w.add(*docs[5])
+        w.add_documents(docs[6:])
+    index = Index.open(tmp_path / "live")
+    assert index.doc_ids == [d for d, _ in docs]
+    assert_same_as_fresh(index, docs, tmp_path)
+
+
 def test_segmented_scores_match_numpy_reference(tmp_path):
     rng = np.random.default_rng(3)
     texts = {f"d{i}": _text(rng) for i in range(60)}

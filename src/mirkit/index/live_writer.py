@@ -364,6 +364,7 @@ class SegmentWriter:
                             new.writer._fields.add(i, field_texts.lookup(i) or {})
                     if new.writer._store is not None:
                         new.writer._store.note_text_fields(reader._text_fields)
+                    new.writer._flush()  # documents of add() before these: the call order
                     new.writer._add_batch(ids, texts, locations, skip_errors=False,
                                           records=records)
                     self._added(new, ids)
