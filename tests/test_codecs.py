@@ -220,6 +220,14 @@ def test_decode_accepts_buffers_and_out(codec):
         codec.decode(data, x.size, out=np.zeros(3, np.uint32))
     with pytest.raises(TypeError):
         codec.decode(data, x.size, out=np.zeros(x.size, np.int64))
+    strided = np.zeros(2 * x.size, np.uint32)[::2]
+    frozen = np.zeros(x.size, np.uint32)
+    frozen.flags.writeable = False
+    for bad in (strided, frozen, np.zeros((1, x.size), np.uint32)):
+        with pytest.raises(ValueError, match="out must be a writeable, contiguous 1-D"):
+            codec.decode(data, x.size, out=bad)
+        with pytest.raises(ValueError, match="out must be"):
+            codec.decode_sorted(codec.encode_sorted(np.sort(x)), x.size, out=bad)
     with pytest.raises(ValueError):
         codec.decode(data, -1)
     with pytest.raises(ValueError):

@@ -175,7 +175,10 @@ class Codec:
         Raises
         ------
         ValueError
-            If `data` is truncated or corrupt, or cannot hold `count` integers.
+            If `data` is truncated or corrupt, or cannot hold `count` integers, or `out` is not
+            a writeable, contiguous 1-D array.
+        TypeError
+            If `out` is not a numpy uint32 array.
         """
         values, _ = self.decode_with_size(data, count, out=out)
         return values
@@ -203,6 +206,11 @@ class Codec:
         count = check_count(count)
         if out is not None and (not isinstance(out, np.ndarray) or out.dtype != np.uint32):
             raise TypeError("out must be a numpy uint32 array")
+        if out is not None and (out.ndim != 1 or not out.flags.c_contiguous
+                                or not out.flags.writeable):
+            raise ValueError("out must be a writeable, contiguous 1-D uint32 array (got "
+                             f"{out.ndim}-D, contiguous={out.flags.c_contiguous}, "
+                             f"writeable={out.flags.writeable})")
         values, consumed = _c.decode(self._name, data, count, sorted_, out)
         return (values[:count] if out is not None else values), consumed
 
