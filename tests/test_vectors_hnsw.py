@@ -225,12 +225,19 @@ def test_compact_drops_removed_nodes(tmp_path, mixture):
     assert _recall(ids, truth, 10) >= 0.95
     index.unmark_deleted(hidden + 100)
     kept = np.setdiff1d(np.arange(len(x)), removed)
-    np.testing.assert_array_equal(index.search(q, 1, ef=64).ids[:, 0],
-                                  kept[ref.knn(q, x[kept], 1)[1][:, 0]] + 100)
+    # An approximate graph (built on 2 threads, so not the same graph each run): the nearest
+    # kept vector for nearly every query, and the unmarked nodes found again by their vectors.
+    top1 = index.search(q, 1, ef=64).ids[:, 0]
+    # (over 25 builds: at least 0.987 and 0.97; a node never unmarked would give 0 on the second)
+    assert np.mean(top1 == kept[ref.knn(q, x[kept], 1)[1][:, 0]] + 100) >= 0.95
+    assert np.mean(index.search(x[hidden], 1, ef=64).ids[:, 0] == hidden + 100) >= 0.9
     index.add(x[removed[:5]], ids=removed[:5] + 100)
     np.testing.assert_array_equal(index.search(x[removed[:5]], 1).ids[:, 0], removed[:5] + 100)
+    dist, ids = index.search(q, 10, ef=64)
     index.compact()  # nothing removed: unchanged
     assert index.ntotal == 805
+    np.testing.assert_array_equal(index.search(q, 10, ef=64).ids, ids)
+    np.testing.assert_array_equal(index.search(q, 10, ef=64).distances, dist)
     index.save(tmp_path / "compacted")
     again = vectors.HNSWIndex.load(tmp_path / "compacted")
     np.testing.assert_array_equal(again.search(q, 10, ef=80).ids, index.search(q, 10, ef=80).ids)
