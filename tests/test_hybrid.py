@@ -114,8 +114,10 @@ def test_filter_restricts_both_rankings(corpus):
     """search(..., vector=q, filter=...): the fused top k of the filtered text ranking and the
     vector ranking of the documents the filter passes, exactly the reference's, for an IVF
     index (the allowed ids passed as its filter, asked for `depth` neighbours), the same
-    vectors stored shuffled and keyed by vector_ids, and a FlatIndex (which over-fetches);
+    vectors stored shuffled and keyed by vector_ids, a FlatIndex (the allowed ids as its filter
+    too) and a faiss IndexFlatL2 (which takes no filter: over-fetched, the others dropped);
     search_batch gives the same."""
+    faiss = pytest.importorskip("faiss")
     rng = np.random.default_rng(4)
     n = corpus["X"].shape[0]
     X = rng.standard_normal((n, 16)).astype(np.float32)
@@ -132,6 +134,9 @@ def test_filter_restricts_both_rankings(corpus):
                  Searcher(corpus["index"], vectors=shuffled,
                           vector_ids=[doc_ids[p] for p in perm]),
                  Searcher(corpus["index"], vectors=FlatIndex(X))]
+    flat = faiss.IndexFlatL2(16)
+    flat.add(X)
+    searchers.append(Searcher(corpus["index"], vectors=flat))
     options = {"n_probe": 8}
     texts = corpus["texts"][:4]
     for text, q in zip(texts, Q):
@@ -139,14 +144,14 @@ def test_filter_restricts_both_rankings(corpus):
         vector = [(d, v) for d, v in ref_fusion.exhaustive_vector_ranking(X, q) if mask[d]]
         expected = ref_fusion.fuse(text_list[:30], vector[:30], 10, "rrf")
         for searcher in searchers:
-            vo = None if searcher is searchers[2] else options
+            vo = options if searcher in searchers[:2] else None
             r = searcher.search(text, 10, vector=q, depth=30, filter=mask, vector_options=vo)
             check(r, expected, exact=True)
         k, allow = ivf.calls[-1]
         assert k == 30 and allow.dtype == bool
         np.testing.assert_array_equal(allow, mask)
     for searcher in searchers:
-        vo = None if searcher is searchers[2] else options
+        vo = options if searcher in searchers[:2] else None
         batch = searcher.search_batch(texts, 10, vectors=Q, depth=30, filter=mask,
                                       vector_options=vo, threads=2)
         for text, q, r in zip(texts, Q, batch):

@@ -192,3 +192,31 @@ def test_non_finite_vectors_are_refused_at_every_level(simd_level, value, metric
         vectors.knn(bad_queries, base, 3, metric=metric)
     with pytest.raises(ValueError, match="row"):
         vectors.match(bad_queries.astype(np.float32), base.astype(np.float32))
+
+
+@pytest.mark.parametrize("metric", ["l2", "ip", "cosine"])
+def test_flat_index_filter_is_exact_over_allowed_rows(rng, metric):
+    """FlatIndex.search(filter=): the exact top k of the allowed rows (brute force over the
+    masked base), for a boolean mask by id and for an array of ids; ids outside a short mask and
+    unknown ids are excluded; fewer allowed rows than k are padded with -1 and +-inf."""
+    q, b = _data(rng, 20, 400, 12)
+    ids = rng.permutation(10_000)[:400].astype(np.int64)  # user ids, not row numbers
+    index = vectors.FlatIndex(b, ids=ids, metric=metric)
+    allowed_rows = np.flatnonzero(rng.random(400) < 0.3)
+    mask = np.zeros(10_000, bool)
+    mask[ids[allowed_rows]] = True
+    for f in (mask, ids[allowed_rows], np.concatenate([ids[allowed_rows], [10_001, 20_000]])):
+        dist, got = index.search(q, 10, filter=f)
+        sub = b[allowed_rows]
+        position = {int(i): r for r, i in enumerate(ids[allowed_rows])}
+        rows = np.vectorize(position.__getitem__)(got)
+        ref.assert_same_neighbors(q, sub, dist, rows, 10, metric)
+    short = mask[: ids[allowed_rows].min() + 1]  # one allowed id inside the mask, rest outside
+    dist, got = index.search(q[:3], 4, filter=short)
+    np.testing.assert_array_equal(got[:, 0], ids[allowed_rows][ids[allowed_rows].argmin()])
+    assert (got[:, 1:] == -1).all()
+    assert (dist[:, 1:] == (np.inf if metric == "l2" else -np.inf)).all()
+    nothing = index.search(q[:2], 3, filter=np.zeros(0, np.int64))
+    assert (nothing.ids == -1).all()
+    with pytest.raises(TypeError, match="filter"):
+        index.search(q, 3, filter=np.array([0.5]))

@@ -28,9 +28,9 @@ Keying the vector index by the documents: by default the ids the vector index re
 text index's internal docids (``0 .. n_docs - 1``: add the vectors with ``ids=docids``);
 ``vector_ids=`` maps them instead, id ``i`` of the vector index standing for the document
 whose external id is ``vector_ids[i]``. Ids whose document the text index does not hold live
-(deleted in a segmented snapshot) are left out of the vector list: an
-:class:`~mirkit.vectors.IVFIndex` or :class:`~mirkit.vectors.HNSWIndex` gets the live ones as
-an allow-list (``filter=``, tested during its search) and returns the top `depth` of them;
+(deleted in a segmented snapshot) are left out of the vector list: a
+:class:`~mirkit.vectors.FlatIndex`, :class:`~mirkit.vectors.IVFIndex` or
+:class:`~mirkit.vectors.HNSWIndex` gets the live ones as an allow-list (``filter=``, tested during its search) and returns the top `depth` of them;
 other indexes are asked for that many more neighbours, the dead ones dropped. A search's
 ``filter=`` restricts both lists the same way: the text list is the filtered top `depth`, the
 vector list the top `depth` of the vectors of documents the filter passes.
@@ -260,9 +260,9 @@ class VectorSide:
 def _takes_allow_list(ann) -> bool:
     """Whether `ann` is one of mirkit's vector indexes whose search takes ``filter=`` an
     allow-list (a bool mask by id), tested during the search."""
-    from mirkit.vectors import HNSWIndex, IVFIndex
+    from mirkit.vectors import FlatIndex, HNSWIndex, IVFIndex
 
-    return isinstance(ann, (HNSWIndex, IVFIndex))
+    return isinstance(ann, (FlatIndex, HNSWIndex, IVFIndex))
 
 
 def _similarity_index(ann) -> Optional[bool]:

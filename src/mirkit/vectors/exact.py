@@ -10,7 +10,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit._validate import as_float32_matrix, check_count, check_positive_int
-from mirkit.vectors._ids import as_ids
+from mirkit.vectors._ids import allow_bytes, as_ids
 
 __all__ = ["FlatIndex", "Matches", "Neighbors", "kernel_level", "knn", "match"]
 
@@ -209,20 +209,37 @@ class FlatIndex:
     def __repr__(self) -> str:
         return f"FlatIndex(dim={self.dim}, ntotal={self.ntotal}, metric={self.metric!r})"
 
-    def search(self, Q, k: int, *, threads=None) -> Neighbors:
+    def search(self, Q, k: int, *, filter=None, threads=None) -> Neighbors:
         """The k nearest rows of every query row: :func:`knn`'s ``(distances, ids)`` with the
-        index's ids (ties: the lower row); beyond ``ntotal`` hits, id -1 and distance +inf
-        (``"l2"``) or -inf (similarities)."""
+        index's ids (ties: the lower row); beyond ``ntotal`` hits (or the rows `filter`
+        allows), id -1 and distance +inf (``"l2"``) or -inf (similarities).
+
+        `filter` (as :meth:`IVFIndex.search <mirkit.vectors.IVFIndex.search>` takes it): None,
+        a boolean mask indexed by id (ids outside it are excluded) or an array of allowed ids.
+        Only the allowed rows are scored (gathered once per call, so the answer is the exact
+        top k of those rows, never a post-filtered shorter list).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> index = FlatIndex(np.array([[0, 0], [1, 0], [2, 0]]), ids=[10, 20, 30])
+        >>> index.search(np.array([[0.0, 0.0]]), 2, filter=np.array([20, 30])).ids.tolist()
+        [[20, 30]]
+        """
         q = as_float32_matrix(Q, "Q", dim=self.dim)
         k = check_positive_int(k, "k")
         threads = self.threads if threads is None else check_count(threads, "threads")
-        n = min(k, self.ntotal)
+        x, ids = self._x, self._ids
+        allow = allow_bytes(ids, filter)
+        if allow is not None and not allow.all():
+            rows = np.flatnonzero(allow)
+            x, ids = x[rows], ids[rows]
+        n = min(k, x.shape[0])
         dist = np.full((q.shape[0], k), np.inf if self.metric == "l2" else -np.inf, np.float32)
-        ids = np.full((q.shape[0], k), -1, np.int64)
+        out = np.full((q.shape[0], k), -1, np.int64)
         if n and q.shape[0]:
             if self.metric == "cosine":
                 q = normalized(q)
-            d, rows = _core.vectors.knn(q, self._x, n, 0 if self.metric == "l2" else 1,
-                                        threads)
-            dist[:, :n], ids[:, :n] = d, self._ids[rows.astype(np.int64)]
-        return Neighbors(dist, ids)
+            d, found = _core.vectors.knn(q, x, n, 0 if self.metric == "l2" else 1, threads)
+            dist[:, :n], out[:, :n] = d, ids[found.astype(np.int64)]
+        return Neighbors(dist, out)
