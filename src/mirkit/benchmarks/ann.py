@@ -20,8 +20,9 @@ Before a setting is timed, every side's result is checked: ids in range and dist
 query, distances ascending, and for flat codes, re-ranking and every HNSW the returned distances
 equal the exact squared distances of the returned rows. Recall is measured against the exact top
 10 of ``faiss.IndexFlatL2`` (and of the shared ground truth for SIFT), which must agree with
-mirkit's exact kNN. Queries/s: the whole query batch, median of `repeat` runs, wall clock (for
-HNSW the four sides take turns within each round of runs). The
+mirkit's exact kNN. Queries/s: the whole query batch, median of `repeat` rounds, wall clock; all the sides of a
+table are built first, and then take turns within each round (:func:`_alternated_curves`), so a
+change of the machine's load falls on every side alike. The
 summary of each data set sets mirkit's best index against the best of faiss, hnswlib and
 usearch at recall@10 >= 0.9 and >= 0.95 (1 thread), and HNSW build times against hnswlib's.
 
@@ -52,15 +53,6 @@ K = 10
 PROBES = (1, 2, 4, 8, 16, 32, 64)
 EFS = (10, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 BUILD_THREADS = 2
-
-
-def _median_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _recall(ids: np.ndarray, truth: np.ndarray) -> float:
@@ -168,25 +160,47 @@ def _table(head, rows) -> None:
     print()
 
 
+def _alternated_curves(searches: dict, exact: dict, knob: str, values, base, q, truth,
+                       repeat: int) -> dict:
+    """{label: [[value, recall@10, QPS 1 thread, QPS 2 threads], ...]} of each side's
+    ``search(q, value, threads)`` at every value of `knob`: each side's answer is checked
+    (:func:`_check`, exact distances where ``exact[label]``) before any timing, then the sides
+    take turns within every round, so a change of the machine's load falls on all of them
+    alike; each point is the median of the `repeat` rounds."""
+    curves = {label: [] for label in searches}
+    for value in values:
+        recall = {}
+        for label, search in searches.items():
+            dist, ids = search(q, value, 1)
+            _check(f"{label} {knob}={value}", base, q, np.asarray(dist), np.asarray(ids),
+                   exact[label])
+            recall[label] = _recall(np.asarray(ids), truth)
+        times = {(label, t): [] for label in searches for t in (1, 2)}
+        for _ in range(repeat):
+            for label, search in searches.items():
+                for t in (1, 2):
+                    start = time.perf_counter()
+                    search(q, value, t)
+                    times[label, t].append(time.perf_counter() - start)
+        for label in searches:
+            curves[label].append([value, recall[label], *(
+                len(q) / statistics.median(times[label, t]) for t in (1, 2))])
+    return curves
+
+
 def _dataset(name, base, q, truth, n_lists, m, refine, repeat, probes=PROBES,
              sides=None, nbits=8) -> dict:
     n, d = base.shape
     print(f"#### {name}: {n:,} x {d} base, {len(q):,} queries, {n_lists} lists, PQ m={m} "
           f"nbits={nbits}, refine = {refine} candidates\n")
-    curves, builds = {}, []
+    searches, exact, builds = {}, {}, []
     sides = _sides(d, n_lists, m, refine, BUILD_THREADS) if sides is None else sides
-    for label, build, exact, nbytes in sides:
+    for label, build, exact[label], nbytes in sides:
         start = time.perf_counter()
-        search = build(base)
+        searches[label] = build(base)
         builds.append([label, time.perf_counter() - start, nbytes])
-        for p in probes:
-            if p > n_lists:
-                continue
-            dist, ids = search(q, p, 1)
-            _check(f"{label} n_probe={p}", base, q, np.asarray(dist), np.asarray(ids), exact)
-            rec = _recall(np.asarray(ids), truth)
-            qps = [len(q) / _median_time(lambda t=t: search(q, p, t), repeat) for t in (1, 2)]
-            curves.setdefault(label, []).append([p, rec, *qps])
+    curves = _alternated_curves(searches, exact, "n_probe", [p for p in probes if p <= n_lists],
+                                base, q, truth, repeat)
     _table(["index", f"build s ({BUILD_THREADS} threads)", "bytes/vector"], builds)
     rows = [[label, *pt] for label, pts in curves.items() for pt in pts]
     _table(["index", "n_probe", "recall@10", "QPS 1 thread", "QPS 2 threads"], rows)
@@ -279,25 +293,8 @@ def _hnsw_dataset(name, base, q, truth, M, efc, repeat) -> tuple[dict, dict]:
         searches[label], nbytes = build(base)
         build_s[label] = time.perf_counter() - start
         builds.append([label, build_s[label], nbytes / n])
-    curves = {label: [] for label in searches}
-    for ef in EFS:
-        recall = {}
-        for label, search in searches.items():
-            dist, ids = search(q, ef, 1)
-            _check(f"{label} ef={ef}", base, q, np.asarray(dist), np.asarray(ids), True)
-            recall[label] = _recall(np.asarray(ids), truth)
-        # The sides take turns within every round, so a change of the machine's load falls on
-        # all of them alike; each point is the median of the rounds.
-        times = {(label, t): [] for label in searches for t in (1, 2)}
-        for _ in range(repeat):
-            for label, search in searches.items():
-                for t in (1, 2):
-                    start = time.perf_counter()
-                    search(q, ef, t)
-                    times[label, t].append(time.perf_counter() - start)
-        for label in searches:
-            curves[label].append([ef, recall[label],
-                                  *(len(q) / statistics.median(times[label, t]) for t in (1, 2))])
+    curves = _alternated_curves(searches, dict.fromkeys(searches, True), "ef", EFS, base, q,
+                                truth, repeat)
     _table(["index", f"build s ({BUILD_THREADS} threads)", "bytes/vector (serialized)"],
            builds)
     rows = [[label, *pt] for label, pts in curves.items() for pt in pts]
