@@ -1,6 +1,6 @@
 """The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
 ``search``, ``eval``, ``compare``, ``image-index``, ``image-search``, ``late index``,
-``late search``."""
+``late search``, ``serve``."""
 
 from __future__ import annotations
 
@@ -1089,6 +1089,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mirkit.late._cli import add_parser as add_late_parser
 
     add_late_parser(sub)
+    from mirkit.serve._cli import add_parser as add_serve_parser
+
+    add_serve_parser(sub)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
                        help="on an error, show the traceback instead of one line (or set "
