@@ -558,3 +558,90 @@ def test_cli_missing_index(tmp_path, capsys):
 
     assert main(["serve", str(tmp_path / "none")]) == 2
     assert "mirkit serve: error:" in capsys.readouterr().err
+
+
+# -- the page in a real browser ----------------------------------------------------------------
+
+def _chromium():
+    """(chromium, chromedriver) of the distribution, or a skip naming what is missing."""
+    import shutil
+
+    pytest.importorskip("selenium", reason="selenium is not installed")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if browser is None or driver is None:
+        pytest.skip("Debian's chromium and chromium-driver are absent (the browser test "
+                    "drives them; .ci/run installs them with apt-get where it can)")
+    return browser, driver
+
+
+def test_page_in_headless_chromium(cran, image_folder, tmp_path):
+    """Types a query, checks the ranked titles and the highlighted words on screen, that a
+    document's markup shows as text, pages on; uploads a picture and sees its verified
+    matches drawn. Screenshots go to $MIRKIT_ARTIFACTS (or the test's temporary folder)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser, chromedriver = _chromium()
+    folder, index, query = image_folder
+    server = Server(cran, "--image-index", index.path, "--images", folder)
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1100,900",
+                "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    artifacts = os.environ.get("MIRKIT_ARTIFACTS") or str(tmp_path)
+    os.makedirs(artifacts, exist_ok=True)
+    try:
+        wait = WebDriverWait(driver, 20)
+        driver.get(server.url + "/")
+        wait.until(lambda d: "documents" in d.find_element(By.ID, "info").text)
+        box = driver.find_element(By.ID, "q")
+        box.send_keys("flutter of wings <script>")
+        driver.find_element(By.ID, "go").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#results li.hit")) == 10)
+        expected = httpx.get(server.url + "/search", params={
+            "q": "flutter of wings <script>", "k": 10}).json()["hits"]
+        hits = driver.find_elements(By.CSS_SELECTOR, "#results li.hit")
+        for hit, want in zip(hits, expected):
+            assert hit.find_element(By.CLASS_NAME, "title").text == (want["title"] or
+                                                                     want["id"]).strip()
+            assert f"id {want['id']} " in hit.find_element(By.CLASS_NAME, "meta").text
+        marks = [m.text.lower() for m in driver.find_elements(By.CSS_SELECTOR, "#results mark")]
+        assert marks and all(m.startswith(("flutter", "wing", "script")) for m in marks), marks
+        evil = [h for h in hits if "id evil " in h.text]
+        assert evil and "<b>bold</b> & <script>" in evil[0].text  # markup shown as text
+        assert "<img src=x onerror=alert(1)>" in evil[0].text
+        assert not driver.find_elements(By.CSS_SELECTOR, "#results script, #results img, "
+                                                         "#results b")
+        assert "Results 1–10" in driver.find_element(By.ID, "status").text
+        assert " ms" in driver.find_element(By.ID, "status").text  # the timing
+        text_shot = os.path.join(artifacts, "serve-page-text.png")
+        driver.save_screenshot(text_shot)
+        driver.find_element(By.ID, "next").click()
+        wait.until(lambda d: "Results 11–20" in d.find_element(By.ID, "status").text)
+        second = driver.find_elements(By.CSS_SELECTOR, "#results li.hit")[0]
+        page2 = httpx.get(server.url + "/search", params={
+            "q": "flutter of wings <script>", "k": 10, "offset": 10}).json()["hits"]
+        assert f"id {page2[0]['id']} " in second.text
+
+        driver.find_element(By.ID, "tab-images").click()
+        driver.find_element(By.ID, "image-file").send_keys(str(query))
+        driver.find_element(By.ID, "image-go").click()
+        canvas = driver.find_element(By.ID, "matches")
+        wait.until(lambda d: canvas.get_attribute("data-drawn"))
+        answer = httpx.post(server.url + "/images/search?k=5", files={
+            "image": ("q.png", query.read_bytes(), "image/png")}).json()["hits"]
+        assert canvas.get_attribute("data-id") == answer[0]["id"] == "beta"
+        assert int(canvas.get_attribute("data-drawn")) == answer[0]["inliers"] > 20
+        items = driver.find_elements(By.CSS_SELECTOR, "#image-results li")
+        assert [i.text.split(" · ")[0] for i in items] == [h["id"] for h in answer]
+        image_shot = os.path.join(artifacts, "serve-page-images.png")
+        driver.save_screenshot(image_shot)
+        print(f"screenshots: {text_shot} {image_shot}")
+    finally:
+        driver.quit()
+        server.stop()
