@@ -645,3 +645,14 @@ def test_page_in_headless_chromium(cran, image_folder, tmp_path):
     finally:
         driver.quit()
         server.stop()
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.serve.app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Starlette's note on httpx
+        failed, attempted = doctest.testmod(mirkit.serve.app)
+    assert failed == 0 and attempted > 0
