@@ -65,7 +65,7 @@ def _cmd_serve(args) -> int:
     limits = ServeLimits(max_k=args.max_k, timeout=args.timeout,
                          max_body_bytes=args.max_body_bytes,
                          max_upload_bytes=args.max_upload_bytes,
-                         max_query_chars=args.max_query_chars)
+                         max_query_chars=args.max_query_chars, threads=args.threads)
     key = _api_key(args)
     if key is not None and not args.allow_writes:
         raise ValueError("an API key is for writes: add --allow-writes")
@@ -103,6 +103,8 @@ def add_parser(sub) -> None:
                    "machine only)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--threads", type=int, default=16,
+                   help="search threads per worker process (default 16)")
     p.add_argument("--image-index", metavar="DIR", help="an image index served beside INDEX")
     p.add_argument("--images", metavar="DIR", help="the folder the image index was built "
                    "from: the page shows the matched pictures")
