@@ -41,8 +41,10 @@ def cran(cranfield_dir, tmp_path_factory):
     """Cranfield with a store and positions, plus one hostile document."""
     path = tmp_path_factory.mktemp("serve") / "cran"
     docs = [json.loads(line) for line in open(cranfield_dir / "docs.jsonl", encoding="utf-8")]
+    for d in docs:  # a keyword field for the filters: odd and even ids
+        d["parity"] = "odd" if int(d["id"]) % 2 else "even"
     docs.append({"id": "evil", "title": "<b>bold</b> & <script>", "text": HOSTILE_TEXT})
-    build_index(docs, path, store=True, positions=True)
+    build_index(docs, path, store=True, positions=True, keyword_fields=["parity"])
     return path
 
 
@@ -84,7 +86,7 @@ def test_search_equals_the_library(client, searcher, cranfield_queries):
 
 @pytest.mark.parametrize("options", [
     {"algorithm": "maxscore", "scorer": "tfidf"}, {"algorithm": "taat", "scorer": "ql"},
-    {"algorithm": "and"}, {"filter": "wing OR flutter"}])
+    {"algorithm": "and"}, {"filter": "wing OR flutter"}, {"filter": "parity:odd"}])
 def test_search_options_and_paging(client, searcher, cranfield_queries, options):
     from mirkit.search.scoring import get_scorer
 
@@ -119,6 +121,7 @@ def test_documents_stats_health(client, searcher, cran):
     stats = _ok(client.get("/stats"), "Stats")
     assert stats["index"]["n_docs"] == index.stats.n_docs == 1401
     assert stats["index"]["n_terms"] == index.stats.n_terms and stats["writes"] is False
+    assert stats["index"]["keyword_fields"] == {"parity": ["even", "odd"]}
     assert _ok(client.get("/health"), "Health") == {"status": "ok"}
     page = client.get("/")
     assert page.status_code == 200 and "script-src 'self'" in page.headers[
@@ -146,6 +149,8 @@ def _tags(text):
 HOSTILE = [
     ("GET", "/search?q=wing&k=1000000", None, 400, "k must be between 1 and 1000"),
     ("GET", "/search?q=wing&k=abc", None, 400, "k must be an integer"),
+    ("GET", "/search?q=wing&k=--5", None, 400, "k must be an integer"),
+    ("GET", "/search?q=wing&k=%EF%BC%95", None, 400, "k must be an integer"),  # a wide 5
     ("GET", "/search?q=wing&k=5&offset=-3", None, 400, "offset must be between"),
     ("GET", "/search?q=wing&offset=999&k=10", None, 400, "offset + k must be at most 1000"),
     ("GET", "/search?q=wing&color=red", None, 400, "unknown parameter 'color'"),
@@ -627,6 +632,20 @@ def test_page_in_headless_chromium(cran, image_folder, tmp_path):
         page2 = httpx.get(server.url + "/search", params={
             "q": "flutter of wings <script>", "k": 10, "offset": 10}).json()["hits"]
         assert f"id {page2[0]['id']} " in second.text
+
+        from selenium.webdriver.support.ui import Select
+
+        Select(driver.find_element(By.CSS_SELECTOR, "select[data-field=parity]")
+               ).select_by_value("odd")  # the keyword field's filter
+        wait.until(lambda d: "Results 1–10" in d.find_element(By.ID, "status").text
+                   and all(x.isdigit() and int(x) % 2 for x in (
+                       m.text.split()[1] for m in d.find_elements(
+                           By.CSS_SELECTOR, "#results .meta"))))
+        odd = httpx.get(server.url + "/search", params={
+            "q": "flutter of wings <script>", "k": 10, "filter": 'parity:"odd"'}).json()
+        shown = [m.text.split()[1] for m in driver.find_elements(By.CSS_SELECTOR,
+                                                                 "#results .meta")]
+        assert shown == [h["id"] for h in odd["hits"]]
 
         driver.find_element(By.ID, "tab-images").click()
         driver.find_element(By.ID, "image-file").send_keys(str(query))

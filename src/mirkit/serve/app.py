@@ -33,6 +33,7 @@ import hmac
 import io
 import json
 import math
+import re
 import threading
 import time
 import urllib.parse
@@ -66,6 +67,7 @@ from mirkit.serve.openapi import SCHEMA
 __all__ = ["ServeLimits", "create_app"]
 
 API_KEY_HEADER = "x-api-key"
+_INTEGER = re.compile(r"-?[0-9]{1,12}")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".pgm", ".ppm", ".webp")
 _STATIC = Path(__file__).parent / "static"
 _STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -180,10 +182,9 @@ async def _json_body(request: Request, allowed: tuple) -> dict:
 def _int(value, name: str, low: int, high: Optional[int] = None) -> int:
     """An integer parameter: an int in JSON, decimal digits in a URL."""
     if isinstance(value, str):
-        text = value.strip()
-        if not (text.lstrip("-").isdigit() and text.isascii()) or len(text) > 12:
+        if not _INTEGER.fullmatch(value):
             raise _Bad(f"{name} must be an integer, got {value[:40]!r}")
-        value = int(text)
+        value = int(value)
     elif isinstance(value, bool) or not isinstance(value, int):
         raise _Bad(f"{name} must be an integer, got {type(value).__name__}")
     if value < low or (high is not None and value > high):
