@@ -675,3 +675,26 @@ def test_doctests():
         warnings.simplefilter("ignore")  # Starlette's note on httpx
         failed, attempted = doctest.testmod(mirkit.serve.app)
     assert failed == 0 and attempted > 0
+
+
+def test_bench_load_generator(cran, tmp_path):
+    """mirkit bench serve's wrk script: rotates the queries, and its report parses (wrk runs
+    a second against a real server, twice)."""
+    import shutil
+
+    from mirkit.benchmarks import serve as bench
+
+    if shutil.which("wrk") is None:
+        pytest.skip("wrk is absent (mirkit bench serve's load generator; .ci/run installs it "
+                    "with apt-get where it can)")
+    server = Server(cran)
+    try:
+        paths = [f"/search?q={q}&k=10&snippets=false" for q in ("wing", "shock", "flutter")]
+        script = bench._script(tmp_path / "s.lua", paths)
+        r = bench._run_wrk(bench._wrk(), server.url, script, 2, 1)
+        assert r["requests"] > 10 and r["errors"] == 0 and r["qps"] > 0
+        assert 0 < r["p50_ms"] <= r["p99_ms"]
+        bad = bench._script(tmp_path / "bad.lua", ["/search?q=wing&k=0"])
+        assert bench._run_wrk(bench._wrk(), server.url, bad, 1, 1)["errors"] > 0  # 400s
+    finally:
+        server.stop()

@@ -104,7 +104,8 @@ class _Server:
 
 def _run_wrk(wrk: str, url: str, script: str, connections: int, duration: float) -> dict:
     out = subprocess.run(
-        [wrk, "-t", "1", "-c", str(connections), "-d", f"{duration:g}s", "--timeout", "5s",
+        [wrk, "-t", "1", "-c", str(connections), "-d", f"{max(1, round(duration))}s",
+         "--timeout", "5s",
          "-s", script, url], capture_output=True, text=True, check=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("WRKJSON "))
     r = json.loads(line[len("WRKJSON "):])
@@ -136,7 +137,7 @@ def report(quick: bool = False, repeat: int = 3, duration: float = None) -> list
     from mirkit.search import Searcher
 
     wrk = _wrk()
-    duration = (2.0 if quick else 4.0) if duration is None else duration
+    duration = (2 if quick else 4) if duration is None else max(1, round(duration))  # wrk: s
     docs = _gcide(20_000 if quick else None)
     if docs is None:
         raise FileNotFoundError("../shared/data/gcide is absent")
