@@ -296,6 +296,20 @@ def test_writes_need_the_key_and_are_seen_at_commit(living):
     assert ref.ids == ["1"]
 
 
+def test_writes_to_an_index_of_build_index(cranfield_docs, tmp_path):
+    """A one-segment index (build_index's) becomes a living one when the writer opens it;
+    the searcher follows it there."""
+    path = tmp_path / "built"
+    build_index(cranfield_docs[:50], path, store=True)
+    with TestClient(create_app(path, allow_writes=True, api_key=KEY)) as c:
+        r = c.post("/documents", json={"id": "b1", "text": "zyxbuilt", "commit": True},
+                   headers={"X-API-Key": KEY})
+        assert r.status_code == 200, r.text
+        got = c.get("/search", params={"q": "zyxbuilt"}).json()
+        assert [h["id"] for h in got["hits"]] == ["b1"] and got["generation"] is not None
+        assert c.get("/stats").json()["index"]["n_docs"] == 51
+
+
 # -- images ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -75,6 +76,11 @@ def _cmd_serve(args) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"mirkit serve: warning: listening on {args.host}, not only this machine; "
               "put TLS and access control in front of it", file=sys.stderr)
+    if args.workers > 1 and (args.http == "h11" or (
+            args.http in (None, "auto") and importlib.util.find_spec("httptools") is None)):
+        print("mirkit serve: warning: uvicorn's h11 parser on several workers answered "
+              "keep-alive requests about 45 ms late in mirkit bench serve; install httptools "
+              "and uvloop, or keep --workers 1", file=sys.stderr)
     os.environ[_CONFIG] = json.dumps({
         "index": args.index, "image_index": args.image_index, "images": args.images,
         "allow_writes": args.allow_writes, "api_key_env": args.api_key_env,

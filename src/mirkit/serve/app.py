@@ -284,7 +284,11 @@ class _Service:
     def refresh(self) -> None:
         with self._refresh_lock:
             self._checked = time.monotonic()
-            self.searcher = self.searcher.refresh()
+            current = self.searcher
+            if isinstance(current.index, SegmentedIndex) or not is_segmented(self.path):
+                self.searcher = current.refresh()
+            else:  # a writer made a one-segment index (build_index's) living: follow it
+                self.searcher = Searcher(Index.open(self.path))
 
     def search(self, q: str, k: int, offset: int, options: dict, snippets: bool) -> dict:
         searcher = self.current()
