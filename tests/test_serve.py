@@ -166,6 +166,8 @@ HOSTILE = [
     ("GET", "/documents/..%2F..%2F..%2Fetc%2Fpasswd", None, 404, "no document with id"),
     ("GET", "/documents/../../etc/passwd", None, 404, None),
     ("GET", "/documents/%2Fetc%2Fpasswd", None, 404, "no document with id"),
+    ("GET", "/documents/%FF%FE", None, 404, "no document with id"),
+    ("GET", "/documents/1%00", None, 404, "no document with id"),
     ("GET", "/images/..%2Fmeta.json", None, 404, "no image file"),
     ("GET", "/static/..%2F__init__.py", None, 404, None),
     ("GET", "/nowhere", None, 404, "no route"),

@@ -110,6 +110,20 @@ class ServeLimits:
         Seconds between checks for a newer commit of the index.
     threads : int
         Threads that run searches (and document fetches, image searches) in one process.
+
+    Raises
+    ------
+    ValueError
+        A bound that is not a positive integer (a positive number of seconds).
+
+    Examples
+    --------
+    >>> ServeLimits(max_k=100, timeout=2.5).max_k
+    100
+    >>> ServeLimits(max_batch=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_batch must be a positive integer, got 0
     """
 
     max_k: int = 1000
@@ -813,6 +827,12 @@ def create_app(path=None, *, image_index=None, images=None, allow_writes: bool =
     ------
     ValueError
         Nothing to serve, `allow_writes` without a text index or a key, a bad `images` folder.
+
+    Notes
+    -----
+    Thread safety: the application serves concurrent requests (searches on its thread pool,
+    writes one at a time); run one application per index directory that takes writes (the
+    writer holds the index's lock).
 
     Examples
     --------
