@@ -291,11 +291,29 @@ def test_writes_need_the_key_and_are_seen_at_commit(living):
         assert bad.status_code == 400 and "unknown field 'when'" in bad.json()["error"]
         assert c.post("/documents", headers=ok, json={"documents": [
             {"id": "a1", "text": "x"}, {"id": "a1", "text": "y"}]}).status_code == 400
+        r = c.delete("/documents/nope", headers=ok)
+        assert r.status_code == 404 and str(living) not in r.json()["error"]  # no disk paths
         c.post("/documents", json={"id": "pending", "text": "zyxpending"}, headers=ok)
     # Leaving the app (its lifespan's end, as on SIGTERM) committed the acknowledged write.
     assert "pending" in Index.open(living).doc_ids
     ref = Searcher(Index.open(living)).search("zyxwing", k=5)
     assert ref.ids == ["1"]
+
+
+def test_a_bad_document_adds_none_of_its_request(cranfield_docs, tmp_path):
+    path = tmp_path / "fields"
+    with IndexWriter.open(path, store=True, keyword_fields=["lang"]) as w:
+        w.add("a", "wing lift", {"lang": "en"})
+    ok = {"X-API-Key": KEY}
+    with TestClient(create_app(path, allow_writes=True, api_key=KEY)) as c:
+        for bad, message in [({"id": "y", "text": "t", "fields": {"lang": 5}}, "must be a str"),
+                             ({"id": "y", "text": {"t": "x"}}, "text must be a string"),
+                             ({"id": "a", "text": "t"}, "already in the index")]:
+            r = c.post("/documents", headers=ok, json={"documents": [
+                {"id": "x", "text": "zyxgood", "fields": {"lang": "fr"}}, bad], "commit": True})
+            assert r.status_code in (400, 409) and message in r.json()["error"], r.text
+        assert c.get("/search", params={"q": "zyxgood"}).json()["hits"] == []
+    assert Index.open(path).doc_ids == ["a"]  # nothing was pending at shutdown either
 
 
 def test_writes_to_an_index_of_build_index(cranfield_docs, tmp_path):

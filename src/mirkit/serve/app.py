@@ -38,6 +38,7 @@ import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
@@ -56,7 +57,7 @@ except ImportError as e:  # pragma: no cover - the extra is part of the test ext
                       f"(starlette, uvicorn, python-multipart): {e}") from None
 
 from mirkit.index import Index
-from mirkit.index.columns import read_columns
+from mirkit.index.columns import ColumnCollector, read_columns, settings_fields
 from mirkit.index.segments import SegmentedIndex, UnknownDocumentError, is_segmented
 from mirkit.index.store import NoStoreError, stored_fields, stored_snippets
 from mirkit.search import ALGORITHMS, Searcher
@@ -345,6 +346,12 @@ class _Service:
                     self.writer.close()
                     self.writer = None
 
+    def _hide(self, message: str) -> str:
+        """`message` without the index's location on the server's disk."""
+        for where in {str(self.path.resolve()), str(self.path)}:
+            message = message.replace(where, "the index")
+        return message
+
     def write(self, change, commit: bool) -> dict:
         with self.write_lock:
             if self.writer is None:
@@ -352,10 +359,10 @@ class _Service:
             try:
                 out = change(self.writer)
             except UnknownDocumentError as e:
-                raise _Bad(_message(e), 404) from None
+                raise _Bad(self._hide(_message(e)), 404) from None
             except (ValueError, TypeError) as e:
                 status = 409 if "already in" in str(e) else 400
-                raise _Bad(_message(e), status) from None
+                raise _Bad(self._hide(_message(e)), status) from None
             if commit:
                 out["generation"] = self.writer.commit()
         out["committed"] = commit
@@ -652,7 +659,7 @@ async def documents_post(request: Request):
             raise _Bad("field 'documents' must be a non-empty list of documents")
         docs = [_document(d, f"documents[{i}]", service.limits) for i, d in enumerate(docs)]
     else:
-        docs = [_document({n: body[n] for n in _DOC_FIELDS if n in body}, "the document",
+        docs = [_document({n: body[n] for n in _DOC_FIELDS if n in body}, "document",
                           service.limits)]
     if len({d[0] for d in docs}) != len(docs):
         raise _Bad("the same id twice in one request")
@@ -660,7 +667,22 @@ async def documents_post(request: Request):
     update = _bool(body.get("update", False), "update")
 
     def change(writer):
-        if not update:  # all or nothing: check every id first
+        # All or nothing: every document is checked before the first is added, so a bad one
+        # leaves no other pending (the ids by the writer's own lookups, the field values by
+        # the collector the writer records them with).
+        numeric, keyword = settings_fields(writer.settings)
+        probe = ColumnCollector(numeric, keyword)
+        text_type = Mapping if "fields" in writer.settings else str
+        for id, text, values in docs:
+            if not isinstance(text, text_type):
+                raise TypeError(f"document {id!r}: text must be " + (
+                    "an object of the index's text fields" if text_type is Mapping
+                    else "a string"))
+            if values and not (numeric or keyword):
+                raise ValueError(f"document {id!r}: fields given, but the index has no "
+                                 "numeric or keyword fields")
+            probe.add(id, values)
+        if not update:
             live = writer._live_of([d[0] for d in docs])
             for (id, _, _), known in zip(docs, live):
                 if known:
