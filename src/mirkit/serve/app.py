@@ -9,8 +9,9 @@ Design, for a reviewer:
   500 ``{"error": "internal server error"}``, never a traceback in the response.
 * Searches run on the application's thread pool (``ServeLimits.threads`` threads, handed work
   by ``loop.run_in_executor``, which costs less per request than anyio's ``to_thread``); the
-  kernels release the GIL, so one process answers concurrent requests on several cores. Each runs under ``ServeLimits.timeout``: past it the
-  client gets a 503 and the thread's result is dropped (a thread cannot be stopped).
+  kernels release the GIL, so one process answers concurrent requests on several cores. Each
+  runs under ``ServeLimits.timeout``: past it the client gets a 503 and the thread's result is
+  dropped (a thread cannot be stopped).
 * The searcher holds one commit; every ``refresh_interval`` seconds (and at once after a commit
   of this server) a request moves it to the index's latest commit
   (:meth:`mirkit.search.Searcher.refresh`), so readers see other processes' commits without a
