@@ -102,6 +102,44 @@ def test_search_options_and_paging(client, searcher, cranfield_queries, options)
         assert all("snippets" not in h for h in page["hits"])
 
 
+def test_facets_count_the_best_results(client, searcher, cranfield_queries):
+    """Keyword values counted among the best max_k (1000) results, from the documents' own
+    ids (the fixture's parity field), with and without a filter; the hits are unchanged."""
+    for _, q in cranfield_queries[:5]:
+        ref = searcher.search(q, k=1000)
+        got = _ok(client.get("/search", params={"q": q, "k": 5, "offset": 3, "facets": 1}),
+                  "SearchResult")
+        odd = sum(int(i) % 2 for i in ref.ids if i != "evil")
+        even = sum(1 for i in ref.ids if i != "evil") - odd
+        assert got["facets"] == {"parity": {k: v for k, v in
+                                            sorted({"odd": odd, "even": even}.items(),
+                                                   key=lambda kv: -kv[1]) if v}}
+        assert [h["id"] for h in got["hits"]] == ref.ids[3:8]
+        only = _ok(client.get("/search", params={"q": q, "facets": "true",
+                                                 "filter": "parity:even"}))
+        filtered = searcher.search(q, k=1000, filter="parity:even").ids
+        assert all(int(i) % 2 == 0 for i in filtered)
+        evens = len(filtered)
+        assert only["facets"] == ({"parity": {"even": evens}} if evens else {"parity": {}})
+
+
+def test_facets_over_segments_with_deletions(tmp_path):
+    """Segments with different keyword dictionaries and deleted documents."""
+    path = tmp_path / "segs"
+    with IndexWriter.open(path, keyword_fields=["lang"], merge_policy=None) as w:
+        w.add("a", "wing", {"lang": "en"})
+        w.add("b", "wing", {"lang": "fr"})
+        w.commit()
+        w.add("c", "wing", {"lang": "de"})
+        w.add("d", "wing")
+        w.add("e", "wing", {"lang": "en"})
+        w.delete(["b"])
+    with TestClient(create_app(path)) as c:
+        got = _ok(c.get("/search", params={"q": "wing", "facets": 1}), "SearchResult")
+        assert got["facets"] == {"lang": {"en": 2, "de": 1}}
+        assert c.get("/stats").json()["index"]["keyword_fields"] == {"lang": ["de", "en", "fr"]}
+
+
 def test_batch_equals_single_searches(client, cranfield_queries):
     queries = [q for _, q in cranfield_queries[:12]]
     batch = _ok(client.post("/search", json={"queries": queries, "k": 3, "offset": 1}),
@@ -669,6 +707,11 @@ def test_page_in_headless_chromium(cran, image_folder, tmp_path):
 
         from selenium.webdriver.support.ui import Select
 
+        facets = httpx.get(server.url + "/search", params={
+            "q": "flutter of wings <script>", "facets": "true"}).json()["facets"]["parity"]
+        labels = [o.text for o in driver.find_elements(By.CSS_SELECTOR,
+                                                       "select[data-field=parity] option")]
+        assert labels == ["any", f"even ({facets['even']})", f"odd ({facets['odd']})"]
         Select(driver.find_element(By.CSS_SELECTOR, "select[data-field=parity]")
                ).select_by_value("odd")  # the keyword field's filter
         wait.until(lambda d: "Results 1–10" in d.find_element(By.ID, "status").text

@@ -251,6 +251,7 @@ class _Service:
         self.image_index = None
         self.image_files: dict = {}
         self._refresh_lock = threading.Lock()
+        self._codes = None  # (snapshot, its keyword fields' codes): facets
         self._checked = time.monotonic()
         self.writer = None
         self.write_lock = threading.Lock()
@@ -306,18 +307,21 @@ class _Service:
             else:  # a writer made a one-segment index (build_index's) living: follow it
                 self.searcher = Searcher(Index.open(self.path))
 
-    def search(self, q: str, k: int, offset: int, options: dict, snippets: bool) -> dict:
+    def search(self, q: str, k: int, offset: int, options: dict, snippets: bool,
+               facets: bool = False) -> dict:
         searcher = self.current()
         start = time.perf_counter()
         try:
-            r = searcher.search(q, k=offset + k, **options)
-            ids = r.ids[offset:]
-            scores = r.scores[offset:].tolist()
+            # With facets, the best max_k results are counted; the hits are their
+            # [offset, offset + k) slice, which is what a search of offset + k returns.
+            r = searcher.search(q, k=self.limits.max_k if facets else offset + k, **options)
+            ids = r.ids[offset:offset + k]
+            scores = r.scores[offset:offset + k].tolist()
             hits = [{"rank": offset + i + 1, "id": id, "score": s}
                     for i, (id, s) in enumerate(zip(ids, scores))]
             index = searcher.index
             if hits and snippets and self.titles is not None:
-                docids = r.docids[offset:]
+                docids = r.docids[offset:offset + k]
                 for hit, snip in zip(hits, stored_snippets(index, docids, q)):
                     hit["snippets"] = snip
                 if self.titles:
@@ -325,8 +329,51 @@ class _Service:
                         hit["title"] = doc.get("title")
         except (ValueError, TypeError, KeyError) as e:  # the library's verdict on the request
             raise _Bad(_message(e)) from None
-        return {"query": q, "k": k, "offset": offset, "generation": _generation(index),
-                "took_ms": round((time.perf_counter() - start) * 1e3, 3), "hits": hits}
+        out = {"query": q, "k": k, "offset": offset, "generation": _generation(index),
+               "took_ms": round((time.perf_counter() - start) * 1e3, 3), "hits": hits}
+        if facets:
+            out["facets"] = self.facets(index, r.docids)
+        return out
+
+    def facets(self, index, docids) -> dict:
+        """``{keyword field: {value: count}}`` among the documents `docids` (most frequent
+        first, at most 50 values a field)."""
+        out = {}
+        for name, (codes, values) in self._keyword_codes(index).items():
+            picked = codes[np.asarray(docids, np.int64)]
+            counts = np.bincount(picked[picked >= 0], minlength=len(values))
+            order = np.lexsort((np.arange(len(values)), -counts))[:50]
+            out[name] = {values[i]: int(counts[i]) for i in order if counts[i]}
+        return out
+
+    def _keyword_codes(self, index) -> dict:
+        """Per keyword field of the snapshot `index`: (an int32 code per internal docid, -1
+        without a value; the sorted values), the segments' dictionaries merged; made once per
+        snapshot."""
+        cached = self._codes
+        if cached is not None and cached[0] is index:
+            return cached[1]
+        out = {}
+        for name, kind in index_fields(index).items():
+            if kind != "keyword":
+                continue
+            parts = []
+            for part, deleted in _parts(index):
+                c = read_columns(part).get(name)
+                n = part.stats.n_docs
+                codes = np.full(n, -1, np.int32) if c is None else c.values
+                parts.append((codes if deleted is None else codes[~deleted],
+                              () if c is None else c.dictionary))
+            values = sorted({v for _, d in parts for v in d})
+            merged = []
+            for codes, dictionary in parts:
+                to_global = np.searchsorted(np.array(values, dtype=object), np.array(
+                    dictionary, dtype=object)).astype(np.int32) if dictionary else None
+                merged.append(np.where(codes >= 0, to_global[np.maximum(codes, 0)], -1)
+                              if to_global is not None else codes)
+            out[name] = (np.concatenate(merged) if merged else np.zeros(0, np.int32), values)
+        self._codes = (index, out)
+        return out
 
     # writes -----------------------------------------------------------------------------------
 
@@ -416,7 +463,7 @@ def _image_files(folder: Path, ids: list) -> dict:
 
 # -- handlers ------------------------------------------------------------------------------------
 
-_SEARCH_PARAMS = ("q", "k", "offset", "algorithm", "scorer", "filter", "snippets")
+_SEARCH_PARAMS = ("q", "k", "offset", "algorithm", "scorer", "filter", "snippets", "facets")
 
 
 def _search_options(params: dict, limits: ServeLimits) -> tuple:
@@ -432,7 +479,8 @@ def _search_options(params: dict, limits: ServeLimits) -> tuple:
     if params.get("filter") not in (None, ""):
         options["filter"] = _text(params["filter"], "filter", limits.max_query_chars)
     snippets = _bool(params.get("snippets", True), "snippets")
-    return k, offset, options, snippets
+    facets = _bool(params.get("facets", False), "facets")
+    return k, offset, options, snippets, facets
 
 
 async def _run(request: Request, fn, *args):
@@ -455,8 +503,9 @@ async def search_get(request: Request):
     if "q" not in params:
         raise _Bad("parameter 'q' (the query) is required")
     q = _text(params["q"], "q", service.limits.max_query_chars)
-    k, offset, options, snippets = _search_options(params, service.limits)
-    return JSONResponse(await _run(request, service.search, q, k, offset, options, snippets))
+    k, offset, options, snippets, facets = _search_options(params, service.limits)
+    return JSONResponse(await _run(request, service.search, q, k, offset, options, snippets,
+                                   facets))
 
 
 async def search_post(request: Request):
@@ -470,11 +519,11 @@ async def search_post(request: Request):
         raise _Bad(f"at most {service.limits.max_batch} queries per request, got {len(queries)}")
     queries = [_text(q, f"queries[{i}]", service.limits.max_query_chars)
                for i, q in enumerate(queries)]
-    k, offset, options, snippets = _search_options(body, service.limits)
+    k, offset, options, snippets, facets = _search_options(body, service.limits)
 
     def batch():
         start = time.perf_counter()
-        results = [service.search(q, k, offset, options, snippets) for q in queries]
+        results = [service.search(q, k, offset, options, snippets, facets) for q in queries]
         return {"results": results, "took_ms": round((time.perf_counter() - start) * 1e3, 3)}
 
     return JSONResponse(await _run(request, batch))
@@ -508,14 +557,8 @@ def _stats(service: _Service) -> dict:
         index = service.current().index
         stats = index.stats
         kinds = index_fields(index)
-        keyword = {}
-        for name, kind in kinds.items():
-            if kind == "keyword":
-                values = set()
-                for part, _ in _parts(index):
-                    c = read_columns(part).get(name)
-                    values.update(c.dictionary if c is not None else ())
-                keyword[name] = sorted(values)[:200]
+        keyword = {name: values[:200]
+                   for name, (_, values) in service._keyword_codes(index).items()}
         out["index"] = {
             "n_docs": int(stats.n_docs), "n_terms": int(stats.n_terms),
             "avg_doc_length": float(stats.avg_doc_length), "generation": _generation(index),

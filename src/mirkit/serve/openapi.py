@@ -48,6 +48,8 @@ _SEARCH_PARAMS = [
            "(year >= 1990 AND lang:en)"),
     _param("snippets", {"type": "boolean", "default": True}, "Snippets and titles from the "
            "document store (when the index has one)"),
+    _param("facets", {"type": "boolean", "default": False}, "Counts of the keyword fields' "
+           "values among the best max_k results"),
 ]
 _COMMIT = _param("commit", {"type": "boolean", "default": False},
                  "Commit at once: the change is durable when the answer is sent")
@@ -72,7 +74,11 @@ _RESULT = {"type": "object", "additionalProperties": False,
                "generation": {"type": ["integer", "null"],
                               "description": "The commit searched (null: not a living index)"},
                "took_ms": {"type": "number"},
-               "hits": {"type": "array", "items": _ref("Hit")}}}
+               "hits": {"type": "array", "items": _ref("Hit")},
+               "facets": {"type": "object", "description": "With facets: per keyword field, "
+                          "{value: count} among the best max_k results",
+                          "additionalProperties": {"type": "object", "additionalProperties": {
+                              "type": "integer", "minimum": 1}}}}}
 _IMAGE_HIT = {"type": "object", "required": ["rank", "id", "score", "image"],
               "additionalProperties": False, "properties": {
                   "rank": {"type": "integer", "minimum": 1}, "id": {"type": "string"},

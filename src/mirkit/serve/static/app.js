@@ -64,6 +64,7 @@ async function search() {
   const params = new URLSearchParams({ q: state.q, k: state.k, offset: state.offset });
   const filter = filterString();
   if (filter) params.set("filter", filter);
+  if (state.offset === 0) params.set("facets", "true");  // counts for the selectors
   status.className = "status";
   status.textContent = "Searching…";
   const started = performance.now();
@@ -85,6 +86,7 @@ async function search() {
     status.textContent = (r.hits.length ? "Results " + (state.offset + 1) + "–" +
       (state.offset + r.hits.length) : "No results") + " · search " + r.took_ms.toFixed(2) +
       " ms, round trip " + total.toFixed(1) + " ms";
+    if (r.facets) showFacets(r.facets);
     $("prev").disabled = state.offset === 0;
     $("next").disabled = r.hits.length < state.k;
     $("page").textContent = "page " + (Math.floor(state.offset / state.k) + 1);
@@ -92,6 +94,17 @@ async function search() {
     list.replaceChildren();
     status.className = "status error";
     status.textContent = e.message;
+  }
+}
+
+// Each keyword value's count among the best results, beside it in its selector.
+function showFacets(facets) {
+  for (const select of document.querySelectorAll("#filters select")) {
+    const counts = facets[select.dataset.field] || {};
+    for (const option of select.options) {
+      if (option.value === "") continue;
+      option.textContent = option.value + " (" + (counts[option.value] || 0) + ")";
+    }
   }
 }
 
