@@ -652,7 +652,7 @@ def _chromium():
     return browser, driver
 
 
-def test_page_in_headless_chromium(cran, image_folder, tmp_path):
+def test_page_in_headless_chromium(cran, image_folder, tmp_path, capsys):
     """Types a query, checks the ranked titles and the highlighted words on screen, that a
     document's markup shows as text, pages on; uploads a picture and sees its verified
     matches drawn. Screenshots go to $MIRKIT_ARTIFACTS (or the test's temporary folder)."""
@@ -737,7 +737,8 @@ def test_page_in_headless_chromium(cran, image_folder, tmp_path):
         assert [i.text.split(" · ")[0] for i in items] == [h["id"] for h in answer]
         image_shot = os.path.join(artifacts, "serve-page-images.png")
         driver.save_screenshot(image_shot)
-        print(f"screenshots: {text_shot} {image_shot}")
+        with capsys.disabled():  # in the run's output even when it passes
+            print(f"\nmirkit serve page screenshots: {text_shot} {image_shot}")
     finally:
         driver.quit()
         server.stop()
