@@ -90,6 +90,22 @@ def test_verified_search_finds_every_other_view(index, collection):
     assert (np.diff(r.inliers) <= 0).all() and r.inliers[2] >= 10
 
 
+def test_verified_matches_follow_the_known_views(index, collection):
+    """``matches`` holds the inlier pairs: as many as ``inliers``, and each pair maps the
+    query's point to the result's by the homography that made the two views."""
+    images, ids = collection
+    views = [np.eye(3), view(25, 0.9), view(-15, 1.1, 4e-4)]
+    r = index.search(images[3], k=3, verify=True)  # scene 1, view 0
+    assert [len(m) for m in r.matches] == r.inliers.tolist()
+    for id, m in zip(r.ids, r.matches):
+        assert m.dtype == np.float32 and m.shape[1] == 4
+        if id[:2] == "s1":
+            H = views[int(id[3])]  # view 0 (the identity) to the result's view
+            err = np.linalg.norm(apply_homography(H, m[:, :2].astype(float)) - m[:, 2:], axis=1)
+            assert np.median(err) < 1.5 and (err < 5.5).all()
+    assert index.search(images[3], k=3).matches is None
+
+
 def test_bag_of_words_ranks_the_scene_first(index, collection):
     images, ids = collection
     assert same_scene_share(index, images, ids, k=2) >= 0.75

@@ -133,3 +133,13 @@ def test_wheel_with_the_test_extra_in_a_fresh_venv(repaired_wheel, tmp_path):
     python = make_venv(venv, see_this_interpreter=False)
     out = _install_and_test(python, venv, f"{repaired_wheel}[test]", tmp_path)
     assert re.search(r"\d+ passed", out), out
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_serve_page(repaired_wheel):
+    """mirkit serve's page is package data: the wheel holds its files."""
+    import zipfile
+
+    names = set(zipfile.ZipFile(repaired_wheel).namelist())
+    for name in ("index.html", "app.js", "style.css"):
+        assert f"mirkit/serve/static/{name}" in names, name

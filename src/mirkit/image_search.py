@@ -82,6 +82,10 @@ class ImageSearchResult(NamedTuple):
     ``"chamfer"``, the float32 set similarity."""
     inliers: Optional[np.ndarray]
     """With ``verify=True``: RANSAC inliers (int64) of each result, the ranking key; else None."""
+    matches: Optional[list] = None
+    """With ``verify=True``: each result's inlier matches, a float32 array of rows
+    ``(query x, query y, x, y)`` (keypoint coordinates in the query image and in the result's
+    image; ``len(matches[i]) == inliers[i]``); else None."""
 
 
 def load_image(image) -> np.ndarray:
@@ -453,10 +457,11 @@ class ImageIndex:
         if not verify:
             return ImageSearchResult(ids, scores, None)
         xy = np.stack([kp["x"], kp["y"]], axis=1).astype(np.float64)
-        inliers = np.array([self._inliers(xy, desc, int(d), ratio, threshold)
-                            for d in positions], dtype=np.int64)
+        matches = [self._matches(xy, desc, int(d), ratio, threshold) for d in positions]
+        inliers = np.array([len(m) for m in matches], dtype=np.int64)
         order = np.lexsort((np.arange(len(inliers)), -inliers))[:k]  # stable: the rank breaks ties
-        return ImageSearchResult([ids[i] for i in order], scores[order], inliers[order])
+        return ImageSearchResult([ids[i] for i in order], scores[order], inliers[order],
+                                 [matches[i] for i in order])
 
     def _set_ranking(self, desc: np.ndarray, k: int, rank: str, exact: bool, n_probe: int,
                      n_full: int) -> tuple:
@@ -479,14 +484,18 @@ class ImageIndex:
             cands, scores = cands[order], scores[order]
         return cands[:k].tolist(), np.asarray(scores[:k], np.float32)
 
-    def _inliers(self, xy: np.ndarray, desc: np.ndarray, docid: int, ratio: float,
-                 threshold: float) -> int:
+    def _matches(self, xy: np.ndarray, desc: np.ndarray, docid: int, ratio: float,
+                 threshold: float) -> np.ndarray:
+        """The RANSAC inliers among the ratio-test matches of the query's features (`xy`,
+        `desc`) and image `docid`'s, as rows (query x, query y, x, y)."""
+        none = np.zeros((0, 4), np.float32)
         d_xy, d_desc = self.features(docid)
         if len(desc) < 4 or len(d_desc) < 4:
-            return 0
+            return none
         pairs = match(desc, d_desc, ratio=ratio).pairs
         if len(pairs) < 4:
-            return 0
-        fit = find_homography(xy[pairs[:, 0]], d_xy[pairs[:, 1]].astype(np.float64),
-                              threshold=threshold)
-        return fit.n_inliers
+            return none
+        src, dst = xy[pairs[:, 0]], d_xy[pairs[:, 1]].astype(np.float64)
+        fit = find_homography(src, dst, threshold=threshold)
+        keep = np.asarray(fit.inliers, bool)
+        return np.hstack([src[keep], dst[keep]]).astype(np.float32)
