@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "ranking")
 
 
 def _cmd_info(args) -> int:
@@ -87,6 +87,8 @@ _SELF_TIMED = {
     "phrases": (3, "per-query median of {repeat} passes on 1 thread, k = 10, next to tantivy"),
     "bm25f": (3, "Cranfield and ADI MAP and nDCG@10 against BM25; GCIDE latency, per-query "
                  "median of {repeat} alternated passes, 1 thread, k = 10"),
+    "ranking": (3, "near-duplicates against datasketch and rensa; the TREC efficiency log "
+                   "with the result cache on and off; median of {repeat} alternated runs"),
 }
 
 
