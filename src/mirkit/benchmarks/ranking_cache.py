@@ -18,8 +18,7 @@ so that each call is a hit; the Python call included), median of `repeat` loops.
 from __future__ import annotations
 
 import gc
-import gzip
-import json
+import itertools
 import os
 import statistics
 import tempfile
@@ -28,6 +27,8 @@ from typing import Optional
 
 import numpy as np
 
+from mirkit.benchmarks.ranking import _load
+from mirkit.benchmarks.ranking_dedup import gcide_entries
 from mirkit.search import Searcher
 
 __all__ = ["log_queries", "report"]
@@ -52,20 +53,10 @@ def log_queries(n: int) -> list:
 
 
 def _index(n_docs: int, directory: str):
-    from mirkit.benchmarks.data import data_dir
     from mirkit.index import build_index
 
-    base = data_dir()
-    path = None if base is None else base / "gcide" / "docs.jsonl.gz"
-    docs = []
-    if path is not None and path.is_file():
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            for line in f:
-                d = json.loads(line)
-                docs.append((d["id"], d["text"]))
-                if len(docs) == n_docs:
-                    break
-    else:
+    docs = list(itertools.islice(gcide_entries(), n_docs))
+    if not docs:
         rng = np.random.default_rng(6)
         docs = [(f"d{i}", " ".join(f"w{w}" for w in rng.zipf(1.3, size=50) % 5000))
                 for i in range(n_docs)]
@@ -80,10 +71,6 @@ def _replay(searcher: Searcher, queries: list) -> float:
     for q in queries:
         search(q, K)
     return time.thread_time() - start
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
 
 
 def report(quick: bool = False, repeat: int = 3, n_docs: Optional[int] = None,

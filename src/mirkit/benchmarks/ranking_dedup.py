@@ -35,13 +35,14 @@ import math
 import os
 import statistics
 import time
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
 from mirkit import dedup
+from mirkit.benchmarks.ranking import _load
 
-__all__ = ["corpus", "planted", "report"]
+__all__ = ["corpus", "gcide_entries", "planted", "report"]
 
 NUM_PERM = 128
 SEED = 1
@@ -53,21 +54,29 @@ def _normalize(text: str) -> str:
                             (c if not c.isascii() else " ") for c in text).split())
 
 
-def corpus(n: int) -> list:
-    """`n` normalized texts of 20 tokens or more (GCIDE, else synthetic)."""
+def gcide_entries() -> Iterator[tuple]:
+    """GCIDE's (id, text) entries in file order; none when the shared data is absent."""
     from mirkit.benchmarks.data import data_dir
 
     base = data_dir()
     path = None if base is None else base / "gcide" / "docs.jsonl.gz"
+    if path is None or not path.is_file():
+        return
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            yield d["id"], d["text"]
+
+
+def corpus(n: int) -> list:
+    """`n` normalized texts of 20 tokens or more (GCIDE, else synthetic)."""
     out = []
-    if path is not None and path.is_file():
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            for line in f:
-                text = _normalize(json.loads(line)["text"])
-                if text.count(" ") >= 19:
-                    out.append(text)
-                    if len(out) == n:
-                        return out
+    for _, text in gcide_entries():
+        text = _normalize(text)
+        if text.count(" ") >= 19:
+            out.append(text)
+            if len(out) == n:
+                return out
     rng = np.random.default_rng(7)
     words = [f"w{i}" for i in range(50_000)]
     while len(out) < n:
@@ -199,10 +208,6 @@ def _rensa_minhash(RMinHash, text: str):
     m = RMinHash(NUM_PERM, SEED)
     m.update(text.split())
     return m
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
 
 
 def report(quick: bool = False, repeat: int = 3, n_docs: Optional[int] = None) -> list:

@@ -164,6 +164,7 @@ class Searcher:
                              "vectors= too")
         if cache_bytes is not None:  # search() through the cache: mirkit.search.cache
             self._cache = ResultCache(cache_bytes)
+            # (a reference cycle: a dropped searcher's cache is freed by the garbage collector)
             self.search = self._cache.wrap(Searcher.search.__get__(self))
 
     def cache_info(self) -> Optional[CacheInfo]:
