@@ -171,6 +171,16 @@ def test_exact_duplicates_cluster_whatever_the_banding():
     assert near_duplicates(["a", "b"]) == []
 
 
+def test_many_exact_duplicates_join_without_pair_checks(texts):
+    """5,000 copies of one text (and copies of two others) cluster as 3 groups: exact
+    duplicates are joined before banding, not by 12.5M pair checks in each band."""
+    docs = [texts[0]] * 5000 + [texts[1], texts[2]] * 50 + texts[3:8]
+    for verify in ("exact", "estimate"):
+        clusters = near_duplicates(docs, 0.8, verify=verify)
+        assert clusters == [list(range(5000)), list(range(5000, 5100, 2)),
+                            list(range(5001, 5100, 2))]
+
+
 def test_simhash_mode_equals_brute_force(texts, rng):
     docs = _planted(texts[:150], rng)
     codes = simhash(docs, 64)

@@ -191,16 +191,21 @@ void band_keys(const uint32_t* sig, size_t n, size_t num_perm, size_t bands, siz
 namespace {
 
 // Calls fn(a, b) for every pair of documents sharing a key in some band (a < b; a pair that
-// shares several bands comes once per band).
+// shares several bands comes once per band), leaving out the documents with skip[d] != 0.
 template <class Fn>
-void for_band_pairs(const uint64_t* keys, size_t n, size_t bands, Fn&& fn) {
-  std::vector<std::pair<uint64_t, uint32_t>> band(n);
+void for_band_pairs(const uint64_t* keys, size_t n, size_t bands, const uint8_t* skip, Fn&& fn) {
+  std::vector<std::pair<uint64_t, uint32_t>> band;
+  band.reserve(n);
   for (size_t j = 0; j < bands; ++j) {
-    for (size_t d = 0; d < n; ++d) band[d] = {keys[d * bands + j], static_cast<uint32_t>(d)};
+    band.clear();
+    for (size_t d = 0; d < n; ++d) {
+      if (skip == nullptr || !skip[d]) band.emplace_back(keys[d * bands + j], uint32_t(d));
+    }
     std::sort(band.begin(), band.end());
-    for (size_t i = 0; i < n;) {
+    const size_t m = band.size();
+    for (size_t i = 0; i < m;) {
       size_t e = i + 1;
-      while (e < n && band[e].first == band[i].first) ++e;
+      while (e < m && band[e].first == band[i].first) ++e;
       for (size_t a = i; a < e; ++a) {
         for (size_t b = a + 1; b < e; ++b) fn(band[a].second, band[b].second);
       }
@@ -214,7 +219,8 @@ void for_band_pairs(const uint64_t* keys, size_t n, size_t bands, Fn&& fn) {
 std::vector<std::pair<uint32_t, uint32_t>> candidate_pairs(const uint64_t* keys, size_t n,
                                                            size_t bands) {
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
-  for_band_pairs(keys, n, bands, [&](uint32_t a, uint32_t b) { pairs.emplace_back(a, b); });
+  for_band_pairs(keys, n, bands, nullptr,
+                 [&](uint32_t a, uint32_t b) { pairs.emplace_back(a, b); });
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   return pairs;
@@ -252,7 +258,37 @@ std::vector<uint32_t> cluster_labels(const uint64_t* keys, size_t n, size_t band
     return x;
   };
   ClusterStats st;
-  for_band_pairs(keys, n, bands, [&](uint32_t a, uint32_t b) {
+  // Exact duplicates first (equal signatures and, with sets, equal shingle sets): joined at
+  // once, and only the first of each stands in the bands, so a text repeated m times costs a
+  // sort, not m^2 / 2 pair checks in every band.
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  auto row = [&](uint32_t d) { return sig + size_t{d} * num_perm; };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const int c = std::memcmp(row(a), row(b), num_perm * sizeof(uint32_t));
+    return c != 0 ? c < 0 : a < b;
+  });
+  auto same_set = [&](uint32_t a, uint32_t b) {
+    if (set_offsets == nullptr) return true;
+    const uint64_t na = set_offsets[a + 1] - set_offsets[a];
+    return na == set_offsets[b + 1] - set_offsets[b] &&
+           std::equal(set_values + set_offsets[a], set_values + set_offsets[a] + na,
+                      set_values + set_offsets[b]);
+  };
+  std::vector<uint8_t> skip(n, 0);
+  for (size_t i = 0; i < n;) {
+    size_t e = i + 1;
+    while (e < n && std::memcmp(row(order[i]), row(order[e]), num_perm * 4) == 0) ++e;
+    for (size_t x = i + 1; x < e; ++x) {  // order[i] is the run's smallest document
+      if (same_set(order[i], order[x])) {
+        parent[order[x]] = order[i];
+        skip[order[x]] = 1;
+        ++st.candidates, ++st.joined;
+      }
+    }
+    i = e;
+  }
+  for_band_pairs(keys, n, bands, skip.data(), [&](uint32_t a, uint32_t b) {
     const uint32_t ra = find(a), rb = find(b);
     if (ra == rb) return;
     ++st.candidates;

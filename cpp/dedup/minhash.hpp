@@ -108,7 +108,8 @@ namespace mirkit::dedup {
 // exact over the shingle sets when given (document d's sorted distinct hashes are
 // set_values[set_offsets[d] .. set_offsets[d + 1])), else estimated from the signatures
 // (set_offsets nullptr). Pairs already in one
-// cluster are not verified again. labels[d]: the smallest document of d's cluster.
+// cluster are not verified again; exact duplicates (equal signatures and sets) are joined
+// before banding, which then sees one of them. labels[d]: the smallest document of d's cluster.
 struct ClusterStats {
   uint64_t candidates = 0;  // candidate pairs verified
   uint64_t joined = 0;      // of which had Jaccard >= threshold
