@@ -50,7 +50,7 @@ def test_info_reports_every_kernel_family():
     assert set(info["kernels"]) == {f"codecs.{n}" for n in mirkit.codecs.available()} | {
         "codecs.bp128.decode_sorted", "codecs.elias_fano.next_geq", "image.filters",
         "image.sift.extrema", "image.sift.gradients", "query.bm25_block", "vectors.distances", "vectors.lsh_rerank", "attention.float32",
-        "attention.bfloat16", "text.cdist_filter", "late.maxsim",
+        "attention.bfloat16", "text.cdist_filter", "late.maxsim", "dedup.minhash",
     }
     assert all(level in (*SIMD_LEVELS, "avx512bf16") for level in info["kernels"].values())
     with mirkit.simd_limit("scalar"):

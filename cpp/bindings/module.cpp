@@ -43,4 +43,6 @@ PYBIND11_MODULE(_core, m) {
   auto late = m.def_submodule("late", "late interaction: fused MaxSim over token-vector sets");
   b::bind_late(late);
   b::bind_spell(text);
+  auto dedup = m.def_submodule("dedup", "near-duplicates: MinHash, LSH banding, SimHash");
+  b::bind_dedup(dedup);
 }

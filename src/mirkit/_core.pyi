@@ -8,6 +8,7 @@ import numpy.typing as npt
 from . import _core_analysis as analysis
 from . import _core_attention as attention
 from . import _core_codecs as codecs
+from . import _core_dedup as dedup
 from . import _core_geometry as geometry
 from . import _core_image as image
 from . import _core_index as index

@@ -135,6 +135,7 @@ def info() -> dict:
     kernels["vectors.distances"] = _core.vectors.kernel_level()
     kernels["vectors.lsh_rerank"] = _core.vectors.lsh_rerank_level()
     kernels["text.cdist_filter"] = _core.text.filter_level()
+    kernels["dedup.minhash"] = _core.dedup.minhash_level()
     kernels["late.maxsim"] = _core.late.kernel_level()
     kernels["attention.float32"] = _core.attention.kernel(False)
     kernels["attention.bfloat16"] = _core.attention.kernel(True)

@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "serve")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "serve", "ranking")
 
 
 def _cmd_info(args) -> int:
@@ -89,6 +89,8 @@ _SELF_TIMED = {
                  "median of {repeat} alternated passes, 1 thread, k = 10"),
     "serve": (3, "mirkit serve under wrk next to its empty endpoint and in-process search; "
                  "medians of {repeat} alternated runs"),
+    "ranking": (3, "near-duplicates against datasketch and rensa; the TREC efficiency log "
+                   "with the result cache on and off; median of {repeat} alternated runs"),
 }
 
 

@@ -16,6 +16,7 @@ from mirkit import _core, codecs
 from mirkit._files import fsync_dir, move_into_place, temp_sibling
 from mirkit._validate import progress_bar
 from mirkit._version import __version__
+from mirkit.dedup import DedupPolicy
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
@@ -155,6 +156,13 @@ class IndexWriter:
         for per-field search and BM25F (:mod:`mirkit.index.fields`): documents are then
         mappings (``add(id, {"title": ..., "text": ...})``, dicts, JSON Lines objects) and
         the index proper holds their joined text.
+    dedup : {"skip", "mark"} or mirkit.dedup.DedupPolicy, optional
+        Check each document against those added before it for near-duplicates
+        (:class:`mirkit.dedup.DedupPolicy`; a name is that action with its defaults, Jaccard
+        0.8 of word sets): ``"skip"`` leaves duplicates out, ``"mark"`` indexes them; both
+        record them in ``dedup.duplicates`` (id -> id of the earlier document). Documents from
+        :meth:`add_documents` then go through the batch reader. Not with `fields`,
+        `numeric_fields`, `keyword_fields` or `store` (yet).
 
     Attributes
     ----------
@@ -206,7 +214,7 @@ class IndexWriter:
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
                  merge: bool = True, numeric_fields=(), keyword_fields=(), store=False,
-                 word_counts: bool = False, fields=None):
+                 word_counts: bool = False, fields=None, dedup=None):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -224,6 +232,10 @@ class IndexWriter:
             raise ValueError("merge=False leaves a segmented index of parallel parts, which "
                              "keeps no document store: pass store=False or merge=True")
         self.merge = merge
+        self.dedup = DedupPolicy.of(dedup)
+        if self.dedup is not None and (fields or numeric_fields or keyword_fields or store):
+            raise ValueError("dedup= does not combine with fields, numeric_fields, "
+                             "keyword_fields or store (yet)")
         numeric_fields, keyword_fields = check_field_names(numeric_fields, keyword_fields)
         self.fields = check_fields(fields, keyword_fields)
         self._fields = FieldTexts(self.fields) if self.fields else None
@@ -384,6 +396,8 @@ class IndexWriter:
                             f"{list(self.fields)}")
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
+        if self.dedup is not None and self.dedup.skip(id, text):
+            return
         if self._columns is not None:
             self._columns.add(id, fields)
         elif fields:
@@ -420,7 +434,7 @@ class IndexWriter:
         if self._store is not None:
             reader._keep_records = True
             self._store.note_text_fields(reader._text_fields)
-        jsonl = None if skip_errors else _plain_jsonl_file(reader)
+        jsonl = None if skip_errors or self.dedup else _plain_jsonl_file(reader)
         skipped_before = 0
         with progress_bar(progress, total=reader.bytes_total, unit="B", unit_scale=True,
                           unit_divisor=1024, desc="indexing") as bar:
@@ -436,8 +450,10 @@ class IndexWriter:
                 self._read_seconds += time.perf_counter() - started
                 if batch is None:
                     break
-                self._add_batch(batch.ids, batch.texts, batch.locations, skip_errors,
-                                batch.records)
+                ids, texts, locations = (batch.ids, batch.texts, batch.locations) \
+                    if self.dedup is None else self.dedup.keep(batch.ids, batch.texts,
+                                                               batch.locations)
+                self._add_batch(ids, texts, locations, skip_errors, batch.records)
                 self.bytes_read += batch.nbytes
                 self.skipped += reader.skipped - skipped_before
                 skipped_before = reader.skipped

@@ -50,6 +50,7 @@ from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
 from mirkit.search._segments import SegmentedSearch
+from mirkit.search.cache import CacheInfo, ResultCache
 from mirkit.search.expand import ExpandedTerms
 from mirkit.search.fielded import BM25F, FieldedSearch, fielded_scorer
 from mirkit.search.filters import FilterCache, compile_filter
@@ -104,6 +105,13 @@ class Searcher:
         Whether `vectors` returns similarities (True) or distances (False); found from its
         ``metric`` (mirkit) or ``metric_type`` (faiss) when not given. Only
         ``fusion="linear"`` needs it.
+    cache_bytes : int or str, optional
+        Keep the results of :meth:`search` in an LRU cache of at most this many bytes
+        (``"64MB"``; :mod:`mirkit.search.cache`), keyed by the query, `k` and every keyword
+        argument: a repeated query costs a dictionary lookup (about a microsecond).
+        :meth:`cache_info` counts hits and misses. :meth:`refresh` gives the new commit's
+        searcher a new, empty cache; setting :attr:`scorer` empties it. Cached results are
+        shared between callers: do not modify their arrays.
 
     Raises
     ------
@@ -132,7 +140,8 @@ class Searcher:
 
     def __init__(self, index: Union[Index, str, os.PathLike], *,
                  scorer: Union[None, str, Scorer] = None, global_stats=None, vectors=None,
-                 vector_ids=None, higher_is_better=None):
+                 vector_ids=None, higher_is_better=None, cache_bytes=None):
+        self._cache = None  # set below: the scorer setter clears it
         if not isinstance(index, (Index, SegmentedIndex)):
             index = Index.open(index)
         if global_stats is not None and not isinstance(global_stats, _core.query.GlobalStats):
@@ -153,6 +162,20 @@ class Searcher:
         elif vector_ids is not None or higher_is_better is not None:
             raise ValueError("vector_ids and higher_is_better describe a vector index; pass "
                              "vectors= too")
+        if cache_bytes is not None:  # search() through the cache: mirkit.search.cache
+            self._cache = ResultCache(cache_bytes)
+            # (a reference cycle: a dropped searcher's cache is freed by the garbage collector)
+            self.search = self._cache.wrap(Searcher.search.__get__(self))
+
+    def cache_info(self) -> Optional[CacheInfo]:
+        """The result cache's counters (hits, misses, uncached, bytes, entries, max_bytes),
+        or None without ``cache_bytes``."""
+        return None if self._cache is None else self._cache.info()
+
+    def cache_clear(self) -> None:
+        """Empty the result cache (after changing the vector index it searches, say)."""
+        if self._cache is not None:
+            self._cache.clear()
 
     def _fielded_search(self) -> FieldedSearch:
         """The BM25F engine of the index (:mod:`mirkit.search.fielded`), made once."""
@@ -190,13 +213,15 @@ class Searcher:
         if index is self.index:
             return self
         side = self._vectors
+        cache = None if self._cache is None else self._cache.max_bytes  # a new, empty cache
         if side is None:
-            return Searcher(index, scorer=self.scorer)
+            return Searcher(index, scorer=self.scorer, cache_bytes=cache)
         if side.vector_ids is None:
             raise ValueError("refresh: the vector index is keyed by internal docids, which a "
                              "new commit renumbers; key it by vector_ids= to refresh")
         return Searcher(index, scorer=self.scorer, vectors=side.ann,
-                        vector_ids=side.vector_ids, higher_is_better=side.higher_is_better)
+                        vector_ids=side.vector_ids, higher_is_better=side.higher_is_better,
+                        cache_bytes=cache)
 
     @property
     def scorer(self) -> Scorer:
@@ -207,6 +232,8 @@ class Searcher:
     def scorer(self, scorer: Union[None, str, Scorer]) -> None:
         self._scorer = get_scorer(scorer)
         self._default_spec = self._spec(self._scorer)
+        if self._cache is not None:  # cached answers of queries naming no scorer
+            self._cache.clear()
 
     def __repr__(self) -> str:
         return f"Searcher({self.index!r}, scorer={self.scorer!r})"

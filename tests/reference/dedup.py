@@ -1,0 +1,127 @@
+"""Pure-Python references of mirkit.dedup: tokens, shingle hashes, MinHash signatures by the
+double-hashing scheme, SimHash codes, exact Jaccard, and datasketch's LSH parameter choice
+(written out from its definition, integrated numerically by Simpson's rule)."""
+
+from __future__ import annotations
+
+M64 = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+def fmix64(x: int) -> int:
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & M64
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & M64
+    return x ^ (x >> 33)
+
+
+def bytes_hash(b: bytes, seed: int) -> int:
+    h = (seed ^ (len(b) * GOLDEN)) & M64
+    if not b:
+        return fmix64(h)
+    for i in range(0, len(b), 8):
+        h = fmix64(h ^ int.from_bytes(b[i:i + 8], "little"))
+    return h
+
+
+def _is_word(c: int) -> bool:
+    return (48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122) or c >= 0x80
+
+
+def tokens(text: str) -> list:
+    """Maximal runs of word bytes (ASCII letters and digits, bytes >= 0x80) of the UTF-8 text,
+    ASCII letters lowercased."""
+    out, cur = [], bytearray()
+    for c in text.encode("utf-8"):
+        if _is_word(c):
+            cur.append(c + 32 if 65 <= c <= 90 else c)
+        elif cur:
+            out.append(bytes(cur))
+            cur = bytearray()
+    if cur:
+        out.append(bytes(cur))
+    return out
+
+
+def shingles(text: str, shingle: str = "word", ngram: int = 1, seed: int = 0) -> list:
+    """Shingle hashes in order, with repeats."""
+    toks = tokens(text)
+    if not toks:
+        return []
+    if shingle == "word":
+        hs = [bytes_hash(t, seed) for t in toks]
+        if ngram <= 1:
+            return hs
+        width = min(ngram, len(hs))
+        out = []
+        for w in range(max(1, len(hs) - ngram + 1)):
+            h = hs[w]
+            for j in range(1, width):
+                h = fmix64((h * GOLDEN + hs[w + j]) & M64)
+            out.append(h)
+        return out
+    norm = b" ".join(toks).decode("utf-8")
+    if len(norm) <= ngram:
+        return [bytes_hash(norm.encode("utf-8"), seed)]
+    return [bytes_hash(norm[i:i + ngram].encode("utf-8"), seed)
+            for i in range(len(norm) - ngram + 1)]
+
+
+def minhash(text: str, num_perm: int = 128, shingle: str = "word", ngram: int = 1,
+            seed: int = 0) -> list:
+    """Slot i: min over shingles s of (s mod 2^32 + i * (s >> 32)) mod 2^32."""
+    sig = [0xFFFFFFFF] * num_perm
+    for s in set(shingles(text, shingle, ngram, seed)):
+        h1, h2 = s & 0xFFFFFFFF, s >> 32
+        for i in range(num_perm):
+            v = (h1 + i * h2) & 0xFFFFFFFF
+            if v < sig[i]:
+                sig[i] = v
+    return sig
+
+
+def simhash(text: str, bits: int = 64, shingle: str = "word", ngram: int = 1,
+            seed: int = 0) -> list:
+    """64-bit words; word w of a shingle s is s (w = 0) or fmix64(s + w * golden); bit set when
+    more shingle occurrences (repeats counted) have it set than clear."""
+    sh = shingles(text, shingle, ngram, seed)
+    out = []
+    for w in range(bits // 64):
+        count = [0] * 64
+        for s in sh:
+            h = s if w == 0 else fmix64((s + w * GOLDEN) & M64)
+            for b in range(64):
+                count[b] += 1 if (h >> b) & 1 else -1
+        out.append(sum(1 << b for b in range(64) if count[b] > 0))
+    return out
+
+
+def jaccard(a: str, b: str, shingle: str = "word", ngram: int = 1) -> float:
+    """Exact Jaccard similarity of the two texts' shingle sets (by their 64-bit hashes)."""
+    x, y = set(shingles(a, shingle, ngram)), set(shingles(b, shingle, ngram))
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def _integral(f, lo: float, hi: float, n: int = 2000) -> float:
+    h = (hi - lo) / n
+    total = f(lo) + f(hi)
+    for i in range(1, n):
+        total += (4 if i % 2 else 2) * f(lo + i * h)
+    return total * h / 3
+
+
+def optimal_param(threshold: float, num_perm: int, fp_weight: float = 0.5,
+                  fn_weight: float = 0.5) -> tuple:
+    """datasketch.lsh._optimal_param: the (bands, rows) with bands * rows <= num_perm that
+    minimizes the weighted areas of false positives (below the threshold) and false negatives
+    (above it) of the S-curve 1 - (1 - s^r)^b."""
+    best, opt = float("inf"), (0, 0)
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            fp = _integral(lambda s: 1 - (1 - s ** r) ** b, 0.0, threshold, 200)
+            fn = _integral(lambda s: (1 - s ** r) ** b, threshold, 1.0, 200)
+            err = fp * fp_weight + fn * fn_weight
+            if err < best:
+                best, opt = err, (b, r)
+    return opt

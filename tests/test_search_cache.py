@@ -1,0 +1,219 @@
+"""Searcher(index, cache_bytes=...): cached answers equal the uncached searcher's for every
+option that changes an answer (distinct keys), the byte bound and LRU order, many threads,
+and never a stale answer on a living index (a hypothesis state machine of adds, deletes,
+commits, refreshes and searches)."""
+
+from __future__ import annotations
+
+import doctest
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import mirkit.search.cache
+from mirkit.index import Index, IndexWriter
+from mirkit.search import Searcher
+from mirkit.search.cache import ENTRY_OVERHEAD
+from mirkit.search.scoring import BM25
+
+QUERIES = ["boundary layer", "heat transfer", "supersonic flow over a wedge", "shock waves",
+           "laminar boundary layer flow", "buckling of cylinders"]
+
+
+def same(a, b) -> bool:
+    return a.ids == b.ids and a.scores.tobytes() == b.scores.tobytes() and \
+        a.docids.tolist() == b.docids.tolist()
+
+
+@pytest.fixture(scope="module")
+def searchers(cranfield_index):
+    return Searcher(cranfield_index, cache_bytes="4MB"), Searcher(cranfield_index)
+
+
+def test_every_option_is_part_of_the_key(searchers):
+    """Calls that differ in one option get their own entries, each equal to the uncached
+    answer, and a repeated call is a hit returning that same answer."""
+    cached, plain = searchers
+    cached.cache_clear()
+    before = cached.cache_info()
+    variants = [dict(), dict(k=3), dict(k=20), dict(algorithm="wand"), dict(algorithm="taat"),
+                dict(algorithm="and"), dict(scorer="ql"), dict(scorer="tfidf"),
+                dict(scorer=BM25(k1=0.5, b=0.3)), dict(scorer=BM25(k1=1.2, b=0.9)),
+                dict(syntax="lucene"), dict(k=3, algorithm="maxscore", scorer="ql")]
+    for q in QUERIES[:3]:
+        for options in variants:
+            options = dict(options)
+            k = options.pop("k", 10)
+            want = plain.search(q, k, **options)
+            first = cached.search(q, k, **options)
+            again = cached.search(q, k, **options)
+            assert same(first, want) and again is first, (q, k, options)
+    info = cached.cache_info()
+    n = len(variants) * 3
+    assert info.misses - before.misses == n and info.hits - before.hits == n
+    assert info.entries == n
+    # a mapping query is keyed by its items; an array argument is not cacheable
+    terms = {"boundari": 1.0, "layer": 2.0}
+    assert same(cached.search(terms, 5), plain.search(terms, 5))
+    assert cached.search(dict(terms), 5) is cached.search(terms, 5)
+    assert cached.search({"layer": 2.0, "boundari": 1.0}, 5).ids == plain.search(terms, 5).ids
+
+
+def test_uncacheable_calls_run_every_time(cranfield_index):
+    from mirkit.vectors import FlatIndex
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((cranfield_index.stats.n_docs, 4)).astype(np.float32)
+    cached = Searcher(cranfield_index, vectors=FlatIndex(X), cache_bytes=1 << 20)
+    plain = Searcher(cranfield_index, vectors=FlatIndex(X))
+    v = X[3]
+    for _ in range(2):
+        assert cached.search("heat", 5, vector=v).ids == plain.search("heat", 5, vector=v).ids
+    info = cached.cache_info()
+    assert info.uncached == 2  # (its text ranking, an inner search() call, may be cached)
+    assert Searcher(cranfield_index).cache_info() is None
+
+
+def test_scorer_setter_empties_the_cache(cranfield_index):
+    cached = Searcher(cranfield_index, cache_bytes=1 << 20)
+    bm25 = cached.search("heat transfer", 5)
+    cached.scorer = "ql"
+    assert cached.cache_info().entries == 0
+    ql = cached.search("heat transfer", 5)
+    assert same(ql, Searcher(cranfield_index, scorer="ql").search("heat transfer", 5))
+    assert not same(ql, bm25)
+
+
+def test_byte_bound_and_lru_order(cranfield_index):
+    probe = Searcher(cranfield_index, cache_bytes=1 << 20)
+    probe.search("heat", 10)
+    entry = probe.cache_info().bytes
+    assert entry > ENTRY_OVERHEAD
+    cached = Searcher(cranfield_index, cache_bytes=3 * entry + entry // 2)
+    for q in ["heat", "flow", "wing"]:
+        cached.search(q, 10)
+    cached.search("heat", 10)  # now the most recently used
+    cached.search("mach", 10)  # evicts the least recently used: "flow"
+    info = cached.cache_info()
+    assert info.entries <= 3 and info.bytes <= info.max_bytes
+    hits = info.hits
+    cached.search("heat", 10)
+    assert cached.cache_info().hits == hits + 1
+    cached.search("flow", 10)
+    assert cached.cache_info().hits == hits + 1  # it had been dropped
+    tiny = Searcher(cranfield_index, cache_bytes=10)  # no entry fits: nothing kept
+    tiny.search("heat", 10)
+    tiny.search("heat", 10)
+    assert tiny.cache_info()[:5] == (0, 2, 0, 0, 0)
+
+
+def test_many_threads(cranfield_index):
+    cached = Searcher(cranfield_index, cache_bytes=40_000)  # small: evictions race hits
+    plain = Searcher(cranfield_index)
+    want = {(q, k): plain.search(q, k) for q in QUERIES for k in (5, 10)}
+    errors, calls = [], 8 * 300
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(300):
+                q, k = QUERIES[rng.integers(len(QUERIES))], (5, 10)[rng.integers(2)]
+                if not same(cached.search(q, k), want[q, k]):
+                    errors.append((q, k))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    info = cached.cache_info()
+    assert info.hits + info.misses == calls and info.hits > 0
+    assert info.bytes <= info.max_bytes
+
+
+def test_errors(cranfield_index):
+    with pytest.raises(ValueError, match="cache_bytes"):
+        Searcher(cranfield_index, cache_bytes=-1)
+    with pytest.raises(TypeError, match="cache_bytes"):
+        Searcher(cranfield_index, cache_bytes=1.5)
+    assert Searcher(cranfield_index, cache_bytes="1MB").cache_info().max_bytes == 1 << 20
+    with pytest.raises(ValueError):  # the search's own check, not hidden by the cache
+        Searcher(cranfield_index, cache_bytes=1 << 20).search("heat", 0)
+
+
+def test_doctests():
+    failed, attempted = doctest.testmod(mirkit.search.cache)
+    assert attempted > 3 and failed == 0
+
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"]
+
+
+class LivingIndex(RuleBasedStateMachine):
+    """A cached searcher refreshed after commits always answers as a fresh searcher of the
+    committed documents does; one not refreshed keeps its snapshot's answers."""
+
+    def __init__(self):
+        super().__init__()
+        import tempfile
+
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = f"{self.dir.name}/live"
+        self.writer = IndexWriter.open(self.path, threads=1, merge_policy=None)
+        self.writer.add("seed", "alpha beta")
+        self.writer.commit()
+        self.searcher = Searcher(Index.open(self.path), cache_bytes=1 << 20)
+        self.next_id = 0
+        self.live: set = {"seed"}
+
+    def teardown(self):
+        self.writer.close()
+        self.dir.cleanup()
+
+    @rule(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
+    def add(self, words):
+        self.writer.add(f"d{self.next_id}", " ".join(words))
+        self.live.add(f"d{self.next_id}")
+        self.next_id += 1
+
+    @rule(data=st.data())
+    def delete(self, data):
+        if self.live:
+            doc = data.draw(st.sampled_from(sorted(self.live)))
+            self.writer.delete([doc])
+            self.live.discard(doc)
+
+    @rule()
+    def commit(self):
+        self.writer.commit()
+
+    @rule()
+    def refresh(self):
+        self.searcher = self.searcher.refresh()
+
+    @rule(word=st.sampled_from(WORDS), k=st.sampled_from([1, 3, 10]), twice=st.booleans())
+    def search(self, word, k, twice):
+        got = self.searcher.search(word, k)
+        if twice:
+            assert self.searcher.search(word, k) is got
+        want = Searcher(self.searcher.index).search(word, k)  # same snapshot, no cache
+        assert same(got, want)
+
+    @invariant()
+    def refreshed_searcher_sees_the_last_commit(self):
+        fresh = self.searcher.refresh()
+        latest = Searcher(Index.open(self.path))
+        for word in WORDS[:2]:
+            assert same(fresh.search(word, 10), latest.search(word, 10))
+
+
+TestLivingIndex = LivingIndex.TestCase
+TestLivingIndex.settings = settings(max_examples=8, stateful_step_count=12, deadline=None,
+                                    suppress_health_check=list(HealthCheck))
