@@ -59,6 +59,22 @@ def test_save_load_round_trip(tmp_path, rng):
         LambdaMART.load(path)
 
 
+def test_init_feature_boosts_from_a_column(tmp_path, rng):
+    X, y, g = planted(rng)
+    model = LambdaMART(num_boost_round=20, min_data_in_leaf=5, num_threads=1, init_feature=3,
+                       init_scale=0.5).fit(X, y, g)
+    trees = model.booster.predict(X)
+    np.testing.assert_allclose(model.predict(X), trees + 0.5 * X[:, 3])
+    model.save(tmp_path / "m.json")
+    loaded = LambdaMART.load(tmp_path / "m.json")
+    assert (loaded.init_feature, loaded.init_scale) == (3, 0.5)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    with pytest.raises(ValueError, match="init_feature=3, X has 2 features"):
+        LambdaMART(init_feature=3).fit(X[:, :2], y, g)
+    with pytest.raises(ValueError, match="init_scale"):
+        LambdaMART(init_scale=0.0)
+
+
 def test_lambdamart_errors(rng):
     X, y, g = planted(rng, n_queries=4)
     with pytest.raises(ValueError, match="not fitted"):
@@ -157,6 +173,13 @@ def test_reranker(adi):
         assert (np.diff(got.scores) <= 0).all()
         assert got.ids == [first.ids[first.docids.tolist().index(d)] for d in got.docids]
     assert len(rr.search("zzzz qqqq", 10).docids) == 0
+
+    class Constant:  # every document tied: the first stage's order is kept
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    q = texts[0]
+    assert Reranker(s, fx, Constant(), k=30).search(q, 10).ids == s.search(q, 10).ids
     with pytest.raises(ValueError, match="another index"):
         Reranker(Searcher(adi[4]), fx, model)
     with pytest.raises(TypeError, match="predict"):

@@ -62,6 +62,13 @@ class LambdaMART:
     ----------
     num_boost_round : int
         Trees (the most, with early stopping).
+    init_feature : int, optional
+        A column of X (the first stage's score, e.g. ``bm25``) that the trees boost from: it is
+        LightGBM's ``init_score`` in training and is added to the trees' output in
+        :meth:`predict`, times `init_scale`. The model then learns corrections of that ranking,
+        which is what a small training set can afford.
+    init_scale : float
+        Weight of the `init_feature` column (> 0).
     **params
         LightGBM parameters, over :data:`DEFAULT_PARAMS` (``objective`` stays ``lambdarank``).
 
@@ -81,8 +88,15 @@ class LambdaMART:
     True
     """
 
-    def __init__(self, *, num_boost_round: int = 300, **params):
+    def __init__(self, *, num_boost_round: int = 300, init_feature: Optional[int] = None,
+                 init_scale: float = 1.0, **params):
         self.num_boost_round = check_positive_int(num_boost_round, "num_boost_round")
+        if init_feature is not None:
+            init_feature = check_count(init_feature, "init_feature")
+        if isinstance(init_scale, bool) or not isinstance(init_scale, (int, float)) or \
+                not 0 < init_scale < float("inf"):
+            raise ValueError(f"init_scale must be a finite number > 0, got {init_scale!r}")
+        self.init_feature, self.init_scale = init_feature, float(init_scale)
         objective = params.get("objective", "lambdarank")
         if objective != "lambdarank":
             raise ValueError(f"LambdaMART's objective is lambdarank, got {objective!r}")
@@ -111,13 +125,15 @@ class LambdaMART:
             raise ValueError("y must hold labels >= 0")
         g = _check_group(group, len(X))
         params = dict(self.params, eval_at=[check_positive_int(eval_at, "eval_at")])
-        train = lgb.Dataset(X, y.astype(np.int64), group=g, free_raw_data=True)
+        train = lgb.Dataset(X, y.astype(np.int64), group=g, init_score=self._init(X),
+                            free_raw_data=True)
         callbacks, sets = [], []
         if valid is not None:
             Xv, yv, gv = valid
             Xv = _check_X(Xv, "valid X")
             gv = _check_group(gv, len(Xv), "valid group")
-            sets = [lgb.Dataset(Xv, np.asarray(yv).astype(np.int64), group=gv, reference=train)]
+            sets = [lgb.Dataset(Xv, np.asarray(yv).astype(np.int64), group=gv,
+                                init_score=self._init(Xv), reference=train)]
             callbacks = [lgb.early_stopping(check_positive_int(early_stopping_rounds,
                                                                "early_stopping_rounds"),
                                             verbose=False)]
@@ -137,14 +153,25 @@ class LambdaMART:
         X = _check_X(X)
         if X.shape[1] != booster.num_feature():
             raise ValueError(f"X has {X.shape[1]} features, the model {booster.num_feature()}")
-        return booster.predict(X, num_iteration=self.best_iteration)
+        out = booster.predict(X, num_iteration=self.best_iteration)
+        init = self._init(X)
+        return out if init is None else out + init
+
+    def _init(self, X) -> Optional[np.ndarray]:
+        """The init_feature column times init_scale (None without one)."""
+        if self.init_feature is None:
+            return None
+        if self.init_feature >= X.shape[1]:
+            raise ValueError(f"init_feature={self.init_feature}, X has {X.shape[1]} features")
+        return self.init_scale * np.asarray(X[:, self.init_feature], dtype=np.float64)
 
     def save(self, path) -> None:
         """Writes the model to the file `path` atomically (JSON: format, parameters, the
         LightGBM model text and its CRC-32)."""
         model = self._fitted().model_to_string(num_iteration=self.best_iteration)
         data = {"format": _FORMAT, "kind": "mirkit.ltr.LambdaMART", "params": self.params,
-                "num_boost_round": self.num_boost_round, "crc32": zlib.crc32(model.encode()),
+                "num_boost_round": self.num_boost_round, "init_feature": self.init_feature,
+                "init_scale": self.init_scale, "crc32": zlib.crc32(model.encode()),
                 "model": model}
         with atomic_output(path) as out:
             json.dump(data, out)
@@ -165,9 +192,18 @@ class LambdaMART:
             raise ValueError(f"{path}: not a saved LambdaMART model (format {data.get('format')})")
         if zlib.crc32(model.encode()) != data.get("crc32"):
             raise ValueError(f"{path}: checksum mismatch (the file is damaged)")
-        out = cls(num_boost_round=int(data["num_boost_round"]), **data["params"])
+        out = cls(num_boost_round=int(data["num_boost_round"]),
+                  init_feature=data.get("init_feature"), init_scale=data.get("init_scale", 1.0),
+                  **data["params"])
         out.booster = lgb.Booster(model_str=model)
         return out
+
+
+def _model_order(scores) -> np.ndarray:
+    """Positions of a first-stage ranking by descending model score, ties in first-stage
+    order (a model of few trees gives many documents one score: they keep their order)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.lexsort((np.arange(len(scores)), -scores))
 
 
 class Reranked(NamedTuple):
@@ -212,7 +248,7 @@ class Reranker:
         if len(docids) == 0:
             return Reranked(docids, np.zeros(0), [])
         scores = np.asarray(self.model.predict(X), dtype=np.float64)
-        order = np.lexsort((np.arange(len(scores)), -scores))[:n]  # ties: first-stage order
+        order = _model_order(scores)[:n]
         ids = list(first.ids)
         return Reranked(docids[order], scores[order], [ids[i] for i in order])
 
@@ -235,7 +271,9 @@ class Reranker:
 
 class CrossValidation(NamedTuple):
     """What :func:`cross_validate` returns: the reranked and first-stage runs
-    (``{qid: {docno: score}}``), their per-query measures (``{qid: {measure: value}}``), the
+    (``{qid: {docno: score}}``; a reranked document's score is its number of places from the
+    bottom, so that trec_eval, which breaks score ties by docno, keeps the model's order and
+    its ties in first-stage order), their per-query measures (``{qid: {measure: value}}``), the
     comparisons of :func:`mirkit.evaluation.compare` (first stage = a, LambdaMART = b) and the
     fold of each query."""
 
@@ -320,8 +358,9 @@ def cross_validate(searcher, extractor, queries: Mapping[str, str], qrels: Mappi
         for i in test:
             if not ids[i]:
                 continue
-            s = model.predict(Xs[i])
-            run[qids[i]] = dict(zip(ids[i], s.tolist()))
+            order = _model_order(model.predict(Xs[i]))
+            n = len(order)
+            run[qids[i]] = {ids[i][j]: float(n - r) for r, j in enumerate(order)}
     for i, q in enumerate(qids):
         if ids[i]:
             baseline[q] = dict(zip(ids[i], np.asarray(firsts[i].scores, np.float64).tolist()))
