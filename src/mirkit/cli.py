@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "ranking")
 
 
 def _cmd_info(args) -> int:
@@ -87,6 +87,8 @@ _SELF_TIMED = {
     "phrases": (3, "per-query median of {repeat} passes on 1 thread, k = 10, next to tantivy"),
     "bm25f": (3, "Cranfield and ADI MAP and nDCG@10 against BM25; GCIDE latency, per-query "
                  "median of {repeat} alternated passes, 1 thread, k = 10"),
+    "ranking": (3, "LTR feature extraction at 1,000 candidates, per-query median of {repeat} "
+                   "alternated passes; LambdaMART against BM25 by 5-fold cross-validation"),
 }
 
 
@@ -131,7 +133,7 @@ def _cmd_bench(args) -> int:
                      if name == "filtered_query" else
                      {"cache": args.cache} if name == "late" else
                      {"cache_dir": args.cache, "max_queries": args.max_queries}
-                     if name == "bm25f" else {})
+                     if name in ("bm25f", "ranking") else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue

@@ -306,7 +306,7 @@ def cross_validate(searcher, extractor, queries: Mapping[str, str], qrels: Mappi
     searcher : mirkit.search.Searcher
     extractor : FeatureExtractor
     queries : mapping of qid to query text
-    qrels : mapping ``{qid: {docno: relevance}}``
+    qrels : mapping ``{qid: {docno: relevance}}`` or mirkit.evaluation.Qrels
     folds : int
         >= 2, at most the number of queries.
     k : int
@@ -322,8 +322,10 @@ def cross_validate(searcher, extractor, queries: Mapping[str, str], qrels: Mappi
     -------
     CrossValidation
     """
-    from mirkit.evaluation import compare, evaluate
+    from mirkit.evaluation import Qrels, compare, evaluate
 
+    if isinstance(qrels, Qrels):
+        qrels = qrels.to_dict()
     folds = check_positive_int(folds, "folds")
     qids = [q for q in queries if q in qrels]
     if folds < 2 or folds > len(qids):
