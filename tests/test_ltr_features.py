@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mirkit.analysis import Analyzer
 from mirkit.index import Index, IndexWriter, build_index
@@ -205,3 +207,23 @@ def test_doctests():
 
     failed, attempted = doctest.testmod(mirkit.ltr.features)
     assert attempted > 0 and failed == 0
+
+
+WORDS = "wing flow tip heat shock the layer".split()
+
+
+@settings(max_examples=20, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(WORDS), max_size=9), min_size=1, max_size=12),
+       query=st.lists(st.sampled_from(WORDS + ["absent"]), max_size=4),
+       pick=st.lists(st.integers(0, 11), max_size=15))
+def test_random_corpora_equal_the_reference(tmp_path_factory, texts, query, pick):
+    """Any small corpus (empty documents too), query (repeats, stopwords, unknown terms) and
+    candidate list (any order, repeats): every feature equals the reference's."""
+    docs = [(f"d{i}", " ".join(t)) for i, t in enumerate(texts)]
+    index = build_index(docs, tmp_path_factory.mktemp("h") / "i", positions=True, threads=1)
+    fx = FeatureExtractor(index, dtype="float64")
+    docids = [p % len(docs) for p in pick]
+    q = " ".join(query)
+    ref = reference_features(index, (), Analyzer()(q), docids, fx.names, index.bm25["k1"],
+                             index.bm25["b"])
+    np.testing.assert_allclose(fx.extract(q, docids), ref, rtol=1e-9, atol=1e-12)
