@@ -180,8 +180,34 @@ def test_reranker(adi):
 
     q = texts[0]
     assert Reranker(s, fx, Constant(), k=30).search(q, 10).ids == s.search(q, 10).ids
+
+
+def test_reranker_takes_a_hybrid_first_stage(adi, tmp_path):
+    """rerank() of a hybrid (text + vector) top k: the model's order of its documents."""
+    from mirkit.vectors import FlatIndex
+
+    _, fx, queries, qrels, path = adi
+    rng = np.random.default_rng(5)
+    n = fx.index.stats.n_docs
+    s = Searcher(path, vectors=FlatIndex(rng.random((n, 8)).astype(np.float32)))
+    model = trained(s, fx, queries, qrels)
+    rr = Reranker(s, fx, model, k=30)
+    q = list(queries.values())[0]
+    first = s.search(q, 20, vector=rng.random(8).astype(np.float32))
+    got = rr.rerank(q, first)
+    scores = model.predict(fx.extract(q, first.docids))
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    assert got.ids == [first.ids[i] for i in order]
+    assert rr.rerank(q, first, 5).ids == got.ids[:5]
+    with pytest.raises(TypeError, match="docids and ids"):
+        rr.rerank(q, [1, 2])
+    # Errors of the constructor.
+    Reranker(Searcher(adi[4]), fx, model)  # the same index, opened again
+    from mirkit.index import build_index
+
+    other = build_index([("x", "wing flow")], tmp_path / "other", threads=1)
     with pytest.raises(ValueError, match="another index"):
-        Reranker(Searcher(adi[4]), fx, model)
+        Reranker(Searcher(other), fx, model)
     with pytest.raises(TypeError, match="predict"):
         Reranker(s, fx, object())
     with pytest.raises(ValueError, match="k must be"):

@@ -199,6 +199,19 @@ class LambdaMART:
         return out
 
 
+def _same_snapshot(a, b) -> bool:
+    """Whether two open indexes are the same directory at the same commit (so that their
+    internal docids agree)."""
+    import os
+
+    if a is b:
+        return True
+    gen = [getattr(x, "commit", None) for x in (a, b)]
+    gen = [None if c is None else c.get("generation") for c in gen]
+    return (os.path.realpath(a.path) == os.path.realpath(b.path) and gen[0] == gen[1]
+            and a.stats.n_docs == b.stats.n_docs)
+
+
 def _model_order(scores) -> np.ndarray:
     """Positions of a first-stage ranking by descending model score, ties in first-stage
     order (a model of few trees gives many documents one score: they keep their order)."""
@@ -235,8 +248,8 @@ class Reranker:
     """
 
     def __init__(self, searcher, extractor, model, *, k: int = 100, **search_options):
-        if extractor.index is not searcher.index:
-            raise ValueError("the extractor reads another index than the searcher's")
+        if not _same_snapshot(extractor.index, searcher.index):
+            raise ValueError("the extractor reads another index (or commit) than the searcher's")
         if not hasattr(model, "predict"):
             raise TypeError(f"model must have predict(X), got {type(model).__name__}")
         self.searcher, self.extractor, self.model = searcher, extractor, model
@@ -256,6 +269,17 @@ class Reranker:
         """The best `k` of the first stage's top :attr:`k` for `query`, by the model."""
         k = check_positive_int(k, "k")
         first = self.searcher.search(query, self.k, **self.search_options)
+        return self._rerank(first, self.extractor.extract(query, first.docids), k)
+
+    def rerank(self, query: str, first, k: Optional[int] = None) -> Reranked:
+        """Reorders a first-stage result made elsewhere (anything with ``docids`` and ``ids``
+        of this index: a :class:`~mirkit.search.SearchResult`, a hybrid search's
+        :class:`~mirkit.search.hybrid.HybridResult` with its own query vector...); its best
+        `k` (all of it by default)."""
+        if not hasattr(first, "docids") or not hasattr(first, "ids"):
+            raise TypeError(f"first must be a search result with docids and ids, got "
+                            f"{type(first).__name__}")
+        k = len(first.ids) if k is None else check_positive_int(k, "k")
         return self._rerank(first, self.extractor.extract(query, first.docids), k)
 
     def search_batch(self, queries: Sequence[str], k: int = 10, *, threads: int = 0) -> list:
