@@ -84,6 +84,8 @@ def living(tmp_path, rng):
     """A living index of two segments with deletions, an update and a numeric field with
     missing values; and a fresh build of its live documents."""
     docs = corpus(rng, 300)
+    for i in (5, 8, 200):  # a rare term (df below the deletions), in a deleted document too
+        docs[i]["text"] = (docs[i].get("text") or "") + " zeppelin"
     for i, d in enumerate(docs):
         if i % 7:
             d["year"] = int(1990 + i % 30) if i % 3 else 0.5 * i
@@ -106,7 +108,7 @@ def living(tmp_path, rng):
 
 
 QUERIES = ["wing", "wing flow tip", "shock shock heat the", "boundary layer pressure", "of",
-           "nothing here"]
+           "nothing here", "zeppelin wing"]
 
 
 def test_living_index_features_equal_reference_and_fresh_build(tmp_path, rng):

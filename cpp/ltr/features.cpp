@@ -211,13 +211,24 @@ void FeatureExtractor::extract(const std::vector<std::string>& query, const uint
         df[v][j] += r.df[t];
         cf[v][j] += r.cf[t];
         if (!m_deleted[s].empty()) {
+          // Subtract the deleted documents' postings, visiting the shorter of the term's list
+          // and the segment's deletions.
           index::PostingCursor c = r.cursor(t);
-          for (const uint32_t d : m_deleted[s]) {
-            c.next_geq(d);
-            if (c.docid() == kEndDocid) break;
-            if (c.docid() == d) {
-              df[v][j] -= 1;
-              cf[v][j] -= c.freq();
+          if (r.df[t] <= m_deleted[s].size()) {
+            for (; c.docid() != kEndDocid; c.next()) {
+              if (m_segments[s].deleted[c.docid()]) {
+                df[v][j] -= 1;
+                cf[v][j] -= c.freq();
+              }
+            }
+          } else {
+            for (const uint32_t d : m_deleted[s]) {
+              c.next_geq(d);
+              if (c.docid() == kEndDocid) break;
+              if (c.docid() == d) {
+                df[v][j] -= 1;
+                cf[v][j] -= c.freq();
+              }
             }
           }
         }

@@ -26,9 +26,10 @@
 // (1 for a one-term query), kNoWindow when the document lacks one of them.
 //
 // Per query, each term's postings are walked with next_geq() to the sorted candidates (skipping
-// the blocks between them), and to the deleted documents of a segment, whose postings are
-// subtracted from the term's df and cf: the cost grows with the candidates and deletions, not
-// with the lists' lengths.
+// the blocks between them); in a segment with deletions, the deleted documents' postings are
+// subtracted from the term's df and cf, visiting the shorter of the term's list (each posting's
+// flag) and the deletions (next_geq to each): the cost grows with the candidates and with the
+// smaller of the two, not with the lists' lengths.
 #pragma once
 
 #include <cstdint>
