@@ -148,6 +148,20 @@ def test_extract_batch_equals_extract(tmp_path, rng):
             assert X.dtype == np.float32 and X.shape == (len(d), len(fx.names))
 
 
+def test_concurrent_extracts_equal_sequential(cranfield_ltr, cranfield_queries):
+    """One extractor shared by threads (the GIL released in the kernel)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fx = FeatureExtractor(cranfield_ltr)
+    docids = np.arange(0, cranfield_ltr.stats.n_docs, 3)
+    queries = [t for _, t in cranfield_queries[:24]]
+    expected = [fx.extract(q, docids) for q in queries]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda q: fx.extract(q, docids), queries))
+    for q, a, b in zip(queries, expected, got):
+        np.testing.assert_array_equal(a, b, err_msg=q)
+
+
 def test_plain_index_without_fields_or_positions(cranfield_index):
     fx = FeatureExtractor(cranfield_index)
     assert fx.names == ("bm25", "tfidf", "ql", "length", "matched", "coverage", "idf_sum",
