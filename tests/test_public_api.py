@@ -118,6 +118,10 @@ PUBLIC_NAMES = {
         'IndexStats', 'IndexVersionError', 'IndexWriter', 'MEMORY_OVERHEAD', 'PostingCursor',
         'build_index'
     ],
+    'mirkit.ltr': [
+        'CrossValidation', 'FeatureExtractor', 'LambdaMART', 'NO_WINDOW', 'Reranked', 'Reranker',
+        'cross_validate'
+    ],
     'mirkit.scoring': [
         'BM25', 'IDF_FORMS', 'QueryLikelihood', 'SCORERS', 'Scorer', 'TFIDF', 'get_scorer'
     ],

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "bindings/common.hpp"
+#include "bindings/segment_views.hpp"
 #include "index/reader.hpp"
 #include "query/bm25f.hpp"
 
@@ -60,21 +61,8 @@ void bind_fielded(py::module_& m) {
       .def(py::init([](const py::list& segments) {
              auto out = std::make_unique<PyFieldedEngine>();
              std::vector<query::FieldedSegment> segs;
-             for (const py::handle item : segments) {
-               const auto t = item.cast<py::tuple>();
-               if (t.size() != 2) throw py::value_error("a segment must be (readers, deleted)");
-               query::FieldedSegment seg;
-               for (const py::handle r : t[0].cast<py::list>()) {
-                 seg.fields.push_back(&r.cast<const index::IndexReader&>());
-               }
-               if (!t[1].is_none()) {
-                 const auto deleted =
-                     t[1].cast<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>>();
-                 seg.deleted = {deleted.data(), static_cast<size_t>(deleted.size())};
-                 out->keep.append(deleted);
-               }
-               out->keep.append(t[0]);
-               segs.push_back(std::move(seg));
+             for (auto& seg : segment_views(segments, out->keep)) {
+               segs.push_back({std::move(seg.readers), seg.deleted});
              }
              out->engine = std::make_unique<FieldedEngine>(std::move(segs));
              return out;

@@ -103,6 +103,7 @@ void bind_analysis(py::module_& m);
 void bind_index(py::module_& m);
 void bind_query(py::module_& m);
 void bind_fielded(py::module_& m);
+void bind_ltr(py::module_& m);
 void bind_boolean(py::module_& m);
 void bind_eval(py::module_& m);
 void bind_geometry(py::module_& m);

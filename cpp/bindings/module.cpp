@@ -27,6 +27,8 @@ PYBIND11_MODULE(_core, m) {
   b::bind_query(query);
   b::bind_boolean(query);
   b::bind_fielded(query);
+  auto ltr = m.def_submodule("ltr", "learning to rank: features of (query, document) pairs");
+  b::bind_ltr(ltr);
   auto eval = m.def_submodule("eval", "trec_eval-compatible evaluation: qrels, runs, measures");
   b::bind_eval(eval);
   auto geometry = m.def_submodule("geometry", "homographies: normalized DLT, RANSAC, refinement");

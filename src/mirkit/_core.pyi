@@ -13,6 +13,7 @@ from . import _core_geometry as geometry
 from . import _core_image as image
 from . import _core_index as index
 from . import _core_late as late
+from . import _core_ltr as ltr
 from . import _core_query as query
 from . import _core_text as text
 from . import _core_vectors as vectors

@@ -13,12 +13,17 @@ install. The classes live in ``mirkit.pyterrier._transformers``:
   cores, and the results frame (``qid``, ``docno``, ``score``, ``rank`` and every input column)
   is built as whole numpy columns;
 * :class:`MirkitRocchio`: Rocchio pseudo-relevance feedback (:class:`mirkit.feedback.Rocchio`)
-  on a results frame; it returns the topics with the expanded query in ``query_toks``.
+  on a results frame; it returns the topics with the expanded query in ``query_toks``;
+* :class:`MirkitFeatures` and :class:`MirkitLTR` (in ``mirkit.pyterrier._ltr``): the
+  ``features`` column of :mod:`mirkit.ltr` on a results frame, and re-ranking by a learned
+  model (``bm25 >> MirkitFeatures(index) >> MirkitLTR(model)``).
 """
 
 from __future__ import annotations
 
-__all__ = ["MirkitIndex", "MirkitIndexer", "MirkitRetrieve", "MirkitRocchio"]
+__all__ = ["MirkitFeatures", "MirkitIndex", "MirkitIndexer", "MirkitLTR", "MirkitRetrieve",
+           "MirkitRocchio"]
+_LTR = ("MirkitFeatures", "MirkitLTR")
 
 _INSTALL = ('mirkit.pyterrier needs PyTerrier (python-terrier); install it with '
             'pip install "mirkit[pyterrier]"')
@@ -29,6 +34,8 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'mirkit.pyterrier' has no attribute {name!r}")
     try:
         from mirkit.pyterrier import _transformers
+        if name in _LTR:
+            from mirkit.pyterrier import _ltr as _transformers
     except ImportError as error:
         if error.name is not None and error.name.split(".")[0] in ("pyterrier", "pandas"):
             raise ImportError(f"{_INSTALL} ({error})", name=error.name) from error
