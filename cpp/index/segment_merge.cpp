@@ -73,11 +73,7 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
     }
     out.end_term();
   }
-  MergeStats stats;
-  stats.n_terms = out.n_terms();
-  stats.n_postings = out.n_postings();
-  stats.n_blocks = out.n_blocks();
-  stats.files = out.close();
+  MergeStats stats = close_writer(out);
   if (vectors) {
     const IndexLayout layout{n_docs, stats.n_terms, stats.n_blocks, docid_codec, freq_codec,
                              positions, false};
@@ -85,6 +81,15 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
       stats.files.push_back(std::move(f));
     }
   }
+  return stats;
+}
+
+MergeStats close_writer(BlockWriter& out) {
+  MergeStats stats;
+  stats.n_terms = out.n_terms();
+  stats.n_postings = out.n_postings();
+  stats.n_blocks = out.n_blocks();
+  stats.files = out.close();
   return stats;
 }
 

@@ -40,6 +40,9 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
                           size_t n_docs, uint64_t total_tokens, bool vectors = false,
                           size_t memory_budget = size_t{1} << 30);
 
+// Closes `out` (a file writer) and returns its counts and files.
+MergeStats close_writer(BlockWriter& out);
+
 // Statistics of a segment's live documents: per term, the documents not marked in deleted[d]
 // (one byte per document, nonzero: deleted) that hold it, and their occurrences.
 void live_term_stats(const IndexReader& reader, const uint8_t* deleted, uint32_t* df,

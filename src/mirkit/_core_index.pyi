@@ -94,6 +94,12 @@ def merge_segments(*, directory: str, segments: Sequence["IndexReader"],
 def live_term_stats(reader: "IndexReader", deleted: npt.NDArray[np.uint8]) -> tuple[
     npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...
 
+def write_postings_lists(*, directory: str, terms: npt.NDArray[np.uint8],
+                         term_offsets: npt.NDArray[np.uint64], order: npt.NDArray[np.uint32],
+                         list_offsets: npt.NDArray[np.uint64], docids: npt.NDArray[np.uint32],
+                         tfs: npt.NDArray[np.uint32], docid_codec: str, freq_codec: str,
+                         k1: float, b: float, doc_lengths: npt.NDArray[np.uint32]) -> dict: ...
+
 class IndexReader:
     def __init__(self, *, directory: str, n_docs: int, n_terms: int, n_blocks: int,
                  docid_codec: str, freq_codec: str, positions: bool, vectors: bool,

@@ -1089,6 +1089,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mirkit.late._cli import add_parser as add_late_parser
 
     add_late_parser(sub)
+    from mirkit.index._ciff_cli import add_parser as add_ciff_parser
+
+    add_ciff_parser(sub)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
                        help="on an error, show the traceback instead of one line (or set "
