@@ -11,6 +11,7 @@
 #include "index/parallel_builder.hpp"
 #include "index/lexicon_merge.hpp"
 #include "index/reader.hpp"
+#include "index/graph_bisection.hpp"
 #include "index/postings_writer.hpp"
 #include "index/segment_merge.hpp"
 
@@ -417,6 +418,46 @@ void bind_index(py::module_& m) {
         py::arg("reader"), py::arg("deleted").noconvert(),
         "(df uint32, cf uint64) per term of the reader, counting only the documents whose "
         "deleted byte is 0 (GIL released).");
+  m.def("graph_bisection",
+        [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& terms,
+           size_t n_terms, unsigned depth, unsigned iterations, size_t min_partition,
+           unsigned threads) {
+          if (offsets.ndim() != 1 || offsets.size() < 1 || terms.ndim() != 1) {
+            throw py::value_error("offsets (n_docs + 1) and terms must be 1-dimensional");
+          }
+          const size_t n_docs = static_cast<size_t>(offsets.size()) - 1;
+          if (offsets.data()[n_docs] != static_cast<uint64_t>(terms.size())) {
+            throw py::value_error("offsets[-1] must be len(terms)");
+          }
+          index::BisectionOptions o{depth, iterations, min_partition, threads};
+          std::vector<uint32_t> order;
+          {
+            py::gil_scoped_release release;
+            order = index::graph_bisection(offsets.data(), terms.data(), n_docs, n_terms, o);
+          }
+          return to_numpy(std::move(order));
+        },
+        py::kw_only(), py::arg("offsets").noconvert(), py::arg("terms").noconvert(),
+        py::arg("n_terms"), py::arg("depth") = 0, py::arg("iterations") = 20,
+        py::arg("min_partition") = 2, py::arg("threads") = 0,
+        "The recursive graph bisection order of the documents of a CSR forward index "
+        "(order[i]: the old docid of new docid i; GIL released).");
+  m.def("log_gap_cost",
+        [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& terms,
+           size_t n_terms, const U32Array& order) {
+          if (offsets.ndim() != 1 || offsets.size() < 1 || terms.ndim() != 1 ||
+              order.ndim() != 1 || order.size() + 1 != offsets.size() ||
+              offsets.data()[offsets.size() - 1] != static_cast<uint64_t>(terms.size())) {
+            throw py::value_error("offsets must hold len(order) + 1 offsets ending at "
+                                  "len(terms)");
+          }
+          py::gil_scoped_release release;
+          return index::log_gap_cost(offsets.data(), terms.data(),
+                                     static_cast<size_t>(order.size()), n_terms, order.data());
+        },
+        py::kw_only(), py::arg("offsets").noconvert(), py::arg("terms").noconvert(),
+        py::arg("n_terms"), py::arg("order").noconvert(),
+        "Sum of log2(d-gap) over the postings under a docid order (GIL released).");
   m.def("write_postings_lists",
         [](const std::string& directory, const py::array_t<uint8_t, py::array::c_style>& terms,
            const py::array_t<uint64_t, py::array::c_style>& term_offsets, const U32Array& order,
