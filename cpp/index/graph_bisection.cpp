@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
@@ -159,19 +162,25 @@ class Bisection {
     const double n1 = static_cast<double>(mid - first), n2 = static_cast<double>(last - mid);
     add_degrees(first, mid, w.deg[0], 1);
     add_degrees(mid, last, w.deg[1], 1);
-    const auto by_gain = [this](uint32_t a, uint32_t b) {
-      return m_gain[a] > m_gain[b] || (m_gain[a] == m_gain[b] && a < b);
+    // Sorting (gain, docid) pairs side by side is about twice as fast as sorting docids by a
+    // comparator that looks the gains up (two cache misses per comparison on large ranges).
+    std::vector<std::pair<double, uint32_t>> keyed(static_cast<size_t>(last - first));
+    const auto by_gain = [&](uint32_t* from, uint32_t* to) {
+      auto* k = keyed.data() + (from - first);
+      for (uint32_t* p = from; p != to; ++p) k[p - from] = {-m_gain[*p], *p};
+      std::sort(k, k + (to - from));  // decreasing gain, ties to the smaller docid
+      for (uint32_t* p = from; p != to; ++p) *p = k[p - from].second;
     };
     for (unsigned it = 0; it < m_options.iterations; ++it) {
       gains(first, mid, n1, n2, w.deg[0], w.deg[1], &w, inner);
       gains(mid, last, n2, n1, w.deg[1], w.deg[0], &w, inner);
       if (inner && m_threads > 1) {
-        std::thread left([&] { std::sort(first, mid, by_gain); });
-        std::sort(mid, last, by_gain);
+        std::thread left([&] { by_gain(first, mid); });
+        by_gain(mid, last);
         left.join();
       } else {
-        std::sort(first, mid, by_gain);
-        std::sort(mid, last, by_gain);
+        by_gain(first, mid);
+        by_gain(mid, last);
       }
       size_t swapped = 0;
       for (uint32_t *l = first, *r = mid; l != mid && r != last; ++l, ++r) {
