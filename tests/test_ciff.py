@@ -98,7 +98,7 @@ def test_round_trip_cranfield_same_postings_statistics_and_results(cranfield_ind
     _assert_same_index(cranfield_index, imported)
     a, b = Searcher(cranfield_index), Searcher(imported)
     for algorithm in ("exhaustive", "bmw", "maxscore"):
-        for _, q in cranfield_queries[:40]:
+        for _, q in cranfield_queries[:20]:
             x, y = a.search(q, 10, algorithm=algorithm), b.search(q, 10, algorithm=algorithm)
             np.testing.assert_array_equal(x.docids, y.docids)
             assert x.scores.tobytes() == y.scores.tobytes()
