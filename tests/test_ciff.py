@@ -430,3 +430,11 @@ def test_docstring_examples():
 
     failed, attempted = doctest.testmod(mirkit.index.ciff)
     assert attempted > 0 and failed == 0
+
+
+def test_header_announcing_too_many_documents_allocates_nothing_large(tmp_path):
+    h, lists, docs = _good()
+    h.num_docs = 2 ** 31 - 1  # two records follow, not two billion
+    _write_ciff(tmp_path / "big.ciff", h, lists, docs)
+    with pytest.raises(CiffFormatError, match="doc record 2: the file ends before it"):
+        import_ciff(tmp_path / "big.ciff", tmp_path / "out")

@@ -300,24 +300,33 @@ def import_ciff(path, out, *, analyzer: Optional[Analyzer] = None, codec: Option
                 terms.append(pl.term.encode("utf-8"))
                 spill.add(docids, tfs)
                 list_offsets.append(list_offsets[-1] + len(docids))
-            lengths = np.zeros(n_docs, np.uint32)
-            ids: list = [None] * n_docs
+            # Grown as records arrive, never sized by the header's num_docs alone: a damaged
+            # header cannot make import allocate more than the file holds.
+            rec_docids, rec_lengths, rec_ids = [], [], []
+            seen_docids: set = set()
             for i in range(n_docs):
                 rec = reader.read(pb2.DocRecord, f"doc record {i}")
                 if not 0 <= rec.docid < n_docs:
                     raise CiffFormatError(f"{path}: doc record {i}: docid {rec.docid} out of "
                                           f"range [0, {n_docs})")
-                if ids[rec.docid] is not None:
+                if rec.docid in seen_docids:
                     raise CiffFormatError(f"{path}: doc record {i}: docid {rec.docid} has a "
                                           "record already")
                 if rec.doclength < 0:
                     raise CiffFormatError(f"{path}: doc record {i}: doclength {rec.doclength} "
                                           "is negative")
-                lengths[rec.docid] = rec.doclength
-                ids[rec.docid] = rec.collection_docid
+                seen_docids.add(rec.docid)
+                rec_docids.append(rec.docid)
+                rec_lengths.append(rec.doclength)
+                rec_ids.append(rec.collection_docid)
             if not reader.at_end():
                 raise CiffFormatError(f"{path}: bytes after doc record {n_docs - 1} (the header "
                                       f"announces {n_docs} documents)")
+        del seen_docids
+        by_docid = np.argsort(np.asarray(rec_docids, np.int64), kind="stable")
+        lengths = np.ascontiguousarray(np.asarray(rec_lengths, np.uint32)[by_docid])
+        ids = [rec_ids[j] for j in by_docid.tolist()]
+        del rec_docids, rec_lengths, rec_ids
         if len(set(ids)) != n_docs:
             seen: dict = {}
             for d, x in enumerate(ids):
