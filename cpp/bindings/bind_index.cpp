@@ -11,6 +11,8 @@
 #include "index/parallel_builder.hpp"
 #include "index/lexicon_merge.hpp"
 #include "index/reader.hpp"
+#include "index/graph_bisection.hpp"
+#include "index/postings_writer.hpp"
 #include "index/segment_merge.hpp"
 
 namespace mirkit::bindings {
@@ -78,6 +80,16 @@ py::list file_list(const std::vector<index::FileInfo>& files) {
   py::list out;
   for (const auto& f : files) out.append(py::make_tuple(f.name, f.bytes, f.crc32c));
   return out;
+}
+
+// n_terms, n_postings, n_blocks and files of a segment merge or a postings import.
+py::dict merge_stats_dict(const index::MergeStats& s) {
+  py::dict d;
+  d["n_terms"] = s.n_terms;
+  d["n_postings"] = s.n_postings;
+  d["n_blocks"] = s.n_blocks;
+  d["files"] = file_list(s.files);
+  return d;
 }
 
 py::dict stats_dict(const index::BuildStats& s) {
@@ -380,12 +392,7 @@ void bind_index(py::module_& m) {
                                        static_cast<size_t>(doc_lengths.size()), total, vectors,
                                        memory_budget);
           }
-          py::dict d;
-          d["n_terms"] = st.n_terms;
-          d["n_postings"] = st.n_postings;
-          d["n_blocks"] = st.n_blocks;
-          d["files"] = file_list(st.files);
-          return d;
+          return merge_stats_dict(st);
         },
         py::kw_only(), py::arg("directory"), py::arg("segments"), py::arg("new_docids"),
         py::arg("docid_codec"), py::arg("freq_codec"), py::arg("positions"), py::arg("k1"),
@@ -411,6 +418,89 @@ void bind_index(py::module_& m) {
         py::arg("reader"), py::arg("deleted").noconvert(),
         "(df uint32, cf uint64) per term of the reader, counting only the documents whose "
         "deleted byte is 0 (GIL released).");
+  m.def("graph_bisection",
+        [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& terms,
+           size_t n_terms, unsigned depth, unsigned iterations, size_t min_partition,
+           unsigned threads) {
+          if (offsets.ndim() != 1 || offsets.size() < 1 || terms.ndim() != 1) {
+            throw py::value_error("offsets (n_docs + 1) and terms must be 1-dimensional");
+          }
+          const size_t n_docs = static_cast<size_t>(offsets.size()) - 1;
+          if (offsets.data()[n_docs] != static_cast<uint64_t>(terms.size())) {
+            throw py::value_error("offsets[-1] must be len(terms)");
+          }
+          index::BisectionOptions o{depth, iterations, min_partition, threads};
+          std::vector<uint32_t> order;
+          {
+            py::gil_scoped_release release;
+            order = index::graph_bisection(offsets.data(), terms.data(), n_docs, n_terms, o);
+          }
+          return to_numpy(std::move(order));
+        },
+        py::kw_only(), py::arg("offsets").noconvert(), py::arg("terms").noconvert(),
+        py::arg("n_terms"), py::arg("depth") = 0, py::arg("iterations") = 20,
+        py::arg("min_partition") = 2, py::arg("threads") = 0,
+        "The recursive graph bisection order of the documents of a CSR forward index "
+        "(order[i]: the old docid of new docid i; GIL released).");
+  m.def("log_gap_cost",
+        [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& terms,
+           size_t n_terms, const U32Array& order) {
+          if (offsets.ndim() != 1 || offsets.size() < 1 || terms.ndim() != 1 ||
+              order.ndim() != 1 || order.size() + 1 != offsets.size() ||
+              offsets.data()[offsets.size() - 1] != static_cast<uint64_t>(terms.size())) {
+            throw py::value_error("offsets must hold len(order) + 1 offsets ending at "
+                                  "len(terms)");
+          }
+          py::gil_scoped_release release;
+          return index::log_gap_cost(offsets.data(), terms.data(),
+                                     static_cast<size_t>(order.size()), n_terms, order.data());
+        },
+        py::kw_only(), py::arg("offsets").noconvert(), py::arg("terms").noconvert(),
+        py::arg("n_terms"), py::arg("order").noconvert(),
+        "Sum of log2(d-gap) over the postings under a docid order (GIL released).");
+  m.def("write_postings_lists",
+        [](const std::string& directory, const py::array_t<uint8_t, py::array::c_style>& terms,
+           const py::array_t<uint64_t, py::array::c_style>& term_offsets, const U32Array& order,
+           const py::array_t<uint64_t, py::array::c_style>& list_offsets, const U32Array& docids,
+           const U32Array& tfs, const std::string& docid_codec, const std::string& freq_codec,
+           double k1, double b, const U32Array& doc_lengths) {
+          const size_t n = static_cast<size_t>(order.size());
+          if (terms.ndim() != 1 || term_offsets.ndim() != 1 || order.ndim() != 1 ||
+              list_offsets.ndim() != 1 || docids.ndim() != 1 || tfs.ndim() != 1 ||
+              doc_lengths.ndim() != 1) {
+            throw py::value_error("write_postings_lists: every array must be 1-dimensional");
+          }
+          if (static_cast<size_t>(term_offsets.size()) != n + 1 ||
+              static_cast<size_t>(list_offsets.size()) != n + 1 || docids.size() != tfs.size()) {
+            throw py::value_error("term_offsets and list_offsets must hold len(order) + 1 "
+                                  "offsets, and docids and tfs the same number of postings");
+          }
+          index::check_bm25(k1, b);
+          uint64_t total = 0;
+          for (py::ssize_t d = 0; d < doc_lengths.size(); ++d) total += doc_lengths.data()[d];
+          const index::PostingsLists lists{
+              terms.data(), term_offsets.data(), order.data(), list_offsets.data(),
+              docids.data(), tfs.data(), n, static_cast<uint64_t>(terms.size()),
+              static_cast<uint64_t>(docids.size())};
+          index::MergeStats st;
+          {
+            py::gil_scoped_release release;
+            st = index::write_postings_lists(directory, lists, docid_codec, freq_codec, {k1, b},
+                                             doc_lengths.data(),
+                                             static_cast<size_t>(doc_lengths.size()), total);
+          }
+          return merge_stats_dict(st);
+        },
+        py::kw_only(), py::arg("directory"), py::arg("terms").noconvert(),
+        py::arg("term_offsets").noconvert(), py::arg("order").noconvert(),
+        py::arg("list_offsets").noconvert(), py::arg("docids").noconvert(),
+        py::arg("tfs").noconvert(), py::arg("docid_codec"), py::arg("freq_codec"),
+        py::arg("k1"), py::arg("b"), py::arg("doc_lengths").noconvert(),
+        "Writes the posting files of postings lists held in flat arrays (list i: term "
+        "terms[term_offsets[i]:term_offsets[i+1]], postings docids/tfs[list_offsets[i]:"
+        "list_offsets[i+1]]), in the bytewise term order `order` gives, into directory (the "
+        "documents' files are the caller's); returns n_terms, n_postings, n_blocks and files "
+        "(GIL released).");
 
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,

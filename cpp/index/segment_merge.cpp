@@ -1,5 +1,6 @@
 #include "index/segment_merge.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "codecs/codec.hpp"
@@ -7,6 +8,38 @@
 #include "index/builder.hpp"
 
 namespace mirkit::index {
+
+namespace {
+
+// A term's postings gathered under a map that reorders documents (a docid reordering), sorted
+// by their new docids, with their tfs and positions.
+void sort_postings(std::vector<uint32_t>& docids, std::vector<uint32_t>& tfs, bool positions,
+                   std::vector<uint32_t>& all_positions, std::vector<size_t>& pos_end) {
+  std::vector<uint32_t> perm(docids.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<uint32_t>(i);
+  std::sort(perm.begin(), perm.end(),
+            [&](uint32_t a, uint32_t b) { return docids[a] < docids[b]; });
+  std::vector<uint32_t> d(perm.size()), f(perm.size()), p;
+  std::vector<size_t> e;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    d[i] = docids[perm[i]];
+    f[i] = tfs[perm[i]];
+    if (i > 0 && d[i] == d[i - 1]) {
+      core::fail_value("merge_segments: two documents mapped to docid ", d[i]);
+    }
+    if (positions) {
+      const size_t begin = perm[i] ? pos_end[perm[i] - 1] : 0;
+      p.insert(p.end(), all_positions.begin() + begin, all_positions.begin() + pos_end[perm[i]]);
+      e.push_back(p.size());
+    }
+  }
+  docids.swap(d);
+  tfs.swap(f);
+  all_positions.swap(p);
+  pos_end.swap(e);
+}
+
+}  // namespace
 
 MergeStats merge_segments(const std::string& directory, const std::vector<MergeInput>& inputs,
                           const std::string& docid_codec, const std::string& freq_codec,
@@ -43,6 +76,7 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
     tfs.clear();
     all_positions.clear();
     pos_end.clear();
+    bool in_order = true;
     for (size_t s = 0; s < inputs.size(); ++s) {
       const IndexReader& r = *inputs[s].reader;
       if (next[s] >= r.n_terms() || r.term(next[s]) != current) continue;
@@ -52,9 +86,9 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
         if (d >= r.n_docs()) core::fail_value("merge_segments: docid ", d, " out of range");
         const uint32_t mapped = inputs[s].new_docid[d];
         if (mapped == kEndDocid) continue;
-        if (mapped >= n_docs || (!docids.empty() && mapped <= docids.back())) {
-          core::fail_value("merge_segments: merged docid ", mapped, " out of order or range");
-        }
+        if (mapped >= n_docs) core::fail_value("merge_segments: merged docid ", mapped,
+                                               " out of range [0, ", n_docs, ")");
+        in_order = in_order && (docids.empty() || mapped > docids.back());
         docids.push_back(mapped);
         tfs.push_back(c.freq());
         if (positions) {
@@ -66,6 +100,7 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
       ++next[s];
     }
     if (docids.empty()) continue;  // only deleted documents held it
+    if (!in_order) sort_postings(docids, tfs, positions, all_positions, pos_end);
     out.begin_term(current, docids.size());
     for (size_t i = 0; i < docids.size(); ++i) {
       const uint32_t* p = positions ? all_positions.data() + (i ? pos_end[i - 1] : 0) : nullptr;
@@ -73,11 +108,7 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
     }
     out.end_term();
   }
-  MergeStats stats;
-  stats.n_terms = out.n_terms();
-  stats.n_postings = out.n_postings();
-  stats.n_blocks = out.n_blocks();
-  stats.files = out.close();
+  MergeStats stats = close_writer(out);
   if (vectors) {
     const IndexLayout layout{n_docs, stats.n_terms, stats.n_blocks, docid_codec, freq_codec,
                              positions, false};
@@ -85,6 +116,15 @@ MergeStats merge_segments(const std::string& directory, const std::vector<MergeI
       stats.files.push_back(std::move(f));
     }
   }
+  return stats;
+}
+
+MergeStats close_writer(BlockWriter& out) {
+  MergeStats stats;
+  stats.n_terms = out.n_terms();
+  stats.n_postings = out.n_postings();
+  stats.n_blocks = out.n_blocks();
+  stats.files = out.close();
   return stats;
 }
 

@@ -20,7 +20,8 @@ namespace mirkit::index {
 struct MergeInput {
   const IndexReader* reader;
   // Per document of the segment: its docid in the merged index, or kEndDocid when deleted.
-  // Live documents map to strictly increasing docids, above those of the previous segments.
+  // Live documents map to distinct docids, in any order (a docid reordering); a merge keeps
+  // them increasing, which spares each term a sort.
   const uint32_t* new_docid;
 };
 
@@ -33,12 +34,15 @@ struct MergeStats {
 // the merged documents' lengths (total_tokens their sum). With `vectors`, also the document
 // vectors, transposed from the merged postings (write_doc_vectors; the caller has written the
 // documents' files first). Throws std::invalid_argument when the segments do not fit
-// (positions asked of a segment without them, docids out of order).
+// (positions asked of a segment without them, two documents mapped to one docid).
 MergeStats merge_segments(const std::string& directory, const std::vector<MergeInput>& inputs,
                           const std::string& docid_codec, const std::string& freq_codec,
                           bool positions, const Bm25Params& bm25, const uint32_t* doc_lengths,
                           size_t n_docs, uint64_t total_tokens, bool vectors = false,
                           size_t memory_budget = size_t{1} << 30);
+
+// Closes `out` (a file writer) and returns its counts and files.
+MergeStats close_writer(BlockWriter& out);
 
 // Statistics of a segment's live documents: per term, the documents not marked in deleted[d]
 // (one byte per document, nonzero: deleted) that hold it, and their occurrences.

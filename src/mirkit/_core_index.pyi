@@ -94,6 +94,19 @@ def merge_segments(*, directory: str, segments: Sequence["IndexReader"],
 def live_term_stats(reader: "IndexReader", deleted: npt.NDArray[np.uint8]) -> tuple[
     npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...
 
+def graph_bisection(*, offsets: npt.NDArray[np.uint64], terms: npt.NDArray[np.uint32],
+                    n_terms: int, depth: int = 0, iterations: int = 20, min_partition: int = 2,
+                    threads: int = 0) -> npt.NDArray[np.uint32]: ...
+
+def log_gap_cost(*, offsets: npt.NDArray[np.uint64], terms: npt.NDArray[np.uint32],
+                 n_terms: int, order: npt.NDArray[np.uint32]) -> float: ...
+
+def write_postings_lists(*, directory: str, terms: npt.NDArray[np.uint8],
+                         term_offsets: npt.NDArray[np.uint64], order: npt.NDArray[np.uint32],
+                         list_offsets: npt.NDArray[np.uint64], docids: npt.NDArray[np.uint32],
+                         tfs: npt.NDArray[np.uint32], docid_codec: str, freq_codec: str,
+                         k1: float, b: float, doc_lengths: npt.NDArray[np.uint32]) -> dict: ...
+
 class IndexReader:
     def __init__(self, *, directory: str, n_docs: int, n_terms: int, n_blocks: int,
                  docid_codec: str, freq_codec: str, positions: bool, vectors: bool,

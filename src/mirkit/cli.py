@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "serve", "ranking")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "serve", "ranking", "reorder")
 
 
 def _cmd_info(args) -> int:
@@ -65,6 +65,8 @@ def _cmd_demo(args) -> int:
 # Benchmarks that time in their own way (processes, threads, per-query medians) print their own
 # tables through `report`: the most repetitions they take, and how they time.
 _SELF_TIMED = {
+    "reorder": (3, "BP: bits per posting, reorder vs build time; latency per-query median of "
+                "{repeat} alternated passes"),
     "indexing": (3, "median of {repeat} builds, each in a fresh process"),
     "query": (3, "per-query median of {repeat} passes on 1 thread; QPS on 2 threads"),
     "filters": (5, "megapixels/s, median of {repeat} repetitions; ratio = other's time / mirkit's"),
@@ -137,7 +139,8 @@ def _cmd_bench(args) -> int:
                      if name == "filtered_query" else
                      {"cache": args.cache} if name == "late" else
                      {"cache_dir": args.cache, "max_queries": args.max_queries}
-                     if name in ("bm25f", "ranking") else {})
+                     if name in ("bm25f", "ranking") else
+                     {"synthetic_docs": args.synthetic_docs} if name == "reorder" else {})
             rows = module.report(quick=args.quick, repeat=repeat, **extra)
             results += [r for r in rows or () if isinstance(r, harness.Result)]
             continue
@@ -1098,6 +1101,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mirkit.serve._cli import add_parser as add_serve_parser
 
     add_serve_parser(sub)
+    from mirkit.index._ciff_cli import add_parser as add_ciff_parser
+
+    add_ciff_parser(sub)
+    from mirkit.index._reorder_cli import add_parser as add_reorder_parser
+
+    add_reorder_parser(sub)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
                        help="on an error, show the traceback instead of one line (or set "

@@ -260,9 +260,10 @@ def field_postings(index, name: str, term: str) -> tuple:
 
 
 def merge_field_indexes(directory: Path, segments: list, settings: dict,
-                        memory_budget: int) -> None:
+                        memory_budget: int, order=None) -> None:
     """The field indexes of a merged segment (in `directory`): each field's indexes of
-    `segments` merged like the segments themselves (live documents, in order)."""
+    `segments` merged like the segments themselves (live documents, in order or in the new
+    `order` of a docid reordering)."""
     from mirkit.index.segments import merge_segments
 
     names = tuple(settings.get("fields", ()))
@@ -273,7 +274,8 @@ def merge_field_indexes(directory: Path, segments: list, settings: dict,
     for name in names:
         parts = [SimpleNamespace(index=field_index(s.index, name), deleted=s.deleted)
                  for s in segments]
-        merge_segments(directory / FIELDS_DIR, parts, name, sub, memory_budget=memory_budget)
+        merge_segments(directory / FIELDS_DIR, parts, name, sub, memory_budget=memory_budget,
+                       order=order)
 
 
 def link_field_indexes(source: Path, target: Path, manifest: dict) -> None:

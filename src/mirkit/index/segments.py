@@ -40,7 +40,7 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace as _replace
 from pathlib import Path
 from typing import Optional
 
@@ -718,12 +718,16 @@ def has_vectors(settings: dict) -> bool:
 
 
 def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
-                   memory_budget: int = 1 << 30) -> dict:
+                   memory_budget: int = 1 << 30, order: Optional[np.ndarray] = None) -> dict:
     """Writes the live documents of `segments` (``_Segment``-like: ``index``, ``deleted``)
     merged into the segment directory `path`/`name`, in place atomically; returns its commit
     entry. A k-way merge of the segments' postings (no re-analysis); document vectors, when
     the index stores them, transposed from the merged postings within `memory_budget`; word
-    counts, when the index counts words (:mod:`mirkit.index.word_counts`)."""
+    counts, when the index counts words (:mod:`mirkit.index.word_counts`). `order` (a docid
+    reordering, :mod:`mirkit.index.reorder`): the live documents' new order, ``order[i]`` the
+    rank among them (in segment order) of the document that gets docid i; everything of a
+    document (postings, positions, vectors, ids, lengths, stored fields, columns, field
+    indexes) moves with it."""
     from mirkit.index.writer import index_manifest
 
     target = path / name
@@ -743,13 +747,16 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             all_ids = s.index.doc_ids
             ids += [all_ids[d] for d in np.flatnonzero(live)]
         doc_lengths = np.ascontiguousarray(np.concatenate(lengths), np.uint32)
+        if order is not None:
+            maps, doc_lengths, ids = _reordered(order, maps, doc_lengths, ids)
         encoded = [i.encode("utf-8") for i in ids]
         offsets = np.zeros(len(encoded) + 1, np.uint64)
         offsets[1:] = np.cumsum([len(e) for e in encoded])
         files, store_meta = [], None
         if _store.has_store(settings):
             stored, store_meta = _store.merge_stores(
-                tmp, segments, None if settings["store"] is True else settings["store"])
+                tmp, segments, None if settings["store"] is True else settings["store"],
+                order=order)
             files.append(stored)
         for fname, content in (("doc_ids.bin", b"".join(encoded)),
                                ("doc_id_offsets.u64", offsets.tobytes()),
@@ -779,8 +786,8 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
         if store_meta is not None:
             manifest["store"] = store_meta
         write_manifest(tmp, manifest)
-        _merge_columns(tmp, segments, settings, len(ids))
-        merge_field_indexes(tmp, segments, settings, memory_budget)
+        _merge_columns(tmp, segments, settings, len(ids), order)
+        merge_field_indexes(tmp, segments, settings, memory_budget, order)
         fsync_dir(tmp)
         move_into_place(tmp, target, overwrite=False)
     except BaseException:
@@ -789,8 +796,27 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
     return {"name": name, "n_docs": len(ids), "n_deleted": 0, "deletions": None}
 
 
-def _merge_columns(directory: Path, segments: list, settings: dict, n_docs: int) -> None:
-    """The field columns of a merged segment: the live documents' values, in order."""
+def _reordered(order: np.ndarray, maps: list, lengths: np.ndarray, ids: list) -> tuple:
+    """The merge maps, lengths and ids of a merge whose live documents take the new `order`."""
+    n = len(ids)
+    order = np.asarray(order)
+    if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+        raise ValueError(f"order must be a permutation of the {n} live documents")
+    new_of = np.empty(n, np.uint32)
+    new_of[order] = np.arange(n, dtype=np.uint32)
+    out = []
+    for m in maps:
+        live = m != _DELETED
+        m = m.copy()
+        m[live] = new_of[m[live]]
+        out.append(m)
+    return out, np.ascontiguousarray(lengths[order]), [ids[i] for i in order.tolist()]
+
+
+def _merge_columns(directory: Path, segments: list, settings: dict, n_docs: int,
+                   order: Optional[np.ndarray] = None) -> None:
+    """The field columns of a merged segment: the live documents' values, in order (or in
+    the new `order`, as :func:`merge_segments` takes it)."""
     from mirkit.index.columns import concat_columns, read_columns, settings_fields, \
         write_columns
 
@@ -800,7 +826,11 @@ def _merge_columns(directory: Path, segments: list, settings: dict, n_docs: int)
     kinds = {**{n: "numeric" for n in numeric}, **{n: "keyword" for n in keyword}}
     parts = [(read_columns(s.index), np.ones(s.index.stats.n_docs, bool) if s.deleted is None
               else ~s.deleted) for s in segments]
-    write_columns(directory, concat_columns(parts, numeric + keyword, kinds), n_docs)
+    columns = concat_columns(parts, numeric + keyword, kinds)
+    if order is not None:
+        columns = [_replace(c, values=c.values[order], present=None if c.present
+                                       is None else c.present[order]) for c in columns]
+    write_columns(directory, columns, n_docs)
 
 
 def write_commit(path: Path, commit: dict) -> None:

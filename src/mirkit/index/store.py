@@ -448,26 +448,44 @@ def document(index, docid: int, *, fields=None) -> dict:
     return documents(index, [int(docid)], fields=fields)[0]
 
 
-def merge_stores(directory: Path, segments: list, fields) -> tuple:
+def merge_stores(directory: Path, segments: list, fields, order=None) -> tuple:
     """Writes the store of a merged segment into `directory`: the live documents of
-    `segments` (``_Segment``-like: ``index``, ``deleted``), in order, their stored bytes
-    copied (those of a store written before named fields made ``{"id", "text"}`` records);
-    returns the manifest's ``(name, bytes, crc32c)`` and ``"store"`` entry. `fields`: the
-    index's stored field names (None: all)."""
+    `segments` (``_Segment``-like: ``index``, ``deleted``), in order (or in the new `order` of
+    a docid reordering, as :func:`mirkit.index.segments.merge_segments` takes it), their
+    stored bytes copied (those of a store written before named fields made ``{"id", "text"}``
+    records); returns the manifest's ``(name, bytes, crc32c)`` and ``"store"`` entry.
+    `fields`: the index's stored field names (None: all)."""
     builder = StoreBuilder(directory, fields)
-    for s in segments:
-        n = s.index.stats.n_docs
-        live = np.arange(n) if s.deleted is None else np.flatnonzero(~s.deleted)
-        meta = _meta(s.index)
+    lives = [np.arange(s.index.stats.n_docs) if s.deleted is None
+             else np.flatnonzero(~s.deleted) for s in segments]
+    metas = [_meta(s.index) for s in segments]
+    for meta in metas:
         builder.note_text_fields(["text"] if meta is None else meta["text_fields"])
-        for start in range(0, len(live), 4096):  # a few MB at a time
-            local = live[start:start + 4096]
-            raws = fetch(s.index, local)
-            if meta is None:
-                ids = [s.index.doc_id(int(d)) for d in local]
-                builder.add(builder.records(ids, raws))
+    # (segment, local docid) of each document in its new place.
+    seg_of = np.repeat(np.arange(len(segments)), [len(x) for x in lives])
+    local_of = np.concatenate(lives) if lives else np.zeros(0, np.int64)
+    if order is not None:
+        seg_of, local_of = seg_of[order], local_of[order]
+    for start in range(0, len(seg_of), 4096):  # a few MB at a time
+        segs, locals_ = seg_of[start:start + 4096], local_of[start:start + 4096]
+        items: list = [None] * len(segs)
+        for i in np.unique(segs).tolist():
+            at = np.flatnonzero(segs == i)
+            index, raws = segments[i].index, fetch(segments[i].index, locals_[at])
+            if metas[i] is None:
+                ids = [index.doc_id(int(d)) for d in locals_[at]]
+                raws = [("record", r) for r in builder.records(ids, raws)]
             else:
-                builder.add_stored(raws)
+                raws = [("stored", r) for r in raws]
+            for j, r in zip(at.tolist(), raws):
+                items[j] = r
+        # Runs of each kind, in order.
+        run_start = 0
+        for j in range(1, len(items) + 1):
+            if j == len(items) or items[j][0] != items[run_start][0]:
+                run = [r for _, r in items[run_start:j]]
+                (builder.add if items[run_start][0] == "record" else builder.add_stored)(run)
+                run_start = j
     return builder.finish(builder.n_docs), builder.meta()
 
 

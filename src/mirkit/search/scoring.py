@@ -19,9 +19,11 @@ average length, ``cf`` the term's collection frequency, ``|C|`` the number of to
 BM25               ``idf * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))``; ``b = 1`` gives
                    BM11, ``b = 0`` BM15.
   idf="lucene"     ``log(1 + (N - n + 0.5) / (n + 0.5))``: Robertson-Sparck Jones shifted to stay
-                   positive (Lucene, Anserini, PISA's default); the index's stored bounds.
+                   positive (Lucene, Anserini); the index's stored bounds.
   idf="rsj"        ``max(0, log((N - n + 0.5) / (n + 0.5)))``: RSJ clipped at 0 (terms in more
-                   than half of the documents then add nothing).
+                   than half of the documents then add nothing). PISA's BM25 clips at 1e-6
+                   instead, so there such terms add a tiny positive score: the same ranking
+                   except among documents that hold only such terms (tests/test_ciff.py).
   idf="log"        ``log(N / n)``.
 TF-IDF             ``(1 + log tf) * log(N / n)``.
 Query likelihood   Dirichlet smoothing (Zhai & Lafferty 2001) in its rank-equivalent form:
