@@ -12,6 +12,9 @@
 //   Query likelihood, Dirichlet prior mu (Zhai & Lafferty 2001), rank-equivalent form:
 //          W1 = 1,  f = log(1 + tf / (mu p(t|C))),  p(t|C) = cf / |C|;
 //          document part (sum of query weights) * log(mu / (|d| + mu)).
+//   Impact (an impact index, mirkit.index.impacts): W1 = 1, f = tf, the posting's stored
+//          quantized impact: a document scores sum of query weight x impact (PISA's quantized
+//          scorer). With integer query weights every contribution is an exact integer.
 #pragma once
 
 #include <cmath>
@@ -23,7 +26,11 @@
 
 namespace mirkit::query {
 
-enum class ScorerKind : uint8_t { kBm25, kTfIdf, kQueryLikelihood };
+enum class ScorerKind : uint8_t { kBm25, kTfIdf, kQueryLikelihood, kImpact };
+
+// The largest impact an index stores (16-bit quantization at most, mirkit.index.impacts):
+// the bound of f that sets an impact query's fixed-point scale.
+inline constexpr uint32_t kMaxImpact = 65535;
 enum class Idf : uint8_t { kLucene, kRsj, kLog };
 
 struct ScorerSpec {
@@ -122,6 +129,14 @@ struct QueryLikelihoodScorer {
   }
   static constexpr bool kHasDocPart = true;
   void prefetch(uint32_t doc) const { __builtin_prefetch(lengths + doc); }
+};
+
+// The stored impact is the contribution at query weight 1 (no per-document data).
+struct ImpactScorer {
+  double f(const TermParams&, uint32_t, uint32_t tf) const { return static_cast<double>(tf); }
+  void prefetch(uint32_t) const {}
+  double doc_part(uint32_t) const { return 0.0; }
+  static constexpr bool kHasDocPart = false;
 };
 
 }  // namespace mirkit::query

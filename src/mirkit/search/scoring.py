@@ -1,4 +1,5 @@
-"""Scoring functions for ranked retrieval: BM25 (three idf forms), TF-IDF, query likelihood.
+"""Scoring functions for ranked retrieval: BM25 (three idf forms), TF-IDF, query likelihood,
+and the impacts of an impact index.
 
 A scorer is a small immutable object handed to :class:`mirkit.search.Searcher` (as its default)
 or to one ``search`` call; the C++ engine evaluates it for every posting. Each scorer splits a
@@ -29,6 +30,9 @@ Query likelihood   Dirichlet smoothing (Zhai & Lafferty 2001) in its rank-equiva
                    ``+ (sum of all query weights) log(mu / (|d| + mu))``. The second part
                    applies to matching documents only: like every algorithm here, retrieval
                    ranks the documents that hold at least one query term.
+Impact             ``sum over query terms of w x impact``: the quantized weight the posting
+                   stores (an impact index, :mod:`mirkit.index.impacts`; PISA's
+                   ``quantized`` scorer). The only scorer of an impact index, and its default.
 =================  ============================================================================
 
 Natural logarithms throughout.
@@ -42,8 +46,8 @@ from typing import Optional, Union
 
 from mirkit import _core
 
-__all__ = ["BM25", "BM25_B", "BM25_K1", "IDF_FORMS", "QueryLikelihood", "SCORERS", "Scorer",
-           "TFIDF", "check_bm25", "get_scorer"]
+__all__ = ["BM25", "BM25_B", "BM25_K1", "IDF_FORMS", "Impact", "QueryLikelihood", "SCORERS",
+           "Scorer", "TFIDF", "check_bm25", "get_scorer"]
 
 IDF_FORMS = ("lucene", "rsj", "log")
 
@@ -152,7 +156,20 @@ class QueryLikelihood(Scorer):
         return {"scorer": "ql", "mu": float(self.mu)}
 
 
-SCORERS = {"bm25": BM25, "tfidf": TFIDF, "ql": QueryLikelihood}
+@dataclass(frozen=True)
+class Impact(Scorer):
+    """``sum over query terms of query weight x stored impact`` (an impact index:
+    :mod:`mirkit.index.impacts`). With integer query weights the scores are exact integers.
+    Any other scorer on an impact index, and this one on an index of term frequencies, is a
+    ValueError when the query runs."""
+
+    name = "impact"
+
+    def _spec(self, index) -> dict:
+        return {"scorer": "impact"}
+
+
+SCORERS = {"bm25": BM25, "tfidf": TFIDF, "ql": QueryLikelihood, "impact": Impact}
 
 
 def get_scorer(scorer: Union[None, str, Scorer]) -> Scorer:
