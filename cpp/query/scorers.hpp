@@ -6,7 +6,8 @@
 //
 //   BM25:  W1 = idf * (k1 + 1),  f = tf / (tf + k1 (1 - b + b |d| / avgdl))
 //          idf "lucene": log(1 + (N - n + 0.5) / (n + 0.5))   (shifted RSJ, always > 0)
-//              "rsj":    max(0, log((N - n + 0.5) / (n + 0.5))) (clipped RSJ)
+//              "rsj":    max(1e-6, log((N - n + 0.5) / (n + 0.5))) (clipped RSJ, PISA's
+//                        bm25::query_term_weight)
 //              "log":    log(N / n)
 //   TF-IDF: W1 = log(N / n),  f = 1 + log(tf)
 //   Query likelihood, Dirichlet prior mu (Zhai & Lafferty 2001), rank-equivalent form:
@@ -54,13 +55,16 @@ struct Collection {
   uint32_t max_length = 0;
 };
 
+// PISA clips the Robertson-Sparck Jones idf at 1e-6 (a float epsilon), not at 0.
+inline constexpr double kRsjFloor = 1e-6;
+
 inline double bm25_idf(Idf idf, uint64_t n_docs, uint64_t df) {
   const double n = static_cast<double>(n_docs), d = static_cast<double>(df);
   switch (idf) {
     case Idf::kLucene:
       return index::bm25_idf(n_docs, df);
     case Idf::kRsj:
-      return std::max(0.0, std::log((n - d + 0.5) / (d + 0.5)));
+      return std::max(kRsjFloor, std::log((n - d + 0.5) / (d + 0.5)));
     case Idf::kLog:
       return std::log(n / d);
   }

@@ -20,9 +20,10 @@ average length, ``cf`` the term's collection frequency, ``|C|`` the number of to
 BM25               ``idf * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))``; ``b = 1`` gives
                    BM11, ``b = 0`` BM15.
   idf="lucene"     ``log(1 + (N - n + 0.5) / (n + 0.5))``: Robertson-Sparck Jones shifted to stay
-                   positive (Lucene, Anserini, PISA's default); the index's stored bounds.
-  idf="rsj"        ``max(0, log((N - n + 0.5) / (n + 0.5)))``: RSJ clipped at 0 (terms in more
-                   than half of the documents then add nothing).
+                   positive (Lucene's and Anserini's); the index's stored bounds.
+  idf="rsj"        ``max(1e-6, log((N - n + 0.5) / (n + 0.5)))``: RSJ clipped at 1e-6, PISA's
+                   BM25 (``bm25::query_term_weight``; terms in more than half of the
+                   documents then add almost nothing, but still more than 0).
   idf="log"        ``log(N / n)``.
 TF-IDF             ``(1 + log tf) * log(N / n)``.
 Query likelihood   Dirichlet smoothing (Zhai & Lafferty 2001) in its rank-equivalent form:
