@@ -480,3 +480,25 @@ def test_distributed_living_impact_index(tmp_path, rng):
         dist.search("t1 t2")
     with pytest.raises(ValueError, match="not supported by sharded builds"):
         build_sharded([("a", "text")], tmp_path / "sharded", None, 2, impacts=True)
+
+
+def test_impact_collection_generator():
+    from mirkit.analysis import Analyzer
+    from mirkit.datasets import impact_collection
+
+    docs = [("a", "sparse retrieval with learned weights"), ("b", "sparse vectors retrieval"),
+            ("c", "dense vectors for retrieval"), ("d", "learned sparse models"),
+            ("e", "weights of vectors")]
+    c = impact_collection(docs, expansion=2, bits=8)
+    assert c == impact_collection(docs, expansion=2, bits=8)  # deterministic
+    analyzer = Analyzer()
+    assert [i for i, _ in c.docs] == [i for i, _ in docs]
+    for (_, text), (_, vector) in zip(docs, c.docs):
+        own = set(analyzer(text))
+        assert own <= set(vector) and len(set(vector) - own) <= 2
+        assert all(isinstance(w, int) and 1 <= w <= 255 for w in vector.values())
+    assert max(w for _, v in c.docs for w in v.values()) == 255
+    assert c.expanded == sum(len(v) for _, v in c.docs) - sum(
+        len(set(analyzer(t))) for _, t in docs)
+    q = c.query("sparse sparse unknownword")
+    assert list(q) == ["spars"] and q["spars"] == 2 * c.idf["spars"]

@@ -65,6 +65,7 @@ def _cmd_demo(args) -> int:
 # Benchmarks that time in their own way (processes, threads, per-query medians) print their own
 # tables through `report`: the most repetitions they take, and how they time.
 _SELF_TIMED = {
+    "impacts": (3, "per-query median of {repeat} alternated passes, 1 thread; mean and p99"),
     "indexing": (3, "median of {repeat} builds, each in a fresh process"),
     "query": (3, "per-query median of {repeat} passes on 1 thread; QPS on 2 threads"),
     "filters": (5, "megapixels/s, median of {repeat} repetitions; ratio = other's time / mirkit's"),
