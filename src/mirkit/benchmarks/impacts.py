@@ -8,12 +8,15 @@ collection; 200 on 5,000 entries with ``--quick``). Every system indexes the sam
 impacts: mirkit ``IndexWriter(impacts=True, quantized=True)``; PISA through pyterrier-pisa's
 ``toks_indexer`` (``scale=1``, one batch: its ``batch_size`` above the number of documents,
 since 0.4.9 corrupts postings across batches) and its ``quantized`` scorer; BMP (``bmp``
-package, block size 32, exact settings ``alpha = beta = 1``). A second collection is the
-quantized BM25 index of GCIDE (mirkit ``quantize=True``; text queries).
+package, block size 32, exact settings ``alpha = beta = 1``); Seismic (``pyseismic-lsr``,
+approximate, default build; timed at the smallest ``heap_factor`` whose recall of the exact
+top k reaches 0.99, or at its best recall). A second table compares GCIDE's
+quantized BM25 index (mirkit ``quantize_index``, 8 bits) with its float BM25 index on the same
+efficiency-log text queries: latency (as below) and the mean overlap of the top k.
 
 Timing: each query alone, 1 thread, each system's own Python call (mirkit's
 ``Searcher.search``; PISA's ``_pisathon.retrieve`` with one query, as its transformer calls it;
-BMP's ``Searcher.search``), per-query median of `repeat` alternated passes, then the mean and
+BMP's ``Searcher.search``; Seismic's ``SeismicIndex.search``), per-query median of `repeat` alternated passes, then the mean and
 the 99th percentile over the queries; k = 10 and 1000; block-max WAND and MaxScore for mirkit
 and PISA. Before timing, every system's top k is checked: mirkit's scores against exhaustive
 scoring, PISA's and BMP's score lists against mirkit's (the same integers; ids may differ
@@ -176,6 +179,97 @@ class _Bmp:
         return search
 
 
+def _quantized_bm25(docs: list, quick: bool, tmp: Path, repeat: int, out) -> list:
+    """GCIDE's text index with float BM25 next to its quantized BM25 index (8 bits): the
+    same efficiency-log text queries, per-query medians, 1 thread."""
+    from mirkit.benchmarks.query import hitting_queries, load_queries
+    from mirkit.index import build_index
+    from mirkit.index.impacts import quantize_index
+    from mirkit.search import Searcher
+
+    text = build_index(docs, tmp / "text", threads=0)
+    started = time.perf_counter()
+    quant = quantize_index(text, tmp / "quantized")
+    seconds = time.perf_counter() - started
+    print(f"\nquantized BM25 of GCIDE: quantized in {seconds:.2f} s, "
+          f"{_dir_bytes(tmp / 'quantized') / 2**20:.1f} MiB (float BM25 index "
+          f"{_dir_bytes(tmp / 'text') / 2**20:.1f} MiB)", file=out)
+    queries = hitting_queries(load_queries(), text, QUICK_QUERIES if quick else N_QUERIES)
+    searchers = {"float BM25": Searcher(text), "quantized BM25": Searcher(quant)}
+    rows = []
+    print("\n| k | algorithm | index | mean ms | p99 ms | top-k overlap with float |\n"
+          "|---|---|---|---|---|---|", file=out)
+    for k in (10, 1000):
+        for algorithm in ("bmw", "maxscore"):
+            fns = {name: (lambda q, s=s, a=algorithm, k=k: s.search(q, k, algorithm=a))
+                   for name, s in searchers.items()}
+            results = {name: [fn(q) for q in queries] for name, fn in fns.items()}
+            for name, s in searchers.items():  # every algorithm exact for its own scores
+                oracle = s.search_batch(queries, k, algorithm="exhaustive", threads=1)
+                assert all(a.ids == b.ids and np.array_equal(a.scores, b.scores)
+                           for a, b in zip(results[name], oracle))
+            overlap = float(np.mean([len(set(a.ids) & set(b.ids)) / max(len(a.ids), 1)
+                                     for a, b in zip(results["float BM25"],
+                                                     results["quantized BM25"])]))
+            times = _per_query(fns, {name: queries for name in fns}, repeat)
+            for name, t in times.items():
+                row = {"k": k, "algorithm": algorithm, "index": name,
+                       "mean_ms": 1e3 * float(t.mean()),
+                       "p99_ms": 1e3 * float(np.percentile(t, 99)),
+                       "overlap": overlap if name != "float BM25" else 1.0}
+                rows.append(row)
+                print(f"| {k} | {algorithm} | {name} | {row['mean_ms']:.4f} | "
+                      f"{row['p99_ms']:.4f} | {row['overlap']:.3f} |", file=out)
+    return rows
+
+
+class _Seismic:
+    """Seismic (``pyseismic-lsr``, an approximate index: Bruch et al., SIGIR 2024) over the
+    collection with its default build parameters; searched with every query term
+    (``query_cut``) at several ``heap_factor`` values, its recall against the exact top k
+    measured so that it is timed at the setting that reaches the recall asked for."""
+
+    HEAP_FACTORS = (0.7, 0.8, 0.9, 1.0)
+
+    def __init__(self, docs: list):
+        import seismic
+
+        self._string = seismic.get_seismic_string()
+        started = time.perf_counter()
+        dataset = seismic.SeismicDataset()
+        for doc_id, vector in docs:
+            dataset.add_document(doc_id, np.array(list(vector), dtype=self._string),
+                                 np.array(list(vector.values()), dtype=np.float32))
+        self.index = seismic.SeismicIndex.build_from_dataset(dataset)
+        self.seconds = time.perf_counter() - started
+
+    def queries(self, queries: list) -> list:
+        return [(np.array(list(q), dtype=self._string),
+                 np.array(list(q.values()), dtype=np.float32)) for q in queries]
+
+    def search_fn(self, k: int, heap_factor: float):
+        index = self.index
+
+        def search(q: tuple) -> list:
+            hits = index.search("q", q[0], q[1], k, len(q[0]), heap_factor)
+            return [doc for _, _, doc in hits]
+        return search
+
+    def setting(self, k: int, forms: list, want: list, recall: float) -> tuple:
+        """(heap_factor, recall@k): the smallest factor whose mean recall of the exact top k
+        reaches `recall`, else the one of the highest recall."""
+        best = None
+        for hf in self.HEAP_FACTORS:
+            fn = self.search_fn(k, hf)
+            r = float(np.mean([len(set(fn(q)) & set(w)) / max(len(w), 1)
+                               for q, w in zip(forms, want) if w]))
+            if r >= recall:
+                return hf, r
+            if best is None or r > best[1]:
+                best = (hf, r)
+        return best
+
+
 def _check_same_scores(name: str, got: list, want: list, k: int) -> int:
     """Raises unless every query's score list equals mirkit's; returns how many queries have
     other ids (among equal scores)."""
@@ -188,7 +282,8 @@ def _check_same_scores(name: str, got: list, want: list, k: int) -> int:
     return differ
 
 
-def report(quick: bool = False, repeat: int = 3, out=sys.stdout, systems=("pisa", "bmp")) -> list:
+def report(quick: bool = False, repeat: int = 3, out=sys.stdout,
+           systems=("pisa", "bmp", "seismic"), recall: float = 0.99) -> list:
     """Build, check and time; print a markdown table; return its rows as dicts."""
     from mirkit.index import IndexWriter
     from mirkit.search import Searcher
@@ -222,13 +317,20 @@ def report(quick: bool = False, repeat: int = 3, out=sys.stdout, systems=("pisa"
                     others[name] = _Pisa(tmp / "pisa", collection.docs)
                 elif name == "bmp":
                     others[name] = _Bmp(tmp / "bmp", collection.docs)
+                elif name == "seismic":  # in memory: no size on disk
+                    others[name] = _Seismic(collection.docs)
+                    built[name] = (others[name].seconds, 0)
+                    continue
                 built[name] = (others[name].seconds, _dir_bytes(tmp / name))
             except ImportError as error:
                 print(f"({name} skipped: {error})", file=out)
         for name, (seconds, size) in built.items():
-            print(f"{name}: indexed in {seconds:.2f} s, {size / 2**20:.1f} MiB", file=out)
+            print(f"{name}: indexed in {seconds:.2f} s"
+                  + (f", {size / 2**20:.1f} MiB" if size else ", in memory"), file=out)
         forms = {"mirkit": queries, "bmp": queries,
                  "pisa": [{t: float(w) for t, w in q.items()} for q in queries]}
+        if "seismic" in others:
+            forms["seismic"] = others["seismic"].queries(queries)
         for k in (10, 1000):
             for algorithm in ("bmw", "maxscore"):
                 fns = {"mirkit": lambda q, a=algorithm, k=k: searcher.search(q, k, algorithm=a)}
@@ -248,6 +350,11 @@ def report(quick: bool = False, repeat: int = 3, out=sys.stdout, systems=("pisa"
                     fns["bmp"] = others["bmp"].search_fn(k)
                     got = [fns["bmp"](q) for q in queries]
                     differ["bmp"] = sum(ids != w[0] for (ids, _), w in zip(got, want))
+                if "seismic" in others and algorithm == "bmw":  # approximate: at `recall`
+                    hf, r = others["seismic"].setting(k, forms["seismic"],
+                                                      [w[0] for w in want], recall)
+                    fns["seismic"] = others["seismic"].search_fn(k, hf)
+                    differ["seismic"] = f"recall@{k} {r:.4f} (heap_factor {hf})"
                 times = _per_query(fns, forms, repeat)
                 batch = {"mirkit": lambda a=algorithm, k=k: searcher.search_batch(
                     queries, k, algorithm=a, threads=1)}
@@ -272,6 +379,7 @@ def report(quick: bool = False, repeat: int = 3, out=sys.stdout, systems=("pisa"
                   f"{row['mean_ms']:.4f} | {row['p99_ms']:.4f} | "
                   f"{row['mean_ms'] / mine['mean_ms']:.2f}x | {row['batch_ms']:.4f} | "
                   f"{row['batch_ms'] / mine['batch_ms']:.2f}x | {row['other_ids']} |", file=out)
+        rows += _quantized_bm25(docs, quick, tmp, repeat, out)
         print(f"\nload average after: {os.getloadavg()[0]:.1f}", file=out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
