@@ -348,9 +348,9 @@ def report(quick: bool = False, repeat: int = 3, out=sys.stdout,
                     differ["pisa"] = _check_same_scores(
                         "PISA", [fns["pisa"](q) for q in forms["pisa"]], want, k)
                 if "bmp" in others and algorithm == "bmw":  # BMP has one algorithm
-                    # BMP rescales and rounds the query weights (the largest to 32: see the
-                    # module notes), so its scores are not mirkit's and its top k is exact
-                    # for other weights: counted, not required equal.
+                    # BMP rescales and rounds the query weights (a one-term query scores 32 x
+                    # impact whatever its weight), so its scores are not mirkit's and its top
+                    # k is not exact for the query's weights: counted, not required equal.
                     fns["bmp"] = others["bmp"].search_fn(k)
                     got = [fns["bmp"](q) for q in queries]
                     differ["bmp"] = sum(ids != w[0] for (ids, _), w in zip(got, want))
