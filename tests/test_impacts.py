@@ -406,6 +406,8 @@ def test_cli_index_and_search(tmp_path, capsys):
     code, text, err = _cli(capsys, "index", docs, "-o", out, "--impacts", "--bits", "10")
     assert code == 0, err
     assert impact_settings(Index.open(out))["bits"] == 10
+    code, text, err = _cli(capsys, "stats", out)
+    assert code == 0 and "impacts        10 bits, max_weight=2, quantizer linear" in text
     code, text, err = _cli(capsys, "search", out, "retrieval learned:2", "--algorithm",
                            "maxscore")
     assert code == 0, err

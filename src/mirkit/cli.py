@@ -416,6 +416,7 @@ def _cmd_stats(args) -> int:
     print(f"codecs         docids={m['codecs']['docids']} freqs={m['codecs']['freqs']} "
           f"positions={m['codecs']['positions']}")
     print(f"bm25           k1={m['bm25']['k1']} b={m['bm25']['b']}")
+    _print_impacts(index)
     for key in ("n_docs", "n_terms", "n_postings", "n_blocks", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {s[key]:,}")
     print(f"{'avg_doc_length':<14} {s['avg_doc_length']:.2f}")
@@ -425,6 +426,16 @@ def _cmd_stats(args) -> int:
         per = 8 * size / s["n_postings"] if s["n_postings"] else 0.0
         print(f"{part:<12} {size:>13,} {per:>14.2f}")
     return 0
+
+
+def _print_impacts(index) -> None:
+    """An impact index's quantization (mirkit.index.impacts): its postings hold impacts."""
+    from mirkit.index.impacts import impact_settings
+
+    s = impact_settings(index)
+    if s is not None:
+        print(f"{'impacts':<14} {s['bits']} bits, max_weight={s['max_weight']:g}, "
+              f"quantizer {s['quantizer']}, from {s['source']} (freqs are impacts)")
 
 
 def _print_fields(index) -> None:
@@ -454,6 +465,7 @@ def _segmented_stats(index, args) -> int:
     print(f"codecs         docids={c['settings']['codec']} freqs={c['settings']['freq_codec']} "
           f"positions={c['settings']['positions']}")
     print(f"bm25           k1={index.bm25['k1']} b={index.bm25['b']}")
+    _print_impacts(index)
     print("live documents:")
     for key in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {getattr(s, key):,}")
