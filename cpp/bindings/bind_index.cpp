@@ -367,7 +367,7 @@ void bind_index(py::module_& m) {
         [](const std::string& directory, const std::vector<const IndexReader*>& segments,
            const std::vector<U32Array>& new_docids, const std::string& docid_codec,
            const std::string& freq_codec, bool positions, double k1, double b,
-           const U32Array& doc_lengths, bool vectors, size_t memory_budget) {
+           const U32Array& doc_lengths, bool vectors, size_t memory_budget, bool impacts) {
           if (segments.size() != new_docids.size()) {
             throw py::value_error("segments and new_docids differ in length");
           }
@@ -388,7 +388,7 @@ void bind_index(py::module_& m) {
           {
             py::gil_scoped_release release;
             st = index::merge_segments(directory, inputs, docid_codec, freq_codec, positions,
-                                       {k1, b}, doc_lengths.data(),
+                                       {k1, b, impacts}, doc_lengths.data(),
                                        static_cast<size_t>(doc_lengths.size()), total, vectors,
                                        memory_budget);
           }
@@ -397,10 +397,11 @@ void bind_index(py::module_& m) {
         py::kw_only(), py::arg("directory"), py::arg("segments"), py::arg("new_docids"),
         py::arg("docid_codec"), py::arg("freq_codec"), py::arg("positions"), py::arg("k1"),
         py::arg("b"), py::arg("doc_lengths").noconvert(), py::arg("vectors") = false,
-        py::arg("memory_budget") = size_t{1} << 30,
+        py::arg("memory_budget") = size_t{1} << 30, py::arg("impacts") = false,
         "Writes the posting files of the segments merged (the documents new_docids maps to "
         "UINT32_MAX dropped) into directory, with vectors also the document vectors (the "
-        "documents' files, the caller's, written first); returns n_terms, n_postings, n_blocks "
+        "documents' files, the caller's, written first; impacts: the freqs are impact-segment "
+        "impacts, the stored bounds their maxima); returns n_terms, n_postings, n_blocks "
         "and files (GIL released).");
   m.def("live_term_stats",
         [](const IndexReader& reader, const py::array_t<uint8_t, py::array::c_style>& deleted) {

@@ -29,7 +29,8 @@ ScorerSpec parse_scorer(const std::string& kind, double k1, double b, const std:
   if (kind == "bm25") s.kind = query::ScorerKind::kBm25;
   else if (kind == "tfidf") s.kind = query::ScorerKind::kTfIdf;
   else if (kind == "ql") s.kind = query::ScorerKind::kQueryLikelihood;
-  else throw py::value_error("unknown scorer '" + kind + "'; expected bm25, tfidf or ql");
+  else if (kind == "impact") s.kind = query::ScorerKind::kImpact;
+  else throw py::value_error("unknown scorer '" + kind + "'; expected bm25, tfidf, ql or impact");
   if (idf == "lucene") s.idf = query::Idf::kLucene;
   else if (idf == "rsj") s.idf = query::Idf::kRsj;
   else if (idf == "log") s.idf = query::Idf::kLog;
@@ -695,13 +696,14 @@ nothing. Results pickle with their arrays and ids.
       m, "QueryEngine", "Ranked retrieval over an IndexReader (thread safe; GIL released).");
   query_engine
       .def(py::init([](const index::IndexReader& reader, const analysis::Analyzer& analyzer,
-                       double k1, double b, uint64_t total_tokens, const PyGlobalStats* global) {
-             return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b}, total_tokens,
-                                    global ? &global->stats : nullptr);
+                       double k1, double b, uint64_t total_tokens, const PyGlobalStats* global,
+                       bool impacts) {
+             return new QueryEngine(reader, analyzer, index::Bm25Params{k1, b, impacts},
+                                    total_tokens, global ? &global->stats : nullptr);
            }),
            py::arg("reader"), py::arg("analyzer"), py::arg("k1"), py::arg("b"),
-           py::arg("total_tokens"), py::arg("global_stats") = py::none(), py::keep_alive<1, 2>(),
-           py::keep_alive<1, 7>())
+           py::arg("total_tokens"), py::arg("global_stats") = py::none(),
+           py::arg("impacts") = false, py::keep_alive<1, 2>(), py::keep_alive<1, 7>())
       .def("uses_stored_bounds", &QueryEngine::uses_stored_bounds, py::arg("spec"));
   def_search<QueryEngine>(query_engine);
 
@@ -716,7 +718,8 @@ of the live documents: docids, bit-identical scores, tie order. mirkit.search wr
                        double b, const std::vector<uint64_t>& total_tokens, uint64_t n_docs,
                        uint64_t live_tokens, uint32_t max_length, const U8Arr& terms,
                        const U64Arr& term_offsets, const U32Array& df, const U64Arr& cf,
-                       const py::list& local_to_global, const py::list& deleted, bool part) {
+                       const py::list& local_to_global, const py::list& deleted, bool part,
+                       bool impacts) {
              const size_t n = readers.size();
              if (total_tokens.size() != n || local_to_global.size() != n || deleted.size() != n) {
                throw py::value_error("readers, total_tokens, local_to_global and deleted differ "
@@ -748,7 +751,8 @@ of the live documents: docids, bit-identical scores, tie order. mirkit.search wr
              }
              auto* out = new PySegmentedEngine;
              out->engine = std::make_unique<SegmentedEngine>(inputs, analyzer,
-                                                             index::Bm25Params{k1, b}, g, part);
+                                                             index::Bm25Params{k1, b, impacts},
+                                                             g, part);
              out->owners = py::make_tuple(readers, terms, term_offsets, df, cf, owners);
              return out;
            }),
@@ -757,14 +761,15 @@ of the live documents: docids, bit-identical scores, tie order. mirkit.search wr
            py::arg("max_length"), py::arg("terms").noconvert(),
            py::arg("term_offsets").noconvert(), py::arg("df").noconvert(),
            py::arg("cf").noconvert(), py::arg("local_to_global"), py::arg("deleted"),
-           py::arg("part") = false,
+           py::arg("part") = false, py::arg("impacts") = false,
            "readers: the segments' IndexReaders in collection order; total_tokens: each "
            "segment's own token count; n_docs, live_tokens, max_length, terms, term_offsets, df, "
            "cf: the live statistics of the whole index (as GlobalStats); local_to_global: per "
            "segment, its term ids in the global lexicon (uint32); deleted: per segment, uint8 "
            "flags (nonzero: deleted) or None; part: the segments are a contiguous run of the "
            "collection the statistics describe (fewer live documents allowed; results number "
-           "the run's live documents from 0).")
+           "the run's live documents from 0); impacts: the segments are impact segments "
+           "(mirkit.index.impacts).")
       .def_property_readonly("n_segments",
                              [](const PySegmentedEngine& e) { return e.engine->n_segments(); });
   def_search<SegmentedEngine>(segmented_engine);

@@ -23,6 +23,7 @@ PYBIND11_MODULE(_core, m) {
   auto index = m.def_submodule("index", "inverted index: writer, reader, postings cursors");
   b::bind_index(index);
   b::bind_store(index);
+  b::bind_impacts(index);
   auto query = m.def_submodule("query", "ranked retrieval (scorers, top-k algorithms) and Boolean retrieval");
   b::bind_query(query);
   b::bind_boolean(query);

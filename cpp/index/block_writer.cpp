@@ -265,8 +265,9 @@ void BlockWriter::flush_block() {
 
   double block_max = 0;
   for (uint32_t i = 0; i < m_n; ++i) {
-    double s = bm25_term(m_idf, m_block_tfs[i], m_doc_lengths[m_block_docids[i]], m_avg_length,
-                         m_bm25);
+    double s = m_bm25.impacts ? static_cast<double>(m_block_tfs[i])
+                              : bm25_term(m_idf, m_block_tfs[i], m_doc_lengths[m_block_docids[i]],
+                                          m_avg_length, m_bm25);
     block_max = std::max(block_max, s);
     keep_top(s);
   }

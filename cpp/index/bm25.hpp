@@ -20,6 +20,10 @@ inline constexpr double kDefaultB = 0.4;
 struct Bm25Params {
   double k1 = kDefaultK1;
   double b = kDefaultB;
+  // An impact index (mirkit.index.impacts): each posting's "tf" is a quantized impact, the
+  // posting's whole score, so the stored block-max, term-max and threshold scores are the
+  // impacts themselves (k1 and b unused).
+  bool impacts = false;
 };
 
 // The one check of BM25 parameters (the builder's, the query scorer's, and Python's through

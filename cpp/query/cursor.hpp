@@ -143,6 +143,11 @@ class ScoredCursor {
       Score* out = m_scores + from;
       if constexpr (std::is_same_v<S, Bm25Scorer>) {
         bm25_block_scores(docs, freqs, n, scorer.norms, m_params.weight, out);
+      } else if constexpr (std::is_same_v<S, ImpactScorer>) {
+        // weight x impact: no per-document data, one multiply and rounding a posting, as
+        // contribution() computes it (a loop the compiler vectorizes).
+        const double w = m_params.weight;
+        for (uint32_t i = 0; i < n; ++i) out[i] = to_fixed(w * static_cast<double>(freqs[i]));
       } else {
         for (uint32_t i = 0; i < n; ++i) {
           if (i + kPrefetchAhead < n) scorer.prefetch(docs[i + kPrefetchAhead]);
@@ -282,6 +287,7 @@ template <class S> void maxscore(Plan<S>& plan, TopKQueue& topk);
   template void algorithm<Bm25Scorer>(Plan<Bm25Scorer>&, TopKQueue&);              \
   template void algorithm<TfIdfScorer>(Plan<TfIdfScorer>&, TopKQueue&);            \
   template void algorithm<QueryLikelihoodScorer>(Plan<QueryLikelihoodScorer>&, TopKQueue&); \
-  template void algorithm<Bm25FScorer>(Plan<Bm25FScorer>&, TopKQueue&);
+  template void algorithm<Bm25FScorer>(Plan<Bm25FScorer>&, TopKQueue&);           \
+  template void algorithm<ImpactScorer>(Plan<ImpactScorer>&, TopKQueue&);
 
 }  // namespace mirkit::query

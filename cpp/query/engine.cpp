@@ -68,6 +68,8 @@ TermParams unit_params(const ScorerSpec& spec, const Collection& c, uint64_t df,
       return {std::log(n / static_cast<double>(df)), 0.0};
     case ScorerKind::kQueryLikelihood:
       return {1.0, static_cast<double>(c.total_tokens) / (spec.mu * static_cast<double>(cf))};
+    case ScorerKind::kImpact:
+      return {1.0, 0.0};
   }
   return {};
 }
@@ -82,6 +84,8 @@ double f_limit(const ScorerSpec& spec, const Collection& c, const TermParams& un
       return 1.0 + std::log(longest);
     case ScorerKind::kQueryLikelihood:
       return std::log1p(longest * unit.a);
+    case ScorerKind::kImpact:
+      return kMaxImpact;
   }
   return 0.0;
 }
@@ -95,6 +99,8 @@ decltype(auto) with_scorer(const Prepared& p, const index::IndexReader& r, doubl
       return fn(TfIdfScorer{});
     case ScorerKind::kQueryLikelihood:
       return fn(QueryLikelihoodScorer{r.doc_lengths.data, p.spec.mu, doc_weight});
+    case ScorerKind::kImpact:
+      return fn(ImpactScorer{});
     case ScorerKind::kBm25:
       break;
   }
@@ -404,11 +410,24 @@ void QueryEngine::analyze_phrase(std::string_view text, std::vector<int64_t>& id
 }
 
 bool QueryEngine::uses_stored_bounds(const ScorerSpec& s) const {
+  // An impact index stores the impacts' own maxima, which no collection statistic changes:
+  // they hold on a shard and a segment too.
+  if (m_stored.impacts) return s.kind == ScorerKind::kImpact;
   return !m_global && s.kind == ScorerKind::kBm25 && s.k1 == m_stored.k1 && s.b == m_stored.b;
 }
 
 std::shared_ptr<Prepared> QueryEngine::prepare(const ScorerSpec& spec) const {
   spec.validate();
+  // An impact index's postings hold impacts, not term frequencies: only the impact scorer
+  // reads them right, and it reads nothing else.
+  if (m_stored.impacts && spec.kind != ScorerKind::kImpact) {
+    core::fail_value("an impact index holds quantized impacts, not term frequencies: score it "
+                     "with the impact scorer (mirkit.scoring.Impact)");
+  }
+  if (!m_stored.impacts && spec.kind == ScorerKind::kImpact) {
+    core::fail_value("the impact scorer needs an impact index (IndexWriter(impacts=True) or "
+                     "quantize=True); this index holds term frequencies");
+  }
   std::lock_guard<std::mutex> lock(m_mutex);
   for (const auto& p : m_prepared) {
     if (p->spec.same_as(spec)) return p;
@@ -565,8 +584,10 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
   }
   if (!uses_bounds(algorithm)) return;
   const uint64_t n_docs = m_reader.n_docs();
-  // The stored thresholds hold for the whole index, not for the documents a filter passes.
-  const size_t rank = filtered ? index::kNumThresholdRanks
+  // The stored thresholds hold for the whole index, not for the documents a filter passes nor
+  // for the live documents of a segment with deletions (an impact index's stored bounds are
+  // used with global statistics too).
+  const size_t rank = filtered || m_global ? index::kNumThresholdRanks
                                : prime_rank(prepared, algorithm, k, m_reader.layout().thresholds);
   for (QueryPlan::Term& term : plan.terms) {
     if (term.local < 0) continue;  // a shard without the term: no postings here
@@ -574,8 +595,9 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
     const double w = term.weight;
     term.factor = w * plan.scale * kBoundSlack;
     if (prepared.stored) {
-      const double idf_ratio = bm25_idf(prepared.spec.idf, n_docs, m_reader.df[t]) /
-                               index::bm25_idf(n_docs, m_reader.df[t]);
+      const double idf_ratio = m_stored.impacts ? 1.0
+                               : bm25_idf(prepared.spec.idf, n_docs, m_reader.df[t]) /
+                                     index::bm25_idf(n_docs, m_reader.df[t]);
       term.factor *= idf_ratio;
       term.blocks = m_reader.block_max_score.data + m_reader.term_blocks[t];
       term.max_bound = m_reader.term_max_score[t];

@@ -6,12 +6,16 @@
 //
 //   BM25:  W1 = idf * (k1 + 1),  f = tf / (tf + k1 (1 - b + b |d| / avgdl))
 //          idf "lucene": log(1 + (N - n + 0.5) / (n + 0.5))   (shifted RSJ, always > 0)
-//              "rsj":    max(0, log((N - n + 0.5) / (n + 0.5))) (clipped RSJ)
+//              "rsj":    max(1e-6, log((N - n + 0.5) / (n + 0.5))) (clipped RSJ, PISA's
+//                        bm25::query_term_weight)
 //              "log":    log(N / n)
 //   TF-IDF: W1 = log(N / n),  f = 1 + log(tf)
 //   Query likelihood, Dirichlet prior mu (Zhai & Lafferty 2001), rank-equivalent form:
 //          W1 = 1,  f = log(1 + tf / (mu p(t|C))),  p(t|C) = cf / |C|;
 //          document part (sum of query weights) * log(mu / (|d| + mu)).
+//   Impact (an impact index, mirkit.index.impacts): W1 = 1, f = tf, the posting's stored
+//          quantized impact: a document scores sum of query weight x impact (PISA's quantized
+//          scorer). With integer query weights every contribution is an exact integer.
 #pragma once
 
 #include <cmath>
@@ -23,7 +27,11 @@
 
 namespace mirkit::query {
 
-enum class ScorerKind : uint8_t { kBm25, kTfIdf, kQueryLikelihood };
+enum class ScorerKind : uint8_t { kBm25, kTfIdf, kQueryLikelihood, kImpact };
+
+// The largest impact an index stores (16-bit quantization at most, mirkit.index.impacts):
+// the bound of f that sets an impact query's fixed-point scale.
+inline constexpr uint32_t kMaxImpact = 65535;
 enum class Idf : uint8_t { kLucene, kRsj, kLog };
 
 struct ScorerSpec {
@@ -47,13 +55,16 @@ struct Collection {
   uint32_t max_length = 0;
 };
 
+// PISA clips the Robertson-Sparck Jones idf at 1e-6 (a float epsilon), not at 0.
+inline constexpr double kRsjFloor = 1e-6;
+
 inline double bm25_idf(Idf idf, uint64_t n_docs, uint64_t df) {
   const double n = static_cast<double>(n_docs), d = static_cast<double>(df);
   switch (idf) {
     case Idf::kLucene:
       return index::bm25_idf(n_docs, df);
     case Idf::kRsj:
-      return std::max(0.0, std::log((n - d + 0.5) / (d + 0.5)));
+      return std::max(kRsjFloor, std::log((n - d + 0.5) / (d + 0.5)));
     case Idf::kLog:
       return std::log(n / d);
   }
@@ -122,6 +133,14 @@ struct QueryLikelihoodScorer {
   }
   static constexpr bool kHasDocPart = true;
   void prefetch(uint32_t doc) const { __builtin_prefetch(lengths + doc); }
+};
+
+// The stored impact is the contribution at query weight 1 (no per-document data).
+struct ImpactScorer {
+  double f(const TermParams&, uint32_t, uint32_t tf) const { return static_cast<double>(tf); }
+  void prefetch(uint32_t) const {}
+  double doc_part(uint32_t) const { return 0.0; }
+  static constexpr bool kHasDocPart = false;
 };
 
 }  // namespace mirkit::query

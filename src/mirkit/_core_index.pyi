@@ -89,7 +89,23 @@ def merge_segments(*, directory: str, segments: Sequence["IndexReader"],
                    new_docids: Sequence[npt.NDArray[np.uint32]], docid_codec: str,
                    freq_codec: str, positions: bool, k1: float, b: float,
                    doc_lengths: npt.NDArray[np.uint32], vectors: bool = False,
-                   memory_budget: int = 1 << 30) -> dict: ...
+                   memory_budget: int = 1 << 30, impacts: bool = False) -> dict: ...
+
+# Impact indexes (bind_impacts.cpp; mirkit.index.impacts wraps them).
+IMPACT_BITS: tuple[int, int]
+
+def quantize(weights: npt.NDArray[np.float32], max_weight: float,
+             bits: int) -> npt.NDArray[np.uint32]: ...
+
+def write_impact_postings(*, directory: str, docid_codec: str, freq_codec: str, terms: bytes,
+                          term_offsets: npt.NDArray[np.uint64], starts: npt.NDArray[np.uint64],
+                          docids: npt.NDArray[np.uint32], impacts: npt.NDArray[np.uint32],
+                          doc_lengths: npt.NDArray[np.uint32]) -> dict: ...
+
+def max_bm25(reader: "IndexReader", k1: float, b: float) -> float: ...
+
+def quantize_bm25(*, reader: "IndexReader", directory: str, docid_codec: str, freq_codec: str,
+                  k1: float, b: float, max_weight: float, bits: int) -> dict: ...
 
 def live_term_stats(reader: "IndexReader", deleted: npt.NDArray[np.uint8]) -> tuple[
     npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...

@@ -80,7 +80,8 @@ class _Engine:  # the methods both engines have (not in the module)
 
 class QueryEngine(_Engine):
     def __init__(self, reader: Any, analyzer: Any, k1: float, b: float,
-                 total_tokens: int, global_stats: Optional[GlobalStats] = None) -> None: ...
+                 total_tokens: int, global_stats: Optional[GlobalStats] = None,
+                 impacts: bool = False) -> None: ...
     def uses_stored_bounds(self, spec: ScorerSpec) -> bool: ...
 
 class SegmentedEngine(_Engine):
@@ -89,7 +90,8 @@ class SegmentedEngine(_Engine):
                  terms: npt.NDArray[np.uint8], term_offsets: npt.NDArray[np.uint64],
                  df: npt.NDArray[np.uint32], cf: npt.NDArray[np.uint64],
                  local_to_global: list[npt.NDArray[np.uint32]],
-                 deleted: list[Optional[npt.NDArray[np.uint8]]], part: bool = False) -> None: ...
+                 deleted: list[Optional[npt.NDArray[np.uint8]]], part: bool = False,
+                 impacts: bool = False) -> None: ...
     @property
     def n_segments(self) -> int: ...
 

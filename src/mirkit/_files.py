@@ -18,8 +18,8 @@ from pathlib import Path
 
 from mirkit import _core
 
-__all__ = ["atomic_output", "check_files", "file_entry", "fsync_dir", "move_into_place",
-           "temp_sibling", "write_file", "write_json"]
+__all__ = ["CommitOnExit", "atomic_output", "check_files", "file_entry", "fsync_dir",
+           "move_into_place", "temp_sibling", "write_file", "write_json"]
 
 
 def temp_sibling(path) -> Path:
@@ -108,3 +108,17 @@ def check_files(directory: Path, files: dict, verify: bool, error: type) -> None
             raise error(f"{file}: {size} bytes, the manifest says {info['bytes']}")
         if verify and _core.index.file_crc32c(str(file)) != info["crc32c"]:
             raise error(f"{file}: checksum mismatch (the file is damaged)")
+
+
+class CommitOnExit:
+    """A writer as a context manager: leaving the block normally commits, an exception
+    aborts (the writers of :mod:`mirkit.index` and :mod:`mirkit.index.impacts`)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()

@@ -30,7 +30,8 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "serve", "ranking", "reorder")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "serve",
+              "ranking", "reorder", "impacts")
 
 
 def _cmd_info(args) -> int:
@@ -67,6 +68,7 @@ def _cmd_demo(args) -> int:
 _SELF_TIMED = {
     "reorder": (3, "BP: bits per posting, reorder vs build time; latency per-query median of "
                 "{repeat} alternated passes"),
+    "impacts": (3, "per-query median of {repeat} alternated passes, 1 thread; mean and p99"),
     "indexing": (3, "median of {repeat} builds, each in a fresh process"),
     "query": (3, "per-query median of {repeat} passes on 1 thread; QPS on 2 threads"),
     "filters": (5, "megapixels/s, median of {repeat} repetitions; ratio = other's time / mirkit's"),
@@ -188,6 +190,8 @@ def _cmd_index(args) -> int:
     options = {"analyzer": analyzer, "codec": args.codec, "positions": args.positions,
                "vectors": args.vectors, "threads": args.threads, "memory_budget": args.memory,
                "overwrite": args.overwrite}
+    if args.impacts or args.quantize:
+        return _index_impacts(args, options)
     if args.word_counts:
         options["word_counts"] = True
     if args.numeric_field or args.keyword_field:
@@ -230,6 +234,41 @@ def _cmd_index(args) -> int:
             print(f"  skipped: {e}")
     if args.timings:
         print(_timings_line(writer.timings, writer.threads))
+    return 0
+
+
+def _index_impacts(args, options) -> int:
+    """``mirkit index --impacts`` (JSON Lines of weighted documents) or ``--quantize`` (text,
+    BM25 quantized into impacts): one index (:mod:`mirkit.index.impacts`)."""
+    from mirkit.index import IndexWriter
+
+    other = [name for name, given in (
+        ("--append", args.append), ("--shards", args.shards), ("--no-merge", args.no_merge),
+        ("--store", args.store or args.store_fields is not None), ("--fields", args.fields),
+        ("--numeric-field", args.numeric_field), ("--keyword-field", args.keyword_field),
+        ("--positions", args.positions), ("--vectors", args.vectors),
+        ("--word-counts", args.word_counts), ("--impacts and --quantize",
+                                              args.impacts and args.quantize)) if given]
+    if other:
+        raise UserError(f"{other[0]} does not combine with --impacts or --quantize (yet)")
+    if args.max_weight is not None and not args.impacts:
+        raise UserError("--max-weight applies to --impacts")
+    _check_output(args)
+    start = time.perf_counter()
+    codec = {} if args.codec is None else {"codec": args.codec}
+    if args.impacts:
+        opts = dict(impacts=True, bits=args.bits, max_weight=args.max_weight,
+                    overwrite=args.overwrite, **codec)
+        read = {}
+    else:
+        opts = dict(options, quantize=True, bits=args.bits, **codec)
+        read = {"format": args.format, "skip_errors": args.skip_errors}
+    with IndexWriter(args.output, **opts) as writer:
+        for source in args.input:
+            writer.add_documents(source, **read)
+    if not args.quiet:
+        print(f"indexed {writer.n_docs:,} documents into {args.output} as "
+              f"{args.bits}-bit impacts in {time.perf_counter() - start:.2f} s")
     return 0
 
 
@@ -387,6 +426,7 @@ def _cmd_stats(args) -> int:
     print(f"codecs         docids={m['codecs']['docids']} freqs={m['codecs']['freqs']} "
           f"positions={m['codecs']['positions']}")
     print(f"bm25           k1={m['bm25']['k1']} b={m['bm25']['b']}")
+    _print_impacts(index)
     for key in ("n_docs", "n_terms", "n_postings", "n_blocks", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {s[key]:,}")
     print(f"{'avg_doc_length':<14} {s['avg_doc_length']:.2f}")
@@ -396,6 +436,16 @@ def _cmd_stats(args) -> int:
         per = 8 * size / s["n_postings"] if s["n_postings"] else 0.0
         print(f"{part:<12} {size:>13,} {per:>14.2f}")
     return 0
+
+
+def _print_impacts(index) -> None:
+    """An impact index's quantization (mirkit.index.impacts): its postings hold impacts."""
+    from mirkit.index.impacts import impact_settings
+
+    s = impact_settings(index)
+    if s is not None:
+        print(f"{'impacts':<14} {s['bits']} bits, max_weight={s['max_weight']:g}, "
+              f"quantizer {s['quantizer']}, from {s['source']} (freqs are impacts)")
 
 
 def _print_fields(index) -> None:
@@ -425,6 +475,7 @@ def _segmented_stats(index, args) -> int:
     print(f"codecs         docids={c['settings']['codec']} freqs={c['settings']['freq_codec']} "
           f"positions={c['settings']['positions']}")
     print(f"bm25           k1={index.bm25['k1']} b={index.bm25['b']}")
+    _print_impacts(index)
     print("live documents:")
     for key in ("n_docs", "n_terms", "n_postings", "total_tokens", "max_doc_length"):
         print(f"{key:<14} {getattr(s, key):,}")
@@ -457,7 +508,18 @@ def _cmd_search(args) -> int:
         if args.show or args.snippets:
             raise ValueError("--show and --snippets apply to ranked queries")
         return _boolean_query(index, args.query)
-    searcher = Searcher(index, scorer=_scorer(args))
+    from mirkit.index import impacts
+
+    if impacts.impact_settings(index) is not None:  # an impact index, from its manifest
+        impacts.check_cli_scorer(args)
+        searcher = Searcher(index)
+        if impacts.is_pretokenized(index):  # queries are {term: weight} vectors
+            if args.queries is None:
+                args.query = impacts.parse_query_vector(args.query)
+                return _ranked_query(searcher, args)
+            return _run_queries(searcher, args, impacts.read_query_vectors(args.queries))
+    else:
+        searcher = Searcher(index, scorer=_scorer(args))
     if args.queries is None:
         return _ranked_query(searcher, args)
     return _run_queries(searcher, args)
@@ -558,6 +620,10 @@ def _scorer(args):
         return BM25(k1=args.k1, b=args.b, idf=args.idf or "lucene")
     if args.scorer == "tfidf":
         return TFIDF()
+    if args.scorer == "impact":
+        from mirkit.search.scoring import Impact
+
+        return Impact()
     if args.scorer == "bm25f":
         from mirkit.search import BM25F
 
@@ -669,12 +735,13 @@ def _syntax(args) -> dict:
     return options
 
 
-def _run_queries(searcher, args) -> int:
+def _run_queries(searcher, args, queries=None) -> int:
     from mirkit._files import atomic_output
     from mirkit._validate import progress_bar
     from mirkit.evaluation import read_queries, run_lines
 
-    queries = read_queries(args.queries)
+    if queries is None:
+        queries = read_queries(args.queries)
     start = time.perf_counter()
     lines = 0
     with atomic_output(args.run) as out, \
@@ -936,6 +1003,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--keyword-field", action="append", metavar="NAME",
                    help="store this field of the documents (a string) for --filter "
                    "(repeatable)")
+    p.add_argument("--impacts", action="store_true", help="the inputs are JSON Lines of "
+                   "pretokenized weighted documents, {\"id\": ..., \"vector\": {term: weight}} "
+                   "(learned sparse: no analysis), stored as quantized impacts")
+    p.add_argument("--quantize", action="store_true", help="store each posting's BM25 score "
+                   "quantized (PISA's --quantize): queries add integers")
+    p.add_argument("--bits", type=int, default=8, help="with --impacts or --quantize: bits "
+                   "of the impacts (2-16, default 8)")
+    p.add_argument("--max-weight", type=float, default=None, help="with --impacts: the "
+                   "weight quantized to 2**bits - 1 (default: the largest weight)")
     p.add_argument("--fields", metavar="NAMES", help="text fields of the documents, comma "
                    "separated (title,text): each also indexed on its own, for per-field "
                    "words (title:wing) and --scorer bm25f")
@@ -972,7 +1048,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "an expression with AND, OR, NOT, parentheses, -x)")
     p.add_argument("-k", type=int, default=10, help="results per query (default 10)")
     p.add_argument("--algorithm", default="bmw", choices=ALGORITHMS)
-    p.add_argument("--scorer", default="bm25", choices=["bm25", "tfidf", "ql", "bm25f"])
+    p.add_argument("--scorer", default="bm25",
+                   choices=["bm25", "tfidf", "ql", "bm25f", "impact"],
+                   help="default bm25; impact, the only one, on an impact index (read from its "
+                   "manifest: its QUERY is term:weight tokens or a JSON object, its --queries "
+                   "JSON Lines of {\"qid\", \"vector\"} or qid<TAB>term:weight lines)")
     p.add_argument("--field-weight", action="append", metavar="NAME=W", help="--scorer bm25f: "
                    "the weight of a text field (repeatable; default 1)")
     p.add_argument("--k1", type=float, help="BM25 k1 (default: the index's)")

@@ -100,6 +100,7 @@ __all__ = [
     "SyntheticCorpus",
     "SyntheticCorpusParams",
     "corpus_statistics",
+    "impact_collection",
     "synthetic_corpus",
 ]
 
@@ -924,3 +925,142 @@ def synthetic_corpus(n_docs: int, *, seed: int = 0, params: Optional[SyntheticCo
         raise TypeError(f"unknown parameter(s) {unknown}; valid: {sorted(names)}")
     params = dataclasses.replace(corpus.params, **overrides)
     return SyntheticCorpus(n_docs, seed=seed, params=params)
+
+
+# -- learned-sparse-style impact collections -------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ImpactCollection:
+    """A collection of weighted documents made by :func:`impact_collection`: ``docs`` are
+    ``(id, {term: integer impact})`` pairs, :meth:`query` weighs a text query likewise."""
+
+    docs: list
+    idf: dict  # term -> its quantized query weight
+    expanded: int  # expansion terms added over all documents
+
+    def query(self, text: str, analyzer=None) -> dict:
+        """``{term: integer weight}`` of a text query: each analyzed term the collection holds,
+        weighted by its quantized idf times its count in the query."""
+        from mirkit.analysis import Analyzer
+
+        out: dict = {}
+        for term in (analyzer or Analyzer())(text):
+            w = self.idf.get(term)
+            if w is not None:
+                out[term] = out.get(term, 0) + w
+        return out
+
+
+def impact_collection(docs, *, analyzer=None, expansion: int = 8, sources: int = 8,
+                      associates: int = 8, bits: int = 8, k1: float = 0.9,
+                      b: float = 0.4) -> ImpactCollection:
+    """A learned-sparse-style collection made from text, for impact-index benchmarks (what
+    SPLADE or uniCOIL produce, in shape: weighted terms, each document expanded with terms it
+    does not hold).
+
+    1. Each document (``(id, text)`` pairs) is analyzed (`analyzer`, mirkit's default) and each
+       of its terms weighted by its BM25 contribution (`k1`, `b`, Lucene's idf).
+    2. Term associations: within each document, its `sources` highest-weighted terms
+       co-occur; term ``u`` is associated with ``t`` by the sum, over the documents where both
+       are sources, of ``u``'s weight there. Each term keeps its `associates` strongest, their
+       strengths divided by the strongest one's (so in (0, 1]).
+    3. Expansion: a document's candidate terms are the associates of its sources, scored by
+       ``sum over sources t of weight(t) x strength(t, u)``; the `expansion` best that the
+       document does not hold are added, each weighted by the BM25 contribution a single
+       occurrence would have in that document times its score over the best candidate's.
+    4. Every weight is quantized linearly to an integer in ``[1, 2**bits - 1]``
+       (:mod:`mirkit.index.impacts`' formula, the largest weight mapping to ``2**bits - 1``).
+
+    Queries (:meth:`ImpactCollection.query`) weigh each term by its idf, quantized the same
+    way over the collection's largest idf. Deterministic: no randomness.
+
+    Examples
+    --------
+    >>> c = impact_collection([("a", "sparse retrieval models"), ("b", "sparse vectors"),
+    ...                        ("c", "dense vectors for retrieval")], expansion=1)
+    >>> sorted(c.docs[1][1])  # "sparse vectors" expanded with one associated term
+    ['model', 'spars', 'vector']
+    >>> c.query("sparse retrieval")
+    {'spars': 123, 'retriev': 123}
+    """
+    from collections import Counter
+
+    from mirkit.analysis import Analyzer
+    from mirkit.index.impacts import quantize
+
+    analyzer = analyzer or Analyzer()
+    for value, name in ((expansion, "expansion"), (sources, "sources"),
+                        (associates, "associates")):
+        check_count(value, name)
+    ids, vocab, doc_of, tid, tf = [], {}, [], [], []
+    for n, (doc_id, text) in enumerate(docs):
+        ids.append(doc_id)
+        for term, count in Counter(analyzer(text)).items():
+            doc_of.append(n)
+            tid.append(vocab.setdefault(term, len(vocab)))
+            tf.append(count)
+    n_docs, n_terms = len(ids), len(vocab)
+    terms = np.array(list(vocab), dtype=object)
+    doc_of, tid, tf = (np.asarray(a, np.int64) for a in (doc_of, tid, tf))
+    lengths = np.bincount(doc_of, weights=tf, minlength=n_docs)
+    avg = lengths.sum() / max(n_docs, 1) or 1.0
+    df = np.bincount(tid, minlength=n_terms)
+    idf = np.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+    norm = k1 * (1 - b + b * lengths / avg)
+    w = idf[tid] * tf * (k1 + 1) / (tf + norm[doc_of])
+    # 1. sources: each document's `sources` best terms (postings are grouped by document).
+    order = np.lexsort((-w, doc_of))
+    first = np.searchsorted(doc_of[order], np.arange(n_docs))
+    keep = order[np.arange(len(order)) - first[doc_of[order]] < sources]
+    s_doc, s_tid, s_w = doc_of[keep], tid[keep], w[keep]
+    # 2. pairs of sources within each document, summed per (t, u).
+    counts = np.bincount(s_doc, minlength=n_docs)
+    starts = np.cumsum(counts) - counts
+    reps = counts[s_doc]
+    a = np.repeat(np.arange(len(s_doc)), reps)
+    within = np.arange(len(a)) - np.repeat(np.cumsum(reps) - reps, reps)
+    bb = starts[s_doc[a]] + within
+    a, bb = a[a != bb], bb[a != bb]
+    key = s_tid[a] * n_terms + s_tid[bb]
+    uniq, inverse = np.unique(key, return_inverse=True)
+    strength = np.bincount(inverse, weights=s_w[bb])
+    t_of, u_of = uniq // n_terms, uniq % n_terms
+    order = np.lexsort((-strength, t_of))
+    t_of, u_of, strength = t_of[order], u_of[order], strength[order]
+    t_first = np.searchsorted(t_of, np.arange(n_terms))
+    rank = np.arange(len(t_of)) - t_first[t_of]
+    top = rank < associates
+    t_of, u_of, strength = t_of[top], u_of[top], strength[top]
+    strength = strength / strength[np.searchsorted(t_of, t_of)]  # over each term's best
+    aptr = np.searchsorted(t_of, np.arange(n_terms + 1))
+    # 3. candidates: the associates of each source, scored per (document, term).
+    span = aptr[s_tid + 1] - aptr[s_tid]
+    src = np.repeat(np.arange(len(s_doc)), span)
+    pos = aptr[s_tid[src]] + np.arange(len(src)) - np.repeat(np.cumsum(span) - span, span)
+    c_key = s_doc[src] * n_terms + u_of[pos]
+    c_uniq, c_inv = np.unique(c_key, return_inverse=True)
+    c_score = np.bincount(c_inv, weights=s_w[src] * strength[pos])
+    held = np.isin(c_uniq, doc_of * n_terms + tid)
+    c_uniq, c_score = c_uniq[~held], c_score[~held]
+    c_doc, c_term = c_uniq // n_terms, c_uniq % n_terms
+    order = np.lexsort((-c_score, c_doc))
+    c_doc, c_term, c_score = c_doc[order], c_term[order], c_score[order]
+    c_first = np.searchsorted(c_doc, np.arange(n_docs))
+    best = c_score[np.minimum(c_first[c_doc], len(c_doc) - 1)]
+    chosen = np.arange(len(c_doc)) - c_first[c_doc] < expansion
+    c_doc, c_term = c_doc[chosen], c_term[chosen]
+    c_w = idf[c_term] * (k1 + 1) / (1 + norm[c_doc]) * (c_score[chosen] / best[chosen])
+    # 4. one quantization for all weights.
+    all_doc = np.concatenate([doc_of, c_doc])
+    all_term = np.concatenate([tid, c_term])
+    all_w = np.concatenate([w, c_w])
+    top_w = float(all_w.max()) if len(all_w) else 1.0
+    impacts = quantize(all_w, top_w, bits)
+    order = np.argsort(all_doc, kind="stable")
+    out = [(i, {}) for i in ids]
+    for d, t, q in zip(all_doc[order].tolist(), all_term[order].tolist(),
+                       impacts[order].tolist()):
+        out[d][1][terms[t]] = q
+    q_idf = quantize(idf, float(idf.max()) if n_terms else 1.0, bits) if n_terms else []
+    return ImpactCollection(out, dict(zip(terms.tolist(), np.asarray(q_idf).tolist())),
+                            int(chosen.sum()))

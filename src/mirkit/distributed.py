@@ -83,6 +83,7 @@ from mirkit._validate import check_count
 from mirkit._version import __version__
 from mirkit.index import Index, IndexCorruptError, IndexStats, IndexWriter
 from mirkit.index._manifest import load_manifest, write_manifest
+from mirkit.index.impacts import impact_settings, is_pretokenized
 from mirkit.index.writer import _parse_bytes
 from mirkit.ingest import _GZIP_MAGIC, DocumentReader, FileRange, _range_format, count_newlines
 from mirkit.search.scoring import Scorer, get_scorer
@@ -532,6 +533,11 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         raise FileNotFoundError(f"parent directory of {path} does not exist")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+    if index_options.get("impacts") or index_options.get("quantize"):
+        raise ValueError("impacts=True and quantize=True are not supported by sharded builds: "
+                         "each shard would quantize with its own scale. Build a living impact "
+                         "index (IndexWriter.open(path, impacts=True, max_weight=...)) and "
+                         "search it with DistributedSearcher")
     groups = _partition(inputs, n_shards, blocksize, format, id_field, tuple(text_fields))
     started = time.perf_counter()
     tmp = temp_sibling(path)
@@ -728,13 +734,13 @@ class _Run:
 
 
 def _engine(readers: list, analyzer: dict, bm25: dict, total_tokens: list, stats: IndexStats,
-            lexicon: tuple, maps: list, deleted: list):
+            lexicon: tuple, maps: list, deleted: list, impacts: bool = False):
     terms, offsets, df, cf = lexicon
     return _core.query.SegmentedEngine(
         readers, _core.analysis.Analyzer(**analyzer), k1=bm25["k1"], b=bm25["b"],
         total_tokens=total_tokens, n_docs=stats.n_docs, live_tokens=stats.total_tokens,
         max_length=stats.max_doc_length, terms=terms, term_offsets=offsets, df=df, cf=cf,
-        local_to_global=maps, deleted=deleted, part=True)
+        local_to_global=maps, deleted=deleted, part=True, impacts=impacts)
 
 
 def _sharded_run(path: str, build_id: str, first: int, end: int) -> _Run:
@@ -787,7 +793,8 @@ def _segmented_run(path: str, generation: int, first: int, end: int) -> _Run:
     engine = _engine([s.index.reader for s in segments], snapshot.analyzer.to_dict(),
                      snapshot.bm25, [s.index.stats.total_tokens for s in segments],
                      snapshot.stats, (terms, offsets, df, cf), maps[first:end],
-                     [s.deleted_bytes() for s in segments])
+                     [s.deleted_bytes() for s in segments],
+                     impacts=impact_settings(snapshot) is not None)
     return _Run(engine, int(snapshot._bases[first]))
 
 
@@ -930,7 +937,11 @@ class DistributedSearcher:
             self.index = ShardedIndex.open(path)
             self._layout, self._key = "sharded", self.index.build_id
         self.client = client
-        self.scorer = _distributable(scorer)
+        # A living impact index (mirkit.index.impacts) is scored by its impacts by default,
+        # and its pretokenized terms take {term: weight} queries only.
+        self._pretokenized = is_pretokenized(self.index)
+        self.scorer = _distributable("impact" if scorer is None and
+                                     impact_settings(self.index) is not None else scorer)
         self._path = str(path.absolute())
         self._analyzer = None
         self._doc_ids: Optional[list] = None
@@ -1042,12 +1053,18 @@ class DistributedSearcher:
         return check_search_options(k, algorithm), self.scorer if scorer is None \
             else _distributable(scorer)
 
+    def _check_text(self, queries: list) -> None:
+        if self._pretokenized and any(isinstance(q, str) for q in queries):
+            raise ValueError("this impact index holds pretokenized terms, which no analyzer "
+                             "made: query it with {term: weight} mappings")
+
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
                scorer: Union[None, str, Scorer] = None, feedback=None) -> SearchResult:
         """The top `k` documents of `query` over all shards (see
         :meth:`mirkit.search.Searcher.search`; `feedback` is not supported)."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         check_query(query, "query")
+        self._check_text([query])
         return self._run([query], k, algorithm, scorer, 1, 1)[0]
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
@@ -1065,6 +1082,7 @@ class DistributedSearcher:
         queries = list(queries)
         for i, q in enumerate(queries):
             check_query(q, f"queries[{i}]")
+        self._check_text(queries)
         if chunks is not None:
             chunks = check_count(chunks, "chunks")
             if chunks == 0:

@@ -35,7 +35,7 @@ def scores(query: dict, postings: dict, lengths: np.ndarray, scorer: str, *, k1=
         df = d.size
         if scorer == "bm25":
             w_idf = {"lucene": np.log(1 + (n - df + 0.5) / (df + 0.5)),
-                     "rsj": max(0.0, np.log((n - df + 0.5) / (df + 0.5))),
+                     "rsj": max(1e-6, np.log((n - df + 0.5) / (df + 0.5))),
                      "log": np.log(n / df)}[idf]
             part = w_idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[d] / avg))
         elif scorer == "tfidf":

@@ -12,6 +12,7 @@ import numpy as np
 
 from mirkit._validate import progress_bar
 from mirkit.analysis import Analyzer
+from mirkit.index import impacts as _impacts
 from mirkit.index import segments as seg
 from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
 from mirkit.index.fields import FieldTexts, check_fields
@@ -79,7 +80,8 @@ class SegmentWriter:
                  batch_size: int = 4096,
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
                  numeric_fields=None, keyword_fields=None, store=None,
-                 word_counts: Optional[bool] = None, fields=None):
+                 word_counts: Optional[bool] = None, fields=None,
+                 impacts: Optional[bool] = None, bits: Optional[int] = None, max_weight=None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
@@ -88,7 +90,9 @@ class SegmentWriter:
         new = {"analyzer": analyzer, "codec": codec, "freq_codec": freq_codec,
                "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors,
                "numeric_fields": numeric_fields, "keyword_fields": keyword_fields,
-               "store": store, "word_counts": word_counts, "fields": fields}
+               "store": store, "word_counts": word_counts, "fields": fields,
+               "impacts": impacts, "bits": bits, "max_weight": max_weight}
+        impact = _impacts.living_settings(impacts, bits, max_weight, new)
         text_fields = check_fields(fields, keyword_fields)
         fields = check_field_names(numeric_fields, keyword_fields)
         if codec is not None:
@@ -112,7 +116,8 @@ class SegmentWriter:
                     prefix="bm25_"))),
                 **({"numeric_fields": list(fields[0]), "keyword_fields": list(fields[1])}
                    if fields[0] or fields[1] else {}),
-                **({"fields": list(text_fields)} if text_fields else {})})
+                **({"fields": list(text_fields)} if text_fields else {}),
+                **({"impacts": impact} if impact else {})})
         elif any(v is not None for v in new.values()):
             given = ", ".join(k for k, v in new.items() if v is not None)
             raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
@@ -271,6 +276,10 @@ class SegmentWriter:
         name = seg.segment_name(self._next_segment)
         self._next_segment += 1
         s = self.settings
+        if "impacts" in s:  # every segment quantizes with the index's one scale
+            writer = _impacts.segment_writer(self.path / name, s)
+            new = self._new[_number(name)] = _NewSegment(name, writer)
+            return new
         writer = IndexWriter(
             self.path / name, analyzer=Analyzer.from_dict(s["analyzer"]),
             codec=s["codec"], freq_codec=s["freq_codec"], positions=s["positions"],
@@ -300,10 +309,10 @@ class SegmentWriter:
             If a live document (or one added since the commit) has this id: use :meth:`update`.
         """
         self._check_open()
-        if not isinstance(id, str) or not isinstance(text, (Mapping if "fields" in
-                                                             self.settings else str)):
+        if not isinstance(id, str) or not isinstance(text, (
+                Mapping if "fields" in self.settings or "impacts" in self.settings else str)):
             raise TypeError("id must be a str and text a str (a mapping of the text fields "
-                            "in an index with fields)")
+                            "in an index with fields, of terms to weights in an impact index)")
         if self._live_of([id])[0]:
             raise ValueError(f"document id {id!r} is already in {self.path}; update() "
                              "replaces a document")
@@ -317,6 +326,8 @@ class SegmentWriter:
         reads it) and return how many were added. An id already live in the index is an
         error (:class:`mirkit.ingest.InputError` naming file and line) unless `skip_errors`."""
         self._check_open()
+        if "impacts" in self.settings:  # weighted documents (mirkit.index.impacts)
+            return _impacts.add_vectors(self, source, format, skip_errors, reader_options)
         numeric, keyword = settings_fields(self.settings)
         recorded = None
         if numeric or keyword:  # the documents' field values, looked up by id below
@@ -418,10 +429,10 @@ class SegmentWriter:
         changes (:meth:`add` adds a new document). `fields`: the new document's field
         values, as for :meth:`add` (the old ones are not kept)."""
         self._check_open()
-        if not isinstance(id, str) or not isinstance(text, (Mapping if "fields" in
-                                                             self.settings else str)):
+        if not isinstance(id, str) or not isinstance(text, (
+                Mapping if "fields" in self.settings or "impacts" in self.settings else str)):
             raise TypeError("id must be a str and text a str (a mapping of the text fields "
-                            "in an index with fields)")
+                            "in an index with fields, of terms to weights in an impact index)")
         self._resolve([id], "update")
         self.delete([id])
         self.add(id, text, fields)

@@ -769,7 +769,7 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             docid_codec=settings["codec"], freq_codec=settings["freq_codec"],
             positions=bool(settings["positions"]), k1=settings["bm25"]["k1"],
             b=settings["bm25"]["b"], doc_lengths=doc_lengths, vectors=has_vectors(settings),
-            memory_budget=memory_budget)
+            memory_budget=memory_budget, impacts="impacts" in settings)
         counted = merge_word_counts(tmp, segments, Analyzer.from_dict(settings["analyzer"])) \
             if has_word_counts(settings) else []
         stats = {"n_docs": len(ids), "n_terms": st["n_terms"], "n_postings": st["n_postings"],
@@ -785,6 +785,8 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             fields=tuple(settings.get("fields", ())))
         if store_meta is not None:
             manifest["store"] = store_meta
+        if "impacts" in settings:  # impacts copied as they are: one scale for every segment
+            manifest["impacts"] = settings["impacts"]
         write_manifest(tmp, manifest)
         _merge_columns(tmp, segments, settings, len(ids), order)
         merge_field_indexes(tmp, segments, settings, memory_budget, order)
@@ -865,7 +867,8 @@ def segment_settings(manifest: dict) -> dict:
             and ((manifest.get("store") or {}).get("fields") or True),
             "word_counts": all(name in manifest["files"] for name in WORD_COUNT_FILES),
             "bm25": {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"]},
-            **({"fields": manifest["fields"]["names"]} if "fields" in manifest else {})}
+            **({"fields": manifest["fields"]["names"]} if "fields" in manifest else {}),
+            **({"impacts": manifest["impacts"]} if "impacts" in manifest else {})}
 
 
 def new_commit(generation: int, settings: dict, segments: list, next_segment: int) -> dict:

@@ -13,7 +13,7 @@ from typing import Optional, Union
 import numpy as np
 
 from mirkit import _core, codecs
-from mirkit._files import fsync_dir, move_into_place, temp_sibling
+from mirkit._files import CommitOnExit, fsync_dir, move_into_place, temp_sibling
 from mirkit._validate import progress_bar
 from mirkit._version import __version__
 from mirkit.dedup import DedupPolicy
@@ -95,7 +95,7 @@ def check_threads_batch(threads, batch_size) -> None:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
 
 
-class IndexWriter:
+class IndexWriter(CommitOnExit):
     """Builds an index directory from documents.
 
     Parameters
@@ -163,6 +163,14 @@ class IndexWriter:
         record them in ``dedup.duplicates`` (id -> id of the earlier document). Documents from
         :meth:`add_documents` then go through the batch reader. Not with `fields`,
         `numeric_fields`, `keyword_fields` or `store` (yet).
+    impacts : bool
+        Index pretokenized weighted documents (``{"id", "vector": {term: weight}}``, learned
+        sparse retrieval) as quantized impacts, with no analysis: the writer is then a
+        :class:`mirkit.index.impacts.ImpactWriter` (options ``bits``, ``max_weight``,
+        ``vocabulary``; see :mod:`mirkit.index.impacts`).
+    quantize : bool
+        Store each posting's BM25 contribution quantized (PISA's ``--quantize``; option
+        ``bits``), so BM25 queries add integers (:func:`mirkit.index.impacts.quantize_index`).
 
     Attributes
     ----------
@@ -208,13 +216,22 @@ class IndexWriter:
     'd2'
     """
 
+    def __new__(cls, path=None, *args, impacts: bool = False, quantize: bool = False,
+                **options):
+        if cls is IndexWriter and (impacts is not False or quantize is not False):
+            from mirkit.index.impacts import make_writer
+
+            return make_writer(path, *args, impacts=impacts, quantize=quantize, **options)
+        return super().__new__(cls)
+
     def __init__(self, path, *, analyzer: Optional[Analyzer] = None, codec: str = DEFAULT_CODEC,
                  freq_codec: Optional[str] = None, positions: bool = False,
                  vectors: bool = False, threads: int = 0,
                  memory_budget: Union[int, str] = "1GB", bm25_k1: float = BM25_K1,
                  bm25_b: float = BM25_B, overwrite: bool = False, batch_size: int = 4096,
                  merge: bool = True, numeric_fields=(), keyword_fields=(), store=False,
-                 word_counts: bool = False, fields=None, dedup=None):
+                 word_counts: bool = False, fields=None, dedup=None, impacts: bool = False,
+                 quantize: bool = False):
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
@@ -298,7 +315,8 @@ class IndexWriter:
              vectors: Optional[bool] = None, threads: int = 0,
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
              merge_policy="default", numeric_fields=None, keyword_fields=None,
-             store=None, word_counts: Optional[bool] = None, fields=None):
+             store=None, word_counts: Optional[bool] = None, fields=None,
+             impacts: Optional[bool] = None, bits: Optional[int] = None, max_weight=None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -317,6 +335,11 @@ class IndexWriter:
         fields
             The text fields of a new index (as for :class:`IndexWriter`; ValueError for an
             existing one, which keeps its own).
+        impacts, bits, max_weight
+            A new impact index of weighted documents (:mod:`mirkit.index.impacts`): every
+            segment quantizes with `bits` and `max_weight` (required: one scale for all
+            segments); ``add(id, {term: weight})``. An impact index opened again keeps its
+            own.
         numeric_fields, keyword_fields
             The fields a new index stores column-wise (as for :class:`IndexWriter`;
             ValueError for an existing one, which keeps its own).
@@ -358,20 +381,12 @@ class IndexWriter:
             memory_budget=memory_budget, batch_size=batch_size,
             merge_policy=MergePolicy() if merge_policy == "default" else merge_policy,
             numeric_fields=numeric_fields, keyword_fields=keyword_fields, store=store,
-            word_counts=word_counts, fields=fields)
+            word_counts=word_counts, fields=fields, impacts=impacts, bits=bits,
+            max_weight=max_weight)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"IndexWriter({str(self.path)!r}, n_docs={self.n_docs}, codec={self.codec!r}, {state})"
-
-    def __enter__(self) -> "IndexWriter":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
 
     @property
     def n_docs(self) -> int:

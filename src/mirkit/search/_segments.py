@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 
 from mirkit import _core
+from mirkit.index.impacts import impact_settings
 
 __all__ = ["SegmentedSearch", "segmented_engine"]
 
@@ -33,7 +34,8 @@ def segmented_engine(index):
                 b=bm25["b"], total_tokens=[s.index.stats.total_tokens for s in segments],
                 n_docs=st.n_docs, live_tokens=st.total_tokens, max_length=st.max_doc_length,
                 terms=terms, term_offsets=offsets, df=df, cf=cf, local_to_global=list(maps),
-                deleted=[s.deleted_bytes() for s in segments])
+                deleted=[s.deleted_bytes() for s in segments],
+                impacts=impact_settings(index) is not None)
         return index._engine
 
 

@@ -1,4 +1,5 @@
-"""Scoring functions for ranked retrieval: BM25 (three idf forms), TF-IDF, query likelihood.
+"""Scoring functions for ranked retrieval: BM25 (three idf forms), TF-IDF, query likelihood,
+and the impacts of an impact index.
 
 A scorer is a small immutable object handed to :class:`mirkit.search.Searcher` (as its default)
 or to one ``search`` call; the C++ engine evaluates it for every posting. Each scorer splits a
@@ -19,11 +20,10 @@ average length, ``cf`` the term's collection frequency, ``|C|`` the number of to
 BM25               ``idf * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))``; ``b = 1`` gives
                    BM11, ``b = 0`` BM15.
   idf="lucene"     ``log(1 + (N - n + 0.5) / (n + 0.5))``: Robertson-Sparck Jones shifted to stay
-                   positive (Lucene, Anserini); the index's stored bounds.
-  idf="rsj"        ``max(0, log((N - n + 0.5) / (n + 0.5)))``: RSJ clipped at 0 (terms in more
-                   than half of the documents then add nothing). PISA's BM25 clips at 1e-6
-                   instead, so there such terms add a tiny positive score: the same ranking
-                   except among documents that hold only such terms (tests/test_ciff.py).
+                   positive (Lucene's and Anserini's); the index's stored bounds.
+  idf="rsj"        ``max(1e-6, log((N - n + 0.5) / (n + 0.5)))``: RSJ clipped at 1e-6, PISA's
+                   BM25 (``bm25::query_term_weight``; terms in more than half of the
+                   documents then add almost nothing, but still more than 0).
   idf="log"        ``log(N / n)``.
 TF-IDF             ``(1 + log tf) * log(N / n)``.
 Query likelihood   Dirichlet smoothing (Zhai & Lafferty 2001) in its rank-equivalent form:
@@ -31,6 +31,9 @@ Query likelihood   Dirichlet smoothing (Zhai & Lafferty 2001) in its rank-equiva
                    ``+ (sum of all query weights) log(mu / (|d| + mu))``. The second part
                    applies to matching documents only: like every algorithm here, retrieval
                    ranks the documents that hold at least one query term.
+Impact             ``sum over query terms of w x impact``: the quantized weight the posting
+                   stores (an impact index, :mod:`mirkit.index.impacts`; PISA's
+                   ``quantized`` scorer). The only scorer of an impact index, and its default.
 =================  ============================================================================
 
 Natural logarithms throughout.
@@ -44,8 +47,8 @@ from typing import Optional, Union
 
 from mirkit import _core
 
-__all__ = ["BM25", "BM25_B", "BM25_K1", "IDF_FORMS", "QueryLikelihood", "SCORERS", "Scorer",
-           "TFIDF", "check_bm25", "get_scorer"]
+__all__ = ["BM25", "BM25_B", "BM25_K1", "IDF_FORMS", "Impact", "QueryLikelihood", "SCORERS",
+           "Scorer", "TFIDF", "check_bm25", "get_scorer"]
 
 IDF_FORMS = ("lucene", "rsj", "log")
 
@@ -154,7 +157,20 @@ class QueryLikelihood(Scorer):
         return {"scorer": "ql", "mu": float(self.mu)}
 
 
-SCORERS = {"bm25": BM25, "tfidf": TFIDF, "ql": QueryLikelihood}
+@dataclass(frozen=True)
+class Impact(Scorer):
+    """``sum over query terms of query weight x stored impact`` (an impact index:
+    :mod:`mirkit.index.impacts`). With integer query weights the scores are exact integers.
+    Any other scorer on an impact index, and this one on an index of term frequencies, is a
+    ValueError when the query runs."""
+
+    name = "impact"
+
+    def _spec(self, index) -> dict:
+        return {"scorer": "impact"}
+
+
+SCORERS = {"bm25": BM25, "tfidf": TFIDF, "ql": QueryLikelihood, "impact": Impact}
 
 
 def get_scorer(scorer: Union[None, str, Scorer]) -> Scorer:

@@ -46,6 +46,7 @@ from typing import Mapping, Optional, Sequence, Union
 from mirkit import _core
 from mirkit._validate import check_count, progress_bar
 from mirkit.index.fields import index_fields
+from mirkit.index.impacts import impact_settings, is_pretokenized
 from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
@@ -188,6 +189,8 @@ class Searcher:
         self._fielded = None
         self._fielded_index = bool(index_fields(index))  # per-field words are read
         self._segmented = None
+        self._impacts = impact_settings(index) is not None
+        self._pretokenized = is_pretokenized(index)  # text queries do not apply
         if isinstance(index, SegmentedIndex):
             if self._global_stats is not None:
                 raise ValueError("global_stats apply to one shard, not to a segmented index")
@@ -201,7 +204,7 @@ class Searcher:
         self._engine = _core.query.QueryEngine(
             index.reader, _core.analysis.Analyzer(**index.analyzer.to_dict()),
             k1=index.bm25["k1"], b=index.bm25["b"], total_tokens=index.stats.total_tokens,
-            global_stats=self._global_stats)
+            global_stats=self._global_stats, impacts=self._impacts)
 
     def refresh(self) -> "Searcher":
         """A searcher of the index's latest commit (:meth:`SegmentedIndex.reopen`, reusing
@@ -230,7 +233,8 @@ class Searcher:
 
     @scorer.setter
     def scorer(self, scorer: Union[None, str, Scorer]) -> None:
-        self._scorer = get_scorer(scorer)
+        # An impact index (mirkit.index.impacts) is scored by its impacts by default.
+        self._scorer = get_scorer("impact" if scorer is None and self._impacts else scorer)
         self._default_spec = self._spec(self._scorer)
         if self._cache is not None:  # cached answers of queries naming no scorer
             self._cache.clear()
@@ -308,6 +312,9 @@ class Searcher:
         as :meth:`analyze` does), text with phrases or signs as ``(text, clauses)``
         (:func:`mirkit.query.ranked_query`), a mapping as checked ``(terms, weights)``."""
         if isinstance(query, str):
+            if self._pretokenized:
+                raise ValueError("this impact index holds pretokenized terms, which no analyzer "
+                                 "made: query it with a {term: weight} mapping")
             structured = ranked_query(query)
             return query if structured is None else structured
         if type(query) is StructuredQuery:  # read with syntax="lucene" already
