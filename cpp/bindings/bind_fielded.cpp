@@ -18,14 +18,35 @@ struct PyFieldedEngine {
   py::list keep;
 };
 
-// Each query: a list of (term, weight, field) with field -1 for every field.
+// Each query: a list of clauses, (term, weight, field) with field -1 for every field, or
+// (term or list of a phrase's terms, weight, field, offsets or None, slop, occur).
 std::vector<FieldedTerm> fielded_terms(const py::list& query) {
   std::vector<FieldedTerm> out;
   out.reserve(query.size());
   for (const py::handle item : query) {
     const auto t = item.cast<py::tuple>();
-    if (t.size() != 3) throw py::value_error("a query term must be (term, weight, field)");
-    out.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<int32_t>()});
+    if (t.size() != 3 && t.size() != 6) {
+      throw py::value_error("a query clause must be (term, weight, field) or (term or phrase "
+                            "terms, weight, field, offsets, slop, occur)");
+    }
+    FieldedTerm term;
+    if (py::isinstance<py::str>(t[0])) {
+      term.term = t[0].cast<std::string>();
+    } else {
+      term.phrase = t[0].cast<std::vector<std::string>>();
+      if (term.phrase.size() < 2) throw py::value_error("a phrase clause needs >= 2 terms");
+    }
+    term.weight = t[1].cast<double>();
+    term.field = t[2].cast<int32_t>();
+    if (t.size() == 6) {
+      if (!t[3].is_none()) term.offsets = t[3].cast<std::vector<uint32_t>>();
+      term.slop = t[4].cast<uint32_t>();
+      term.occur = static_cast<query::FieldedOccur>(t[5].cast<int32_t>());
+    }
+    if (!term.phrase.empty() && term.offsets.size() != term.phrase.size()) {
+      throw py::value_error("a phrase clause needs one offset per term");
+    }
+    out.push_back(std::move(term));
   }
   return out;
 }

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "index/bm25.hpp"
 #include "query/cursor.hpp"
+#include "query/phrase.hpp"
 
 namespace mirkit::query {
 
@@ -73,6 +75,49 @@ FieldedEngine::FieldedEngine(std::vector<FieldedSegment> segments)
   }
 }
 
+namespace {
+
+// The postings of a clause in one field index: a term's list, or a phrase's documents with
+// their phrase frequencies in that field. Returns the postings decoded.
+uint64_t field_list(const index::IndexReader& field, const FieldedTerm& t,
+                    std::vector<uint32_t>& docs, std::vector<uint32_t>& tfs) {
+  if (t.phrase.empty()) {
+    const int64_t id = field.find_term(t.term);
+    if (id >= 0) field.postings(static_cast<uint32_t>(id), docs, tfs);
+    return docs.size();
+  }
+  if (!field.layout().positions) {
+    core::fail_value("a phrase needs positions, and these field indexes have none (the index "
+                     "was built with positions=False): rebuild it with positions=True");
+  }
+  PhraseSpec spec{{}, t.offsets, t.slop};
+  for (const std::string& term : t.phrase) {
+    const int64_t id = field.find_term(term);
+    if (id < 0) return 0;  // a term absent from the field: no match there
+    spec.terms.push_back(static_cast<uint32_t>(id));
+  }
+  index::MemoryPostings list;
+  materialize_phrase(field, spec, nullptr, list);
+  docs = std::move(list.docids);
+  tfs = std::move(list.freqs);
+  return docs.size();
+}
+
+// Drops the postings of `list` that `pass` does not pass.
+void keep_passing(index::MemoryPostings& list, const uint8_t* pass) {
+  size_t n = 0;
+  for (size_t i = 0; i < list.docids.size(); ++i) {
+    if (!pass[list.docids[i]]) continue;
+    list.docids[n] = list.docids[i];
+    list.freqs[n++] = list.freqs[i];
+  }
+  list.docids.resize(n);
+  list.freqs.resize(n);
+  list.finish_blocks();
+}
+
+}  // namespace
+
 uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
                                index::MemoryPostings& out, uint64_t& decoded) const {
   uint64_t df = 0;
@@ -88,9 +133,7 @@ uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const
       tfs[f].clear();
       at[f] = 0;
       if (t.field >= 0 && static_cast<size_t>(t.field) != f) continue;
-      const int64_t id = seg.fields[f]->find_term(t.term);
-      if (id >= 0) seg.fields[f]->postings(static_cast<uint32_t>(id), docs[f], tfs[f]);
-      decoded += docs[f].size();
+      decoded += field_list(*seg.fields[f], t, docs[f], tfs[f]);
     }
     // A k-way merge of the fields' lists by docid (a few fields: a linear scan for the least).
     while (true) {
@@ -131,8 +174,10 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
                                   uint32_t k, Algorithm algorithm, const uint8_t* pass) const {
   check_bm25f(p, m_n_fields);
   if (k == 0) core::fail_value("k must be >= 1, got 0");
-  // Repeated (term, field) pairs add up their weights.
-  std::map<std::pair<int32_t, std::string>, double> merged;
+  // Repeated clauses (the same term or phrase, field and occur) add up their weights.
+  using Key = std::tuple<int32_t, int32_t, std::string, std::vector<std::string>,
+                         std::vector<uint32_t>, uint32_t>;
+  std::map<Key, double> merged;
   for (const FieldedTerm& t : terms) {
     if (!(std::isfinite(t.weight) && t.weight > 0)) {
       core::fail_value("query term weights must be finite and > 0; '", t.term, "' has ", t.weight);
@@ -140,10 +185,58 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
     if (t.field >= static_cast<int32_t>(m_n_fields) || t.field < -1) {
       core::fail_value("field ", t.field, " out of range (", m_n_fields, " fields)");
     }
-    merged[{t.field, t.term}] += t.weight;
+    if (t.occur != FieldedOccur::kShould && t.occur != FieldedOccur::kMust &&
+        t.occur != FieldedOccur::kMustNot) {
+      core::fail_value("occur must be 0, 1 or 2; '", t.term, "' has ",
+                       static_cast<int32_t>(t.occur));
+    }
+    if (!t.phrase.empty()) {
+      if (t.phrase.size() != t.offsets.size()) {
+        core::fail_value("a phrase has ", t.phrase.size(), " terms but ", t.offsets.size(),
+                         " offsets");
+      }
+      for (size_t j = 1; j < t.offsets.size(); ++j) {
+        if (t.offsets[j] <= t.offsets[j - 1]) {
+          core::fail_value("phrase offsets must be strictly increasing; offsets[", j, "]=",
+                           t.offsets[j], " follows ", t.offsets[j - 1]);
+        }
+      }
+    }
+    const bool is_phrase = !t.phrase.empty();  // a term's offsets and slop do not count
+    merged[{t.field, static_cast<int32_t>(t.occur), t.term, t.phrase,
+            is_phrase ? t.offsets : std::vector<uint32_t>{}, is_phrase ? t.slop : 0}] += t.weight;
   }
   QueryResult result;
   if (m_n_live == 0 || merged.empty()) return result;
+  auto clause = [](const Key& key, double weight) {
+    return FieldedTerm{std::get<2>(key), weight, std::get<0>(key), std::get<3>(key),
+                       std::get<4>(key), std::get<5>(key),
+                       static_cast<FieldedOccur>(std::get<1>(key))};
+  };
+  // Required and excluded clauses: the documents a scored list may hold (with the filter's),
+  // one byte per live document; the lists of required clauses are kept to be scored.
+  std::vector<uint8_t> allow;
+  std::map<Key, std::pair<index::MemoryPostings, uint64_t>> required;
+  for (const auto& [key, weight] : merged) {
+    const auto occur = static_cast<FieldedOccur>(std::get<1>(key));
+    if (occur == FieldedOccur::kShould) continue;
+    if (allow.empty()) {
+      allow.assign(m_n_live, 1);
+      if (pass != nullptr) std::copy(pass, pass + m_n_live, allow.begin());
+    }
+    index::MemoryPostings list;
+    const uint64_t df = gather(clause(key, weight), p, nullptr, list, result.postings_decoded);
+    if (occur == FieldedOccur::kMustNot) {
+      for (const uint32_t d : list.docids) allow[d] = 0;
+      continue;
+    }
+    // Required: a document keeps its flag only if it holds this clause too.
+    std::vector<uint8_t> holds(m_n_live, 0);
+    for (const uint32_t d : list.docids) holds[d] = 1;
+    for (uint64_t d = 0; d < m_n_live; ++d) allow[d] &= holds[d];
+    required.emplace(key, std::make_pair(std::move(list), df));
+  }
+  if (!allow.empty()) pass = allow.data();
   struct Term {
     index::MemoryPostings list;
     double weight = 0.0;  // query weight * idf * (k1 + 1)
@@ -155,9 +248,17 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
   double magnitude = 0.0;
   const Bm25FScorer scorer{p.k1};
   for (const auto& [key, weight] : merged) {
+    if (static_cast<FieldedOccur>(std::get<1>(key)) == FieldedOccur::kMustNot) continue;
     Term t;
-    const FieldedTerm term{key.second, weight, key.first};
-    const uint64_t df = gather(term, p, pass, t.list, result.postings_decoded);
+    uint64_t df;
+    const auto kept = required.find(key);
+    if (kept != required.end()) {
+      t.list = std::move(kept->second.first);
+      df = kept->second.second;
+      keep_passing(t.list, pass);
+    } else {
+      df = gather(clause(key, weight), p, pass, t.list, result.postings_decoded);
+    }
     if (t.list.docids.empty()) {
       if (algorithm == Algorithm::kAnd) return result;  // a conjunction matches nothing
       if (df == 0) continue;                             // an unknown term counts nowhere

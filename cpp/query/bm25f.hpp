@@ -45,11 +45,23 @@ struct Bm25FParams {
   double k1 = 1.2;              // >= 0
 };
 
-// A query term: analyzed text, query weight > 0, and its field (-1: every field).
+// How a clause counts (the engine's Occur, mirkit.query): scored; required and scored;
+// excluded (not scored).
+enum class FieldedOccur : int32_t { kShould = 0, kMust = 1, kMustNot = 2 };
+
+// A query clause: an analyzed term, or a phrase (`phrase` holds >= 2 terms at `offsets`, with
+// `slop`: phrase.hpp's rule), its query weight > 0, its field (-1: every field) and occur. A
+// phrase's frequency in each field of a document (phrase.hpp's count, over that field's
+// positions) is its tf_f there, so it enters tf~ as a term does; its df counts the live
+// documents where it occurs in one of its fields.
 struct FieldedTerm {
   std::string term;
   double weight = 1.0;
   int32_t field = -1;
+  std::vector<std::string> phrase;
+  std::vector<uint32_t> offsets;
+  uint32_t slop = 0;
+  FieldedOccur occur = FieldedOccur::kShould;
 };
 
 class FieldedEngine {
@@ -62,6 +74,9 @@ class FieldedEngine {
   // (optional, one byte per live document, nonzero: passes; it outlives the call) is a filter:
   // only passing documents are scored and returned, the top k of them exactly; statistics
   // (df, N, average lengths) stay those of every live document, so scores do not change.
+  // Required and excluded clauses restrict the documents as the filter does (a document must
+  // hold every required clause and no excluded one); std::invalid_argument for a phrase on a
+  // field index without positions.
   QueryResult search(const std::vector<FieldedTerm>& terms, const Bm25FParams& params,
                      uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<std::vector<FieldedTerm>>& queries,
@@ -74,8 +89,8 @@ class FieldedEngine {
   double avg_length(size_t f) const { return m_avg[f]; }
 
  private:
-  // The term's list over the live documents that `pass` passes (tf~ bits as frequencies, see
-  // Bm25FScorer); returns its df, over every live document.
+  // The clause's list over the live documents that `pass` passes (tf~ bits as frequencies,
+  // see Bm25FScorer); returns its df, over every live document.
   uint64_t gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
                   index::MemoryPostings& out, uint64_t& decoded) const;
 

@@ -94,6 +94,9 @@ class SegmentedEngine(_Engine):
     def n_segments(self) -> int: ...
 
 _FieldedHits = tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], int, int, int]
+# (term, weight, field) or (term or a phrase's terms, weight, field, offsets, slop, occur)
+_FieldedClause = Union[tuple[str, float, int],
+                       tuple[Union[str, list[str]], float, int, Optional[list[int]], int, int]]
 
 class FieldedEngine:
     def __init__(self, segments: list[tuple[list[Any], Optional[npt.NDArray[np.uint8]]]]
@@ -101,10 +104,10 @@ class FieldedEngine:
     @property
     def n_live(self) -> int: ...
     def avg_length(self, field: int) -> float: ...
-    def search(self, query: list[tuple[str, float, int]], weights: Sequence[float],
+    def search(self, query: list[_FieldedClause], weights: Sequence[float],
                b: Sequence[float], k1: float, k: int, algorithm: str,
                filter: Optional[npt.NDArray[np.uint8]] = None) -> _FieldedHits: ...
-    def search_batch(self, queries: list[list[tuple[str, float, int]]],
+    def search_batch(self, queries: list[list[_FieldedClause]],
                      weights: Sequence[float], b: Sequence[float], k1: float, k: int,
                      algorithm: str, threads: int = 0,
                      filter: Optional[npt.NDArray[np.uint8]] = None) -> list[_FieldedHits]: ...

@@ -392,7 +392,8 @@ class Searcher:
                 k = check_search_options(k, algorithm)
                 return self._fielded_search().search(
                     query, k, algorithm, bm25f,
-                    None if filter is None else self._filter_cache.get(self.index, filter))
+                    None if filter is None else self._filter_cache.get(self.index, filter),
+                    syntax)
         if correct is not None:
             if syntax != "plain":
                 raise ValueError("correct='auto' takes a plain query, not syntax="
@@ -486,7 +487,8 @@ class Searcher:
                 k = check_search_options(k, algorithm)
                 return self._fielded_search().search_batch(
                     queries, k, algorithm, bm25f, check_count(threads, "threads"),
-                    None if filter is None else self._filter_cache.get(self.index, filter))
+                    None if filter is None else self._filter_cache.get(self.index, filter),
+                    syntax)
         if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                 or transpositions is not None:
             queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
