@@ -36,6 +36,8 @@ excludes it (``syntax="lucene"`` reads signs on words too), as in ordinary ranke
 A ``filter`` (every kind :meth:`mirkit.search.Searcher.search` takes) keeps the documents it
 passes: the top k of them, scored exactly as without it (the statistics stay the live
 collection's). Required and excluded clauses restrict the documents the same way.
+Relevance feedback (``feedback=Rocchio(...)``, :mod:`mirkit.search.feedback`) runs both of its
+retrievals with BM25F; a query mapping may hold ``(field, term)`` keys for per-field terms.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import numpy as np
 
 from mirkit import _core
 from mirkit.index.fields import check_field, field_index, index_fields
-from mirkit.query import SHOULD, analyze_phrase, parse_clauses
+from mirkit.query import MUST_NOT, SHOULD, analyze_phrase, parse_clauses
 from mirkit.search.scoring import BM25_B, BM25_K1, Scorer, _check_real, check_bm25
 
 __all__ = ["BM25F", "FieldedSearch", "fielded_scorer"]
@@ -160,8 +162,11 @@ class FieldedSearch:
         the plain words, ``(term or phrase terms, weight, field, offsets, slop, occur)`` for
         phrases and signed clauses."""
         if isinstance(query, Mapping):
-            return [(t, float(w), -1) if isinstance(t, str) else
-                    (t[1], float(w), self._field_number(t[0])) for t, w in query.items()]
+            out = []
+            for t, w in query.items():
+                f = -1 if isinstance(t, str) else self._field_number(t)
+                out.append((t if f < 0 else t[1], float(w), f))
+            return out
         if not isinstance(query, str):
             raise TypeError(f"a BM25F query is a str or a mapping, got {type(query).__name__}")
         out = []
@@ -178,11 +183,33 @@ class FieldedSearch:
                 out.append((terms, 1.0, f, offsets, c.slop, c.occur))
         return out
 
-    def _field_number(self, name) -> int:
-        if name not in self.fields:
-            raise ValueError(f"unknown field {name!r}; the index's text fields are "
+    def query_vector(self, query, syntax: str = "plain") -> dict:
+        """The query's weighted terms for relevance feedback (:mod:`mirkit.search.feedback`):
+        ``{term: weight}`` for terms of every field, ``{(field, term): weight}`` for per-field
+        ones (a repeated term weighs by its count); a phrase gives its terms, an excluded
+        clause nothing. A mapping is returned as it is (checked)."""
+        if isinstance(query, Mapping):
+            self.terms(query)  # checks the fields
+            return dict(query)
+        out: dict = {}
+        for c in self.terms(query, syntax):
+            if len(c) == 6 and c[5] == MUST_NOT:
+                continue
+            for t in ([c[0]] if isinstance(c[0], str) else c[0]):
+                key = t if c[2] < 0 else (self.fields[c[2]], t)
+                out[key] = out.get(key, 0.0) + c[1]
+        return out
+
+    def _field_number(self, key) -> int:
+        """The field number of a mapping key ``(field, term)``."""
+        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, str)
+                                                                 for x in key)):
+            raise TypeError(f"a BM25F query's keys are terms or (field, term) pairs of str, "
+                            f"got {key!r}")
+        if key[0] not in self.fields:
+            raise ValueError(f"unknown field {key[0]!r}; the index's text fields are "
                              f"{list(self.fields)}")
-        return self.fields.index(name)
+        return self.fields.index(key[0])
 
     def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None,
                syntax: str = "plain"):
