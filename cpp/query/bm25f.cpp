@@ -70,6 +70,7 @@ FieldedEngine::FieldedEngine(std::vector<FieldedSegment> segments)
     m_n_live += live;
   }
   if (m_n_live >= kEndDocid) core::fail_value("too many live documents: ", m_n_live);
+  m_totals = totals;
   for (uint64_t t : totals) {
     m_avg.push_back(m_n_live ? static_cast<double>(t) / static_cast<double>(m_n_live) : 0.0);
   }
@@ -118,14 +119,15 @@ void keep_passing(index::MemoryPostings& list, const uint8_t* pass) {
 
 }  // namespace
 
-uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
+uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p,
+                               const std::vector<double>& avg, const uint8_t* pass,
                                index::MemoryPostings& out, uint64_t& decoded) const {
   uint64_t df = 0;
   std::vector<std::vector<uint32_t>> docs(m_n_fields), tfs(m_n_fields);
   std::vector<size_t> at(m_n_fields);
   // 1 / avglen_f (0 for a field empty in every live document: it has no live posting).
   std::vector<double> inv_avg(m_n_fields);
-  for (size_t f = 0; f < m_n_fields; ++f) inv_avg[f] = m_avg[f] > 0 ? 1.0 / m_avg[f] : 0.0;
+  for (size_t f = 0; f < m_n_fields; ++f) inv_avg[f] = avg[f] > 0 ? 1.0 / avg[f] : 0.0;
   for (size_t s = 0; s < m_segments.size(); ++s) {
     const FieldedSegment& seg = m_segments[s];
     for (size_t f = 0; f < m_n_fields; ++f) {
@@ -170,15 +172,42 @@ uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const
 template <class S>
 void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk);  // engine.cpp
 
+std::vector<uint64_t> FieldedEngine::clause_dfs(const std::vector<FieldedTerm>& terms) const {
+  const Bm25FParams unit{std::vector<double>(m_n_fields, 1.0), std::vector<double>(m_n_fields, 0.0),
+                         1.0};
+  std::vector<uint64_t> out;
+  uint64_t decoded = 0;
+  for (const FieldedTerm& t : terms) {
+    if (t.field >= static_cast<int32_t>(m_n_fields) || t.field < -1) {
+      core::fail_value("field ", t.field, " out of range (", m_n_fields, " fields)");
+    }
+    index::MemoryPostings list;
+    out.push_back(gather(t, unit, m_avg, nullptr, list, decoded));
+  }
+  return out;
+}
+
 QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const Bm25FParams& p,
-                                  uint32_t k, Algorithm algorithm, const uint8_t* pass) const {
+                                  uint32_t k, Algorithm algorithm, const uint8_t* pass,
+                                  const FieldedGlobal* global) const {
   check_bm25f(p, m_n_fields);
   if (k == 0) core::fail_value("k must be >= 1, got 0");
+  if (global != nullptr && (global->avg.size() != m_n_fields || global->dfs.size() != terms.size() ||
+                            global->n_live < m_n_live)) {
+    core::fail_value("global statistics need one average length per field (", m_n_fields,
+                     "), one df per clause (", terms.size(), ") and n_live >= ", m_n_live,
+                     "; got ", global->avg.size(), ", ", global->dfs.size(), " and ",
+                     global->n_live);
+  }
+  const uint64_t n_docs = global ? global->n_live : m_n_live;
+  const std::vector<double>& avg = global ? global->avg : m_avg;
   // Repeated clauses (the same term or phrase, field and occur) add up their weights.
   using Key = std::tuple<int32_t, int32_t, std::string, std::vector<std::string>,
                          std::vector<uint32_t>, uint32_t>;
   std::map<Key, double> merged;
-  for (const FieldedTerm& t : terms) {
+  std::map<Key, uint64_t> global_df;  // with `global`: each clause's df in the collection
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const FieldedTerm& t = terms[i];
     if (!(std::isfinite(t.weight) && t.weight > 0)) {
       core::fail_value("query term weights must be finite and > 0; '", t.term, "' has ", t.weight);
     }
@@ -203,8 +232,10 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
       }
     }
     const bool is_phrase = !t.phrase.empty();  // a term's offsets and slop do not count
-    merged[{t.field, static_cast<int32_t>(t.occur), t.term, t.phrase,
-            is_phrase ? t.offsets : std::vector<uint32_t>{}, is_phrase ? t.slop : 0}] += t.weight;
+    const Key key{t.field, static_cast<int32_t>(t.occur), t.term, t.phrase,
+                  is_phrase ? t.offsets : std::vector<uint32_t>{}, is_phrase ? t.slop : 0};
+    merged[key] += t.weight;
+    if (global != nullptr) global_df.emplace(key, global->dfs[i]);
   }
   QueryResult result;
   if (m_n_live == 0 || merged.empty()) return result;
@@ -225,7 +256,8 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
       if (pass != nullptr) std::copy(pass, pass + m_n_live, allow.begin());
     }
     index::MemoryPostings list;
-    const uint64_t df = gather(clause(key, weight), p, nullptr, list, result.postings_decoded);
+    const uint64_t df =
+        gather(clause(key, weight), p, avg, nullptr, list, result.postings_decoded);
     if (occur == FieldedOccur::kMustNot) {
       for (const uint32_t d : list.docids) allow[d] = 0;
       continue;
@@ -257,15 +289,16 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
       df = kept->second.second;
       keep_passing(t.list, pass);
     } else {
-      df = gather(clause(key, weight), p, pass, t.list, result.postings_decoded);
+      df = gather(clause(key, weight), p, avg, pass, t.list, result.postings_decoded);
     }
+    if (global != nullptr) df = global_df.at(key);
     if (t.list.docids.empty()) {
       if (algorithm == Algorithm::kAnd) return result;  // a conjunction matches nothing
       if (df == 0) continue;                             // an unknown term counts nowhere
     }
     // Every term of the live collection counts in the scale, with or without a filter, so a
     // filtered query scores its documents exactly as the unfiltered one.
-    t.weight = weight * index::bm25_idf(m_n_live, df) * (p.k1 + 1.0);
+    t.weight = weight * index::bm25_idf(n_docs, df) * (p.k1 + 1.0);
     magnitude += t.weight;  // f < 1
     if (t.list.docids.empty()) continue;
     plan_terms.push_back(std::move(t));
@@ -312,11 +345,17 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
 
 std::vector<QueryResult> FieldedEngine::search_batch(
     const std::vector<std::vector<FieldedTerm>>& queries, const Bm25FParams& params, uint32_t k,
-    Algorithm algorithm, unsigned threads, const uint8_t* pass) const {
+    Algorithm algorithm, unsigned threads, const uint8_t* pass,
+    const std::vector<FieldedGlobal>* global) const {
   check_bm25f(params, m_n_fields);
+  if (global != nullptr && global->size() != queries.size()) {
+    core::fail_value("global statistics for ", global->size(), " queries; there are ",
+                     queries.size());
+  }
   std::vector<QueryResult> out(queries.size());
   core::parallel_for(queries.size(), threads, [&](size_t i) {
-    out[i] = search(queries[i], params, k, algorithm, pass);
+    out[i] = search(queries[i], params, k, algorithm, pass,
+                    global == nullptr ? nullptr : &(*global)[i]);
   });
   return out;
 }

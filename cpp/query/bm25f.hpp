@@ -64,6 +64,16 @@ struct FieldedTerm {
   FieldedOccur occur = FieldedOccur::kShould;
 };
 
+// The collection's statistics when an engine searches a part of it (mirkit.distributed: runs
+// of a living index's segments on several workers): its live documents, each field's average
+// length over them, and the df of each clause of the query, in the query's order (the sums of
+// the parts' clause_dfs). With them a part scores its documents exactly as the whole would.
+struct FieldedGlobal {
+  uint64_t n_live = 0;
+  std::vector<double> avg;
+  std::vector<uint64_t> dfs;
+};
+
 class FieldedEngine {
  public:
   // std::invalid_argument unless every segment has the same number of fields (>= 1), with
@@ -77,22 +87,28 @@ class FieldedEngine {
   // Required and excluded clauses restrict the documents as the filter does (a document must
   // hold every required clause and no excluded one); std::invalid_argument for a phrase on a
   // field index without positions.
+  // `global` (optional): the collection's statistics, when this engine holds a part of it.
   QueryResult search(const std::vector<FieldedTerm>& terms, const Bm25FParams& params,
-                     uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr) const;
+                     uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr,
+                     const FieldedGlobal* global = nullptr) const;
+  // The df of each clause over this engine's live documents (a part's share of FieldedGlobal).
+  std::vector<uint64_t> clause_dfs(const std::vector<FieldedTerm>& terms) const;
   std::vector<QueryResult> search_batch(const std::vector<std::vector<FieldedTerm>>& queries,
                                         const Bm25FParams& params, uint32_t k,
                                         Algorithm algorithm, unsigned threads,
-                                        const uint8_t* pass = nullptr) const;
+                                        const uint8_t* pass = nullptr,
+                                        const std::vector<FieldedGlobal>* global = nullptr) const;
 
   size_t n_fields() const { return m_n_fields; }
   uint64_t n_live() const { return m_n_live; }
   double avg_length(size_t f) const { return m_avg[f]; }
+  uint64_t total_length(size_t f) const { return m_totals[f]; }  // over the live documents
 
  private:
   // The clause's list over the live documents that `pass` passes (tf~ bits as frequencies,
   // see Bm25FScorer); returns its df, over every live document.
-  uint64_t gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
-                  index::MemoryPostings& out, uint64_t& decoded) const;
+  uint64_t gather(const FieldedTerm& t, const Bm25FParams& p, const std::vector<double>& avg,
+                  const uint8_t* pass, index::MemoryPostings& out, uint64_t& decoded) const;
 
   std::vector<FieldedSegment> m_segments;
   std::vector<std::vector<uint32_t>> m_live_rank;  // per segment with deletions: live docid
@@ -100,6 +116,7 @@ class FieldedEngine {
   size_t m_n_fields = 0;
   uint64_t m_n_live = 0;
   std::vector<double> m_avg;  // per field, over the live documents
+  std::vector<uint64_t> m_totals;
 };
 
 void check_bm25f(const Bm25FParams& p, size_t n_fields);  // std::invalid_argument

@@ -73,7 +73,8 @@ class _Engine:  # the methods both engines have (not in the module)
                      filter: Union[None, DocFilter, list[DocFilter]] = None
                      ) -> list[SearchResult]: ...
     def search_batch_arrays(self, queries: list[_Query],
-                            k: int, algorithm: str, threads: int, spec: ScorerSpec
+                            k: int, algorithm: str, threads: int, spec: ScorerSpec,
+                            filter: Any = None
                             ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                        npt.NDArray[np.float64], npt.NDArray[np.uint64]]: ...
     def precompute_bounds(self, spec: ScorerSpec, threads: int) -> None: ...
@@ -107,10 +108,15 @@ class FieldedEngine:
     def search(self, query: list[_FieldedClause], weights: Sequence[float],
                b: Sequence[float], k1: float, k: int, algorithm: str,
                filter: Optional[npt.NDArray[np.uint8]] = None) -> _FieldedHits: ...
+    @property
+    def total_lengths(self) -> list[int]: ...
+    def clause_dfs(self, queries: list[list[_FieldedClause]]) -> list[list[int]]: ...
     def search_batch(self, queries: list[list[_FieldedClause]],
                      weights: Sequence[float], b: Sequence[float], k1: float, k: int,
                      algorithm: str, threads: int = 0,
-                     filter: Optional[npt.NDArray[np.uint8]] = None) -> list[_FieldedHits]: ...
+                     filter: Optional[npt.NDArray[np.uint8]] = None,
+                     global_stats: Optional[tuple[int, list[float], list[list[int]]]] = None
+                     ) -> list[_FieldedHits]: ...
 
 def merge_topk(runs: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                 npt.NDArray[np.float64]]], k: int

@@ -53,7 +53,7 @@ from mirkit.index.fields import check_field, field_index, index_fields
 from mirkit.query import MUST_NOT, SHOULD, analyze_phrase, parse_clauses
 from mirkit.search.scoring import BM25_B, BM25_K1, Scorer, _check_real, check_bm25
 
-__all__ = ["BM25F", "FieldedSearch", "fielded_scorer"]
+__all__ = ["BM25F", "FieldedSearch", "fielded_clauses", "fielded_scorer"]
 
 
 def _check_weight(value, name: str) -> float:
@@ -161,27 +161,7 @@ class FieldedSearch:
         ``(field, term)`` counts that field only): ``(term, weight, field index or -1)`` for
         the plain words, ``(term or phrase terms, weight, field, offsets, slop, occur)`` for
         phrases and signed clauses."""
-        if isinstance(query, Mapping):
-            out = []
-            for t, w in query.items():
-                f = -1 if isinstance(t, str) else self._field_number(t)
-                out.append((t if f < 0 else t[1], float(w), f))
-            return out
-        if not isinstance(query, str):
-            raise TypeError(f"a BM25F query is a str or a mapping, got {type(query).__name__}")
-        out = []
-        for c in parse_clauses(query, syntax == "lucene", self.fields):
-            f = -1 if c.field is None else self.fields.index(c.field)
-            if c.kind == "word" and c.occur == SHOULD:
-                out += [(t, 1.0, f) for t in self._analyzer(c.text)]
-                continue
-            # A phrase or signed word: of no term, dropped; of one, that term; else a phrase.
-            terms, offsets = analyze_phrase(self._analyzer, c.text)
-            if len(terms) == 1:
-                out.append((terms[0], 1.0, f, None, 0, c.occur))
-            elif terms:
-                out.append((terms, 1.0, f, offsets, c.slop, c.occur))
-        return out
+        return fielded_clauses(query, self.fields, self._analyzer, syntax)
 
     def query_vector(self, query, syntax: str = "plain") -> dict:
         """The query's weighted terms for relevance feedback (:mod:`mirkit.search.feedback`):
@@ -199,17 +179,6 @@ class FieldedSearch:
                 key = t if c[2] < 0 else (self.fields[c[2]], t)
                 out[key] = out.get(key, 0.0) + c[1]
         return out
-
-    def _field_number(self, key) -> int:
-        """The field number of a mapping key ``(field, term)``."""
-        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, str)
-                                                                 for x in key)):
-            raise TypeError(f"a BM25F query's keys are terms or (field, term) pairs of str, "
-                            f"got {key!r}")
-        if key[0] not in self.fields:
-            raise ValueError(f"unknown field {key[0]!r}; the index's text fields are "
-                             f"{list(self.fields)}")
-        return self.fields.index(key[0])
 
     def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None,
                syntax: str = "plain"):
@@ -243,6 +212,42 @@ class FieldedSearch:
         ids = self.index.doc_ids
         return _core.query.SearchResult(docids, scores, decoded, scored, docs, algorithm,
                                         [ids[d] for d in docids])
+
+
+def fielded_clauses(query, fields: tuple, analyzer, syntax: str = "plain") -> list:
+    """The FieldedEngine's clauses of `query` over an index with text `fields` (see
+    :meth:`FieldedSearch.terms`)."""
+    if isinstance(query, Mapping):
+        out = []
+        for t, w in query.items():
+            f = -1 if isinstance(t, str) else _field_number(t, fields)
+            out.append((t if f < 0 else t[1], float(w), f))
+        return out
+    if not isinstance(query, str):
+        raise TypeError(f"a BM25F query is a str or a mapping, got {type(query).__name__}")
+    out = []
+    for c in parse_clauses(query, syntax == "lucene", fields):
+        f = -1 if c.field is None else fields.index(c.field)
+        if c.kind == "word" and c.occur == SHOULD:
+            out += [(t, 1.0, f) for t in analyzer(c.text)]
+            continue
+        # A phrase or signed word: of no term, dropped; of one, that term; else a phrase.
+        terms, offsets = analyze_phrase(analyzer, c.text)
+        if len(terms) == 1:
+            out.append((terms[0], 1.0, f, None, 0, c.occur))
+        elif terms:
+            out.append((terms, 1.0, f, offsets, c.slop, c.occur))
+    return out
+
+
+def _field_number(key, fields: tuple) -> int:
+    """The field number of a mapping key ``(field, term)``."""
+    if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, str) for x in key)):
+        raise TypeError(f"a BM25F query's keys are terms or (field, term) pairs of str, "
+                        f"got {key!r}")
+    if key[0] not in fields:
+        raise ValueError(f"unknown field {key[0]!r}; the index's text fields are {list(fields)}")
+    return fields.index(key[0])
 
 
 def fielded_scorer(searcher, queries: list, scorer, options: dict) -> Optional[BM25F]:
