@@ -9,23 +9,19 @@ import pytest
 
 from mirkit.analysis import Analyzer
 from mirkit.feedback import Rocchio
-from mirkit.index import IndexWriter
-from mirkit.search import BM25F, Searcher
+from mirkit.search import BM25F
 from tests.reference.bm25f import bm25f_scores, invert_fields, top_k
 from tests.reference.rocchio import rocchio
 from tests.test_bm25f import resolved
-from tests.test_fields import FIELDS, corpus
+from tests.test_bm25f_phrases import fielded_searcher
+from tests.test_fields import FIELDS
 
 ROCCHIO = Rocchio(docs=3, terms=4, max_df_ratio=0.5)
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    docs = corpus(np.random.default_rng(5), 150)
-    path = tmp_path_factory.mktemp("bm25ff") / "i"
-    with IndexWriter(path, fields=FIELDS, vectors=True, threads=1) as w:
-        w.add_documents(docs)
-    return Searcher(path), docs
+    return fielded_searcher(tmp_path_factory, 5, 150, vectors=True)
 
 
 def reference_expansion(docs, query: dict, scorer):

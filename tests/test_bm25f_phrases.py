@@ -52,13 +52,18 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    docs = corpus(np.random.default_rng(7), 220)
-    path = tmp_path_factory.mktemp("bm25fp") / "i"
-    with IndexWriter(path, fields=FIELDS, positions=True, threads=1) as w:
+def fielded_searcher(tmp_path_factory, seed: int, n: int, **options) -> tuple:
+    """(Searcher, documents) of `n` generated documents with the title and text fields."""
+    docs = corpus(np.random.default_rng(seed), n)
+    path = tmp_path_factory.mktemp("fielded") / "i"
+    with IndexWriter(path, fields=FIELDS, threads=1, **options) as w:
         w.add_documents(docs)
     return Searcher(path), docs
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    return fielded_searcher(tmp_path_factory, 7, 220, positions=True)
 
 
 def check_reference(searcher, docs, queries, scorer, k):

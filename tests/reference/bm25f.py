@@ -41,15 +41,22 @@ def bm25f_scores(query, postings, lengths, weights, b, k1):
             for d, tf in postings[f].get(term, {}).items():
                 tilde[d] += weights[f] * tf / (1 - b[f] + b[f] * lengths[f][d] / avg)
                 holds[d] = True
-        df = holds.sum()
-        if df == 0:
-            continue
-        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            part = np.where(tilde > 0, qw * idf * (k1 + 1) * tilde / (k1 + tilde), 0.0)
-        acc[holds] += part[holds]
-        hit |= holds
+        _add_term(acc, hit, tilde, holds, qw, k1)
     return {int(d): float(acc[d]) for d in np.flatnonzero(hit)}
+
+
+def _add_term(acc, hit, tilde, holds, qw, k1) -> None:
+    """Adds a term's BM25F contributions (tf~ per document; `holds`: the documents holding
+    it, which give its df) into `acc`, flagging them in `hit`."""
+    df = holds.sum()
+    if df == 0:
+        return
+    n = len(acc)
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        part = np.where(tilde > 0, qw * idf * (k1 + 1) * tilde / (k1 + tilde), 0.0)
+    acc[holds] += part[holds]
+    hit |= holds
 
 
 def top_k(scores: dict, k: int) -> list:
@@ -96,12 +103,5 @@ def bm25f_clause_scores(clauses, positions, lengths, weights, b, k1):
             continue
         if occur == 1:
             allowed &= holds
-        df = holds.sum()
-        if df == 0:
-            continue
-        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            part = np.where(tilde > 0, qw * idf * (k1 + 1) * tilde / (k1 + tilde), 0.0)
-        acc[holds] += part[holds]
-        hit |= holds
+        _add_term(acc, hit, tilde, holds, qw, k1)
     return {int(d): float(acc[d]) for d in np.flatnonzero(hit & allowed)}
