@@ -27,7 +27,8 @@ def living(tmp_path_factory):
         d["year"] = 1980 + i % 30
     path = tmp_path_factory.mktemp("dfields") / "live"
     for n, part in enumerate((docs[:60], docs[60:130], docs[130:200], docs[200:])):
-        options = dict(fields=FIELDS, positions=True, numeric_fields=["year"]) if n == 0 else {}
+        options = {"fields": FIELDS, "positions": True, "numeric_fields": ["year"]} if n == 0 \
+            else {}
         with IndexWriter.open(path, threads=1, merge_policy=None, **options) as w:
             w.add_documents(part)
             if n < 3:

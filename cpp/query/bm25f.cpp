@@ -192,8 +192,8 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
                                   const FieldedGlobal* global) const {
   check_bm25f(p, m_n_fields);
   if (k == 0) core::fail_value("k must be >= 1, got 0");
-  if (global != nullptr && (global->avg.size() != m_n_fields || global->dfs.size() != terms.size() ||
-                            global->n_live < m_n_live)) {
+  if (global != nullptr && (global->avg.size() != m_n_fields ||
+                            global->dfs.size() != terms.size() || global->n_live < m_n_live)) {
     core::fail_value("global statistics need one average length per field (", m_n_fields,
                      "), one df per clause (", terms.size(), ") and n_live >= ", m_n_live,
                      "; got ", global->avg.size(), ", ", global->dfs.size(), " and ",

@@ -908,7 +908,7 @@ class _ShardedIds:
     """What :func:`mirkit.search.filters.compile_filter` reads of an index for a filter of
     docids, a mask or external ids: a sharded index's statistics and id map."""
 
-    def __init__(self, searcher: "DistributedSearcher"):
+    def __init__(self, searcher: DistributedSearcher):
         self.stats = searcher.index.stats
         self.path = searcher.index.path
         self._searcher = searcher
