@@ -19,14 +19,35 @@ struct PyFieldedEngine {
   py::list keep;
 };
 
-// Each query: a list of (term, weight, field) with field -1 for every field.
+// Each query: a list of clauses, (term, weight, field) with field -1 for every field, or
+// (term or list of a phrase's terms, weight, field, offsets or None, slop, occur).
 std::vector<FieldedTerm> fielded_terms(const py::list& query) {
   std::vector<FieldedTerm> out;
   out.reserve(query.size());
   for (const py::handle item : query) {
     const auto t = item.cast<py::tuple>();
-    if (t.size() != 3) throw py::value_error("a query term must be (term, weight, field)");
-    out.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<int32_t>()});
+    if (t.size() != 3 && t.size() != 6) {
+      throw py::value_error("a query clause must be (term, weight, field) or (term or phrase "
+                            "terms, weight, field, offsets, slop, occur)");
+    }
+    FieldedTerm term;
+    if (py::isinstance<py::str>(t[0])) {
+      term.term = t[0].cast<std::string>();
+    } else {
+      term.phrase = t[0].cast<std::vector<std::string>>();
+      if (term.phrase.size() < 2) throw py::value_error("a phrase clause needs >= 2 terms");
+    }
+    term.weight = t[1].cast<double>();
+    term.field = t[2].cast<int32_t>();
+    if (t.size() == 6) {
+      if (!t[3].is_none()) term.offsets = t[3].cast<std::vector<uint32_t>>();
+      term.slop = t[4].cast<uint32_t>();
+      term.occur = static_cast<query::FieldedOccur>(t[5].cast<int32_t>());
+    }
+    if (!term.phrase.empty() && term.offsets.size() != term.phrase.size()) {
+      throw py::value_error("a phrase clause needs one offset per term");
+    }
+    out.push_back(std::move(term));
   }
   return out;
 }
@@ -45,6 +66,21 @@ const uint8_t* pass_of(const PyFieldedEngine& e, const std::optional<PassArray>&
                           std::to_string(e.engine->n_live()) + " bytes (one a live document)");
   }
   return pass->data();
+}
+
+// The global_stats argument of a batch: None, or (n_live, average length per field, the df of
+// each clause, per query).
+std::optional<std::vector<query::FieldedGlobal>> global_of(const py::object& stats) {
+  if (stats.is_none()) return std::nullopt;
+  const auto t = stats.cast<py::tuple>();
+  if (t.size() != 3) throw py::value_error("global_stats must be (n_live, avg_lengths, dfs)");
+  std::vector<query::FieldedGlobal> out;
+  const auto n = t[0].cast<uint64_t>();
+  const auto avg = t[1].cast<std::vector<double>>();
+  for (const py::handle dfs : t[2].cast<py::list>()) {
+    out.push_back({n, avg, dfs.cast<std::vector<uint64_t>>()});
+  }
+  return out;
 }
 
 py::tuple result_tuple(query::QueryResult&& r) {
@@ -94,19 +130,42 @@ void bind_fielded(py::module_& m) {
            "(docids, scores, postings_decoded, postings_scored, docs_scored) of one query: a list "
            "of (term, weight, field or -1); filter: None or a uint8 per live document (nonzero: "
            "may be returned; statistics stay the whole collection's).")
+      .def_property_readonly("total_lengths", [](const PyFieldedEngine& e) {
+             std::vector<uint64_t> out;
+             for (size_t f = 0; f < e.engine->n_fields(); ++f) {
+               out.push_back(e.engine->total_length(f));
+             }
+             return out;
+           }, "Per field, its total length over the live documents.")
+      .def("clause_dfs",
+           [](const PyFieldedEngine& e, const py::list& queries) {
+             std::vector<std::vector<FieldedTerm>> qs;
+             for (const py::handle q : queries) qs.push_back(fielded_terms(q.cast<py::list>()));
+             std::vector<std::vector<uint64_t>> out(qs.size());
+             {
+               py::gil_scoped_release release;
+               for (size_t i = 0; i < qs.size(); ++i) out[i] = e.engine->clause_dfs(qs[i]);
+             }
+             return out;
+           },
+           py::arg("queries"),
+           "Per query, the df of each of its clauses over this engine's live documents.")
       .def("search_batch",
            [](const PyFieldedEngine& e, const py::list& queries, std::vector<double> weights,
               std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
-              unsigned threads, const std::optional<PassArray>& filter) {
+              unsigned threads, const std::optional<PassArray>& filter,
+              const py::object& global_stats) {
              std::vector<std::vector<FieldedTerm>> qs;
              for (const py::handle q : queries) qs.push_back(fielded_terms(q.cast<py::list>()));
              const auto params = bm25f_params(std::move(weights), std::move(b), k1);
              const auto a = query::parse_algorithm(algorithm);
              const uint8_t* pass = pass_of(e, filter);
+             const auto global = global_of(global_stats);
              std::vector<query::QueryResult> rs;
              {
                py::gil_scoped_release release;
-               rs = e.engine->search_batch(qs, params, k, a, threads, pass);
+               rs = e.engine->search_batch(qs, params, k, a, threads, pass,
+                                           global ? &*global : nullptr);
              }
              py::list out;
              for (auto& r : rs) out.append(result_tuple(std::move(r)));
@@ -114,7 +173,10 @@ void bind_fielded(py::module_& m) {
            },
            py::arg("queries"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
            py::arg("algorithm"), py::arg("threads") = 0, py::arg("filter") = py::none(),
-           "search() of each query, on `threads` threads (0: every core).");
+           py::arg("global_stats") = py::none(),
+           "search() of each query, on `threads` threads (0: every core). global_stats: None, "
+           "or (n_live, average length per field, per query the df of each clause) of the "
+           "collection this engine is a part of (mirkit.distributed).");
 }
 
 }  // namespace mirkit::bindings

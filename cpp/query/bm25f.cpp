@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "index/bm25.hpp"
 #include "query/cursor.hpp"
+#include "query/phrase.hpp"
 
 namespace mirkit::query {
 
@@ -68,19 +70,64 @@ FieldedEngine::FieldedEngine(std::vector<FieldedSegment> segments)
     m_n_live += live;
   }
   if (m_n_live >= kEndDocid) core::fail_value("too many live documents: ", m_n_live);
+  m_totals = totals;
   for (uint64_t t : totals) {
     m_avg.push_back(m_n_live ? static_cast<double>(t) / static_cast<double>(m_n_live) : 0.0);
   }
 }
 
-uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
+namespace {
+
+// The postings of a clause in one field index: a term's list, or a phrase's documents with
+// their phrase frequencies in that field. Returns the postings decoded.
+uint64_t field_list(const index::IndexReader& field, const FieldedTerm& t,
+                    std::vector<uint32_t>& docs, std::vector<uint32_t>& tfs) {
+  if (t.phrase.empty()) {
+    const int64_t id = field.find_term(t.term);
+    if (id >= 0) field.postings(static_cast<uint32_t>(id), docs, tfs);
+    return docs.size();
+  }
+  if (!field.layout().positions) {
+    core::fail_value("a phrase needs positions, and these field indexes have none (the index "
+                     "was built with positions=False): rebuild it with positions=True");
+  }
+  PhraseSpec spec{{}, t.offsets, t.slop};
+  for (const std::string& term : t.phrase) {
+    const int64_t id = field.find_term(term);
+    if (id < 0) return 0;  // a term absent from the field: no match there
+    spec.terms.push_back(static_cast<uint32_t>(id));
+  }
+  index::MemoryPostings list;
+  materialize_phrase(field, spec, nullptr, list);
+  docs = std::move(list.docids);
+  tfs = std::move(list.freqs);
+  return docs.size();
+}
+
+// Drops the postings of `list` that `pass` does not pass.
+void keep_passing(index::MemoryPostings& list, const uint8_t* pass) {
+  size_t n = 0;
+  for (size_t i = 0; i < list.docids.size(); ++i) {
+    if (!pass[list.docids[i]]) continue;
+    list.docids[n] = list.docids[i];
+    list.freqs[n++] = list.freqs[i];
+  }
+  list.docids.resize(n);
+  list.freqs.resize(n);
+  list.finish_blocks();
+}
+
+}  // namespace
+
+uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p,
+                               const std::vector<double>& avg, const uint8_t* pass,
                                index::MemoryPostings& out, uint64_t& decoded) const {
   uint64_t df = 0;
   std::vector<std::vector<uint32_t>> docs(m_n_fields), tfs(m_n_fields);
   std::vector<size_t> at(m_n_fields);
   // 1 / avglen_f (0 for a field empty in every live document: it has no live posting).
   std::vector<double> inv_avg(m_n_fields);
-  for (size_t f = 0; f < m_n_fields; ++f) inv_avg[f] = m_avg[f] > 0 ? 1.0 / m_avg[f] : 0.0;
+  for (size_t f = 0; f < m_n_fields; ++f) inv_avg[f] = avg[f] > 0 ? 1.0 / avg[f] : 0.0;
   for (size_t s = 0; s < m_segments.size(); ++s) {
     const FieldedSegment& seg = m_segments[s];
     for (size_t f = 0; f < m_n_fields; ++f) {
@@ -88,9 +135,7 @@ uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const
       tfs[f].clear();
       at[f] = 0;
       if (t.field >= 0 && static_cast<size_t>(t.field) != f) continue;
-      const int64_t id = seg.fields[f]->find_term(t.term);
-      if (id >= 0) seg.fields[f]->postings(static_cast<uint32_t>(id), docs[f], tfs[f]);
-      decoded += docs[f].size();
+      decoded += field_list(*seg.fields[f], t, docs[f], tfs[f]);
     }
     // A k-way merge of the fields' lists by docid (a few fields: a linear scan for the least).
     while (true) {
@@ -127,23 +172,103 @@ uint64_t FieldedEngine::gather(const FieldedTerm& t, const Bm25FParams& p, const
 template <class S>
 void run_algorithm(Algorithm a, Plan<S>& plan, TopKQueue& topk);  // engine.cpp
 
+std::vector<uint64_t> FieldedEngine::clause_dfs(const std::vector<FieldedTerm>& terms) const {
+  const Bm25FParams unit{std::vector<double>(m_n_fields, 1.0), std::vector<double>(m_n_fields, 0.0),
+                         1.0};
+  std::vector<uint64_t> out;
+  uint64_t decoded = 0;
+  for (const FieldedTerm& t : terms) {
+    if (t.field >= static_cast<int32_t>(m_n_fields) || t.field < -1) {
+      core::fail_value("field ", t.field, " out of range (", m_n_fields, " fields)");
+    }
+    index::MemoryPostings list;
+    out.push_back(gather(t, unit, m_avg, nullptr, list, decoded));
+  }
+  return out;
+}
+
 QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const Bm25FParams& p,
-                                  uint32_t k, Algorithm algorithm, const uint8_t* pass) const {
+                                  uint32_t k, Algorithm algorithm, const uint8_t* pass,
+                                  const FieldedGlobal* global) const {
   check_bm25f(p, m_n_fields);
   if (k == 0) core::fail_value("k must be >= 1, got 0");
-  // Repeated (term, field) pairs add up their weights.
-  std::map<std::pair<int32_t, std::string>, double> merged;
-  for (const FieldedTerm& t : terms) {
+  if (global != nullptr && (global->avg.size() != m_n_fields ||
+                            global->dfs.size() != terms.size() || global->n_live < m_n_live)) {
+    core::fail_value("global statistics need one average length per field (", m_n_fields,
+                     "), one df per clause (", terms.size(), ") and n_live >= ", m_n_live,
+                     "; got ", global->avg.size(), ", ", global->dfs.size(), " and ",
+                     global->n_live);
+  }
+  const uint64_t n_docs = global ? global->n_live : m_n_live;
+  const std::vector<double>& avg = global ? global->avg : m_avg;
+  // Repeated clauses (the same term or phrase, field and occur) add up their weights.
+  using Key = std::tuple<int32_t, int32_t, std::string, std::vector<std::string>,
+                         std::vector<uint32_t>, uint32_t>;
+  std::map<Key, double> merged;
+  std::map<Key, uint64_t> global_df;  // with `global`: each clause's df in the collection
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const FieldedTerm& t = terms[i];
     if (!(std::isfinite(t.weight) && t.weight > 0)) {
       core::fail_value("query term weights must be finite and > 0; '", t.term, "' has ", t.weight);
     }
     if (t.field >= static_cast<int32_t>(m_n_fields) || t.field < -1) {
       core::fail_value("field ", t.field, " out of range (", m_n_fields, " fields)");
     }
-    merged[{t.field, t.term}] += t.weight;
+    if (t.occur != FieldedOccur::kShould && t.occur != FieldedOccur::kMust &&
+        t.occur != FieldedOccur::kMustNot) {
+      core::fail_value("occur must be 0, 1 or 2; '", t.term, "' has ",
+                       static_cast<int32_t>(t.occur));
+    }
+    if (!t.phrase.empty()) {
+      if (t.phrase.size() != t.offsets.size()) {
+        core::fail_value("a phrase has ", t.phrase.size(), " terms but ", t.offsets.size(),
+                         " offsets");
+      }
+      for (size_t j = 1; j < t.offsets.size(); ++j) {
+        if (t.offsets[j] <= t.offsets[j - 1]) {
+          core::fail_value("phrase offsets must be strictly increasing; offsets[", j, "]=",
+                           t.offsets[j], " follows ", t.offsets[j - 1]);
+        }
+      }
+    }
+    const bool is_phrase = !t.phrase.empty();  // a term's offsets and slop do not count
+    const Key key{t.field, static_cast<int32_t>(t.occur), t.term, t.phrase,
+                  is_phrase ? t.offsets : std::vector<uint32_t>{}, is_phrase ? t.slop : 0};
+    merged[key] += t.weight;
+    if (global != nullptr) global_df.emplace(key, global->dfs[i]);
   }
   QueryResult result;
   if (m_n_live == 0 || merged.empty()) return result;
+  auto clause = [](const Key& key, double weight) {
+    return FieldedTerm{std::get<2>(key), weight, std::get<0>(key), std::get<3>(key),
+                       std::get<4>(key), std::get<5>(key),
+                       static_cast<FieldedOccur>(std::get<1>(key))};
+  };
+  // Required and excluded clauses: the documents a scored list may hold (with the filter's),
+  // one byte per live document; the lists of required clauses are kept to be scored.
+  std::vector<uint8_t> allow;
+  std::map<Key, std::pair<index::MemoryPostings, uint64_t>> required;
+  for (const auto& [key, weight] : merged) {
+    const auto occur = static_cast<FieldedOccur>(std::get<1>(key));
+    if (occur == FieldedOccur::kShould) continue;
+    if (allow.empty()) {
+      allow.assign(m_n_live, 1);
+      if (pass != nullptr) std::copy(pass, pass + m_n_live, allow.begin());
+    }
+    index::MemoryPostings list;
+    const uint64_t df =
+        gather(clause(key, weight), p, avg, nullptr, list, result.postings_decoded);
+    if (occur == FieldedOccur::kMustNot) {
+      for (const uint32_t d : list.docids) allow[d] = 0;
+      continue;
+    }
+    // Required: a document keeps its flag only if it holds this clause too.
+    std::vector<uint8_t> holds(m_n_live, 0);
+    for (const uint32_t d : list.docids) holds[d] = 1;
+    for (uint64_t d = 0; d < m_n_live; ++d) allow[d] &= holds[d];
+    required.emplace(key, std::make_pair(std::move(list), df));
+  }
+  if (!allow.empty()) pass = allow.data();
   struct Term {
     index::MemoryPostings list;
     double weight = 0.0;  // query weight * idf * (k1 + 1)
@@ -155,16 +280,25 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
   double magnitude = 0.0;
   const Bm25FScorer scorer{p.k1};
   for (const auto& [key, weight] : merged) {
+    if (static_cast<FieldedOccur>(std::get<1>(key)) == FieldedOccur::kMustNot) continue;
     Term t;
-    const FieldedTerm term{key.second, weight, key.first};
-    const uint64_t df = gather(term, p, pass, t.list, result.postings_decoded);
+    uint64_t df;
+    const auto kept = required.find(key);
+    if (kept != required.end()) {
+      t.list = std::move(kept->second.first);
+      df = kept->second.second;
+      keep_passing(t.list, pass);
+    } else {
+      df = gather(clause(key, weight), p, avg, pass, t.list, result.postings_decoded);
+    }
+    if (global != nullptr) df = global_df.at(key);
     if (t.list.docids.empty()) {
       if (algorithm == Algorithm::kAnd) return result;  // a conjunction matches nothing
       if (df == 0) continue;                             // an unknown term counts nowhere
     }
     // Every term of the live collection counts in the scale, with or without a filter, so a
     // filtered query scores its documents exactly as the unfiltered one.
-    t.weight = weight * index::bm25_idf(m_n_live, df) * (p.k1 + 1.0);
+    t.weight = weight * index::bm25_idf(n_docs, df) * (p.k1 + 1.0);
     magnitude += t.weight;  // f < 1
     if (t.list.docids.empty()) continue;
     plan_terms.push_back(std::move(t));
@@ -211,11 +345,17 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
 
 std::vector<QueryResult> FieldedEngine::search_batch(
     const std::vector<std::vector<FieldedTerm>>& queries, const Bm25FParams& params, uint32_t k,
-    Algorithm algorithm, unsigned threads, const uint8_t* pass) const {
+    Algorithm algorithm, unsigned threads, const uint8_t* pass,
+    const std::vector<FieldedGlobal>* global) const {
   check_bm25f(params, m_n_fields);
+  if (global != nullptr && global->size() != queries.size()) {
+    core::fail_value("global statistics for ", global->size(), " queries; there are ",
+                     queries.size());
+  }
   std::vector<QueryResult> out(queries.size());
   core::parallel_for(queries.size(), threads, [&](size_t i) {
-    out[i] = search(queries[i], params, k, algorithm, pass);
+    out[i] = search(queries[i], params, k, algorithm, pass,
+                    global == nullptr ? nullptr : &(*global)[i]);
   });
   return out;
 }

@@ -45,11 +45,33 @@ struct Bm25FParams {
   double k1 = 1.2;              // >= 0
 };
 
-// A query term: analyzed text, query weight > 0, and its field (-1: every field).
+// How a clause counts (the engine's Occur, mirkit.query): scored; required and scored;
+// excluded (not scored).
+enum class FieldedOccur : int32_t { kShould = 0, kMust = 1, kMustNot = 2 };
+
+// A query clause: an analyzed term, or a phrase (`phrase` holds >= 2 terms at `offsets`, with
+// `slop`: phrase.hpp's rule), its query weight > 0, its field (-1: every field) and occur. A
+// phrase's frequency in each field of a document (phrase.hpp's count, over that field's
+// positions) is its tf_f there, so it enters tf~ as a term does; its df counts the live
+// documents where it occurs in one of its fields.
 struct FieldedTerm {
   std::string term;
   double weight = 1.0;
   int32_t field = -1;
+  std::vector<std::string> phrase;
+  std::vector<uint32_t> offsets;
+  uint32_t slop = 0;
+  FieldedOccur occur = FieldedOccur::kShould;
+};
+
+// The collection's statistics when an engine searches a part of it (mirkit.distributed: runs
+// of a living index's segments on several workers): its live documents, each field's average
+// length over them, and the df of each clause of the query, in the query's order (the sums of
+// the parts' clause_dfs). With them a part scores its documents exactly as the whole would.
+struct FieldedGlobal {
+  uint64_t n_live = 0;
+  std::vector<double> avg;
+  std::vector<uint64_t> dfs;
 };
 
 class FieldedEngine {
@@ -62,22 +84,31 @@ class FieldedEngine {
   // (optional, one byte per live document, nonzero: passes; it outlives the call) is a filter:
   // only passing documents are scored and returned, the top k of them exactly; statistics
   // (df, N, average lengths) stay those of every live document, so scores do not change.
+  // Required and excluded clauses restrict the documents as the filter does (a document must
+  // hold every required clause and no excluded one); std::invalid_argument for a phrase on a
+  // field index without positions.
+  // `global` (optional): the collection's statistics, when this engine holds a part of it.
   QueryResult search(const std::vector<FieldedTerm>& terms, const Bm25FParams& params,
-                     uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr) const;
+                     uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr,
+                     const FieldedGlobal* global = nullptr) const;
+  // The df of each clause over this engine's live documents (a part's share of FieldedGlobal).
+  std::vector<uint64_t> clause_dfs(const std::vector<FieldedTerm>& terms) const;
   std::vector<QueryResult> search_batch(const std::vector<std::vector<FieldedTerm>>& queries,
                                         const Bm25FParams& params, uint32_t k,
                                         Algorithm algorithm, unsigned threads,
-                                        const uint8_t* pass = nullptr) const;
+                                        const uint8_t* pass = nullptr,
+                                        const std::vector<FieldedGlobal>* global = nullptr) const;
 
   size_t n_fields() const { return m_n_fields; }
   uint64_t n_live() const { return m_n_live; }
   double avg_length(size_t f) const { return m_avg[f]; }
+  uint64_t total_length(size_t f) const { return m_totals[f]; }  // over the live documents
 
  private:
-  // The term's list over the live documents that `pass` passes (tf~ bits as frequencies, see
-  // Bm25FScorer); returns its df, over every live document.
-  uint64_t gather(const FieldedTerm& t, const Bm25FParams& p, const uint8_t* pass,
-                  index::MemoryPostings& out, uint64_t& decoded) const;
+  // The clause's list over the live documents that `pass` passes (tf~ bits as frequencies,
+  // see Bm25FScorer); returns its df, over every live document.
+  uint64_t gather(const FieldedTerm& t, const Bm25FParams& p, const std::vector<double>& avg,
+                  const uint8_t* pass, index::MemoryPostings& out, uint64_t& decoded) const;
 
   std::vector<FieldedSegment> m_segments;
   std::vector<std::vector<uint32_t>> m_live_rank;  // per segment with deletions: live docid
@@ -85,6 +116,7 @@ class FieldedEngine {
   size_t m_n_fields = 0;
   uint64_t m_n_live = 0;
   std::vector<double> m_avg;  // per field, over the live documents
+  std::vector<uint64_t> m_totals;
 };
 
 void check_bm25f(const Bm25FParams& p, size_t n_fields);  // std::invalid_argument

@@ -73,7 +73,8 @@ class _Engine:  # the methods both engines have (not in the module)
                      filter: Union[None, DocFilter, list[DocFilter]] = None
                      ) -> list[SearchResult]: ...
     def search_batch_arrays(self, queries: list[_Query],
-                            k: int, algorithm: str, threads: int, spec: ScorerSpec
+                            k: int, algorithm: str, threads: int, spec: ScorerSpec,
+                            filter: Any = None
                             ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                        npt.NDArray[np.float64], npt.NDArray[np.uint64]]: ...
     def precompute_bounds(self, spec: ScorerSpec, threads: int) -> None: ...
@@ -96,6 +97,9 @@ class SegmentedEngine(_Engine):
     def n_segments(self) -> int: ...
 
 _FieldedHits = tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], int, int, int]
+# (term, weight, field) or (term or a phrase's terms, weight, field, offsets, slop, occur)
+_FieldedClause = Union[tuple[str, float, int],
+                       tuple[Union[str, list[str]], float, int, Optional[list[int]], int, int]]
 
 class FieldedEngine:
     def __init__(self, segments: list[tuple[list[Any], Optional[npt.NDArray[np.uint8]]]]
@@ -103,13 +107,18 @@ class FieldedEngine:
     @property
     def n_live(self) -> int: ...
     def avg_length(self, field: int) -> float: ...
-    def search(self, query: list[tuple[str, float, int]], weights: Sequence[float],
+    def search(self, query: list[_FieldedClause], weights: Sequence[float],
                b: Sequence[float], k1: float, k: int, algorithm: str,
                filter: Optional[npt.NDArray[np.uint8]] = None) -> _FieldedHits: ...
-    def search_batch(self, queries: list[list[tuple[str, float, int]]],
+    @property
+    def total_lengths(self) -> list[int]: ...
+    def clause_dfs(self, queries: list[list[_FieldedClause]]) -> list[list[int]]: ...
+    def search_batch(self, queries: list[list[_FieldedClause]],
                      weights: Sequence[float], b: Sequence[float], k1: float, k: int,
                      algorithm: str, threads: int = 0,
-                     filter: Optional[npt.NDArray[np.uint8]] = None) -> list[_FieldedHits]: ...
+                     filter: Optional[npt.NDArray[np.uint8]] = None,
+                     global_stats: Optional[tuple[int, list[float], list[list[int]]]] = None
+                     ) -> list[_FieldedHits]: ...
 
 def merge_topk(runs: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                 npt.NDArray[np.float64]]], k: int

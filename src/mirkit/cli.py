@@ -552,13 +552,8 @@ def _search_sharded(args, what: str = "a sharded index") -> int:
         raise ValueError("--show and --snippets need a local index with a document store")
     if args.fuzzy_syntax:
         raise ValueError(f"--fuzzy-syntax is not supported on {what}")
-    if args.filter is not None:
-        raise ValueError(f"--filter is not supported on {what}")
     if args.suggest:
         raise ValueError(f"--suggest is not supported on {what}")
-    if args.scorer == "bm25f" or getattr(args, "syntax", None) == "lucene":
-        raise ValueError(f"--scorer bm25f and --syntax lucene are not supported on {what} "
-                         "(yet)")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None
     try:
         searcher = DistributedSearcher(args.index, client, scorer=_scorer(args))

@@ -88,6 +88,7 @@ from mirkit.index.writer import _parse_bytes
 from mirkit.ingest import _GZIP_MAGIC, DocumentReader, FileRange, _range_format, count_newlines
 from mirkit.search.scoring import Scorer, get_scorer
 from mirkit.search import Searcher, SearchResult, check_search_options
+from mirkit.query import analyze_phrase, ranked_query
 from mirkit.search.query import Query, check_query, weighted_terms
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "DistributedSearcher", "ShardedIndex", "build_index"]
@@ -827,12 +828,65 @@ def _task_threads(threads: Optional[int]) -> int:
 
 
 def _search_run(layout: str, path: str, key, first: int, end: int, queries: list, k: int,
-                algorithm: str, spec: dict, threads: Optional[int]) -> tuple:
+                algorithm: str, spec: dict, threads: Optional[int], masks=None) -> tuple:
     """The top k of every query over parts [first, end) (a Dask task): (offsets, docids within
-    the run, scores, counters, the run's first global docid), search_batch_arrays' layout."""
+    the run, scores, counters, the run's first global docid), search_batch_arrays' layout.
+    `masks`: None, or a filter's bool mask per part of the run (deleted documents included)."""
+    from mirkit.search.filters import _pack
+
     run = _run_of(layout, path, key, first, end)
+    filters = None if masks is None else [_pack(m) for m in masks]
     return (*run.engine.search_batch_arrays(queries, k, algorithm, _task_threads(threads),
-                                            run.spec(spec)), run.offset)
+                                            run.spec(spec), filters), run.offset)
+
+
+# BM25F (mirkit.search.fielded) over runs of a living index's segments: a FieldedEngine per run
+# (its segments' field indexes), in two rounds. The first asks each run for its live documents,
+# its fields' total lengths and the df of every clause of the batch there; their sums are the
+# collection's statistics (documents are in one run each, so dfs add up), which the second
+# round scores with: each run's scores are then those of one engine over every segment, the
+# fixed-point scale included, and the merge of the runs' top k is its top k.
+
+def _fielded_run(path: str, generation: int, first: int, end: int) -> _Run:
+    from mirkit.index.fields import field_index, index_fields
+
+    ident = (path, generation, first, end, "fielded")
+    with _SEARCH_LOCK:
+        run = _ENGINES.get(ident)
+    if run is not None:
+        return run
+    snapshot = _snapshot(path, generation)
+    fields = index_fields(snapshot)
+    segments = [snapshot._segment(i) for i in range(first, end)]
+    engine = _core.query.FieldedEngine(
+        [([field_index(s.index, f).reader for f in fields], s.deleted_bytes())
+         for s in segments])
+    with _SEARCH_LOCK:
+        return _ENGINES.setdefault(ident, _Run(engine, int(snapshot._bases[first])))
+
+
+def _fielded_stats_run(path: str, generation: int, first: int, end: int, queries: list) -> tuple:
+    """(live documents, total length per field, per query the df of each clause) of a run."""
+    engine = _fielded_run(path, generation, first, end).engine
+    return engine.n_live, engine.total_lengths, engine.clause_dfs(queries)
+
+
+def _fielded_search_run(path: str, generation: int, first: int, end: int, queries: list,
+                        params: tuple, k: int, algorithm: str, threads: Optional[int],
+                        global_stats: tuple, passing) -> tuple:
+    """:func:`_search_run`'s answer for BM25F: `params` (weights, b, k1), `global_stats` the
+    collection's (FieldedEngine.search_batch), `passing` None or a uint8 per live document of
+    the run."""
+    run = _fielded_run(path, generation, first, end)
+    rs = run.engine.search_batch(queries, *params, k, algorithm, _task_threads(threads), passing,
+                                 global_stats)
+    offsets = np.zeros(len(rs) + 1, np.uint64)
+    offsets[1:] = np.cumsum([len(r[0]) for r in rs])
+    docids = np.concatenate([r[0] for r in rs]).astype(np.uint32) if rs else \
+        np.zeros(0, np.uint32)
+    scores = np.concatenate([r[1] for r in rs]) if rs else np.zeros(0)
+    counters = np.array([r[2:5] for r in rs], np.uint64).reshape(-1, 3)
+    return offsets, docids, scores, counters, run.offset
 
 
 def _precompute_run(layout: str, path: str, key, first: int, end: int, spec: dict,
@@ -853,15 +907,28 @@ def _merge_runs(answers: list, k: int) -> tuple:
 
 
 def _distributable(scorer) -> Scorer:
-    """`scorer` as a Scorer that shards can compute (BM25F needs the per-field lists of every
-    segment gathered in one process: a ValueError)."""
-    from mirkit.search.fielded import BM25F
+    """`scorer` as a Scorer."""
+    return get_scorer(scorer)
 
-    scorer = get_scorer(scorer)
-    if isinstance(scorer, BM25F):
-        raise ValueError("BM25F is not supported by DistributedSearcher (yet): search a fielded "
-                         "index with mirkit.search.Searcher")
-    return scorer
+
+class _ShardedIds:
+    """What :func:`mirkit.search.filters.compile_filter` reads of an index for a filter of
+    docids, a mask or external ids: a sharded index's statistics and id map."""
+
+    def __init__(self, searcher: DistributedSearcher):
+        self.stats = searcher.index.stats
+        self.path = searcher.index.path
+        self._searcher = searcher
+        self._docid_of = None
+
+    @property
+    def doc_ids(self) -> list:
+        return self._searcher.doc_ids
+
+    def docids_of(self, ids) -> np.ndarray:
+        from mirkit.index.reader import lookup_docids
+
+        return lookup_docids(self, ids)
 
 class DistributedSearcher:
     """Scatter-gather search over a sharded index, or over the segments of a living index, on a
@@ -942,6 +1009,7 @@ class DistributedSearcher:
         self._pretokenized = is_pretokenized(self.index)
         self.scorer = _distributable("impact" if scorer is None and
                                      impact_settings(self.index) is not None else scorer)
+        self._check_bm25f(self.scorer)
         self._path = str(path.absolute())
         self._analyzer = None
         self._doc_ids: Optional[list] = None
@@ -1008,17 +1076,30 @@ class DistributedSearcher:
                    for a, w in zip(args, where)]
         return self.client.gather(futures)
 
-    def _prepare(self, query):
-        """A query as the engine takes it: text as it is, a mapping as (terms, weights)."""
+    def _prepare(self, query, syntax: str = "plain"):
+        """A query as the engine takes it: text as it is (signs read as :mod:`mirkit.query`
+        reads them with `syntax`), a mapping as (terms, weights)."""
         if isinstance(query, str):
-            return query
+            structured = ranked_query(query, word_signs=syntax == "lucene")
+            if structured is None:
+                return query
+            for text, _, _, _ in structured[1]:
+                if len(analyze_phrase(self._text_analyzer(), text)[0]) > 1:
+                    # A part counts a phrase's df over its own documents only.
+                    raise ValueError("phrases are not supported by DistributedSearcher with "
+                                     f"{get_scorer(self.scorer).name!r} (yet; they are with "
+                                     "BM25F): search them with mirkit.search.Searcher")
+            return structured
+        terms = weighted_terms(self._text_analyzer(), query)
+        return list(terms), list(terms.values())
+
+    def _text_analyzer(self):
         if self._analyzer is None:
             from mirkit.analysis import Analyzer
 
             self._analyzer = self.index.analyzer if self._layout == "segmented" \
                 else Analyzer.from_dict(self.index.manifest["analyzer"])
-        terms = weighted_terms(self._analyzer, query)
-        return list(terms), list(terms.values())
+        return self._analyzer
 
     def _spec(self, scorer: Scorer) -> dict:
         """The scorer's engine parameters (checked here; each worker makes its ScorerSpec)."""
@@ -1028,24 +1109,94 @@ class DistributedSearcher:
         return spec
 
     def _run(self, queries: list, k: int, algorithm: str, scorer: Scorer,
-             threads: Optional[int], chunks: Optional[int]) -> list:
+             threads: Optional[int], chunks: Optional[int], filter=None,
+             syntax: str = "plain") -> list:
+        from mirkit.search.fielded import fielded_scorer
+
+        if syntax not in ("plain", "lucene"):
+            raise ValueError(f"syntax must be 'plain' or 'lucene' with DistributedSearcher, got "
+                             f"{syntax!r}")
+        bm25f = fielded_scorer(self, queries, scorer, {"syntax": syntax})
+        compiled = None if filter is None else self._compile_filter(filter)
         runs, chunks, where = self._plan(chunks)
         if not runs:  # a living index without segments: no documents
             return _core.query.results_from_arrays(
                 np.zeros(len(queries) + 1, np.uint64), np.zeros(0, np.uint32), np.zeros(0),
                 np.zeros((len(queries), 3), np.uint64), algorithm, [])
-        prepared = [self._prepare(q) for q in queries]
-        bounds = _contiguous_groups([1] * len(prepared), min(chunks, len(prepared)))
-        spec = self._spec(scorer)
-        args = [(self._layout, self._path, self._key, first, end, prepared[a:b], k, algorithm,
-                 spec, threads) for first, end in runs for a, b in bounds]
-        answers = self._submit(_search_run, args, where)
+        bounds = _contiguous_groups([1] * len(queries), min(chunks, len(queries)))
+        if bm25f is not None:
+            answers = self._fielded_answers(queries, k, algorithm, bm25f, threads, runs, bounds,
+                                            where, compiled, syntax)
+        else:
+            prepared = [self._prepare(q, syntax) for q in queries]
+            spec = self._spec(scorer)
+            masks = None if compiled is None else compiled.masks
+            args = [(self._layout, self._path, self._key, first, end, prepared[a:b], k,
+                     algorithm, spec, threads, None if masks is None else masks[first:end])
+                    for first, end in runs for a, b in bounds]
+            answers = self._submit(_search_run, args, where)
         doc_ids = self.doc_ids
         out: list = []
         for c, (a, b) in enumerate(bounds):
             merged = _merge_runs(answers[c::len(bounds)], k)
             out += _core.query.results_from_arrays(*merged, algorithm, doc_ids)
         return out
+
+    def _check_bm25f(self, scorer) -> None:
+        """ValueError for a BM25F scorer on an index without text fields."""
+        from mirkit.index.fields import index_fields
+        from mirkit.search.fielded import BM25F
+
+        if isinstance(scorer, BM25F) and (self._layout != "segmented"
+                                          or not index_fields(self.index)):
+            raise ValueError("BM25F needs text fields: the index has none (build a living "
+                             "index with IndexWriter(fields=[...]))")
+
+    def _compile_filter(self, filter):
+        """The :class:`~mirkit.search.filters.Filter` of `filter` over the collection (its
+        ``masks``: one per part). A sharded index takes docids, masks and external ids."""
+        from mirkit.search.filters import Filter, compile_filter
+
+        if self._layout == "segmented":
+            return compile_filter(self.index, filter)
+        if isinstance(filter, str):
+            raise ValueError("a filter string needs the index's columns and postings in one "
+                             "place: DistributedSearcher takes it over a living (segmented) "
+                             "index, not a sharded one (yet); pass docids, a mask or ids")
+        whole = compile_filter(_ShardedIds(self), filter)
+        cuts = self.index.doc_offsets
+        return Filter(whole.index, tuple(whole.masks[0][a:b] for a, b in zip(cuts, cuts[1:])),
+                      (), whole.count)
+
+    def _fielded_answers(self, queries: list, k: int, algorithm: str, bm25f, threads,
+                         runs: list, bounds: list, where, compiled, syntax: str) -> list:
+        """The runs' answers of BM25F queries (the two rounds of :func:`_fielded_run`'s
+        comment), in :func:`_search_run`'s layout, task (run, chunk) at run * chunks + chunk."""
+        from mirkit.index.fields import index_fields
+        from mirkit.search.fielded import fielded_clauses
+
+        self._check_bm25f(bm25f)
+        fields = index_fields(self.index)
+        weights, b = bm25f.resolve(fields)
+        clauses = [fielded_clauses(q, fields, self._text_analyzer(), syntax) for q in queries]
+        stats = self._submit(_fielded_stats_run,
+                             [(self._path, self._key, first, end, clauses) for first, end in runs],
+                             None if where is None else where[::len(bounds)])
+        n_live = sum(int(x[0]) for x in stats)
+        totals = [sum(int(x[1][f]) for x in stats) for f in range(len(fields))]
+        avg = [float(t) / float(n_live) if n_live else 0.0 for t in totals]
+        dfs = [[sum(int(x[2][i][j]) for x in stats) for j in range(len(c))]
+               for i, c in enumerate(clauses)]
+        passing = [None] * len(runs)
+        if compiled is not None:
+            mask = np.zeros(n_live, np.uint8)
+            mask[compiled.docids()] = 1
+            starts = np.cumsum([0] + [int(x[0]) for x in stats])
+            passing = [mask[starts[r]:starts[r + 1]] for r in range(len(runs))]
+        args = [(self._path, self._key, first, end, clauses[a:e], (weights, b, bm25f.k1), k,
+                 algorithm, threads, (n_live, avg, dfs[a:e]), passing[r])
+                for r, (first, end) in enumerate(runs) for a, e in bounds]
+        return self._submit(_fielded_search_run, args, where)
 
     def _check(self, k, algorithm, scorer, feedback) -> tuple:
         if feedback is not None:
@@ -1059,21 +1210,29 @@ class DistributedSearcher:
                              "made: query it with {term: weight} mappings")
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
-               scorer: Union[None, str, Scorer] = None, feedback=None) -> SearchResult:
+               scorer: Union[None, str, Scorer] = None, feedback=None, filter=None,
+               syntax: str = "plain") -> SearchResult:
         """The top `k` documents of `query` over all shards (see
-        :meth:`mirkit.search.Searcher.search`; `feedback` is not supported)."""
+        :meth:`mirkit.search.Searcher.search`; `feedback` is not supported).
+
+        `filter` and `syntax` ("plain" or "lucene") are :meth:`Searcher.search`'s: a filter
+        string needs a living index (a sharded one takes docids, masks and external ids);
+        phrases need BM25F (a BM25F scorer, or a per-field word, on a living index with text
+        fields), whose statistics are then gathered from every run first."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         check_query(query, "query")
         self._check_text([query])
-        return self._run([query], k, algorithm, scorer, 1, 1)[0]
+        return self._run([query], k, algorithm, scorer, 1, 1, filter, syntax)[0]
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None, threads: Optional[int] = None,
-                     chunks: Optional[int] = None, feedback=None) -> list:
+                     chunks: Optional[int] = None, feedback=None, filter=None,
+                     syntax: str = "plain") -> list:
         """:meth:`search` of every query: one task per worker (see the class's Notes), each
         on `threads` threads (None: the worker's thread count, 1 in this process). `chunks`:
         the batch is cut into that many contiguous chunks, each searched by every run (by
-        default as many as there are workers per run, 1 in this process)."""
+        default as many as there are workers per run, 1 in this process). `filter` (compiled
+        once) and `syntax` are :meth:`search`'s."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         if threads is not None:
             threads = check_count(threads, "threads")
@@ -1089,15 +1248,20 @@ class DistributedSearcher:
                 raise ValueError("chunks must be >= 1, got 0")
         if not queries:
             return []
-        return self._run(queries, k, algorithm, scorer, threads, chunks)
+        return self._run(queries, k, algorithm, scorer, threads, chunks, filter, syntax)
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: Optional[int] = None) -> None:
         """Open every worker's engine and compute its pruning bounds for `scorer` now, rather
         than term by term on first use (`threads` as in :meth:`search_batch`)."""
+        from mirkit.search.fielded import BM25F
+
         scorer = self.scorer if scorer is None else _distributable(scorer)
         if threads is not None:
             threads = check_count(threads, "threads")
+        if isinstance(scorer, BM25F):
+            self._check_bm25f(scorer)
+            return  # BM25F's bounds depend on each query's weights: nothing to precompute
         runs, chunks, where = self._plan(None)
         spec = self._spec(scorer)
         args = [(self._layout, self._path, self._key, first, end, spec, threads)

@@ -11,7 +11,7 @@ Grammar
     clause     := [sign] operand
     sign       := "+" | "-"                             (touching its operand)
     operand    := phrase | word
-    phrase     := '"' text '"' [ "~" slop ]
+    phrase     := [field ":"] '"' text '"' [ "~" slop ]   (field: an index with text fields)
     word       := [field ":"] chars                     (field: an index with text fields)
     slop       := digit+                                (0 to MAX_SLOP)
     chars      := a run of characters other than whitespace and '"'
@@ -70,7 +70,9 @@ On an index with text fields (``IndexWriter(fields=["title", "text"])``,
 the colon goes through the analyzer; every term it yields is a per-field term). A query with a
 per-field word, or any query under a :class:`~mirkit.search.BM25F` scorer, is scored with
 BM25F (:mod:`mirkit.search.fielded`; with the searcher's BM25 ``k1`` and ``b`` and every field
-weight 1 unless the scorer is a BM25F), and takes no phrases or signs yet. ``name:word`` with a
+weight 1 unless the scorer is a BM25F). A phrase names a field the same way,
+``title:"boundary layer"~1`` (signed: ``-title:"x y"``); phrases and signs count as in ranked
+search, a phrase's frequency in each field entering BM25F's tf~. ``name:word`` with a
 `name` that is not one of the index's fields is an error naming the fields
 (:func:`field_words`); on an index without fields a colon stays punctuation, as before.
 
@@ -105,6 +107,14 @@ _CLAUSE = re.compile(r"""\s*(?:
     | (?P<sign2>[-+])(?P<word>[^\s"]+)
     | (?P<plain>[^\s"]+)
     )""", re.VERBOSE)
+# The same with a field in front of a phrase (an index with text fields): title:"x y"~2.
+_FIELDED_CLAUSE = re.compile(r"""\s*(?:
+      (?P<sign>[-+])?(?:(?P<field>[A-Za-z_][A-Za-z0-9_]*):)?"(?P<phrase>[^"]*)"
+      (?P<tilde>~(?P<slop>\d*))?
+    | (?P<unterminated>[-+]?(?:[A-Za-z_][A-Za-z0-9_]*:)?")
+    | (?P<sign2>[-+])(?P<word>[^\s"]+)
+    | (?P<plain>[^\s"]+)
+    )""", re.VERBOSE)
 _SYNTAX = re.compile(r'"|(?:^|\s)[-+][^\s"]')
 
 #: How a clause counts (the engine's Occur): scored only, required, excluded.
@@ -124,13 +134,15 @@ class QuerySyntaxError(ValueError):
 @dataclass(frozen=True)
 class Clause:
     """One operand of a query: ``kind`` is "word" or "phrase", ``text`` its text, ``slop``
-    (phrases), ``occur`` (SHOULD, MUST or MUST_NOT) and ``column`` (1-based)."""
+    (phrases), ``occur`` (SHOULD, MUST or MUST_NOT), ``column`` (1-based) and ``field`` (the
+    text field it names, ``title:wing`` or ``title:"x y"``, when read with `fields`)."""
 
     kind: str
     text: str
     slop: int
     occur: int
     column: int
+    field: Optional[str] = None  #: a text field (parse_clauses with `fields`), else None
 
 
 def has_syntax(query: str, word_signs: bool = True) -> bool:
@@ -156,25 +168,31 @@ def parse_slop(query: str, match, tilde_group: str = "tilde", slop_group: str = 
     return slop
 
 
-def parse_clauses(query: str, word_signs: bool = True) -> list[Clause]:
+def parse_clauses(query: str, word_signs: bool = True, fields: tuple = ()) -> list[Clause]:
     """The clauses of a ranked query, in order (see the grammar above); without `word_signs`
-    a sign in front of a word is part of the word (punctuation to the analyzer).
+    a sign in front of a word is part of the word (punctuation to the analyzer). With
+    `fields` (an index's text fields), ``field:"phrase"`` and ``field:word`` name a field
+    (``Clause.field``; a word signed with `word_signs` too, ``-title:wing``).
 
     Raises
     ------
     QuerySyntaxError
-        On an unterminated quote or a bad slop.
+        On an unterminated quote or a bad slop; with `fields`, on a field not among them.
 
     Examples
     --------
     >>> [(c.kind, c.text, c.slop, c.occur) for c in parse_clauses('+"boundary layer"~2 -heat x')]
     [('phrase', 'boundary layer', 2, 1), ('word', 'heat', 0, 2), ('word', 'x', 0, 0)]
+    >>> [(c.field, c.text, c.occur) for c in parse_clauses('-title:"flow" wing text:tip',
+    ...                                                     fields=("title", "text"))]
+    [('title', 'flow', 2), (None, 'wing', 0), ('text', 'tip', 0)]
     """
     out: list[Clause] = []
     pos = 0
     n = len(query)
+    pattern = _FIELDED_CLAUSE if fields else _CLAUSE
     while pos < n:
-        m = _CLAUSE.match(query, pos)
+        m = pattern.match(query, pos)
         if m is None or m.end() == pos:  # only whitespace is left
             break
         pos = m.end()
@@ -182,8 +200,11 @@ def parse_clauses(query: str, word_signs: bool = True) -> list[Clause]:
             raise QuerySyntaxError("unterminated quote", query, m.end("unterminated"))
         if m.group("phrase") is not None:
             sign = m.group("sign")
+            field = m.groupdict().get("field")
+            column = m.start("sign") + 1 if sign else \
+                m.start("field") + 1 if field else m.start("phrase")
             out.append(Clause("phrase", m.group("phrase"), parse_slop(query, m),
-                              _occur(sign), m.start("sign") + 1 if sign else m.start("phrase")))
+                              _occur(sign), column, field))
         elif m.group("word") is not None and not word_signs:
             out.append(Clause("word", m.group(0).strip(), 0, SHOULD, m.start("sign2") + 1))
         elif m.group("word") is not None:
@@ -191,7 +212,22 @@ def parse_clauses(query: str, word_signs: bool = True) -> list[Clause]:
                               m.start("sign2") + 1))
         else:
             out.append(Clause("word", m.group("plain"), 0, SHOULD, m.start("plain") + 1))
-    return out
+    return [_with_field(c, query, fields) for c in out] if fields else out
+
+
+def _with_field(c: Clause, query: str, fields: tuple) -> Clause:
+    """`c` with its field (``title:wing``, ``title:"x"``) split off its text and checked."""
+    name, text = c.field, c.text
+    if c.kind == "word":
+        f = _FIELD_WORD.fullmatch(c.text)
+        if f is not None:
+            name, text = f.group(1), f.group(2)
+    if name is None:
+        return c
+    if name not in fields:
+        raise QuerySyntaxError(f"unknown field {name!r}; the index's text fields are "
+                               f"{list(fields)}", query, c.column)
+    return Clause(c.kind, text, c.slop, c.occur, c.column, name)
 
 
 def _occur(sign: Optional[str]) -> int:

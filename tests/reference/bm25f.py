@@ -41,17 +41,67 @@ def bm25f_scores(query, postings, lengths, weights, b, k1):
             for d, tf in postings[f].get(term, {}).items():
                 tilde[d] += weights[f] * tf / (1 - b[f] + b[f] * lengths[f][d] / avg)
                 holds[d] = True
-        df = holds.sum()
-        if df == 0:
-            continue
-        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            part = np.where(tilde > 0, qw * idf * (k1 + 1) * tilde / (k1 + tilde), 0.0)
-        acc[holds] += part[holds]
-        hit |= holds
+        _add_term(acc, hit, tilde, holds, qw, k1)
     return {int(d): float(acc[d]) for d in np.flatnonzero(hit)}
+
+
+def _add_term(acc, hit, tilde, holds, qw, k1) -> None:
+    """Adds a term's BM25F contributions (tf~ per document; `holds`: the documents holding
+    it, which give its df) into `acc`, flagging them in `hit`."""
+    df = holds.sum()
+    if df == 0:
+        return
+    n = len(acc)
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        part = np.where(tilde > 0, qw * idf * (k1 + 1) * tilde / (k1 + tilde), 0.0)
+    acc[holds] += part[holds]
+    hit |= holds
 
 
 def top_k(scores: dict, k: int) -> list:
     """(docid, score) of the k best, score descending then docid ascending."""
     return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]
+
+
+def field_positions(docs, fields, analyzer) -> list:
+    """Per document, {field: {term: ascending positions}} (tests.reference.phrases)."""
+    from tests.reference.phrases import doc_positions
+
+    return [{f: doc_positions(doc.get(f) or "", analyzer) for f in fields} for doc in docs]
+
+
+def bm25f_clause_scores(clauses, positions, lengths, weights, b, k1):
+    """{docid: score} of BM25F for `clauses`, each ``(terms, offsets, slop, field or None,
+    occur)`` (a term: one term at offset 0; occur 0 scored, 1 required and scored, 2 excluded;
+    a repeated clause weighs by its count), by brute force over `positions`
+    (:func:`field_positions`): a clause's tf in a field is its phrase frequency there
+    (tests.reference.phrases), summed into tf~ as a term's tf is; its df counts the documents
+    where it occurs in one of its fields. A document must hold every required clause and no
+    excluded one."""
+    from tests.reference.phrases import phrase_frequency
+
+    fields = list(lengths)
+    n = len(positions)
+    acc = np.zeros(n)
+    hit = np.zeros(n, bool)
+    allowed = np.ones(n, bool)
+    for (terms, offsets, slop, field, occur), qw in Counter(
+            (tuple(t), tuple(o), s, f, occ) for t, o, s, f, occ in clauses).items():
+        use = fields if field is None else [field]
+        tilde = np.zeros(n)
+        holds = np.zeros(n, bool)
+        for d in range(n):
+            for f in use:
+                tf = phrase_frequency(positions[d][f], terms, offsets, slop)
+                if tf:
+                    avg = lengths[f].sum() / n
+                    tilde[d] += weights[f] * tf / (1 - b[f] + b[f] * lengths[f][d] / avg)
+                    holds[d] = True
+        if occur == 2:
+            allowed &= ~holds
+            continue
+        if occur == 1:
+            allowed &= holds
+        _add_term(acc, hit, tilde, holds, qw, k1)
+    return {int(d): float(acc[d]) for d in np.flatnonzero(hit & allowed)}

@@ -9,7 +9,9 @@ field weights listed (``k1`` and ``b`` as shown).
 Latency: GCIDE (126k entries, title + text), the TREC 2005 efficiency log's first queries
 that hit the index (``max_queries``, 1,000 by default, 200 with ``quick``), k = 10, one
 thread: BM25 block-max WAND over the joined text, BM25F block-max WAND, MaxScore and
-exhaustive (weights title 2, text 1). Before timing, every BM25F block-max WAND answer is
+exhaustive (weights title 2, text 1); then phrases (the index has positions): each query quoted
+(``"q"``) under BM25 and under BM25F (the phrase in every field), and ``title:"q" q`` under
+BM25F (a title phrase and the words). Before timing, every BM25F block-max WAND answer is
 checked equal to the exhaustive one (ids and scores). Each pass answers every query with every
 system in turn, in a random order; a query's latency is its median over ``repeat`` passes, the table
 shows the mean over queries (ms), with the load average.
@@ -49,7 +51,7 @@ def _build(name: str, root: Path):
     src = base / name / ("docs.jsonl.gz" if name == "gcide" else "docs.jsonl")
     path = root / name
     if not path.exists():
-        with IndexWriter(path, fields=["title", "text"], threads=1) as w:
+        with IndexWriter(path, fields=["title", "text"], positions=True, threads=1) as w:
             w.add_documents(str(src))
     return path, base / name
 
@@ -97,21 +99,29 @@ def latency(root: Path, repeat: int, max_queries: int) -> list:
     scorer = BM25F({"title": 2.0, "text": 1.0})
     queries = []
     for q in load_queries(20 * max_queries):
+        if '"' in q:  # the phrase systems quote it
+            continue
         if len(searcher.search(q, 1)):
             queries.append(q)
         if len(queries) == max_queries:
             break
     for q in queries:  # exact pruning: block-max WAND equals exhaustive scoring
-        a = searcher.search(q, 10, algorithm="bmw", scorer=scorer)
-        b = searcher.search(q, 10, algorithm="exhaustive", scorer=scorer)
-        if a.ids != b.ids or not np.array_equal(a.scores, b.scores):
-            raise AssertionError(f"BM25F bmw differs from exhaustive on {q!r}")
+        for text in (q, f'"{q}"', f'title:"{q}" {q}'):
+            a = searcher.search(text, 10, algorithm="bmw", scorer=scorer)
+            b = searcher.search(text, 10, algorithm="exhaustive", scorer=scorer)
+            if a.ids != b.ids or not np.array_equal(a.scores, b.scores):
+                raise AssertionError(f"BM25F bmw differs from exhaustive on {text!r}")
     systems = {
         "BM25 bmw (joined text)": lambda q: searcher.search(q, 10, algorithm="bmw"),
         "BM25F bmw": lambda q: searcher.search(q, 10, algorithm="bmw", scorer=scorer),
         "BM25F maxscore": lambda q: searcher.search(q, 10, algorithm="maxscore", scorer=scorer),
         "BM25F exhaustive": lambda q: searcher.search(q, 10, algorithm="exhaustive",
                                                       scorer=scorer),
+        'BM25 bmw, "q"': lambda q: searcher.search(f'"{q}"', 10, algorithm="bmw"),
+        'BM25F bmw, "q"': lambda q: searcher.search(f'"{q}"', 10, algorithm="bmw",
+                                                    scorer=scorer),
+        'BM25F bmw, title:"q" q': lambda q: searcher.search(f'title:"{q}" {q}', 10,
+                                                            algorithm="bmw", scorer=scorer),
     }
     times = {s: [[] for _ in queries] for s in systems}
     rng = random.Random(1)

@@ -36,6 +36,13 @@ weight, and Terrier's default QE adds ``beta = 0.4`` times that to ``qtf / max q
 keeps Anserini's tf vectors: they need only the document vectors, and its weights are the
 textbook centroid.
 
+Under BM25F (:mod:`mirkit.search.fielded`: a :class:`~mirkit.search.BM25F` scorer, or a query
+with a per-field word on an index with text fields) both retrievals are BM25F; the query vector
+``q`` holds the query's scored words, a per-field one as the key ``(field, term)`` (its
+phrases give their terms, excluded clauses nothing), and the second retrieval scores such a
+term in its field only; the feedback terms, from the document vectors of the joined text,
+count in every field.
+
 Pseudo-relevance feedback takes the top `docs` documents of the first retrieval as relevant.
 Negative pseudo-feedback is off by default (as Anserini's ``-rocchio.useNegative``): with
 ``nonrelevant_docs = m > 0`` the first retrieval goes to depth `nonrelevant_depth` (Anserini:
@@ -178,19 +185,21 @@ class Rocchio:
                                  "chooses its own non-relevant documents)")
             first = searcher.search(query, self.first_depth, algorithm=algorithm,
                                     scorer=scorer)
-            return self.expand_ranked(searcher, query, first.docids)
+            return self.expand_ranked(searcher, query, first.docids, scorer=scorer)
         else:
             relevant = _docids(index, relevant, "relevant")
             nonrelevant = _docids(index, [] if nonrelevant is None else nonrelevant,
                                   "nonrelevant")
-        return self._rocchio(index, searcher.analyze(query), relevant, nonrelevant)
+        return self._rocchio(index, _query_terms(searcher, query, scorer), relevant,
+                             nonrelevant)
 
-    def expand_ranked(self, searcher, query: Query, ranking) -> dict:
+    def expand_ranked(self, searcher, query: Query, ranking, *, scorer=None) -> dict:
         """Pseudo-relevance feedback from a first retrieval done elsewhere: the expanded query
         from `ranking`, the internal docids of its documents best first (its top `docs` are
-        relevant, its last `nonrelevant_docs` non-relevant, as :meth:`expand` takes them)."""
+        relevant, its last `nonrelevant_docs` non-relevant, as :meth:`expand` takes them).
+        `scorer`: the one the query is searched with (BM25F reads per-field words)."""
         ranking = as_uint32_1d(ranking, "ranking")
-        return self._rocchio(searcher.index, searcher.analyze(query),
+        return self._rocchio(searcher.index, _query_terms(searcher, query, scorer),
                              *self._feedback_docs(ranking))
 
     @property
@@ -218,7 +227,7 @@ class Rocchio:
                 term = index.term(t)
                 weights[term] = weights.get(term, 0.0) + sign * w
         kept = [(term, w) for term, w in weights.items() if w > 0]
-        kept.sort(key=lambda tw: (-tw[1], tw[0].encode()))
+        kept.sort(key=lambda tw: (-tw[1], _term_key(tw[0])))
         return dict(kept)
 
     def _centroid(self, index, docids: np.ndarray) -> tuple:
@@ -254,10 +263,27 @@ class Rocchio:
         searcher.index.check_vectors()
         firsts = searcher.search_batch(queries, self.first_depth, algorithm=algorithm,
                                        scorer=scorer, threads=threads)
-        expanded = [self.expand_ranked(searcher, q, first.docids)
+        expanded = [self.expand_ranked(searcher, q, first.docids, scorer=scorer)
                     for q, first in zip(queries, firsts)]
         return searcher.search_batch(expanded, k, algorithm=algorithm, scorer=scorer,
                                      threads=threads)
+
+
+def _query_terms(searcher, query: Query, scorer) -> dict:
+    """The query vector's terms: ``searcher.analyze(query)``, or under BM25F
+    (:mod:`mirkit.search.fielded`) its scored words with their fields (``(field, term)``
+    keys for per-field ones, which the second retrieval scores in that field)."""
+    from mirkit.search.fielded import fielded_scorer
+
+    if fielded_scorer(searcher, [query], scorer, {}) is None:
+        return searcher.analyze(query)
+    return searcher._fielded_search().query_vector(query)
+
+
+def _term_key(term) -> bytes:
+    """Ties of equal weight: bytewise by term (a per-field term ``(field, term)`` as
+    ``term``, then its field after a NUL)."""
+    return term.encode() if isinstance(term, str) else (term[1] + "\0" + term[0]).encode()
 
 
 def _term_dfs(index) -> np.ndarray:

@@ -26,9 +26,18 @@ WAND, block-max WAND, MaxScore and ranked AND then return exactly the top k of e
 scoring (same ids, same scores). The gathering reads every posting of the query terms'
 field lists, so pruning saves scoring work, not decoding.
 
+A **phrase** (``"boundary layer"~1``, or ``title:"boundary layer"`` in one field; the index
+built with ``positions=True``) is a pseudo-term of BM25F: its phrase frequency in each field
+(:mod:`mirkit.query`'s count, over that field's positions) is its ``tf_f``, so
+``tf~ = sum_f w_f pf_f / (1 - b_f + b_f len_f / avglen_f)``, and its ``df`` counts the live
+documents where it occurs in one of its fields. ``+`` requires a clause (scored), ``-``
+excludes it (``syntax="lucene"`` reads signs on words too), as in ordinary ranked search.
+
 A ``filter`` (every kind :meth:`mirkit.search.Searcher.search` takes) keeps the documents it
 passes: the top k of them, scored exactly as without it (the statistics stay the live
-collection's). Not yet: phrases and relevance feedback with BM25F (ValueError).
+collection's). Required and excluded clauses restrict the documents the same way.
+Relevance feedback (``feedback=Rocchio(...)``, :mod:`mirkit.search.feedback`) runs both of its
+retrievals with BM25F; a query mapping may hold ``(field, term)`` keys for per-field terms.
 """
 
 from __future__ import annotations
@@ -41,10 +50,10 @@ import numpy as np
 
 from mirkit import _core
 from mirkit.index.fields import check_field, field_index, index_fields
-from mirkit.query import field_words
+from mirkit.query import MUST_NOT, SHOULD, analyze_phrase, parse_clauses
 from mirkit.search.scoring import BM25_B, BM25_K1, Scorer, _check_real, check_bm25
 
-__all__ = ["BM25F", "FieldedSearch", "fielded_scorer"]
+__all__ = ["BM25F", "FieldedSearch", "fielded_clauses", "fielded_scorer"]
 
 
 def _check_weight(value, name: str) -> float:
@@ -145,34 +154,46 @@ class FieldedSearch:
         self._analyzer = index.analyzer
         self._last_filter = None
 
-    def terms(self, query) -> list:
-        """``[(term, weight, field index or -1)]`` of a text query (per-field words
-        ``title:wing``) or a mapping ``{term: weight}`` of analyzed terms."""
+    def terms(self, query, syntax: str = "plain") -> list:
+        """The engine's clauses of a text query (:mod:`mirkit.query`'s grammar with per-field
+        words and phrases, ``title:wing``, ``title:"boundary layer"~2``; `syntax` "lucene"
+        reads signs on words too) or of a mapping ``{term: weight}`` of analyzed terms (a key
+        ``(field, term)`` counts that field only): ``(term, weight, field index or -1)`` for
+        the plain words, ``(term or phrase terms, weight, field, offsets, slop, occur)`` for
+        phrases and signed clauses."""
+        return fielded_clauses(query, self.fields, self._analyzer, syntax)
+
+    def query_vector(self, query, syntax: str = "plain") -> dict:
+        """The query's weighted terms for relevance feedback (:mod:`mirkit.search.feedback`):
+        ``{term: weight}`` for terms of every field, ``{(field, term): weight}`` for per-field
+        ones (a repeated term weighs by its count); a phrase gives its terms, an excluded
+        clause nothing. A mapping is returned as it is (checked)."""
         if isinstance(query, Mapping):
-            return [(t, float(w), -1) for t, w in query.items()]
-        if not isinstance(query, str):
-            raise TypeError(f"a BM25F query is a str or a mapping, got {type(query).__name__}")
-        if '"' in query:
-            raise ValueError("phrases are not supported with BM25F (yet)")
-        out = []
-        for field, word in field_words(query, self.fields):
-            f = -1 if field is None else self.fields.index(field)
-            out += [(t, 1.0, f) for t in self._analyzer(word)]
+            self.terms(query)  # checks the fields
+            return dict(query)
+        out: dict = {}
+        for c in self.terms(query, syntax):
+            if len(c) == 6 and c[5] == MUST_NOT:
+                continue
+            for t in ([c[0]] if isinstance(c[0], str) else c[0]):
+                key = t if c[2] < 0 else (self.fields[c[2]], t)
+                out[key] = out.get(key, 0.0) + c[1]
         return out
 
-    def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None):
+    def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None,
+               syntax: str = "plain"):
         """`filter`: None or a compiled :class:`~mirkit.search.filters.Filter` of the index
         (only its documents are returned, the top k of them; scores are unchanged)."""
         w, b = scorer.resolve(self.fields)
-        r = self._engine.search(self.terms(query), w, b, scorer.k1, k, algorithm,
+        r = self._engine.search(self.terms(query, syntax), w, b, scorer.k1, k, algorithm,
                                 self._pass(filter))
         return self._result(r, algorithm)
 
     def search_batch(self, queries: list, k: int, algorithm: str, scorer: BM25F,
-                     threads: int = 0, filter=None) -> list:
+                     threads: int = 0, filter=None, syntax: str = "plain") -> list:
         w, b = scorer.resolve(self.fields)
-        rs = self._engine.search_batch([self.terms(q) for q in queries], w, b, scorer.k1, k,
-                                       algorithm, threads, self._pass(filter))
+        rs = self._engine.search_batch([self.terms(q, syntax) for q in queries], w, b,
+                                       scorer.k1, k, algorithm, threads, self._pass(filter))
         return [self._result(r, algorithm) for r in rs]
 
     def _pass(self, compiled):
@@ -193,28 +214,70 @@ class FieldedSearch:
                                         [ids[d] for d in docids])
 
 
+def fielded_clauses(query, fields: tuple, analyzer, syntax: str = "plain") -> list:
+    """The FieldedEngine's clauses of `query` over an index with text `fields` (see
+    :meth:`FieldedSearch.terms`)."""
+    if isinstance(query, Mapping):
+        out = []
+        for t, w in query.items():
+            f = -1 if isinstance(t, str) else _field_number(t, fields)
+            out.append((t if f < 0 else t[1], float(w), f))
+        return out
+    if not isinstance(query, str):
+        raise TypeError(f"a BM25F query is a str or a mapping, got {type(query).__name__}")
+    out = []
+    for c in parse_clauses(query, syntax == "lucene", fields):
+        f = -1 if c.field is None else fields.index(c.field)
+        if c.kind == "word" and c.occur == SHOULD:
+            out += [(t, 1.0, f) for t in analyzer(c.text)]
+            continue
+        # A phrase or signed word: of no term, dropped; of one, that term; else a phrase.
+        terms, offsets = analyze_phrase(analyzer, c.text)
+        if len(terms) == 1:
+            out.append((terms[0], 1.0, f, None, 0, c.occur))
+        elif terms:
+            out.append((terms, 1.0, f, offsets, c.slop, c.occur))
+    return out
+
+
+def _field_number(key, fields: tuple) -> int:
+    """The field number of a mapping key ``(field, term)``."""
+    if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, str) for x in key)):
+        raise TypeError(f"a BM25F query's keys are terms or (field, term) pairs of str, "
+                        f"got {key!r}")
+    if key[0] not in fields:
+        raise ValueError(f"unknown field {key[0]!r}; the index's text fields are {list(fields)}")
+    return fields.index(key[0])
+
+
 def fielded_scorer(searcher, queries: list, scorer, options: dict) -> Optional[BM25F]:
     """The BM25F scorer `queries` run with on `searcher`, or None for the ordinary engine:
     the scorer given (or the searcher's) when it is a BM25F, else, on an index with text
     fields, a BM25F with every weight 1 and the BM25 scorer's k1 and b when a text query
-    has a per-field word (``title:wing``). `options`: the search's other options that BM25F
+    has a per-field word or phrase (``title:wing``, ``title:"x y"``). `options`: the
+    search's ``syntax`` ("plain" or "lucene"; others are a ValueError) and the other ones
+    that BM25F
     does not take yet (ValueError naming the first one set)."""
     s = scorer if scorer is not None else searcher.scorer
     if isinstance(s, str) or s is None:
         from mirkit.search.scoring import get_scorer
 
         s = get_scorer(s)
+    syntax = options.pop("syntax", "plain")
     if not isinstance(s, BM25F):
         fields = index_fields(searcher.index)
         if not fields or not any(isinstance(q, str) and any(
-                f is not None for f, _ in field_words(q, fields)) for q in queries):
+                c.field is not None for c in parse_clauses(q, syntax == "lucene", fields))
+                for q in queries):
             return None
         if s.name != "bm25":
             raise ValueError(f"per-field words (title:wing) are scored with BM25F; the "
                              f"scorer is {s.name!r}")
         bm25 = searcher.index.bm25
         s = BM25F(b=bm25["b"] if s.b is None else s.b, k1=bm25["k1"] if s.k1 is None else s.k1)
+    if syntax not in ("plain", "lucene"):
+        raise ValueError(f"syntax={syntax!r} does not combine with BM25F (yet)")
     for name, value in options.items():
-        if value not in (None, False, "plain"):
+        if value not in (None, False):
             raise ValueError(f"{name}= does not combine with BM25F (yet)")
     return s

@@ -420,13 +420,18 @@ class Searcher:
         if (self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F)) \
                 and not isinstance(query, StructuredQuery):
             bm25f = fielded_scorer(self, [query], scorer, dict(
-                correct=correct, documents=documents, snippets=snippets, feedback=feedback,
-                vector=vector, syntax=syntax))
+                correct=correct, documents=documents, snippets=snippets, vector=vector,
+                syntax=syntax))
             if bm25f is not None:
                 k = check_search_options(k, algorithm)
+                if feedback is not None:  # Rocchio over BM25F
+                    _fielded_feedback_options(filter, syntax)
+                    return _feedback(feedback).search(self, query, k, algorithm=algorithm,
+                                                      scorer=bm25f)
                 return self._fielded_search().search(
                     query, k, algorithm, bm25f,
-                    None if filter is None else self._filter_cache.get(self.index, filter))
+                    None if filter is None else self._filter_cache.get(self.index, filter),
+                    syntax)
         if correct is not None:
             if syntax != "plain":
                 raise ValueError("correct='auto' takes a plain query, not syntax="
@@ -515,12 +520,18 @@ class Searcher:
         if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
             queries = list(queries)
             bm25f = fielded_scorer(self, queries, scorer, dict(
-                feedback=feedback, vectors=vectors, syntax=syntax, progress=progress))
+                vectors=vectors, syntax=syntax, progress=progress))
             if bm25f is not None:
                 k = check_search_options(k, algorithm)
+                if feedback is not None:  # Rocchio over BM25F
+                    _fielded_feedback_options(filter, syntax)
+                    return _feedback(feedback).search_batch(
+                        self, queries, k, algorithm=algorithm, scorer=bm25f,
+                        threads=check_count(threads, "threads"))
                 return self._fielded_search().search_batch(
                     queries, k, algorithm, bm25f, check_count(threads, "threads"),
-                    None if filter is None else self._filter_cache.get(self.index, filter))
+                    None if filter is None else self._filter_cache.get(self.index, filter),
+                    syntax)
         if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                 or transpositions is not None:
             queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
@@ -688,6 +699,13 @@ def check_search_options(k, algorithm: str) -> int:
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; expected one of {ALGORITHMS}")
     return min(k, 2**32 - 1)
+
+
+def _fielded_feedback_options(filter, syntax) -> None:
+    if filter is not None or syntax != "plain":
+        raise ValueError("feedback= with BM25F does not combine with filter= or syntax="
+                         f"{syntax!r} (yet)" if filter is None else
+                         "filter= does not combine with feedback= (yet)")
 
 
 def _feedback(feedback):
