@@ -22,8 +22,9 @@ using unicode::char_props;
 using unicode::CharProps;
 
 [[noreturn]] void fail_utf8(size_t offset, uint8_t byte, const char* why) {
-  core::fail_value("text is not valid UTF-8: byte offset ", offset, " (0x", std::hex,
-                   std::uppercase, static_cast<unsigned>(byte), std::dec, "): ", why);
+  const char hex[] = "0123456789ABCDEF";
+  const char digits[] = {hex[byte >> 4], hex[byte & 15], '\0'};
+  core::fail_value("text is not valid UTF-8: byte offset ", offset, " (0x", digits, "): ", why);
 }
 
 // Decodes the non-ASCII sequence at p[i] (p[i] >= 0x80) into cp and returns its length. Accepts
