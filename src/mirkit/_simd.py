@@ -136,6 +136,7 @@ def info() -> dict:
     kernels["vectors.lsh_rerank"] = _core.vectors.lsh_rerank_level()
     kernels["text.cdist_filter"] = _core.text.filter_level()
     kernels["late.maxsim"] = _core.late.kernel_level()
+    kernels["late.maxsim.bfloat16"] = _core.late.kernel_level(True)
     kernels["attention.float32"] = _core.attention.kernel(False)
     kernels["attention.bfloat16"] = _core.attention.kernel(True)
     # avx512bf16 is an extension of the top level, not a level of its own.
