@@ -43,7 +43,8 @@ if _fake_cpu is not None and not _valid_dispatch_cpu(_fake_cpu):
 
 # Kernel families (keys of info()["kernels"]) that the dispatch rule knows by name
 # (cpp/core/dispatch_rules.cpp); the others take the widest path they have.
-_RULE_FAMILIES = {"codecs.stream_vbyte": "codecs.stream_vbyte.decode"}
+_RULE_FAMILIES = {"codecs.stream_vbyte": "codecs.stream_vbyte.decode",
+                  "codecs.vbyte": "codecs.vbyte.decode"}
 
 
 def runnable_simd_levels() -> tuple[str, ...]:
