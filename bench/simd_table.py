@@ -287,6 +287,9 @@ def measure(reps: int, quick: bool = False) -> dict:
             out.update(section(reps, quick, kernels))
         except Missing as e:
             out[section.__name__.strip("_")] = ("n/a", None, str(e))
+        except Exception as e:  # a failed output check: shown in the table, the rest still runs
+            message = f"FAILED {type(e).__name__}: {e}".replace("|", "/").replace("\n", " ")
+            out[section.__name__.strip("_")] = ("n/a", None, message[:200])
     return out
 
 
@@ -322,14 +325,16 @@ def main() -> None:
           f"{min(loads):.1f}-{max(loads):.1f}; {rounds} round(s){' --quick' if args.quick else ''}"
           f", median (range) of the ratios; {time.perf_counter() - started:.0f} s\n")
     print("| case | " + " | ".join(LEVELS) + " |\n|---|" + "---|" * len(LEVELS))
-    for case in runs["default"][0]["cases"]:
+    cases = dict.fromkeys(c for level in LEVELS for r in runs[level] for c in r["cases"])
+    for case in cases:
         cells = []
         for level in LEVELS:
-            kind, _, path = runs[level][0]["cases"][case]
-            if kind == "n/a":
+            kind, _, path = runs[level][0]["cases"].get(case, ("n/a", None, "not measured"))
+            ratios = [r["cases"][case][1] for r in runs[level]
+                      if r["cases"].get(case, ("n/a",))[0] != "n/a"]
+            if kind == "n/a" or not ratios:
                 cells.append(f"n/a ({path})")
                 continue
-            ratios = [r["cases"][case][1] for r in runs[level]]
             cells.append(f"{kind} {statistics.median(ratios):.2f} "
                          f"({min(ratios):.2f}-{max(ratios):.2f}) [{path}]")
         print(f"| {case} | " + " | ".join(cells) + " |")
