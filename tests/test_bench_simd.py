@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import mirkit
 from mirkit import cli
 from mirkit.benchmarks import simd_hold
 
@@ -79,3 +80,36 @@ def test_the_switches_hold_the_anchors(level):
     cv_on = {f.lstrip("*") for f in got["cv2"].split() if not f.endswith("?")}
     assert "AVX512-SKX" not in cv_on and ("AVX2" not in cv_on) == (level == "sse4")
     assert got["numpy"] == [False, False] if level == "sse4" else not got["numpy"][1]
+
+
+def _simd_table():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "simd_table.py"
+    spec = importlib.util.spec_from_file_location("simd_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_simd_table_reports_missing_anchors_and_failed_checks(monkeypatch):
+    # The lead runs bench/simd_table.py on machines without some anchors: a missing package
+    # (or data set) and a failed output check each become one n/a row; the others still run.
+    table = _simd_table()
+
+    def needs_absent(reps, quick, kernels):
+        table._need("mirkit_no_such_anchor")
+
+    def bad_check(reps, quick, kernels):
+        assert 1.0 == 2.0, "outputs differ"
+
+    def fine(reps, quick, kernels):
+        return {"case": ("x", 1.5, kernels["image.filters"])}
+
+    monkeypatch.setattr(table, "SECTIONS", (needs_absent, bad_check, fine))
+    out = table.measure(1, quick=True)
+    assert out["needs_absent"] == ("n/a", None, "no mirkit_no_such_anchor")
+    kind, ratio, why = out["bad_check"]
+    assert (kind, ratio) == ("n/a", None) and why.startswith("FAILED AssertionError")
+    assert out["case"] == ("x", 1.5, mirkit.info()["kernels"]["image.filters"])

@@ -123,6 +123,26 @@ def test_every_truncation_raises(svb, simd_level, rng):
                 svb.decode_sorted(data[:cut], n)
 
 
+def test_lists_of_several_blocks(svb, simd_level, rng):
+    # The decoder validates and decodes 4096 control bytes (16384 integers) at a time: lists
+    # that span blocks, end inside one, or end in a partial quad; a delta sum that carries over
+    # block boundaries; truncation found in a later block; and the exact consumed size.
+    for n in (16384, 16385, 2 * 16384 + 4099):
+        x = _mixed(rng, n)
+        data = svb.encode(x)
+        values, used = svb.decode_with_size(np.concatenate([data, data[:50]]), n)
+        np.testing.assert_array_equal(values, x)
+        assert used == data.size
+        mono = np.cumsum(rng.integers(0, 2**16, n, dtype=np.uint64)).astype(np.uint32)
+        sdata = svb.encode_sorted(mono)
+        assert sdata.tobytes() == ref.encode_np(np.diff(mono, prepend=np.uint32(0)))
+        np.testing.assert_array_equal(svb.decode_sorted(sdata, n), mono)
+        for d, decode in ((data, svb.decode), (sdata, svb.decode_sorted)):
+            for cut in (d.size - 1, d.size - 200, d.size - d.size // 5):
+                with pytest.raises(ValueError, match="truncated"):
+                    decode(d[:cut], n)
+
+
 def test_concatenated_lists(svb, simd_level, rng):
     a, b = _mixed(rng, 77), _mixed(rng, 300)
     buf = np.concatenate([svb.encode(a), svb.encode(b)])

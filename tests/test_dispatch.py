@@ -44,6 +44,30 @@ def test_rule_on_described_cpus(name):
     assert _core.dispatch_choice("other", vendor, family, model, level, ALL)[0] == level
 
 
+# VByte decode: the AVX2/AVX-512 decoders' windowed step uses pdep, microcoded on AMD before
+# family 0x19; (vendor, family, model, best level, decoder the rule picks).
+VBYTE_CPUS = {
+    "Intel Sapphire Rapids": ("GenuineIntel", 0x6, 0x8F, "avx512vbmi", "avx512vbmi"),
+    "Intel Haswell, AVX2 only": ("GenuineIntel", 0x6, 0x3C, "avx2", "avx2"),
+    "AMD Zen 4 (Genoa)": ("AuthenticAMD", 0x19, 0x11, "avx512vbmi", "avx512vbmi"),
+    "AMD Zen 3, AVX2 only": ("AuthenticAMD", 0x19, 0x21, "avx2", "avx2"),
+    "AMD Zen 2, AVX2 only": ("AuthenticAMD", 0x17, 0x31, "avx2", "sse4"),
+    "AMD Excavator, AVX2": ("AuthenticAMD", 0x15, 0x60, "avx2", "sse4"),
+    "Intel Nehalem, SSE4 only": ("GenuineIntel", 0x6, 0x1A, "sse4", "sse4"),
+}
+
+
+@pytest.mark.parametrize("name", VBYTE_CPUS)
+def test_vbyte_rule_on_described_cpus(name):
+    vendor, family, model, level, expected = VBYTE_CPUS[name]
+    chosen, why = _core.dispatch_choice("codecs.vbyte.decode", vendor, family, model, level, ALL)
+    assert chosen == expected
+    if chosen != level:
+        assert "pdep" in why and "microcode" in why
+    else:
+        assert why == "the widest path; the CPU's best level"
+
+
 def test_rule_respects_the_paths_a_table_has():
     # Zen 4 without an AVX2 decoder would fall to SSE4, never back up to the avoided levels.
     zen4 = ("AuthenticAMD", 0x19, 0x11, "avx512vbmi")

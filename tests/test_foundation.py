@@ -50,11 +50,24 @@ def test_info_reports_every_kernel_family():
     assert set(info["kernels"]) == {f"codecs.{n}" for n in mirkit.codecs.available()} | {
         "codecs.bp128.decode_sorted", "codecs.elias_fano.next_geq", "image.filters",
         "image.sift.extrema", "image.sift.gradients", "query.bm25_block", "vectors.distances", "vectors.lsh_rerank", "attention.float32",
-        "attention.bfloat16", "text.cdist_filter", "late.maxsim", "dedup.minhash",
+        "attention.bfloat16", "text.cdist_filter", "late.maxsim", "late.maxsim.bfloat16",
+        "dedup.minhash",
     }
     assert all(level in (*SIMD_LEVELS, "avx512bf16") for level in info["kernels"].values())
     with mirkit.simd_limit("scalar"):
         assert set(mirkit.info()["kernels"].values()) == {"scalar"}
+
+
+def test_info_reports_the_bf16_maxsim_kernel():
+    # bfloat16 MaxSim takes the vdpbf16ps kernel where the CPU has AVX-512 BF16 and the level
+    # allows AVX-512; otherwise it widens to float32 and runs the float kernel's level.
+    bf16 = "avx512bf16" in mirkit.info()["cpu_features"]
+    for level in runnable_simd_levels():
+        with mirkit.simd_limit(level):
+            kernels = mirkit.info()["kernels"]
+            native = bf16 and level in ("avx512", "avx512vbmi")
+            assert kernels["late.maxsim.bfloat16"] == (
+                "avx512bf16" if native else kernels["late.maxsim"]), level
 
 
 def test_cli_info(capsys):

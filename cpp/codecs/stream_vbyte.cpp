@@ -87,12 +87,14 @@ uint8_t* encode_tail_impl(const uint32_t* values, size_t count, uint8_t* ctrl, u
   return unsorted ? nullptr : data;
 }
 
-void decode_scalar(const uint8_t* in, size_t, uint32_t* out, size_t n) {
-  decode_tail(in, in + control_bytes(n), out, n);
+const uint8_t* decode_scalar(const uint8_t* ctrl, const uint8_t* data, const uint8_t*,
+                             uint32_t* out, size_t n, uint32_t) {
+  return decode_tail(ctrl, data, out, n);
 }
 
-void decode_sorted_scalar(const uint8_t* in, size_t, uint32_t* out, size_t n) {
-  decode_sorted_tail(in, in + control_bytes(n), out, n, 0);
+const uint8_t* decode_sorted_scalar(const uint8_t* ctrl, const uint8_t* data, const uint8_t*,
+                                    uint32_t* out, size_t n, uint32_t prev) {
+  return decode_sorted_tail(ctrl, data, out, n, prev);
 }
 
 size_t encode_scalar(const uint32_t* values, size_t n, uint8_t* out) {
@@ -150,16 +152,48 @@ size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out) {
   return written;
 }
 
+// Validates and decodes block by block (see the header): a block's control bytes are summed,
+// its data checked to lie inside the input, then decoded while they are still in L1. On corrupt
+// or truncated input, out[] may hold the blocks decoded before the error.
+template <bool kDelta>
+size_t decode_blocks(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
+                     DecodeKernel kernel, CodeSumKernel code_sum) {
+  const size_t nctrl = control_bytes(n), rem = n % 4;
+  if (in_len < nctrl) {
+    core::fail_value(kCodec.name, ": data truncated: ", n, " integers need ", nctrl,
+                     " control bytes, got ", in_len, " bytes");
+  }
+  if (rem != 0 && (in[nctrl - 1] >> (2 * rem)) != 0) {
+    core::fail_value(kCodec.name, ": corrupt data: unused bits of the last control byte (byte ",
+                     nctrl - 1, "=", static_cast<unsigned>(in[nctrl - 1]), ", ", rem,
+                     " integers) must be 0");
+  }
+  const uint8_t* const end = in + in_len;
+  const uint8_t* data = in + nctrl;
+  uint32_t prev = 0;
+  for (size_t q = 0; q < nctrl; q += kBlockQuads) {
+    const size_t quads = nctrl - q < kBlockQuads ? nctrl - q : kBlockQuads;
+    const size_t count = n - 4 * q < 4 * quads ? n - 4 * q : 4 * quads;
+    // Each integer takes 1 + code bytes; the zero padding codes of the last byte add nothing.
+    const size_t bytes = count + code_sum(in + q, quads);
+    if (bytes > static_cast<size_t>(end - data)) {
+      core::fail_value(kCodec.name, ": data truncated: the control bytes of ", n,
+                       " integers announce more than the ", in_len, " bytes given (integers ",
+                       4 * q, "..", 4 * q + count - 1, " end at byte ",
+                       static_cast<size_t>(data - in) + bytes, ")");
+    }
+    data = kernel(in + q, data, end, out + 4 * q, count, prev);
+    if constexpr (kDelta) prev = out[4 * q + count - 1];
+  }
+  return static_cast<size_t>(data - in);
+}
+
 size_t decode(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
-  const size_t total = checked_size(in, in_len, n, kCodeSum.get());
-  kDecode.get()(in, total, out, n);
-  return total;
+  return decode_blocks<false>(in, in_len, out, n, kDecode.get(), kCodeSum.get());
 }
 
 size_t decode_sorted(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
-  const size_t total = checked_size(in, in_len, n, kCodeSum.get());
-  kDecodeSorted.get()(in, total, out, n);
-  return total;
+  return decode_blocks<true>(in, in_len, out, n, kDecodeSorted.get(), kCodeSum.get());
 }
 
 core::SimdLevel decode_level() { return kDecode.chosen(); }
@@ -201,29 +235,6 @@ size_t code_sum_scalar(const uint8_t* ctrl, size_t nbytes) {
   }
   for (; i < nbytes; ++i) sum += kTables.length[ctrl[i]] - 4u;
   return sum;
-}
-
-size_t checked_size(const uint8_t* in, size_t in_len, size_t n, CodeSumKernel code_sum) {
-  const size_t nctrl = control_bytes(n), full = n / 4, rem = n % 4;
-  if (in_len < nctrl) {
-    core::fail_value(kCodec.name, ": data truncated: ", n, " integers need ", nctrl,
-                     " control bytes, got ", in_len, " bytes");
-  }
-  size_t codes = code_sum(in, full);
-  if (rem != 0) {
-    const unsigned last = in[full];
-    if ((last >> (2 * rem)) != 0) {
-      core::fail_value(kCodec.name, ": corrupt data: unused bits of the last control byte (byte ",
-                       full, "=", last, ", ", rem, " integers) must be 0");
-    }
-    codes += kTables.length[last] - 4u;  // the zero padding codes add nothing
-  }
-  const size_t total = nctrl + n + codes;
-  if (total > in_len) {
-    core::fail_value(kCodec.name, ": data truncated: the control bytes of ", n,
-                     " integers announce ", total, " bytes, got ", in_len);
-  }
-  return total;
 }
 
 const Codec kCodec{

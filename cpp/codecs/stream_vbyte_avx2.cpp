@@ -42,16 +42,14 @@ inline void emit(uint32_t* out, __m256i v, __m256i& carry) {
 }
 
 template <bool kDelta>
-void decode_impl(const uint8_t* in, uint32_t* out, size_t n) {
-  const uint8_t* ctrl = in;
-  const uint8_t* data = in + control_bytes(n);
+const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                           uint32_t* out, size_t n, uint32_t prev) {
   const size_t full = n / 4;
-  // A 16-byte load at quad q is safe while quads q..q+3 are complete (>= 16 data bytes): the
-  // loads of quads [0, full - 3) need no check.
-  const size_t end = full > 3 ? full - 3 : 0;
-  __m256i carry = _mm256_setzero_si256();
+  __m256i carry = _mm256_set1_epi32(static_cast<int>(prev));
   size_t q = 0;
-  for (; q + 8 <= end; q += 8) {
+  // Eight quads consume at most 128 bytes, two quads 32: their 16-byte loads stay before `end`
+  // while that much is left; the scalar tail reads exactly.
+  for (; q + 8 <= full && end - data >= 128; q += 8) {
     uint64_t keys;
     std::memcpy(&keys, ctrl + q, 8);
 #pragma GCC unroll 4
@@ -60,23 +58,27 @@ void decode_impl(const uint8_t* in, uint32_t* out, size_t n) {
       emit<kDelta>(out + 4 * q + 8 * j, decode_pair(k0, k1, data), carry);
     }
   }
-  for (; q + 2 <= end; q += 2) {
+  for (; q + 2 <= full && end - data >= 32; q += 2) {
     emit<kDelta>(out + 4 * q, decode_pair(ctrl[q], ctrl[q + 1], data), carry);
   }
   if constexpr (kDelta) {
-    decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
-                       static_cast<uint32_t>(_mm256_cvtsi256_si32(carry)));
+    return decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
+                              static_cast<uint32_t>(_mm256_cvtsi256_si32(carry)));
   } else {
-    decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
+    return decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
   }
 }
 
 }  // namespace
 
-void decode(const uint8_t* in, size_t, uint32_t* out, size_t n) { decode_impl<false>(in, out, n); }
+const uint8_t* decode(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                      uint32_t* out, size_t n, uint32_t prev) {
+  return decode_impl<false>(ctrl, data, end, out, n, prev);
+}
 
-void decode_sorted(const uint8_t* in, size_t, uint32_t* out, size_t n) {
-  decode_impl<true>(in, out, n);
+const uint8_t* decode_sorted(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                             uint32_t* out, size_t n, uint32_t prev) {
+  return decode_impl<true>(ctrl, data, end, out, n, prev);
 }
 
 size_t code_sum(const uint8_t* ctrl, size_t nbytes) {

@@ -75,16 +75,14 @@ inline __m128i load_upto(const uint8_t* p, const uint8_t* end) {
 }
 
 template <bool kDelta>
-void decode_impl(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
-  const uint8_t* ctrl = in;
-  const uint8_t* data = in + control_bytes(n);
-  const uint8_t* const end = in + total;
+const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                           uint32_t* out, size_t n, uint32_t prev) {
   const size_t full = n / 4;
-  __m512i carry = _mm512_setzero_si512();
+  __m512i carry = _mm512_set1_epi32(static_cast<int>(prev));
   size_t q = 0;
-  // A 16-byte load at quad j is safe while quads j..j+3 are complete (>= 16 data bytes); a
-  // step of four quads from q loads up to quad q + 3, so needs q + 7 <= full.
-  for (; q + 11 <= full; q += 8) {
+  // Eight quads consume at most 128 bytes, four at most 64: their 16-byte loads stay before
+  // `end` while that much is left.
+  for (; q + 8 <= full && end - data >= 128; q += 8) {
     uint64_t keys;
     std::memcpy(&keys, ctrl + q, 8);
     __m512i v = decode_four(static_cast<uint32_t>(keys), data);
@@ -94,7 +92,7 @@ void decode_impl(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
     if constexpr (kDelta) v = prefix_sum(v, carry);
     _mm512_storeu_si512(out + 4 * q + 16, v);
   }
-  for (; q + 7 <= full; q += 4) {
+  for (; q + 4 <= full && end - data >= 64; q += 4) {
     uint32_t keys;
     std::memcpy(&keys, ctrl + q, 4);
     __m512i v = decode_four(keys, data);
@@ -114,18 +112,22 @@ void decode_impl(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * q), v);
     } else {
       _mm_mask_storeu_epi32(out + 4 * q, static_cast<__mmask8>((1u << left) - 1), v);
+      data -= 4 - left;  // the padding codes (0) of a partial quad counted one byte each
     }
   }
+  return data;
 }
 
 }  // namespace
 
-void decode(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
-  decode_impl<false>(in, total, out, n);
+const uint8_t* decode(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                      uint32_t* out, size_t n, uint32_t prev) {
+  return decode_impl<false>(ctrl, data, end, out, n, prev);
 }
 
-void decode_sorted(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
-  decode_impl<true>(in, total, out, n);
+const uint8_t* decode_sorted(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                             uint32_t* out, size_t n, uint32_t prev) {
+  return decode_impl<true>(ctrl, data, end, out, n, prev);
 }
 
 size_t code_sum(const uint8_t* ctrl, size_t nbytes) {

@@ -6,8 +6,9 @@
 //   encode: the inverse: the mask of the bytes up to each value's highest nonzero byte comes
 //     from two shift-ors and vptestmb; vpcompressb packs them, and a pext folds the mask's
 //     nibbles back into the 2-bit codes.
-// The last group (< 64 integers left) uses masked loads and stores, which never touch memory
-// outside the stream or the output, so short lists run here too and no scalar tail is needed.
+// The last groups (< 64 bytes of input left) use masked loads and stores, which never touch
+// memory outside the input or the output, so short lists run here too and no scalar tail is
+// needed.
 // No delta decoder here: vpexpandb followed by a 16-lane prefix sum measured slower than the
 // AVX-512 pshufb kernel on Zen 4, which therefore serves decode_sorted at this level.
 // GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_* (GCC PR105593).
@@ -42,15 +43,13 @@ inline uint32_t codes_of(uint64_t mask) {
   return static_cast<uint32_t>(_pext_u64((b1 ^ b2 ^ b3) | (b2 << 1), k33));
 }
 
-void decode_impl(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
+const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                           uint32_t* out, size_t n) {
   const size_t nctrl = control_bytes(n);
-  const uint8_t* ctrl = in;
-  const uint8_t* data = in + nctrl;
-  const uint8_t* const end = in + total;
   const size_t full = n / 4;
   size_t q = 0;
-  // The 64-byte load at quad q is safe while quads q..q+15 are complete (>= 64 data bytes).
-  for (; q + 16 <= full; q += 4) {
+  // A step consumes at most 64 bytes: its 64-byte load stays before `end` while 64 are left.
+  for (; q + 4 <= full && end - data >= 64; q += 4) {
     uint32_t keys;
     std::memcpy(&keys, ctrl + q, 4);
     const uint64_t mask = byte_mask(keys);
@@ -58,7 +57,8 @@ void decode_impl(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
     data += _mm_popcnt_u64(mask);
     _mm512_storeu_si512(out + 4 * q, v);
   }
-  // Fewer than 64 integers left: the same step with masked loads and stores. Codes past n are
+  // Near the end (fewer than 16 integers, or 64 bytes of input, left): the same step with
+  // masked loads and stores. Codes past n are
   // the zero padding of the last control byte (or control bytes not loaded); their mask bits
   // are cleared so they consume no data.
   for (; 4 * q < n; q += 4) {
@@ -74,6 +74,7 @@ void decode_impl(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
     const __mmask16 store = left >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1);
     _mm512_mask_storeu_epi32(out + 4 * q, store, v);
   }
+  return data;
 }
 
 template <bool kDelta>
@@ -118,8 +119,9 @@ size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out) {
 
 }  // namespace
 
-void decode(const uint8_t* in, size_t total, uint32_t* out, size_t n) {
-  decode_impl(in, total, out, n);
+const uint8_t* decode(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                      uint32_t* out, size_t n, uint32_t) {
+  return decode_impl(ctrl, data, end, out, n);
 }
 
 size_t encode(const uint32_t* values, size_t n, uint8_t* out) {

@@ -37,16 +37,14 @@ inline void emit(uint32_t* out, __m128i v, __m128i& carry) {
 }
 
 template <bool kDelta>
-void decode_impl(const uint8_t* in, uint32_t* out, size_t n) {
-  const uint8_t* ctrl = in;
-  const uint8_t* data = in + control_bytes(n);
+const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                           uint32_t* out, size_t n, uint32_t prev) {
   const size_t full = n / 4;
-  // The 16-byte load of quad q stays inside the stream when quads q..q+3 are complete (each
-  // integer has at least one byte), so the fast loop covers quads [0, full - 3) unchecked.
-  const size_t end = full > 3 ? full - 3 : 0;
-  __m128i carry = _mm_setzero_si128();
+  __m128i carry = _mm_set1_epi32(static_cast<int>(prev));
   size_t q = 0;
-  for (; q + 8 <= end; q += 8) {
+  // Eight quads consume at most 128 bytes, so their 16-byte loads stay before `end` while
+  // 128 bytes are left; then single quads while 16 are left; the scalar tail reads exactly.
+  for (; q + 8 <= full && end - data >= 128; q += 8) {
     uint64_t keys;
     std::memcpy(&keys, ctrl + q, 8);
 #pragma GCC unroll 8
@@ -54,12 +52,14 @@ void decode_impl(const uint8_t* in, uint32_t* out, size_t n) {
       emit<kDelta>(out + 4 * (q + j), decode_quad((keys >> (8 * j)) & 0xFF, data), carry);
     }
   }
-  for (; q < end; ++q) emit<kDelta>(out + 4 * q, decode_quad(ctrl[q], data), carry);
+  for (; q < full && end - data >= 16; ++q) {
+    emit<kDelta>(out + 4 * q, decode_quad(ctrl[q], data), carry);
+  }
   if constexpr (kDelta) {
-    decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
-                       static_cast<uint32_t>(_mm_cvtsi128_si32(carry)));
+    return decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
+                              static_cast<uint32_t>(_mm_cvtsi128_si32(carry)));
   } else {
-    decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
+    return decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
   }
 }
 
@@ -115,10 +115,14 @@ size_t encode_impl(const uint32_t* values, size_t n, uint8_t* out) {
 
 }  // namespace
 
-void decode(const uint8_t* in, size_t, uint32_t* out, size_t n) { decode_impl<false>(in, out, n); }
+const uint8_t* decode(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                      uint32_t* out, size_t n, uint32_t prev) {
+  return decode_impl<false>(ctrl, data, end, out, n, prev);
+}
 
-void decode_sorted(const uint8_t* in, size_t, uint32_t* out, size_t n) {
-  decode_impl<true>(in, out, n);
+const uint8_t* decode_sorted(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                             uint32_t* out, size_t n, uint32_t prev) {
+  return decode_impl<true>(ctrl, data, end, out, n, prev);
 }
 
 size_t encode(const uint32_t* values, size_t n, uint8_t* out) {

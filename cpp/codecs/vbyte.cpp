@@ -108,11 +108,15 @@ size_t decode_sorted_scalar0(const uint8_t* in, size_t in_len, uint32_t* out, si
 }
 
 #if defined(MIRKIT_X86_SIMD)
+// Named for the dispatch rule: AMD CPUs with a slow pdep run the SSE4 decoders
+// (cpp/core/dispatch_rules.cpp says why).
 const core::Dispatch<DecodeFn> kDecode{{decode_scalar, detail::decode_sse4, detail::decode_avx2,
-                                        detail::decode_avx512, detail::decode_avx512vbmi}};
+                                        detail::decode_avx512, detail::decode_avx512vbmi},
+                                       core::KernelFamily::kVbyteDecode};
 const core::Dispatch<DecodeFn> kDecodeSorted{
     {decode_sorted_scalar0, detail::decode_sorted_sse4, detail::decode_sorted_avx2,
-     detail::decode_sorted_avx512, detail::decode_sorted_avx512vbmi}};
+     detail::decode_sorted_avx512, detail::decode_sorted_avx512vbmi},
+    core::KernelFamily::kVbyteDecode};
 const core::Dispatch<EncodeFn> kEncode{{encode_scalar, nullptr, nullptr, detail::encode_avx512,
                                         detail::encode_avx512vbmi}};
 const core::Dispatch<EncodeFn> kEncodeSorted{{encode_sorted_scalar, nullptr, nullptr,

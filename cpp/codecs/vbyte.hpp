@@ -69,7 +69,12 @@ struct MaskedTables {
   // consumes (two tables, so the consumed count, on the loop's critical path, is one load).
   uint8_t id[4096];
   uint8_t consumed[4096];
+  // For the windowed step (vbyte_masked.inl), which decodes four groups of four integers:
+  // indexed by the 12-bit mask at a group's start, the group's pattern (its index among the
+  // four-integer patterns, [0, 81)) when its four integers take 1-3 bytes each, else kQuadBad.
+  uint8_t quad[4096];
 };
+inline constexpr uint8_t kQuadBad = 0xFF;
 extern const MaskedTables kMasked;
 
 #if defined(MIRKIT_X86_SIMD)

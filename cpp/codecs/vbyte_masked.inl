@@ -124,6 +124,55 @@ inline void masked_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32
     avail -= used;
   };
 
+#if defined(__BMI2__)
+  // The windowed step (with BMI2, so at the AVX2 and AVX-512 levels): integers i..i+15 as four
+  // groups of four integers of 1-3 bytes, all found from the same 48 known continuation bits.
+  // Masked VByte's step is a serial chain (mask -> table load -> shift -> next mask) of 2-16
+  // integers, with a branch on the pattern kind that mixed d-gaps mispredict; here pdep picks
+  // the 4th, 8th, 12th and 16th clear continuation bit (the integers' last bytes) at once, so
+  // the groups' table loads are independent and only pdep, tzcnt and a shift carry over to the
+  // next step. Returns false, having done nothing, if a group does not fit (an integer of 4-5
+  // bytes, or corrupt data: step() and decode_one() then decide).
+  auto window_step = [&]() __attribute__((always_inline)) -> bool {
+    const uint64_t ends = ~sig;  // sig is 0 above avail (>= 48): the groups' checks cover that
+    unsigned at[5];              // byte offsets of the groups and of the end of the last
+    at[0] = 0;
+    for (int g = 1; g <= 4; ++g) {
+      at[g] = static_cast<unsigned>(_tzcnt_u64(_pdep_u64(uint64_t{1} << (4 * g - 1), ends)) + 1);
+    }
+    unsigned q[4], bad = 0;
+    for (int g = 0; g < 4; ++g) {
+      q[g] = kMasked.quad[(sig >> (at[g] & 63)) & 0xFFF];
+      bad |= q[g];
+    }
+    if ((bad & 0x80) != 0) return false;  // kQuadBad in some group
+    for (int g = 0; g < 4; ++g) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + pos + at[g]));
+      const __m128i shuf = _mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(kMasked.shuffle[kMaskedFour + q[g]]));
+      const __m128i w = _mm_maddubs_epi16(mul7, _mm_and_si128(_mm_shuffle_epi8(v, shuf), low7));
+      store4<kDelta>(out + i + 4 * g, _mm_madd_epi16(w, mul14), carry);
+    }
+    i += 16;
+    pos += at[4];
+    sig >>= at[4];
+    avail -= at[4];
+    return true;
+  };
+
+  // Main loop: top the known continuation bits up to at least 48 (from `scan`, the end of the
+  // known bytes, which moves only with these refills, so its loads can issue a step early),
+  // then a windowed step, or Masked VByte's step for sixteen 1-byte integers and for what the
+  // windowed step cannot take. The groups' 16-byte loads end at most 52 bytes past pos.
+  size_t scan = pos + avail;
+  while (pos < stop && i + 80 <= n && scan + 64 <= in_len) {
+    const unsigned add = ((63 - avail) >> 4) << 4;  // 0, 16, 32 or 48 bits: avail ends in [48, 63]
+    sig |= _bzhi_u64(continuation_bits48(in + scan), add) << avail;
+    avail += add;
+    scan += add;
+    if ((sig & 0xFFFF) == 0 || !window_step()) step();
+  }
+#else
   // Main loop, after the paper's code: scan 48 bytes ahead, then step while 16 known bytes
   // remain (at most 63 bytes, hence at most 63 + 16 integers written before the next check).
   while (pos < stop && i + 80 <= n && pos + avail + 48 <= in_len) {
@@ -133,6 +182,7 @@ inline void masked_loop(const uint8_t* in, size_t in_len, size_t& pos_io, uint32
       step();
     } while (avail >= 16);
   }
+#endif
   // Near the end of the input or output: check before every step.
   for (;;) {
     if (avail < 16) {

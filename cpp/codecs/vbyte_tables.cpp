@@ -1,5 +1,5 @@
 // Masked VByte lookup tables (Plaisance, Kurz & Lemire 2015), computed at compile time in a
-// baseline translation unit so that the SSE4/AVX2/AVX-512 files share one copy (about 11 KB).
+// baseline translation unit so that the SSE4/AVX2/AVX-512 files share one copy (about 15 KB).
 #include "codecs/vbyte.hpp"
 
 namespace mirkit::codecs::vbyte::detail {
@@ -51,20 +51,24 @@ constexpr MaskedTables make_masked_tables() {
       for (int k = 0; k < ints; ++k) sum += len[k];
       return sum;
     };
+    int quad = -1;  // the four-integer pattern, when the first four take 1-3 bytes each
+    if (fits(4, 3)) {
+      quad = 0;
+      for (int k = 3; k >= 0; --k) quad = quad * 3 + (len[k] - 1);
+    }
     int id = kMaskedBad, used = 0;
     if (fits(6, 2)) {
       int code = 0;
       for (int k = 5; k >= 0; --k) code = code * 2 + (len[k] - 1);
       id = kMaskedSix + code, used = consumed(6);
-    } else if (fits(4, 3)) {
-      int code = 0;
-      for (int k = 3; k >= 0; --k) code = code * 3 + (len[k] - 1);
-      id = kMaskedFour + code, used = consumed(4);
+    } else if (quad >= 0) {
+      id = kMaskedFour + quad, used = consumed(4);
     } else if (fits(2, 5)) {
       id = kMaskedTwo + (len[0] - 1) + 5 * (len[1] - 1), used = consumed(2);
     }
     t.id[mask] = static_cast<uint8_t>(id);
     t.consumed[mask] = static_cast<uint8_t>(used);
+    t.quad[mask] = quad >= 0 ? static_cast<uint8_t>(quad) : kQuadBad;
   }
   return t;
 }

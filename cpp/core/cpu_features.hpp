@@ -66,8 +66,9 @@ std::optional<SimdLevel> parse_level(std::string_view name);
 enum class KernelFamily : int {
   kOther = 0,
   kStreamVbyteDecode = 1,
+  kVbyteDecode = 2,
 };
-inline constexpr int kNumKernelFamilies = 2;
+inline constexpr int kNumKernelFamilies = 3;
 const char* family_name(KernelFamily family);
 std::optional<KernelFamily> parse_family(std::string_view name);
 

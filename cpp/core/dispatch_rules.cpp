@@ -11,6 +11,12 @@
 //   1.16x, its AVX2 path 1.07x. Intel CPUs (Ice Lake, Sapphire Rapids) run the VBMI decoder at
 //   0.99-1.10x pyfastpfor's time and keep it. Zen 5 (family 0x1a) has not been measured, so it
 //   keeps the widest path.
+// - VByte decode, AMD before family 0x19 (Zen 1/Zen 2, family 0x17, and the BMI2 Bulldozer
+//   cores, 0x15): skip the avx2 and avx512 decoders, so the SSE4 one runs. Their windowed step
+//   (vbyte_masked.inl) finds integer ends with pdep, which these cores run in microcode (Agner
+//   Fog's tables: 18-250+ cycles, growing with the mask's set bits, on Zen 2, against 3 on
+//   Intel since Haswell and on Zen 3); the SSE4 decoder has no pdep. Not measured on those
+//   CPUs here (none at hand): the rule follows the published latencies.
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -80,6 +86,7 @@ const char* family_name(KernelFamily family) {
   switch (family) {
     case KernelFamily::kOther: return "other";
     case KernelFamily::kStreamVbyteDecode: return "codecs.stream_vbyte.decode";
+    case KernelFamily::kVbyteDecode: return "codecs.vbyte.decode";
   }
   return "unknown";
 }
@@ -98,6 +105,11 @@ DispatchRule dispatch_rule(KernelFamily family, const CpuDescription& cpu) {
     return {bit(SimdLevel::kAvx512) | bit(SimdLevel::kAvx512Vbmi),
             "rule: AMD family 0x19 (Zen 4) runs vpcompressb/vpexpandb to memory and some byte "
             "permutes in microcode; its VBMI decoder measured 2.15x pyfastpfor's time, AVX2 1.07x"};
+  }
+  if (family == KernelFamily::kVbyteDecode && amd && cpu.family < 0x19) {
+    return {bit(SimdLevel::kAvx2) | bit(SimdLevel::kAvx512) | bit(SimdLevel::kAvx512Vbmi),
+            "rule: AMD before family 0x19 (Zen 1/2, Bulldozer) runs pdep in microcode (18-250+ "
+            "cycles), which the AVX2 VByte decoder's windowed step uses; the SSE4 one does not"};
   }
   return {};
 }

@@ -93,10 +93,11 @@ struct FloatPasses {
 #if defined(MIRKIT_X86_SIMD)
 template <class In>
 const core::Dispatch<detail::ColumnFn<In>> FloatPasses<In>::column{
-    {column_pass_scalar<In, float>, nullptr, detail::avx2::column_pass<In>,
+    {column_pass_scalar<In, float>, detail::sse4::column_pass<In>, detail::avx2::column_pass<In>,
      detail::avx512::column_pass<In>, nullptr}};
 const core::Dispatch<detail::RowFn> kRowPass{
-    {row_pass_scalar<float>, nullptr, detail::avx2::row_pass, detail::avx512::row_pass, nullptr}};
+    {row_pass_scalar<float>, detail::sse4::row_pass, detail::avx2::row_pass,
+     detail::avx512::row_pass, nullptr}};
 #else
 template <class In>
 const core::Dispatch<detail::ColumnFn<In>> FloatPasses<In>::column{{column_pass_scalar<In, float>}};

@@ -1,6 +1,6 @@
 // The two 1-D passes of sep_filter on float sums, one implementation per instruction-set level
-// (scalar in separable_conv.cpp, AVX2/FMA and AVX-512 in separable_conv_avx2.cpp / _avx512.cpp,
-// both from separable_conv_simd.inl). Internal to cpp/image/.
+// (scalar in separable_conv.cpp; SSE4, AVX2/FMA and AVX-512 in separable_conv_sse4.cpp /
+// _avx2.cpp / _avx512.cpp, all from separable_conv_simd.inl). Internal to cpp/image/.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,7 @@ using RowFn = void (*)(const float* src, long step, int n, const float* taps, Sy
                 float* dst, long width);                                                          \
   }
 
+MIRKIT_IMAGE_DECLARE_PASSES(sse4)
 MIRKIT_IMAGE_DECLARE_PASSES(avx2)
 MIRKIT_IMAGE_DECLARE_PASSES(avx512)
 #undef MIRKIT_IMAGE_DECLARE_PASSES

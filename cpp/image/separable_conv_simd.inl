@@ -1,5 +1,5 @@
 // The SIMD vertical and horizontal passes of sep_filter, written once over a vector traits type
-// and included by separable_conv_avx2.cpp and separable_conv_avx512.cpp, each of which defines
+// and included by separable_conv_sse4.cpp, _avx2.cpp and _avx512.cpp, each of which defines
 // `struct Vec` (register type Reg of kLanes floats, kColumnUnroll registers per row in the
 // vertical pass; set1, load from float/uint8/uint16 with conversion, load_partial, store,
 // store_partial, fmadd, add, sub) in its level's namespace before including this file.

@@ -43,7 +43,8 @@ if _fake_cpu is not None and not _valid_dispatch_cpu(_fake_cpu):
 
 # Kernel families (keys of info()["kernels"]) that the dispatch rule knows by name
 # (cpp/core/dispatch_rules.cpp); the others take the widest path they have.
-_RULE_FAMILIES = {"codecs.stream_vbyte": "codecs.stream_vbyte.decode"}
+_RULE_FAMILIES = {"codecs.stream_vbyte": "codecs.stream_vbyte.decode",
+                  "codecs.vbyte": "codecs.vbyte.decode"}
 
 
 def runnable_simd_levels() -> tuple[str, ...]:
@@ -137,6 +138,7 @@ def info() -> dict:
     kernels["text.cdist_filter"] = _core.text.filter_level()
     kernels["dedup.minhash"] = _core.dedup.minhash_level()
     kernels["late.maxsim"] = _core.late.kernel_level()
+    kernels["late.maxsim.bfloat16"] = _core.late.kernel_level(True)
     kernels["attention.float32"] = _core.attention.kernel(False)
     kernels["attention.bfloat16"] = _core.attention.kernel(True)
     # avx512bf16 is an extension of the top level, not a level of its own.

@@ -180,8 +180,7 @@ class Codec:
         TypeError
             If `out` is not a numpy uint32 array.
         """
-        values, _ = self.decode_with_size(data, count, out=out)
-        return values
+        return self._decode(data, count, out, False)[0]
 
     def decode_with_size(self, data, count: int, *, out: Optional[np.ndarray] = None):
         """Like :meth:`decode`, but returns ``(values, bytes_consumed)``."""
@@ -203,16 +202,12 @@ class Codec:
         return 8.0 * data.size / values.size if values.size else float("nan")
 
     def _decode(self, data, count, out, sorted_):
-        count = check_count(count)
-        if out is not None and (not isinstance(out, np.ndarray) or out.dtype != np.uint32):
-            raise TypeError("out must be a numpy uint32 array")
-        if out is not None and (out.ndim != 1 or not out.flags.c_contiguous
-                                or not out.flags.writeable):
-            raise ValueError("out must be a writeable, contiguous 1-D uint32 array (got "
-                             f"{out.ndim}-D, contiguous={out.flags.c_contiguous}, "
-                             f"writeable={out.flags.writeable})")
-        values, consumed = _c.decode(self._name, data, count, sorted_, out)
-        return (values[:count] if out is not None else values), consumed
+        if type(count) is not int:  # a plain int goes straight through; _c checks its sign
+            count = check_count(count)
+        # _c.decode checks `out` (type, dtype, shape, contiguity, writeable) and returns the
+        # view of its first `count` elements: in Python those checks cost more than decoding
+        # a short list.
+        return _c.decode(self._name, data, count, sorted_, out)
 
     def __repr__(self) -> str:
         return f"Codec({self._name!r}, kernel={self.kernel_level!r})"
