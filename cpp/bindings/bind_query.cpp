@@ -1,5 +1,6 @@
 // Bindings of the query engine (mirkit.search wraps them).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -345,25 +346,79 @@ FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
   return out;
 }
 
+// The engine's prior argument: (boosts, max) with boosts a float64 array over its documents
+// (QueryEngine) or a list of them, one per segment (SegmentedEngine); None: no prior. The boosts
+// are checked (finite, in [0, max]) by mirkit.search.priors when it makes them, once, not here
+// on every query.
+struct PriorArg {
+  bool given = false;
+  query::DocPrior single;
+  std::vector<query::DocPrior> segments;
+};
+
+using F64Arr = py::array_t<double, py::array::c_style>;
+
+query::DocPrior doc_prior(py::handle boost, double max, uint64_t n_docs, const std::string& what) {
+  if (!py::isinstance<F64Arr>(boost)) throw py::type_error("prior" + what + " must be float64");
+  const auto a = boost.cast<F64Arr>();
+  if (a.ndim() != 1 || static_cast<uint64_t>(a.shape(0)) != n_docs) {
+    throw py::value_error("prior" + what + " must hold one boost per document (" +
+                          std::to_string(n_docs) + ")");
+  }
+  if (!(std::isfinite(max) && max >= 0)) throw py::value_error("prior max must be finite, >= 0");
+  return {a.data(), max};  // the caller's tuple keeps the array alive during the call
+}
+
+PriorArg prior_arg(const QueryEngine& e, py::handle prior) {
+  PriorArg out;
+  if (prior.is_none()) return out;
+  const auto t = prior.cast<py::tuple>();
+  if (t.size() != 2) throw py::value_error("prior must be a (boosts, max) tuple or None");
+  out.given = true;
+  out.single = doc_prior(t[0], t[1].cast<double>(), e.reader().n_docs(), "");
+  return out;
+}
+
+PriorArg prior_arg(const SegmentedEngine& e, py::handle prior) {
+  PriorArg out;
+  if (prior.is_none()) return out;
+  const auto t = prior.cast<py::tuple>();
+  if (t.size() != 2) throw py::value_error("prior must be a (boosts, max) tuple or None");
+  const auto list = t[0].cast<py::list>();
+  if (list.size() != e.n_segments()) {
+    throw py::value_error("prior: " + std::to_string(list.size()) + " arrays for " +
+                          std::to_string(e.n_segments()) + " segments");
+  }
+  out.given = true;
+  const double max = t[1].cast<double>();
+  for (size_t s = 0; s < list.size(); ++s) {
+    out.segments.push_back(doc_prior(list[s], max, e.segment(s).reader().n_docs(),
+                                     "[" + std::to_string(s) + "]"));
+  }
+  return out;
+}
+
 QueryResult search_with(const QueryEngine& e, const std::vector<QueryTerm>& terms,
                         const std::vector<query::QueryPhrase>& phrases, uint32_t k, Algorithm a,
-                        const ScorerSpec& spec, const FilterArg& f) {
-  return e.search(terms, phrases, k, a, spec, f.single);
+                        const ScorerSpec& spec, const FilterArg& f, const PriorArg& p) {
+  return e.search(terms, phrases, k, a, spec, f.single, p.given ? &p.single : nullptr);
 }
 QueryResult search_with(const SegmentedEngine& e, const std::vector<QueryTerm>& terms,
                         const std::vector<query::QueryPhrase>& phrases, uint32_t k, Algorithm a,
-                        const ScorerSpec& spec, const FilterArg& f) {
-  return e.search(terms, phrases, k, a, spec, f.per_segment ? &f.segments : nullptr);
+                        const ScorerSpec& spec, const FilterArg& f, const PriorArg& p) {
+  return e.search(terms, phrases, k, a, spec, f.per_segment ? &f.segments : nullptr,
+                  p.given ? &p.segments : nullptr);
 }
 std::vector<QueryResult> batch_with(const QueryEngine& e, const std::vector<QueryInput>& in,
                                     uint32_t k, Algorithm a, const ScorerSpec& spec,
-                                    unsigned threads, const FilterArg& f) {
-  return e.search_batch(in, k, a, spec, threads, f.single);
+                                    unsigned threads, const FilterArg& f, const PriorArg& p) {
+  return e.search_batch(in, k, a, spec, threads, f.single, p.given ? &p.single : nullptr);
 }
 std::vector<QueryResult> batch_with(const SegmentedEngine& e, const std::vector<QueryInput>& in,
                                     uint32_t k, Algorithm a, const ScorerSpec& spec,
-                                    unsigned threads, const FilterArg& f) {
-  return e.search_batch(in, k, a, spec, threads, f.per_segment ? &f.segments : nullptr);
+                                    unsigned threads, const FilterArg& f, const PriorArg& p) {
+  return e.search_batch(in, k, a, spec, threads, f.per_segment ? &f.segments : nullptr,
+                        p.given ? &p.segments : nullptr);
 }
 
 // The engine of a bound Python object.
@@ -382,16 +437,18 @@ const SegmentedEngine& engine_of<SegmentedEngine>(py::handle self) {
 template <class Engine>
 std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uint32_t k,
                                    const py::str& algorithm, unsigned threads,
-                                   const ScorerSpec& spec, py::handle filter) {
+                                   const ScorerSpec& spec, py::handle filter,
+                                   py::handle prior = py::none()) {
   const Engine& e = engine_of<Engine>(self);
   const Algorithm a = parse_algorithm(utf8_view(algorithm));
   const FilterArg f = filter_arg(e, filter);
+  const PriorArg p = prior_arg(e, prior);
   std::vector<QueryInput> inputs;
   std::vector<py::object> owners;
   inputs.reserve(queries.size());
   for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
   py::gil_scoped_release release;
-  return batch_with(e, inputs, k, a, spec, threads, f);
+  return batch_with(e, inputs, k, a, spec, threads, f, p);
 }
 
 // The methods both engines share: search, search_batch, analyze, precompute_bounds.
@@ -400,11 +457,13 @@ void def_search(Class& cls) {
   cls
       .def("search",
            [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
-              const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
+              const ScorerSpec& spec, py::object doc_ids, py::handle filter,
+              py::handle prior) {
              const Engine& e = engine_of<Engine>(self);
              const Algorithm a = parse_algorithm(utf8_view(algorithm));
              const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
              const FilterArg f = filter_arg(e, filter);  // the call holds the filter
+             const PriorArg p = prior_arg(e, prior);     // and the prior
              QueryResult r;
              {
                py::gil_scoped_release release;
@@ -413,20 +472,22 @@ void def_search(Class& cls) {
                  terms = e.analyze(in.text);
                  terms.insert(terms.end(), in.terms.begin(), in.terms.end());
                }
-               r = search_with(e, terms, in.phrases, k, a, spec, f);
+               r = search_with(e, terms, in.phrases, k, a, spec, f, p);
              }
              return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
            },
            py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
-           py::arg("doc_ids"), py::arg("filter") = py::none(),
+           py::arg("doc_ids"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
            "doc_ids: the cached list of external ids, or None. filter: a DocFilter (a "
-           "SegmentedEngine: a list of them, one per segment) or None.")
+           "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max), "
+           "float64 boosts in [0, max] per document (a list, one array per segment), or None.")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
-              unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
+              unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,
+              py::handle prior) {
              std::vector<QueryResult> rs =
-                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter);
+                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter, prior);
              py::list out(rs.size());
              for (size_t i = 0; i < rs.size(); ++i) {
                out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
@@ -435,6 +496,7 @@ void def_search(Class& cls) {
            },
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
            py::arg("spec"), py::arg("doc_ids"), py::arg("filter") = py::none(),
+           py::arg("prior") = py::none(),
            "search() of many queries on `threads` threads (0 = all cores), analysis included.")
       .def("search_batch_arrays",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,

@@ -173,13 +173,15 @@ struct Plan {
   // scoring it and, when it fails, moves its cursors straight to the filter's next passing
   // document (skip_filtered), so failing documents are neither scored nor offered.
   const DocFilter* filter = &kNoFilter;
+  // A prior's boosts (engine.hpp: DocPrior), scaled by prior_scale into fixed point; null: none.
+  const double* prior = nullptr;
+  double prior_scale = 0.0;
 
+  // What a document adds to its terms' contributions: the scorer's document part and the prior.
   Score doc_part(uint32_t doc) const {
-    if constexpr (S::kHasDocPart) {
-      return to_fixed(scorer.doc_part(doc));
-    } else {
-      return 0;
-    }
+    Score s = prior != nullptr ? to_fixed(prior[doc] * prior_scale) : 0;
+    if constexpr (S::kHasDocPart) s += to_fixed(scorer.doc_part(doc));
+    return s;
   }
 };
 

@@ -443,8 +443,8 @@ def _cmd_search(args) -> int:
         return _search_sharded(args, "a segmented index with --scheduler")
     index = Index.open(args.index, verify=False)
     if args.boolean:
-        if args.filter is not None:
-            raise UserError("--filter applies to ranked search, not to --boolean")
+        if args.filter is not None or args.prior is not None:
+            raise UserError("--filter and --prior apply to ranked search, not to --boolean")
         if args.show or args.snippets:
             raise ValueError("--show and --snippets apply to ranked queries")
         return _boolean_query(index, args.query)
@@ -483,6 +483,8 @@ def _search_sharded(args, what: str = "a sharded index") -> int:
         raise ValueError(f"--fuzzy-syntax is not supported on {what}")
     if args.filter is not None:
         raise ValueError(f"--filter is not supported on {what}")
+    if args.prior is not None:
+        raise ValueError(f"--prior is not supported on {what} (yet)")
     if args.suggest:
         raise ValueError(f"--suggest is not supported on {what}")
     if args.scorer == "bm25f" or getattr(args, "syntax", None) == "lucene":
@@ -649,6 +651,9 @@ def _syntax(args) -> dict:
     options = {}
     if getattr(args, "filter", None) is not None:
         options["filter"] = args.filter
+    if getattr(args, "prior", None) is not None:
+        options.update(prior=args.prior, prior_weight=args.prior_weight,
+                       prior_transform=args.prior_transform, prior_k=args.prior_k)
     if getattr(args, "syntax", None) == "lucene":
         options["syntax"] = "lucene"
     if not getattr(args, "fuzzy_syntax", False):
@@ -985,6 +990,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--filter", metavar="EXPR", help="rank only the documents EXPR passes: "
                    "a Boolean query or predicates on the index's fields, e.g. "
                    "'year >= 1990 AND lang:(en OR fr)' (mirkit.search.filters)")
+    p.add_argument("--prior", metavar="FIELD", help="query-independent evidence: add "
+                   "W * f(FIELD) to each matching document's score, FIELD a numeric field of the "
+                   "index (e.g. its PageRank; mirkit.search.priors)")
+    p.add_argument("--prior-weight", type=float, default=1.0, metavar="W",
+                   help="with --prior: the weight W (default 1)")
+    p.add_argument("--prior-transform", choices=["log", "sat"], default="log",
+                   help="with --prior: f(x) = log(max(x, k) / k) (default) or x / (x + k)")
+    p.add_argument("--prior-k", type=float, metavar="K", help="with --prior: k (default: the "
+                   "smallest positive value for log, the median for sat)")
     p.add_argument("--suggest", action="store_true", help="spelling correction: print the "
                    "3 best corrections of QUERY and, when QUERY finds little (a word not in "
                    "the collection, or fewer than k results), search the best one instead "
