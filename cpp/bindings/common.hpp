@@ -115,5 +115,6 @@ void bind_late(py::module_& m);
 void bind_store(py::module_& m);
 void bind_highlight(py::module_& m);
 void bind_spell(py::module_& m);
+void bind_graph(py::module_& m);
 
 }  // namespace mirkit::bindings

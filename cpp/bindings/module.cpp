@@ -43,4 +43,6 @@ PYBIND11_MODULE(_core, m) {
   auto late = m.def_submodule("late", "late interaction: fused MaxSim over token-vector sets");
   b::bind_late(late);
   b::bind_spell(text);
+  auto graph = m.def_submodule("graph", "link analysis: PageRank and HITS on sparse graphs");
+  b::bind_graph(graph);
 }

@@ -30,7 +30,7 @@ def _user_message(error: BaseException) -> str:
 
 BENCHMARKS = ("codecs", "indexing", "query", "evaluation", "filters", "keypoints", "vectors",
               "attention", "image_search", "distributed", "pyterrier", "ann", "spelling",
-              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f")
+              "hybrid", "filtered_query", "late", "store", "phrases", "bm25f", "ranking")
 
 
 def _cmd_info(args) -> int:
@@ -87,6 +87,8 @@ _SELF_TIMED = {
     "phrases": (3, "per-query median of {repeat} passes on 1 thread, k = 10, next to tantivy"),
     "bm25f": (3, "Cranfield and ADI MAP and nDCG@10 against BM25; GCIDE latency, per-query "
                  "median of {repeat} alternated passes, 1 thread, k = 10"),
+    "ranking": (5, "PageRank at equal accuracy (L1 1e-5 of the converged vector), median of "
+                   "{repeat} alternated runs, 1 thread and all cores; prior cost on search"),
 }
 
 
@@ -1103,6 +1105,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mirkit.late._cli import add_parser as add_late_parser
 
     add_late_parser(sub)
+    from mirkit._graph_cli import add_parser as add_graph_parser
+
+    add_graph_parser(sub)
     for name, p in sub.choices.items():
         p.add_argument("--debug", action="store_true",
                        help="on an error, show the traceback instead of one line (or set "
