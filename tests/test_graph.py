@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import link_analysis as ref
 
 from mirkit import graph
-from tests.reference import link_analysis as ref
 
 nx = pytest.importorskip("networkx")
 sp = pytest.importorskip("scipy.sparse")
