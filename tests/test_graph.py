@@ -300,3 +300,13 @@ def test_doctests():
 
     failed, attempted = doctest.testmod(graph, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
+
+
+def test_gauss_seidel_self_loop_solved_not_damped():
+    """A self-loop's node is solved in its own row: reading its old score instead made it
+    converge only by the damping factor per sweep (the README graph took over 100 sweeps)."""
+    edges = np.array([[0, 1], [1, 2], [2, 0], [2, 1], [3, 3], [4, 4], [4, 0]])
+    truth = ref.pagerank(5, edges)
+    r = graph.pagerank(edges, stop="l1", tol=1e-12, method="gauss_seidel", max_iter=40,
+                       nstart=[1, 0, 0, 0, 0], num_threads=1)  # node 3 starts far off
+    np.testing.assert_allclose(r, truth, atol=1e-11)

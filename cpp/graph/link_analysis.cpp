@@ -82,6 +82,9 @@ struct PageRankState {
   const double* p;
   const double* dangling;
   double damping;
+  // Gauss-Seidel only: d * w_ii / out_i, the weight of a node's own score in its update (its
+  // self-loops), or null when the graph has none.
+  const double* self = nullptr;
 };
 
 // One networkx step on rows [lo, hi): x1 from y0 = x0 / out and the dangling mass D0; returns the
@@ -125,8 +128,10 @@ std::pair<double, double> gauss_seidel_sweep(const PageRankState& s, uint32_t lo
         sum += Weighted ? s.in.values[e] * yj : yj;
       }
     }
-    const double v =
-        s.damping * (sum + (mass + mass_delta) * s.dangling[i]) + teleport * s.p[i];
+    double v = s.damping * (sum + (mass + mass_delta) * s.dangling[i]) + teleport * s.p[i];
+    // A self-loop: solve the row's equation for x_i rather than read its old value (sum used
+    // it), or the node converges only by the damping factor per sweep.
+    if (s.self != nullptr && s.self[i] > 0) v = (v - s.self[i] * x[i]) / (1.0 - s.self[i]);
     change += std::fabs(v - x[i]);
     if (s.inv_out[i] == 0) mass_delta += v - x[i];
     x[i] = v;
@@ -153,7 +158,18 @@ PageRankResult pagerank_impl(const Csr& in, const double* out_weight, const doub
     y[j] = x[j] * inv_out[j];
     if (inv_out[j] == 0) mass += x[j];
   }
-  const PageRankState s{in, inv_out.data(), p, dangling, opt.damping};
+  PageRankState s{in, inv_out.data(), p, dangling, opt.damping};
+  std::vector<double> self;
+  if (opt.gauss_seidel) {
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint64_t e = in.offsets[i]; e < in.offsets[i + 1]; ++e) {
+        if (in.index[e] != i) continue;
+        if (self.empty()) self.assign(n, 0.0);
+        self[i] += opt.damping * (Weighted ? in.values[e] : 1.0) * inv_out[i];
+      }
+    }
+    if (!self.empty()) s.self = self.data();
+  }
   const unsigned threads = core::resolve_threads(opt.threads);
   if (!opt.gauss_seidel) {
     const std::vector<uint32_t> cut = cut_rows(in, kChunkWork);
