@@ -1,6 +1,6 @@
 """The ``mirkit`` command line: ``info``, ``demo``, ``bench [NAME]``, ``index``, ``stats``,
 ``search``, ``eval``, ``compare``, ``image-index``, ``image-search``, ``late index``,
-``late search``."""
+``late search``, ``pagerank``."""
 
 from __future__ import annotations
 
