@@ -214,3 +214,24 @@ def test_doctests():
     failed, attempted = doctest.testmod(mirkit.search.priors,
                                         optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
+
+
+def test_block_max_wand_finds_a_spike_prior(corpus):
+    """One document's prior towers over the rest (a block-local maximum): block-max WAND's
+    per-block prior bound must still let its block through, for every query."""
+    s = corpus["searcher"]
+    n = len(corpus["array"])
+    for q in corpus["queries"][:8]:
+        every = s.search(q, n, algorithm="exhaustive")
+        weakest = int(every.docids[-1])
+        spike = np.zeros(n)
+        spike[weakest] = 1.0
+        spike[(weakest + 640) % n] = 0.5  # another block, lower
+        for algorithm in PRUNED:
+            r = s.search(q, 3, algorithm=algorithm, prior=spike, prior_transform="sat",
+                         prior_k=1.0, prior_weight=1000.0)
+            assert int(r.docids[0]) == weakest, (algorithm, q)
+            oracle = s.search(q, 3, algorithm="exhaustive", prior=spike, prior_transform="sat",
+                              prior_k=1.0, prior_weight=1000.0)
+            np.testing.assert_array_equal(r.docids, oracle.docids)
+            np.testing.assert_array_equal(r.scores, oracle.scores)

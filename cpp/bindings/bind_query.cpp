@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bindings/common.hpp"
@@ -346,10 +347,11 @@ FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
   return out;
 }
 
-// The engine's prior argument: (boosts, max) with boosts a float64 array over its documents
-// (QueryEngine) or a list of them, one per segment (SegmentedEngine); None: no prior. The boosts
-// are checked (finite, in [0, max]) by mirkit.search.priors when it makes them, once, not here
-// on every query.
+// The engine's prior argument: (boosts, max) or (boosts, block_max, max) with boosts a float64
+// array over its documents (QueryEngine) or a list of them, one per segment (SegmentedEngine),
+// block_max the largest boost of each query::kPriorBlock documents (arrays alike); None: no
+// prior. The boosts are checked (finite, in [0, max]) and the block maxima made by
+// mirkit.search.priors when it compiles the prior, once, not here on every query.
 struct PriorArg {
   bool given = false;
   query::DocPrior single;
@@ -358,41 +360,58 @@ struct PriorArg {
 
 using F64Arr = py::array_t<double, py::array::c_style>;
 
-query::DocPrior doc_prior(py::handle boost, double max, uint64_t n_docs, const std::string& what) {
-  if (!py::isinstance<F64Arr>(boost)) throw py::type_error("prior" + what + " must be float64");
-  const auto a = boost.cast<F64Arr>();
-  if (a.ndim() != 1 || static_cast<uint64_t>(a.shape(0)) != n_docs) {
-    throw py::value_error("prior" + what + " must hold one boost per document (" +
-                          std::to_string(n_docs) + ")");
+const double* f64_data(py::handle array, uint64_t size, const std::string& what) {
+  if (!py::isinstance<F64Arr>(array)) throw py::type_error(what + " must be float64");
+  const auto a = array.cast<F64Arr>();
+  if (a.ndim() != 1 || static_cast<uint64_t>(a.shape(0)) != size) {
+    throw py::value_error(what + " must hold " + std::to_string(size) + " values");
   }
+  return a.data();  // the caller's tuple keeps the array alive during the call
+}
+
+query::DocPrior doc_prior(py::handle boost, py::handle block_max, double max, uint64_t n_docs,
+                          const std::string& what) {
   if (!(std::isfinite(max) && max >= 0)) throw py::value_error("prior max must be finite, >= 0");
-  return {a.data(), max};  // the caller's tuple keeps the array alive during the call
+  query::DocPrior p{f64_data(boost, n_docs, "prior" + what), max};
+  if (!block_max.is_none()) {
+    const uint64_t blocks = (n_docs + query::kPriorBlock - 1) / query::kPriorBlock;
+    p.block_max = f64_data(block_max, blocks, "prior block maxima" + what);
+  }
+  return p;
+}
+
+// (boosts, block maxima or None, max) of a prior tuple.
+std::tuple<py::object, py::object, double> prior_parts(py::handle prior) {
+  const auto t = prior.cast<py::tuple>();
+  if (t.size() == 2) return {t[0], py::none(), t[1].cast<double>()};
+  if (t.size() == 3) return {t[0], t[1], t[2].cast<double>()};
+  throw py::value_error("prior must be a (boosts, max) or (boosts, block_max, max) tuple");
 }
 
 PriorArg prior_arg(const QueryEngine& e, py::handle prior) {
   PriorArg out;
   if (prior.is_none()) return out;
-  const auto t = prior.cast<py::tuple>();
-  if (t.size() != 2) throw py::value_error("prior must be a (boosts, max) tuple or None");
+  const auto [boosts, blocks, max] = prior_parts(prior);
   out.given = true;
-  out.single = doc_prior(t[0], t[1].cast<double>(), e.reader().n_docs(), "");
+  out.single = doc_prior(boosts, blocks, max, e.reader().n_docs(), "");
   return out;
 }
 
 PriorArg prior_arg(const SegmentedEngine& e, py::handle prior) {
   PriorArg out;
   if (prior.is_none()) return out;
-  const auto t = prior.cast<py::tuple>();
-  if (t.size() != 2) throw py::value_error("prior must be a (boosts, max) tuple or None");
-  const auto list = t[0].cast<py::list>();
-  if (list.size() != e.n_segments()) {
+  const auto [boosts, blocks, max] = prior_parts(prior);
+  const auto list = boosts.cast<py::list>();
+  if (list.size() != e.n_segments() ||
+      (!blocks.is_none() && blocks.cast<py::list>().size() != e.n_segments())) {
     throw py::value_error("prior: " + std::to_string(list.size()) + " arrays for " +
                           std::to_string(e.n_segments()) + " segments");
   }
   out.given = true;
-  const double max = t[1].cast<double>();
   for (size_t s = 0; s < list.size(); ++s) {
-    out.segments.push_back(doc_prior(list[s], max, e.segment(s).reader().n_docs(),
+    py::object block_max = py::none();
+    if (!blocks.is_none()) block_max = blocks.cast<py::list>()[s];
+    out.segments.push_back(doc_prior(list[s], block_max, max, e.segment(s).reader().n_docs(),
                                      "[" + std::to_string(s) + "]"));
   }
   return out;
@@ -480,8 +499,9 @@ void def_search(Class& cls) {
            py::arg("doc_ids"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
            "doc_ids: the cached list of external ids, or None. filter: a DocFilter (a "
-           "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max), "
-           "float64 boosts in [0, max] per document (a list, one array per segment), or None.")
+           "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max) or "
+           "(boosts, block_max, max), float64 boosts in [0, max] per document and their maxima "
+           "per 64 documents (lists, one array per segment), or None.")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,

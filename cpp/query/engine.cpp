@@ -641,6 +641,7 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
     if (prior != nullptr) {
       run.prior = prior->boost;
       run.prior_scale = plan.scale;
+      run.prior_block_max = prior->block_max;
     }
     run.cursors.reserve(plan.terms.size() + plan.phrases.size());
     auto add = [&](index::PostingCursor postings, const QueryPlan::Term& t) {

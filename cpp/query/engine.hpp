@@ -115,9 +115,12 @@ struct GlobalStats {
 // matches (never makes a document match); `max` >= every boost of every index searched in one
 // call. The pruning algorithms stay exact by adding `max` to every upper bound they compare
 // with the threshold (TopKQueue::set_bound_extra), and the fixed-point scale counts it.
+// `block_max` (optional): the largest boost of each kPriorBlock docids, so that block-max WAND
+// bounds a block of candidates by the prior there rather than over the whole index.
 struct DocPrior {
   const double* boost = nullptr;
   double max = 0.0;
+  const double* block_max = nullptr;
 };
 
 class QueryEngine {

@@ -49,6 +49,9 @@ class TopKQueue {
   // A query-independent prior adds at most `extra` >= 0 to a document's score beyond the term
   // bounds the algorithms add up (query/engine.hpp: DocPrior); would_enter counts it.
   void set_bound_extra(Score extra) { m_bound_extra = extra; }
+  Score bound_extra() const { return m_bound_extra; }
+  // Whether a bound `s` that already counts the prior beats the threshold.
+  bool beats(Score s) const { return s > m_threshold; }
 
   // Returns whether the threshold rose (pruning algorithms then re-plan).
   bool insert(Score s, uint32_t doc) {
