@@ -162,7 +162,7 @@ class ScoredCursor {
   }
 };
 
-constexpr uint32_t kPriorScan = 64;  // most DocPrior::block_max entries read for one bound
+constexpr uint32_t kPriorScan = 8;  // most DocPrior::block_max entries read for one bound
 
 template <class S>
 struct Plan {
