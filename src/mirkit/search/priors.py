@@ -30,8 +30,8 @@ MaxScore) add the largest boost over the index to every upper bound they compare
 top-k threshold, so no document that its prior could lift into the top k is skipped.
 Block-max WAND's test of a block of candidates (the blocks of the lists at its pivot) adds
 the largest boost over those docids instead, from the maxima of every 64 docids (when that
-range spans at most 64 of them; else the index-wide one), which prunes more where priors
-vary by docid.
+range spans at most 8 of them, 512 docids; else the index-wide one), which prunes more
+where priors vary by docid.
 
 A compiled :class:`Prior` (:meth:`Searcher.compile_prior`) can be passed as `prior` to reuse it
 across queries; a field name is compiled once per searcher and transform.
