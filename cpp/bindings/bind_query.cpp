@@ -1,7 +1,9 @@
 // Bindings of the query engine (mirkit.search wraps them).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bindings/common.hpp"
@@ -346,25 +348,97 @@ FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
   return out;
 }
 
+// The engine's prior argument: (boosts, max) or (boosts, block_max, max) with boosts a float64
+// array over its documents (QueryEngine) or a list of them, one per segment (SegmentedEngine),
+// block_max the largest boost of each query::kPriorBlock documents (arrays alike); None: no
+// prior. The boosts are checked (finite, in [0, max]) and the block maxima made by
+// mirkit.search.priors when it compiles the prior, once, not here on every query.
+struct PriorArg {
+  bool given = false;
+  query::DocPrior single;
+  std::vector<query::DocPrior> segments;
+};
+
+using F64Arr = py::array_t<double, py::array::c_style>;
+
+const double* f64_data(py::handle array, uint64_t size, const std::string& what) {
+  if (!py::isinstance<F64Arr>(array)) throw py::type_error(what + " must be float64");
+  const auto a = array.cast<F64Arr>();
+  if (a.ndim() != 1 || static_cast<uint64_t>(a.shape(0)) != size) {
+    throw py::value_error(what + " must hold " + std::to_string(size) + " values");
+  }
+  return a.data();  // the caller's tuple keeps the array alive during the call
+}
+
+query::DocPrior doc_prior(py::handle boost, py::handle block_max, double max, uint64_t n_docs,
+                          const std::string& what) {
+  if (!(std::isfinite(max) && max >= 0)) throw py::value_error("prior max must be finite, >= 0");
+  query::DocPrior p{f64_data(boost, n_docs, "prior" + what), max};
+  if (!block_max.is_none()) {
+    const uint64_t blocks = (n_docs + query::kPriorBlock - 1) / query::kPriorBlock;
+    p.block_max = f64_data(block_max, blocks, "prior block maxima" + what);
+  }
+  return p;
+}
+
+// (boosts, block maxima or None, max) of a prior tuple.
+std::tuple<py::object, py::object, double> prior_parts(py::handle prior) {
+  const auto t = prior.cast<py::tuple>();
+  if (t.size() == 2) return {t[0], py::none(), t[1].cast<double>()};
+  if (t.size() == 3) return {t[0], t[1], t[2].cast<double>()};
+  throw py::value_error("prior must be a (boosts, max) or (boosts, block_max, max) tuple");
+}
+
+PriorArg prior_arg(const QueryEngine& e, py::handle prior) {
+  PriorArg out;
+  if (prior.is_none()) return out;
+  const auto [boosts, blocks, max] = prior_parts(prior);
+  out.given = true;
+  out.single = doc_prior(boosts, blocks, max, e.reader().n_docs(), "");
+  return out;
+}
+
+PriorArg prior_arg(const SegmentedEngine& e, py::handle prior) {
+  PriorArg out;
+  if (prior.is_none()) return out;
+  const auto [boosts, blocks, max] = prior_parts(prior);
+  const auto list = boosts.cast<py::list>();
+  if (list.size() != e.n_segments() ||
+      (!blocks.is_none() && blocks.cast<py::list>().size() != e.n_segments())) {
+    throw py::value_error("prior: " + std::to_string(list.size()) + " arrays for " +
+                          std::to_string(e.n_segments()) + " segments");
+  }
+  out.given = true;
+  for (size_t s = 0; s < list.size(); ++s) {
+    py::object block_max = py::none();
+    if (!blocks.is_none()) block_max = blocks.cast<py::list>()[s];
+    out.segments.push_back(doc_prior(list[s], block_max, max, e.segment(s).reader().n_docs(),
+                                     "[" + std::to_string(s) + "]"));
+  }
+  return out;
+}
+
 QueryResult search_with(const QueryEngine& e, const std::vector<QueryTerm>& terms,
                         const std::vector<query::QueryPhrase>& phrases, uint32_t k, Algorithm a,
-                        const ScorerSpec& spec, const FilterArg& f) {
-  return e.search(terms, phrases, k, a, spec, f.single);
+                        const ScorerSpec& spec, const FilterArg& f, const PriorArg& p) {
+  return e.search(terms, phrases, k, a, spec, f.single, p.given ? &p.single : nullptr);
 }
 QueryResult search_with(const SegmentedEngine& e, const std::vector<QueryTerm>& terms,
                         const std::vector<query::QueryPhrase>& phrases, uint32_t k, Algorithm a,
-                        const ScorerSpec& spec, const FilterArg& f) {
-  return e.search(terms, phrases, k, a, spec, f.per_segment ? &f.segments : nullptr);
+                        const ScorerSpec& spec, const FilterArg& f, const PriorArg& p) {
+  return e.search(terms, phrases, k, a, spec, f.per_segment ? &f.segments : nullptr,
+                  p.given ? &p.segments : nullptr);
 }
 std::vector<QueryResult> batch_with(const QueryEngine& e, const std::vector<QueryInput>& in,
                                     uint32_t k, Algorithm a, const ScorerSpec& spec,
-                                    unsigned threads, const FilterArg& f) {
-  return e.search_batch(in, k, a, spec, threads, f.single);
+                                    unsigned threads, const FilterArg& f, const PriorArg& p) {
+  return e.search_batch(in, k, a, spec, threads, f.single, p.given ? &p.single : nullptr);
 }
 std::vector<QueryResult> batch_with(const SegmentedEngine& e, const std::vector<QueryInput>& in,
                                     uint32_t k, Algorithm a, const ScorerSpec& spec,
-                                    unsigned threads, const FilterArg& f) {
-  return e.search_batch(in, k, a, spec, threads, f.per_segment ? &f.segments : nullptr);
+                                    unsigned threads, const FilterArg& f, const PriorArg& p) {
+  return e.search_batch(in, k, a, spec, threads, f.per_segment ? &f.segments : nullptr,
+                        p.given ? &p.segments : nullptr);
 }
 
 // The engine of a bound Python object.
@@ -383,16 +457,18 @@ const SegmentedEngine& engine_of<SegmentedEngine>(py::handle self) {
 template <class Engine>
 std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uint32_t k,
                                    const py::str& algorithm, unsigned threads,
-                                   const ScorerSpec& spec, py::handle filter) {
+                                   const ScorerSpec& spec, py::handle filter,
+                                   py::handle prior = py::none()) {
   const Engine& e = engine_of<Engine>(self);
   const Algorithm a = parse_algorithm(utf8_view(algorithm));
   const FilterArg f = filter_arg(e, filter);
+  const PriorArg p = prior_arg(e, prior);
   std::vector<QueryInput> inputs;
   std::vector<py::object> owners;
   inputs.reserve(queries.size());
   for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
   py::gil_scoped_release release;
-  return batch_with(e, inputs, k, a, spec, threads, f);
+  return batch_with(e, inputs, k, a, spec, threads, f, p);
 }
 
 // The methods both engines share: search, search_batch, analyze, precompute_bounds.
@@ -401,11 +477,13 @@ void def_search(Class& cls) {
   cls
       .def("search",
            [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
-              const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
+              const ScorerSpec& spec, py::object doc_ids, py::handle filter,
+              py::handle prior) {
              const Engine& e = engine_of<Engine>(self);
              const Algorithm a = parse_algorithm(utf8_view(algorithm));
              const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
              const FilterArg f = filter_arg(e, filter);  // the call holds the filter
+             const PriorArg p = prior_arg(e, prior);     // and the prior
              QueryResult r;
              {
                py::gil_scoped_release release;
@@ -414,20 +492,23 @@ void def_search(Class& cls) {
                  terms = e.analyze(in.text);
                  terms.insert(terms.end(), in.terms.begin(), in.terms.end());
                }
-               r = search_with(e, terms, in.phrases, k, a, spec, f);
+               r = search_with(e, terms, in.phrases, k, a, spec, f, p);
              }
              return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
            },
            py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
-           py::arg("doc_ids"), py::arg("filter") = py::none(),
+           py::arg("doc_ids"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
            "doc_ids: the cached list of external ids, or None. filter: a DocFilter (a "
-           "SegmentedEngine: a list of them, one per segment) or None.")
+           "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max) or "
+           "(boosts, block_max, max), float64 boosts in [0, max] per document and their maxima "
+           "per 64 documents (lists, one array per segment), or None.")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
-              unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter) {
+              unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,
+              py::handle prior) {
              std::vector<QueryResult> rs =
-                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter);
+                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter, prior);
              py::list out(rs.size());
              for (size_t i = 0; i < rs.size(); ++i) {
                out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
@@ -436,6 +517,7 @@ void def_search(Class& cls) {
            },
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
            py::arg("spec"), py::arg("doc_ids"), py::arg("filter") = py::none(),
+           py::arg("prior") = py::none(),
            "search() of many queries on `threads` threads (0 = all cores), analysis included.")
       .def("search_batch_arrays",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,

@@ -118,5 +118,6 @@ void bind_highlight(py::module_& m);
 void bind_spell(py::module_& m);
 void bind_dedup(py::module_& m);
 void bind_impacts(py::module_& m);
+void bind_graph(py::module_& m);
 
 }  // namespace mirkit::bindings

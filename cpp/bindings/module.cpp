@@ -48,4 +48,6 @@ PYBIND11_MODULE(_core, m) {
   b::bind_spell(text);
   auto dedup = m.def_submodule("dedup", "near-duplicates: MinHash, LSH banding, SimHash");
   b::bind_dedup(dedup);
+  auto graph = m.def_submodule("graph", "link analysis: PageRank and HITS on sparse graphs");
+  b::bind_graph(graph);
 }

@@ -22,11 +22,16 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
     while (pivot + 1 < n && order[pivot + 1]->docid() == pivot_id) ++pivot;
 
     Score block_bound = 0;
+    uint32_t block_end = kEndDocid;  // the group's blocks all cover [pivot_id, block_end]
     for (size_t i = 0; i <= pivot; ++i) {
       order[i]->shallow_next_geq(pivot_id);
       block_bound += order[i]->block_max_score();
+      block_end = std::min(block_end, order[i]->block_last_docid());
     }
-    if (topk.would_enter(block_bound)) {
+    // With a prior, its largest boost over those docids (DocPrior::block_max) rather than over
+    // the index; the checks below keep the index-wide one (TopKQueue::would_enter), safe too.
+    const Score prior_part = plan.prior_bound(pivot_id, block_end, topk.bound_extra());
+    if (topk.beats(block_bound + prior_part)) {
       // The filter is asked only now: blocks that cannot enter are skipped below on the skip
       // lists alone, without decoding, whatever the filter passes.
       if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document

@@ -167,6 +167,8 @@ class ScoredCursor {
   }
 };
 
+constexpr uint32_t kPriorScan = 8;  // most DocPrior::block_max entries read for one bound
+
 template <class S>
 struct Plan {
   S scorer;
@@ -178,13 +180,28 @@ struct Plan {
   // scoring it and, when it fails, moves its cursors straight to the filter's next passing
   // document (skip_filtered), so failing documents are neither scored nor offered.
   const DocFilter* filter = &kNoFilter;
+  // A prior's boosts (engine.hpp: DocPrior), scaled by prior_scale into fixed point; null: none.
+  const double* prior = nullptr;
+  double prior_scale = 0.0;
+  const double* prior_block_max = nullptr;  // per kPriorBlock docids; null: none
 
+  // A fixed-point bound of the prior's boost over docids [first, last]: the block maxima
+  // there (ceil of the same product to_fixed rounds, so never below a boost), or `whole` (the
+  // bound over the index) without them or over more than kPriorScan blocks.
+  Score prior_bound(uint32_t first, uint32_t last, Score whole) const {
+    if (prior_block_max == nullptr || first >= n_docs) return whole;
+    const uint32_t a = first / kPriorBlock, b = std::min(last, n_docs - 1) / kPriorBlock;
+    if (b < a || b - a >= kPriorScan) return whole;
+    double top = 0.0;
+    for (uint32_t i = a; i <= b; ++i) top = std::max(top, prior_block_max[i]);
+    return ceil_to_score(top * prior_scale);
+  }
+
+  // What a document adds to its terms' contributions: the scorer's document part and the prior.
   Score doc_part(uint32_t doc) const {
-    if constexpr (S::kHasDocPart) {
-      return to_fixed(scorer.doc_part(doc));
-    } else {
-      return 0;
-    }
+    Score s = prior != nullptr ? to_fixed(prior[doc] * prior_scale) : 0;
+    if constexpr (S::kHasDocPart) s += to_fixed(scorer.doc_part(doc));
+    return s;
   }
 };
 

@@ -372,20 +372,20 @@ std::vector<QueryTerm> found_terms(const std::vector<int64_t>& ids) {
 
 // search_batch() of either engine: each query's text analyzed on the worker threads, then its
 // terms appended, then searched.
-template <class Engine, class Filter>
+template <class Engine, class Filter, class Prior>
 std::vector<QueryResult> batch(const Engine& engine, const std::vector<QueryInput>& queries,
                                uint32_t k, Algorithm algorithm, const ScorerSpec& spec,
-                               unsigned threads, const Filter* filter) {
+                               unsigned threads, const Filter* filter, const Prior* prior) {
   std::vector<QueryResult> results(queries.size());
   core::parallel_for(queries.size(), threads, [&](size_t i) {
     const QueryInput& q = queries[i];
     if (q.text.empty()) {
-      results[i] = engine.search(q.terms, q.phrases, k, algorithm, spec, filter);
+      results[i] = engine.search(q.terms, q.phrases, k, algorithm, spec, filter, prior);
       return;
     }
     std::vector<QueryTerm> terms = engine.analyze(q.text);
     terms.insert(terms.end(), q.terms.begin(), q.terms.end());
-    results[i] = engine.search(terms, q.phrases, k, algorithm, spec, filter);
+    results[i] = engine.search(terms, q.phrases, k, algorithm, spec, filter, prior);
   });
   return results;
 }
@@ -512,6 +512,7 @@ struct QueryEngine::QueryPlan {
   bool matches_nothing = false;
   double scale = 1.0;
   double weight_sum = 0.0;  // of the query weights (query likelihood's document part)
+  double prior_max = 0.0;   // the largest prior boost (DocPrior::max), 0 without a prior
   Score threshold = kNoThreshold;
   std::vector<std::shared_ptr<const TermBounds>> keep;  // computed bounds in use
 };
@@ -564,6 +565,7 @@ void QueryEngine::plan_terms(QueryPlan& plan, const std::vector<QueryTerm>& term
       plan.phrases.push_back(t);
     }
   }
+  magnitude += plan.prior_max;
   if (spec.kind == ScorerKind::kQueryLikelihood) {
     magnitude += plan.weight_sum * std::log1p(std::max<double>(1.0, m_collection.max_length) / spec.mu);
   }
@@ -633,24 +635,36 @@ void QueryEngine::plan_bounds(QueryPlan& plan, uint32_t k, Algorithm algorithm,
 void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
                            Prepared& prepared, TopKQueue& topk, QueryResult& counters,
                            double& scale, const DocFilter* filter,
-                           const PhraseState* phrases) const {
+                           const PhraseState* phrases, const DocPrior* prior) const {
   const uint64_t n_docs = m_reader.n_docs();  // of this index (a shard: fewer than N)
   if (n_docs == 0) return;
   if (phrases != nullptr) counters.postings_decoded += phrases->decoded;
   if (filter != nullptr && !filter->active()) filter = nullptr;
   if (filter != nullptr && filter->count() == 0) return;  // nothing here may enter
   QueryPlan plan;
+  if (prior != nullptr) plan.prior_max = prior->max;
   plan_terms(plan, terms, algorithm, prepared.spec, phrases);
   if (plan.matches_nothing || (phrases != nullptr && phrases->matches_nothing)) return;
   plan_bounds(plan, k, algorithm, prepared, filter != nullptr);
+  // The stored thresholds stay valid with a prior: its boosts are >= 0.
   topk.prime(plan.threshold);
   scale = plan.scale;
+  // Every bound the pruning algorithms test counts the largest boost (rounded up, as term
+  // bounds are), so no document is pruned that its prior could lift into the top k.
+  if (prior != nullptr) {
+    topk.set_bound_extra(ceil_to_score(prior->max * plan.scale * kBoundSlack));
+  }
 
   // Dispatch: the cursors, with the plan's bounds, to the algorithm for this scorer type.
   with_scorer(prepared, m_reader, plan.weight_sum * plan.scale, [&](const auto& scorer) {
     using S = std::decay_t<decltype(scorer)>;
     Plan<S> run{scorer, {}, static_cast<uint32_t>(n_docs)};
     if (filter != nullptr) run.filter = filter;
+    if (prior != nullptr) {
+      run.prior = prior->boost;
+      run.prior_scale = plan.scale;
+      run.prior_block_max = prior->block_max;
+    }
     run.cursors.reserve(plan.terms.size() + plan.phrases.size());
     auto add = [&](index::PostingCursor postings, const QueryPlan::Term& t) {
       run.cursors.emplace_back(std::move(postings),
@@ -676,6 +690,16 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query, uint32_t k,
                                 const DocFilter* filter) const {
   return search(query, {}, k, algorithm, spec, filter);
 }
+
+namespace {
+
+void check_prior(const DocPrior& p) {
+  if (p.boost == nullptr || !(std::isfinite(p.max) && p.max >= 0)) {
+    core::fail_value("a prior needs its boosts and a finite max >= 0; got max=", p.max);
+  }
+}
+
+}  // namespace
 
 void QueryEngine::match_phrases(const std::vector<QueryPhrase>& phrases, PhraseState& st) const {
   const uint64_t n_docs = m_reader.n_docs();
@@ -756,8 +780,9 @@ void QueryEngine::match_phrases(const std::vector<QueryPhrase>& phrases, PhraseS
 QueryResult QueryEngine::search(const std::vector<QueryTerm>& query,
                                 const std::vector<QueryPhrase>& phrases, uint32_t k,
                                 Algorithm algorithm, const ScorerSpec& spec,
-                                const DocFilter* filter) const {
+                                const DocFilter* filter, const DocPrior* prior) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
+  if (prior != nullptr) check_prior(*prior);
   check_phrases(phrases, n_query_terms());
   for (const QueryPhrase& q : phrases) {
     if (q.weight > 0 && m_global && !m_global->live_only) {
@@ -775,7 +800,7 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query,
   TopKQueue topk(static_cast<uint32_t>(std::min<uint64_t>(k, n_docs)), kNoThreshold,
                  state.flags(deleted_flags()));
   double scale = 1.0;
-  run_into(terms, k, algorithm, *prepared, topk, result, scale, filter, &state);
+  run_into(terms, k, algorithm, *prepared, topk, result, scale, filter, &state, prior);
   take_results(topk, scale, result);
   return result;
 }
@@ -783,8 +808,9 @@ QueryResult QueryEngine::search(const std::vector<QueryTerm>& query,
 std::vector<QueryResult> QueryEngine::search_batch(const std::vector<QueryInput>& queries,
                                                    uint32_t k, Algorithm algorithm,
                                                    const ScorerSpec& spec, unsigned threads,
-                                                   const DocFilter* filter) const {
-  return batch(*this, queries, k, algorithm, spec, threads, filter);
+                                                   const DocFilter* filter,
+                                                   const DocPrior* prior) const {
+  return batch(*this, queries, k, algorithm, spec, threads, filter, prior);
 }
 
 void QueryEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {
@@ -896,10 +922,20 @@ QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query, uint32_
 QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query,
                                     const std::vector<QueryPhrase>& phrases, uint32_t k,
                                     Algorithm algorithm, const ScorerSpec& spec,
-                                    const Filters* filters) const {
+                                    const Filters* filters, const Priors* priors) const {
   if (k == 0) core::fail_value("k must be >= 1, got 0");
   if (filters != nullptr && filters->size() != m_engines.size()) {
     core::fail_value(filters->size(), " filters for ", m_engines.size(), " segments");
+  }
+  if (priors != nullptr) {
+    if (priors->size() != m_engines.size()) {
+      core::fail_value(priors->size(), " priors for ", m_engines.size(), " segments");
+    }
+    for (const DocPrior& p : *priors) {
+      check_prior(p);
+      // One scale for every segment: the same max everywhere.
+      if (p.max != priors->front().max) core::fail_value("segment priors differ in max");
+    }
   }
   spec.validate();
   check_phrases(phrases, m_global.n_terms());
@@ -928,7 +964,8 @@ QueryResult SegmentedEngine::search(const std::vector<QueryTerm>& query,
     const QueryEngine& e = *m_engines[s];
     topk.set_segment(m_first[s], states[s].flags(e.deleted_flags()));
     e.run_into(terms, k, algorithm, *e.prepare(spec), topk, result, scale,
-               filters != nullptr ? (*filters)[s] : nullptr, &states[s]);
+               filters != nullptr ? (*filters)[s] : nullptr, &states[s],
+               priors != nullptr ? &(*priors)[s] : nullptr);
   }
   take_results(topk, scale, result);
   result.positions = std::move(result.docids);
@@ -944,8 +981,9 @@ std::vector<QueryResult> SegmentedEngine::search_batch(const std::vector<QueryIn
                                                        uint32_t k, Algorithm algorithm,
                                                        const ScorerSpec& spec,
                                                        unsigned threads,
-                                                       const Filters* filters) const {
-  return batch(*this, queries, k, algorithm, spec, threads, filters);
+                                                       const Filters* filters,
+                                                       const Priors* priors) const {
+  return batch(*this, queries, k, algorithm, spec, threads, filters, priors);
 }
 
 void SegmentedEngine::precompute_bounds(const ScorerSpec& spec, unsigned threads) const {

@@ -110,6 +110,19 @@ struct GlobalStats {
   void validate(const index::IndexReader& shard) const;
 };
 
+// A query-independent prior (mirkit.search: search(prior=...)): boost[d] >= 0, one per docid
+// of the index (deleted documents included), is added to the score of every document the query
+// matches (never makes a document match); `max` >= every boost of every index searched in one
+// call. The pruning algorithms stay exact by adding `max` to every upper bound they compare
+// with the threshold (TopKQueue::set_bound_extra), and the fixed-point scale counts it.
+// `block_max` (optional): the largest boost of each kPriorBlock docids, so that block-max WAND
+// bounds a block of candidates by the prior there rather than over the whole index.
+struct DocPrior {
+  const double* boost = nullptr;
+  double max = 0.0;
+  const double* block_max = nullptr;
+};
+
 class QueryEngine {
  public:
   // `stored` are the BM25 parameters of the index's precomputed block-max and term-max scores;
@@ -144,10 +157,11 @@ class QueryEngine {
   // index without positions for a phrase).
   QueryResult search(const std::vector<QueryTerm>& query, const std::vector<QueryPhrase>& phrases,
                      uint32_t k, Algorithm algorithm, const ScorerSpec& scorer,
-                     const DocFilter* filter = nullptr) const;
+                     const DocFilter* filter = nullptr, const DocPrior* prior = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
                                         Algorithm algorithm, const ScorerSpec& scorer,
-                                        unsigned threads, const DocFilter* filter = nullptr) const;
+                                        unsigned threads, const DocFilter* filter = nullptr,
+                                        const DocPrior* prior = nullptr) const;
   // Computes the upper bounds of every term for a scorer whose bounds are not in the index
   // (otherwise they are computed for each term on its first pruned query).
   void precompute_bounds(const ScorerSpec& scorer, unsigned threads) const;
@@ -176,7 +190,7 @@ class QueryEngine {
   void run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algorithm algorithm,
                 Prepared& prepared, TopKQueue& topk, QueryResult& counters,
                 double& scale, const DocFilter* filter = nullptr,
-                const PhraseState* phrases = nullptr) const;
+                const PhraseState* phrases = nullptr, const DocPrior* prior = nullptr) const;
   const uint8_t* deleted_flags() const {
     return m_global && m_global->deleted.size ? m_global->deleted.data : nullptr;
   }
@@ -239,13 +253,16 @@ class SegmentedEngine {
   QueryResult search(const std::vector<QueryTerm>& query, uint32_t k, Algorithm algorithm,
                      const ScorerSpec& scorer, const Filters* filters = nullptr) const;
   // Phrases: each segment finds its matches, their live counts add up to the phrase's df and
-  // cf, then the segments are searched as above.
+  // cf, then the segments are searched as above. `priors` (optional): one per segment, over
+  // its own docids, all with the same `max`.
+  using Priors = std::vector<DocPrior>;
   QueryResult search(const std::vector<QueryTerm>& query, const std::vector<QueryPhrase>& phrases,
                      uint32_t k, Algorithm algorithm, const ScorerSpec& scorer,
-                     const Filters* filters = nullptr) const;
+                     const Filters* filters = nullptr, const Priors* priors = nullptr) const;
   std::vector<QueryResult> search_batch(const std::vector<QueryInput>& queries, uint32_t k,
                                         Algorithm algorithm, const ScorerSpec& scorer,
-                                        unsigned threads, const Filters* filters = nullptr) const;
+                                        unsigned threads, const Filters* filters = nullptr,
+                                        const Priors* priors = nullptr) const;
   void precompute_bounds(const ScorerSpec& scorer, unsigned threads) const;
 
   size_t n_segments() const { return m_engines.size(); }

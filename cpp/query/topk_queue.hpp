@@ -43,11 +43,19 @@ class TopKQueue {
     m_base = base;
     m_deleted = deleted;
   }
-  bool would_enter(Score s) const { return s > m_threshold; }
+  // Whether a document whose score is at most `s` (an upper bound the pruning algorithms test),
+  // plus the bound extra, could enter.
+  bool would_enter(Score s) const { return s + m_bound_extra > m_threshold; }
+  // A query-independent prior adds at most `extra` >= 0 to a document's score beyond the term
+  // bounds the algorithms add up (query/engine.hpp: DocPrior); would_enter counts it.
+  void set_bound_extra(Score extra) { m_bound_extra = extra; }
+  Score bound_extra() const { return m_bound_extra; }
+  // Whether a bound `s` that already counts the prior beats the threshold.
+  bool beats(Score s) const { return s > m_threshold; }
 
   // Returns whether the threshold rose (pruning algorithms then re-plan).
   bool insert(Score s, uint32_t doc) {
-    if (!would_enter(s) || (m_deleted != nullptr && m_deleted[doc])) return false;
+    if (!(s > m_threshold) || (m_deleted != nullptr && m_deleted[doc])) return false;
     if (m_heap.size() < m_k) {
       m_heap.emplace_back(s, m_base + doc);
       std::push_heap(m_heap.begin(), m_heap.end(), better);
@@ -91,6 +99,7 @@ class TopKQueue {
   static constexpr Better better{};
 
   uint32_t m_k;
+  Score m_bound_extra = 0;
   Score m_threshold = kNoThreshold;
   const uint8_t* m_deleted = nullptr;
   uint32_t m_base = 0;

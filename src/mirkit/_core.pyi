@@ -10,6 +10,7 @@ from . import _core_attention as attention
 from . import _core_codecs as codecs
 from . import _core_dedup as dedup
 from . import _core_geometry as geometry
+from . import _core_graph as graph
 from . import _core_image as image
 from . import _core_index as index
 from . import _core_late as late

@@ -66,11 +66,13 @@ class _Engine:  # the methods both engines have (not in the module)
     def search(self, query: _Query,
                k: int, algorithm: str, spec: ScorerSpec,
                doc_ids: Optional[list[str]],
-               filter: Union[None, DocFilter, list[DocFilter]] = None) -> SearchResult: ...
+               filter: Union[None, DocFilter, list[DocFilter]] = None,
+               prior: Optional[tuple[Any, float]] = None) -> SearchResult: ...
     def search_batch(self, queries: list[_Query],
                      k: int, algorithm: str, threads: int, spec: ScorerSpec,
                      doc_ids: Optional[list[str]],
-                     filter: Union[None, DocFilter, list[DocFilter]] = None
+                     filter: Union[None, DocFilter, list[DocFilter]] = None,
+                     prior: Optional[tuple[Any, float]] = None
                      ) -> list[SearchResult]: ...
     def search_batch_arrays(self, queries: list[_Query],
                             k: int, algorithm: str, threads: int, spec: ScorerSpec,

@@ -101,6 +101,7 @@ __all__ = [
     "SyntheticCorpusParams",
     "corpus_statistics",
     "impact_collection",
+    "power_law_graph",
     "synthetic_corpus",
 ]
 
@@ -1064,3 +1065,72 @@ def impact_collection(docs, *, analyzer=None, expansion: int = 8, sources: int =
     q_idf = quantize(idf, float(idf.max()) if n_terms else 1.0, bits) if n_terms else []
     return ImpactCollection(out, dict(zip(terms.tolist(), np.asarray(q_idf).tolist())),
                             int(chosen.sum()))
+def power_law_graph(n_nodes: int, n_edges: int, *, in_exponent: float = 2.1,
+                    out_exponent: float = 2.7, seed: int = 0) -> np.ndarray:
+    """A directed graph whose in- and out-degrees follow power laws, as the web's do.
+
+    A Chung-Lu model (Chung & Lu 2002): every edge draws its source with probability
+    proportional to ``r**(-1 / (out_exponent - 1))`` and its target with probability
+    proportional to ``r**(-1 / (in_exponent - 1))``, ``r`` the node's rank in an independent
+    random order for each side, so the expected degree of rank ``r`` falls as that power and
+    the degree distributions have the given exponents (the web's are about 2.1 in and 2.7 out,
+    Broder et al. 2000). Self-loops and repeated edges are dropped and drawn again, so the graph
+    has exactly ``n_edges`` distinct edges; nodes that draw no out-edge are dangling, as many
+    web pages are.
+
+    Parameters
+    ----------
+    n_nodes, n_edges : int
+        Sizes; ``n_edges`` must be at most half of ``n_nodes * (n_nodes - 1)``.
+    in_exponent, out_exponent : float
+        Power-law exponents of the in- and out-degree distributions, > 1.
+    seed : int
+        Random seed: the same arguments give the same graph.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_edges, 2)`` int64 ``(source, target)`` pairs, sorted.
+
+    Raises
+    ------
+    ValueError
+        If a size or exponent is out of range.
+
+    Examples
+    --------
+    >>> from mirkit.datasets import power_law_graph
+    >>> edges = power_law_graph(1000, 5000, seed=1)
+    >>> edges.shape, int(edges.max()) < 1000
+    ((5000, 2), True)
+    >>> indegree = np.bincount(edges[:, 1], minlength=1000)
+    >>> bool(indegree.max() > 20 * indegree.mean())
+    True
+    """
+    if not _is_int(n_nodes) or n_nodes < 2 or n_nodes >= 2**32:
+        raise ValueError(f"n_nodes must be an int in [2, 2**32), got {n_nodes!r}")
+    if not _is_int(n_edges) or n_edges < 0 or n_edges > n_nodes * (n_nodes - 1) // 2:
+        raise ValueError(f"n_edges must be an int in [0, n_nodes * (n_nodes - 1) / 2], "
+                         f"got {n_edges!r}")
+    for name, value in (("in_exponent", in_exponent), ("out_exponent", out_exponent)):
+        if not _check_real(value, name) > 1:
+            raise ValueError(f"{name} must be > 1, got {value!r}")
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, n_nodes + 1, dtype=np.float64)
+
+    def sampler(exponent):
+        cdf = np.cumsum(ranks ** (-1.0 / (exponent - 1.0)))
+        cdf /= cdf[-1]
+        order = rng.permutation(n_nodes)
+        return lambda k: order[np.minimum(np.searchsorted(cdf, rng.random(k)), n_nodes - 1)]
+
+    sources, targets = sampler(out_exponent), sampler(in_exponent)
+    keys = np.empty(0, dtype=np.int64)
+    while len(keys) < n_edges:
+        k = int((n_edges - len(keys)) * 1.05) + 16
+        s, t = sources(k), targets(k)
+        keep = s != t
+        keys = np.unique(np.concatenate([keys, s[keep] * np.int64(n_nodes) + t[keep]]))
+    keys = keys[np.sort(rng.choice(len(keys), n_edges, replace=False))] \
+        if len(keys) > n_edges else keys
+    return np.stack([keys // n_nodes, keys % n_nodes], axis=1)

@@ -17,6 +17,7 @@ __all__ = ["SECTIONS", "report"]
 
 #: (title, module under mirkit.benchmarks) of each section, in order.
 SECTIONS = (
+    ("link analysis: PageRank at equal accuracy, and the cost of a prior", "ranking_pagerank"),
     ("near-duplicates: MinHash signatures and detection", "ranking_dedup"),
     ("result cache: the TREC efficiency log replayed", "ranking_cache"),
     ("learning to rank", "ranking_ltr"),

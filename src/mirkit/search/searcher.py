@@ -331,7 +331,8 @@ class Searcher:
                syntax: str = "plain", max_expansions: Optional[int] = None,
                prefix_length: Optional[int] = None, transpositions: Optional[bool] = None,
                filter=None, documents: bool = False, snippets: bool = False,
-               correct: Optional[str] = None):
+               correct: Optional[str] = None, prior=None, prior_weight: float = 1.0,
+               prior_transform: str = "log", prior_k: Optional[float] = None):
         """The top `k` documents of `query` (GIL released while it runs).
 
         Parameters
@@ -390,6 +391,19 @@ class Searcher:
             whose ``corrected`` names it ("showing results for"), None when the query was
             searched as given. Not with ``syntax="fuzzy"``. Needs an index built with
             ``word_counts=True``.
+        prior : array_like, str or Prior, optional
+            Query-independent evidence (:mod:`mirkit.search.priors`): one value >= 0 per
+            internal docid (e.g. PageRank), the name of a numeric field, or a compiled
+            :class:`~mirkit.search.priors.Prior` (:meth:`compile_prior`). Each matching
+            document then scores ``text + prior_weight * f(prior)``, exactly with every
+            algorithm. Not with `feedback`, `vector`, `correct` or BM25F.
+        prior_weight : float
+            ``w`` >= 0.
+        prior_transform : {"log", "sat"}
+            ``f``: ``log(max(x, k) / k)`` or ``x / (x + k)`` (Craswell et al., SIGIR 2005).
+        prior_k : float, optional
+            ``k`` > 0: the floor of ``"log"`` (default: the smallest positive prior) or the
+            half-saturation point of ``"sat"`` (default: the median positive prior).
 
         Returns
         -------
@@ -416,7 +430,22 @@ class Searcher:
         ['a', 'b', 'c']
         >>> searcher.search("wing~1", syntax="fuzzy", prefix_length=1).ids
         ['a', 'b']
+        >>> searcher.search("wing tip", prior=[1.0, 50.0, 1.0], prior_weight=0.5).ids
+        ['b', 'a']
         """
+        if prior is not None:
+            self._check_prior_options(feedback, vector, correct, scorer)
+            if syntax != "plain" or max_expansions is not None or prefix_length is not None \
+                    or transpositions is not None:
+                query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
+                                            transpositions)
+            hits = self._prior_search([query], k, algorithm, scorer, filter, prior, prior_weight,
+                                      prior_transform, prior_k)[0]
+            if documents or snippets:
+                from mirkit.search.stored import stored_result
+
+                return stored_result(hits, self.index, query, bool(snippets))
+            return hits
         if (self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F)) \
                 and not isinstance(query, StructuredQuery):
             bm25f = fielded_scorer(self, [query], scorer, dict(
@@ -502,8 +531,13 @@ class Searcher:
                      weight: float = 0.5, vector_options: Optional[Mapping] = None,
                      syntax: str = "plain", max_expansions: Optional[int] = None,
                      prefix_length: Optional[int] = None,
-                     transpositions: Optional[bool] = None, filter=None) -> list:
+                     transpositions: Optional[bool] = None, filter=None, prior=None,
+                     prior_weight: float = 1.0, prior_transform: str = "log",
+                     prior_k: Optional[float] = None) -> list:
         """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
+
+        `prior` and its options are :meth:`search`'s (a field or array prior is compiled once
+        for the batch; not with `progress`).
 
         `filter` (:meth:`search`'s) applies to every query; it is compiled once.
 
@@ -517,6 +551,17 @@ class Searcher:
         `vectors` (nq, dim), row i the vector of query i, makes the queries hybrid (the text
         side on `threads` threads, the vector index searched once with all the rows); the
         other hybrid options are :meth:`search`'s."""
+        if prior is not None:
+            self._check_prior_options(feedback, vectors, None, scorer)
+            if progress is not None and progress is not False:
+                raise ValueError("prior= does not combine with progress= (yet)")
+            if syntax != "plain" or max_expansions is not None or prefix_length is not None \
+                    or transpositions is not None:
+                queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
+                                               transpositions) for q in queries]
+            return self._prior_search(list(queries), k, algorithm, scorer, filter, prior,
+                                      prior_weight, prior_transform, prior_k,
+                                      check_count(threads, "threads"))
         if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
             queries = list(queries)
             bm25f = fielded_scorer(self, queries, scorer, dict(
@@ -592,6 +637,52 @@ class Searcher:
             return self._segmented.search_batch(prepared, k, algorithm, spec, threads, compiled)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids, compiled.engine_arg(False))
+
+    def _check_prior_options(self, feedback, vector, correct, scorer) -> None:
+        if feedback is not None or vector is not None or correct is not None:
+            raise ValueError("prior= does not combine with feedback=, a vector query or "
+                             "correct= (yet)")
+        if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
+            raise ValueError("prior= does not combine with BM25F (yet)")
+
+    def _prior_search(self, queries: list, k, algorithm, scorer, filter, prior, weight,
+                      transform, prior_k, threads=None) -> list:
+        """:meth:`search` (`threads` None) or :meth:`search_batch` of `queries` with a prior."""
+        k, spec = self._options(k, algorithm, scorer)
+        compiled = self.compile_prior(prior, weight=weight, transform=transform, k=prior_k)
+        segmented = self._segmented is not None
+        engine = self._segmented.engine if segmented else self._engine
+        flt = (None if filter is None
+               else self._filter_cache.get(self.index, filter).engine_arg(segmented))
+        prepared = [self._query(q) for q in queries]
+        doc_ids = self.index.cached_doc_ids
+        if threads is None:
+            return [engine.search(prepared[0], k, algorithm, spec, doc_ids, flt,
+                                  compiled.engine_arg(segmented))]
+        return engine.search_batch(prepared, k, algorithm, threads, spec, doc_ids, flt,
+                                   compiled.engine_arg(segmented))
+
+    def compile_prior(self, prior, *, weight: float = 1.0, transform: str = "log", k=None):
+        """The :class:`~mirkit.search.priors.Prior` of `prior` (values per internal docid or a
+        numeric field name) over this searcher's index, to reuse across calls (a compiled
+        Prior is returned as is when its options match). Field priors are cached per
+        searcher."""
+        from mirkit.search.priors import Prior, compile_prior
+
+        if isinstance(prior, Prior):
+            if prior.index is not self.index:
+                raise ValueError("prior was compiled for another index (or snapshot)")
+            return prior
+        if not isinstance(prior, str):
+            return compile_prior(self.index, prior, weight=weight, transform=transform, k=k)
+        cache = self.__dict__.setdefault("_prior_cache", {})
+        key = (prior, weight, transform, k)
+        if key not in cache:
+            if len(cache) >= 8:
+                cache.clear()
+            cache[key] = compile_prior(self.index, prior, weight=weight, transform=transform,
+                                       k=k)
+        return cache[key]
 
     def compile_filter(self, filter):
         """The :class:`~mirkit.search.filters.Filter` of `filter` over this searcher's index

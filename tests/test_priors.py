@@ -1,0 +1,237 @@
+"""Priors in ranking (mirkit.search.priors): search(prior=...) against numpy's exhaustive
+scoring plus w * f(prior), for every algorithm, with array and numeric-field priors, on plain
+and segmented indexes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference import scoring as ref
+
+from mirkit.index import Index, IndexWriter, build_index
+from mirkit.search import Searcher
+
+PRUNED = ("taat", "wand", "bmw", "maxscore")
+
+
+def _f(values, transform, k):
+    """The documented transforms, written out."""
+    v = np.asarray(values, dtype=np.float64)
+    if transform == "log":
+        return np.log(np.maximum(v, k) / k)
+    return v / (v + k)
+
+
+def _year(n: int):
+    return None if n % 9 == 4 else 1950 + (n * 37) % 70
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, cranfield_docs, cranfield_queries):
+    path = tmp_path_factory.mktemp("priors") / "idx"
+    docs = [{"id": i, "text": t, **({} if _year(n) is None else {"year": _year(n)})}
+            for n, (i, t) in enumerate(cranfield_docs)]
+    index = build_index(docs, path, threads=1, numeric_fields=["year"])
+    postings, lengths = ref.invert([t for _, t in cranfield_docs], index.analyzer)
+    rng = np.random.default_rng(17)
+    n = len(cranfield_docs)
+    pagerank_like = rng.lognormal(-np.log(n), 1.5, n)
+    pagerank_like[rng.random(n) < 0.2] = 0.0  # documents nothing links to
+    years = np.array([_year(i) or 0 for i in range(n)], np.float64)
+    return {"searcher": Searcher(index), "postings": postings, "lengths": lengths,
+            "queries": [t for _, t in cranfield_queries[:16]], "array": pagerank_like,
+            "years": years}
+
+
+def _expected(c, query, prior_values, weight, transform, k) -> dict:
+    terms = c["searcher"].analyze(query)
+    text = ref.scores(terms, c["postings"], c["lengths"], "bm25")
+    boost = weight * _f(prior_values, transform, k)
+    return {d: s + boost[d] for d, s in text.items()}
+
+
+@pytest.mark.parametrize("source, transform, weight", [
+    ("array", "log", 1.0), ("array", "log", 4.0), ("array", "sat", 3.0),
+    ("year", "sat", 2.0), ("year", "log", 30.0),
+])
+def test_every_algorithm_equals_exhaustive_numpy(corpus, source, transform, weight):
+    s = corpus["searcher"]
+    values = corpus["array"] if source == "array" else corpus["years"]
+    prior = values if source == "array" else "year"
+    positive = values[values > 0]
+    k = positive.min() if transform == "log" else np.median(positive)
+    compiled = s.compile_prior(prior, weight=weight, transform=transform)
+    assert compiled.k == pytest.approx(k)
+    for query in corpus["queries"]:
+        expected = _expected(corpus, query, values, weight, transform, k)
+        for kk in (1, 10, 100):
+            oracle = s.search(query, kk, algorithm="exhaustive", prior=prior, prior_weight=weight,
+                              prior_transform=transform)
+            ref.assert_top_k(oracle, expected, kk)
+            for algorithm in PRUNED:
+                r = s.search(query, kk, algorithm=algorithm, prior=compiled)
+                np.testing.assert_array_equal(r.docids, oracle.docids,
+                                              err_msg=f"{algorithm} {query!r} k={kk}")
+                np.testing.assert_array_equal(r.scores, oracle.scores)
+    # search_batch, threads, the same answers
+    batch = s.search_batch(corpus["queries"], 10, algorithm="bmw", prior=prior,
+                           prior_weight=weight, prior_transform=transform, threads=2)
+    for q, r in zip(corpus["queries"], batch):
+        ref.assert_top_k(r, _expected(corpus, q, values, weight, transform, k), 10)
+
+
+def test_prior_changes_the_ranking_and_pruning_still_prunes(corpus):
+    """A strong prior reorders the top 10 (so the tests above test something), and
+    block-max WAND with a modest prior still skips most documents."""
+    s = corpus["searcher"]
+    q = corpus["queries"][0]
+    plain = s.search(q, 10, algorithm="exhaustive")
+    strong = s.search(q, 10, algorithm="bmw", prior=corpus["array"], prior_weight=5.0)
+    assert plain.ids != strong.ids
+    weak = s.search(q, 10, algorithm="bmw", prior=corpus["array"], prior_weight=0.05)
+    full = s.search(q, 10, algorithm="exhaustive", prior=corpus["array"], prior_weight=0.05)
+    assert weak.ids == full.ids
+    assert weak.docs_scored < full.docs_scored
+    # weight 0: exactly the text ranking
+    zero = s.search(q, 10, algorithm="wand", prior="year", prior_weight=0.0)
+    assert zero.ids == plain.ids
+    np.testing.assert_array_equal(zero.scores, plain.scores)
+
+
+def test_prior_with_filter_and_explicit_k(corpus):
+    s = corpus["searcher"]
+    n = len(corpus["array"])
+    mask = np.random.default_rng(2).random(n) < 0.3
+    allowed = set(np.flatnonzero(mask).tolist())
+    for q in corpus["queries"][:6]:
+        expected = {d: v for d, v in _expected(corpus, q, corpus["array"], 2.0, "sat",
+                                               1e-3).items() if d in allowed}
+        for algorithm in ("exhaustive",) + PRUNED:
+            r = s.search(q, 10, algorithm=algorithm, filter=mask, prior=corpus["array"],
+                         prior_weight=2.0, prior_transform="sat", prior_k=1e-3)
+            ref.assert_top_k(r, expected, 10)
+
+
+def test_segmented_index_prior_follows_commits_and_merges(tmp_path, cranfield_docs,
+                                                          cranfield_queries):
+    """A numeric-field prior over a living index (segments, deletions, updates, a merge):
+    each commit's search with the prior equals numpy over its live documents."""
+    path = tmp_path / "live"
+    docs = cranfield_docs[:500]
+    live: dict = {}
+    queries = [t for _, t in cranfield_queries[:8]]
+
+    def check():
+        s = Searcher(Index.open(path))
+        assert s.index.doc_ids == list(live)
+        texts = [t for t, _ in live.values()]
+        postings, lengths = ref.invert(texts, s.index.analyzer)
+        pr = np.array([float(y) for _, y in live.values()])
+        k = pr[pr > 0].min()
+        for q in queries:
+            text = ref.scores(s.analyze(q), postings, lengths, "bm25")
+            expected = {d: v + 2.0 * np.log(max(pr[d], k) / k) for d, v in text.items()}
+            for algorithm in ("exhaustive",) + PRUNED:
+                r = s.search(q, 10, algorithm=algorithm, prior="w", prior_weight=2.0)
+                ref.assert_top_k(r, expected, 10)
+            arr = s.search(q, 10, algorithm="maxscore", prior=pr, prior_weight=2.0)
+            ref.assert_top_k(arr, expected, 10)
+        batch = s.search_batch(queries, 5, prior="w", prior_weight=2.0, threads=2)
+        for q, r in zip(queries, batch):
+            text = ref.scores(s.analyze(q), postings, lengths, "bm25")
+            ref.assert_top_k(r, {d: v + 2.0 * np.log(max(pr[d], k) / k)
+                                 for d, v in text.items()}, 5)
+
+    with IndexWriter.open(path, numeric_fields=["w"], merge_policy=None, threads=1) as w:
+        for n, (i, t) in enumerate(docs[:250]):
+            w.add(i, t, {"w": 1 + n % 13})
+            live[i] = (t, 1 + n % 13)
+    check()
+    with IndexWriter.open(path, merge_policy=None, threads=1) as w:
+        for n, (i, t) in enumerate(docs[250:]):
+            w.add(i, t, {"w": 100 + n % 7})
+            live[i] = (t, 100 + n % 7)
+        for i, _ in docs[0:400:7]:
+            w.delete(i)
+            del live[i]
+    check()
+    with IndexWriter.open(path, threads=1) as w:
+        w.merge(1)
+    check()
+
+
+def test_bad_priors(corpus):
+    s = corpus["searcher"]
+    n = len(corpus["array"])
+    q = corpus["queries"][0]
+    bad = corpus["array"].copy()
+    bad[7] = np.nan
+    with pytest.raises(ValueError, match="finite and >= 0; internal docid 7 has nan"):
+        s.search(q, prior=bad)
+    bad[7] = -1.0
+    with pytest.raises(ValueError, match="internal docid 7 has -1.0"):
+        s.search(q, prior=bad, prior_transform="sat")
+    with pytest.raises(ValueError, match=rf"one value per internal docid \({n}\)"):
+        s.search(q, prior=corpus["array"][:-1])
+    with pytest.raises(ValueError, match="'nope' is not a numeric field.*year"):
+        s.search(q, prior="nope")
+    with pytest.raises(ValueError, match="prior_transform must be one of"):
+        s.search(q, prior="year", prior_transform="sigmoid")
+    with pytest.raises(ValueError, match="prior_weight must be a finite number >= 0"):
+        s.search(q, prior="year", prior_weight=-1)
+    with pytest.raises(ValueError, match="prior_k must be a finite number > 0"):
+        s.search(q, prior="year", prior_k=0)
+    with pytest.raises(TypeError, match="array of numbers"):
+        s.search(q, prior=np.array(["a"] * n))
+    with pytest.raises(ValueError, match="does not combine with feedback"):
+        s.search(q, prior="year", correct="auto")
+    other = Searcher(build_index([("a", "x")], s.index.path.parent / "other", threads=1))
+    with pytest.raises(ValueError, match="another index"):
+        other.search("x", prior=s.compile_prior("year"))
+
+
+def test_cli_search_prior(corpus, capsys):
+    from mirkit.cli import main
+
+    s = corpus["searcher"]
+    q = corpus["queries"][1]
+    assert main(["search", str(s.index.path), q, "-k", "5", "--prior", "year",
+                 "--prior-weight", "30", "--prior-transform", "log"]) == 0
+    out = capsys.readouterr().out
+    expected = s.search(q, 5, prior="year", prior_weight=30.0).ids
+    shown = [line.split()[1] for line in out.splitlines()
+             if line.split() and line.split()[0].isdigit()]
+    assert shown[:5] == expected
+    assert main(["search", str(s.index.path), q, "--prior", "nope"]) == 2
+    assert "mirkit search: error: prior: 'nope' is not a numeric field" in capsys.readouterr().err
+
+
+def test_doctests():
+    import doctest
+
+    import mirkit.search.priors
+
+    failed, attempted = doctest.testmod(mirkit.search.priors,
+                                        optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failed == 0
+
+
+def test_block_max_wand_finds_a_spike_prior(corpus):
+    """One document's prior towers over the rest (a block-local maximum): block-max WAND's
+    per-block prior bound must still let its block through, for every query."""
+    s = corpus["searcher"]
+    n = len(corpus["array"])
+    for q in corpus["queries"][:8]:
+        every = s.search(q, n, algorithm="exhaustive")
+        weakest = int(every.docids[-1])
+        spike = np.zeros(n)
+        spike[weakest] = 1.0
+        spike[(weakest + 640) % n] = 0.5  # another block, lower
+        for algorithm in PRUNED:
+            r = s.search(q, 3, algorithm=algorithm, prior=spike, prior_transform="sat",
+                         prior_k=1.0, prior_weight=1000.0)
+            assert int(r.docids[0]) == weakest, (algorithm, q)
+            oracle = s.search(q, 3, algorithm="exhaustive", prior=spike, prior_transform="sat",
+                              prior_k=1.0, prior_weight=1000.0)
+            np.testing.assert_array_equal(r.docids, oracle.docids)
+            np.testing.assert_array_equal(r.scores, oracle.scores)
