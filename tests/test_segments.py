@@ -539,7 +539,7 @@ def test_positions_and_codecs_survive_merges(tmp_path):
             assert c.docid == f.docid and c.positions().tolist() == f.positions().tolist()
             c.next()
             f.next()
-    for name in ("docids.bin", "freqs.bin", "positions.bin", "block_max_score.f32",
+    for name in ("docids.bin", "freqs.bin", "block_max_score.f32",
                  "term_thresholds.f32", "term_hash.u64", "doc_ids.bin", "doc_lengths.u32"):
         assert (index.path / name).read_bytes() == (fresh.path / name).read_bytes(), name
 

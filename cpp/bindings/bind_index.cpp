@@ -88,6 +88,7 @@ py::dict merge_stats_dict(const index::MergeStats& s) {
   d["n_terms"] = s.n_terms;
   d["n_postings"] = s.n_postings;
   d["n_blocks"] = s.n_blocks;
+  d["position_bytes"] = s.position_bytes;
   d["files"] = file_list(s.files);
   return d;
 }
@@ -97,6 +98,7 @@ py::dict stats_dict(const index::BuildStats& s) {
   d["n_docs"] = s.n_docs;
   d["n_terms"] = s.n_terms;
   d["n_postings"] = s.n_postings;
+  d["position_bytes"] = s.position_bytes;
   d["total_tokens"] = s.total_tokens;
   d["max_doc_length"] = s.max_doc_length;
   d["runs"] = s.runs;
@@ -506,17 +508,18 @@ void bind_index(py::module_& m) {
   py::class_<IndexReader>(m, "IndexReader")
       .def(py::init([](const std::string& directory, uint64_t n_docs, uint64_t n_terms,
                        uint64_t n_blocks, std::string docid_codec, std::string freq_codec,
-                       bool positions, bool vectors, bool thresholds, bool term_hash) {
+                       bool positions, bool vectors, bool thresholds, bool term_hash,
+                       bool positions_inline) {
              index::IndexLayout l{n_docs,     n_terms,    n_blocks,  std::move(docid_codec),
                                   std::move(freq_codec), positions, vectors, thresholds,
-                                  term_hash};
+                                  term_hash,  positions_inline};
              py::gil_scoped_release release;
              return std::make_unique<IndexReader>(directory, l);
            }),
            py::kw_only(), py::arg("directory"), py::arg("n_docs"), py::arg("n_terms"),
            py::arg("n_blocks"), py::arg("docid_codec"), py::arg("freq_codec"),
            py::arg("positions"), py::arg("vectors"), py::arg("thresholds") = false,
-           py::arg("term_hash") = false)
+           py::arg("term_hash") = false, py::arg("positions_inline") = true)
       .def("term", [](const IndexReader& r, uint32_t t) {
         return stored_str(r.term(t), "terms.bin", "term", t);
       })

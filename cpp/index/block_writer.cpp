@@ -45,10 +45,6 @@ BlockWriter::BlockWriter(const std::string& dir, const codecs::Codec& docid_code
       {&m_thresholds, kThresholdFile},
       {&m_term_hash, kTermHashFile}};
   for (const auto& [stream, name] : files) stream->open(in_dir(dir, name));
-  if (positions) {
-    m_positions.open(in_dir(dir, kPositionsFile));
-    m_block_positions_end.open(in_dir(dir, kBlockPositionsEndFile));
-  }
   m_term_offsets.put<uint64_t>(0);
   m_term_blocks.put<uint64_t>(0);
 }
@@ -149,8 +145,7 @@ size_t BlockWriter::memory() const {
   for (const OutStream* s :
        {&m_terms, &m_term_offsets, &m_term_df, &m_term_cf, &m_term_blocks, &m_term_max_score,
         &m_block_last_docid, &m_block_docs_end, &m_block_freqs_end, &m_block_max_score,
-        &m_docids, &m_freqs, &m_thresholds, &m_term_hash, &m_positions,
-        &m_block_positions_end}) {
+        &m_docids, &m_freqs, &m_thresholds, &m_term_hash}) {
     bytes += s->memory().capacity();
   }
   return bytes;
@@ -171,11 +166,8 @@ void BlockWriter::append(BlockWriter& r) {
   append_shifted(m_term_blocks, r.m_term_blocks.memory(), m_n_blocks);
   append_shifted(m_block_docs_end, r.m_block_docs_end.memory(), m_docids.bytes());
   append_shifted(m_block_freqs_end, r.m_block_freqs_end.memory(), m_freqs.bytes());
-  if (m_with_positions) {
-    append_shifted(m_block_positions_end, r.m_block_positions_end.memory(), m_positions.bytes());
-  }
   for (OutStream* s : {&r.m_term_offsets, &r.m_term_blocks, &r.m_block_docs_end,
-                       &r.m_block_freqs_end, &r.m_block_positions_end}) {
+                       &r.m_block_freqs_end}) {
     s->release();
   }
   const std::pair<OutStream*, OutStream*> same[] = {
@@ -187,8 +179,7 @@ void BlockWriter::append(BlockWriter& r) {
       {&m_block_last_docid, &r.m_block_last_docid},
       {&m_block_max_score, &r.m_block_max_score},
       {&m_docids, &r.m_docids},
-      {&m_freqs, &r.m_freqs},
-      {&m_positions, &r.m_positions}};
+      {&m_freqs, &r.m_freqs}};
   for (const auto& [to, from] : same) {
     if (!from->memory().empty()) to->write(from->memory().data(), from->memory().size());
     from->release();
@@ -200,6 +191,7 @@ void BlockWriter::append(BlockWriter& r) {
   m_n_terms += r.m_n_terms;
   m_n_blocks += r.m_n_blocks;
   m_n_postings += r.m_n_postings;
+  m_position_bytes_total += r.m_position_bytes_total;
 }
 
 std::vector<FileInfo> BlockWriter::close(unsigned threads) {
@@ -211,10 +203,6 @@ std::vector<FileInfo> BlockWriter::close(unsigned threads) {
                                      &m_term_cf,         &m_term_blocks,    &m_term_max_score,
                                      &m_block_last_docid, &m_block_docs_end, &m_block_freqs_end,
                                      &m_block_max_score, &m_docids,         &m_freqs};
-  if (m_with_positions) {
-    streams.push_back(&m_positions);
-    streams.push_back(&m_block_positions_end);
-  }
   streams.push_back(&m_thresholds);
   streams.push_back(&m_term_hash);
   core::parallel_for(streams.size(), threads, [&](size_t k) { streams[k]->file()->close(); });
@@ -261,6 +249,11 @@ void BlockWriter::flush_block() {
   m_scratch.resize(std::max(m_freqs_codec.max_encoded_bytes(values, m_n), size_t{16}));
   bytes = m_freqs_codec.encode(values, m_n, m_scratch.data());
   m_freqs.write(m_scratch.data(), bytes);
+  if (m_with_positions) {  // inline, after the block's frequencies (format.hpp)
+    m_freqs.write(m_position_bytes.data(), m_position_bytes.size());
+    m_position_bytes_total += m_position_bytes.size();
+    m_position_bytes.clear();
+  }
   m_block_freqs_end.put<uint64_t>(m_freqs.bytes());
 
   double block_max = 0;
@@ -274,11 +267,6 @@ void BlockWriter::flush_block() {
   m_term_max = std::max(m_term_max, block_max);
   m_block_max_score.put<float>(float_upper_bound(block_max));
   m_block_last_docid.put<uint32_t>(m_block_docids[m_n - 1]);
-  if (m_with_positions) {
-    m_positions.write(m_position_bytes.data(), m_position_bytes.size());
-    m_block_positions_end.put<uint64_t>(m_positions.bytes());
-    m_position_bytes.clear();
-  }
   m_prev_last = m_block_docids[m_n - 1];
   m_n_postings += m_n;
   m_n = 0;

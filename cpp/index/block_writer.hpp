@@ -103,6 +103,8 @@ class BlockWriter {
   size_t memory() const;
   uint64_t n_terms() const { return m_n_terms; }
   uint64_t n_postings() const { return m_n_postings; }
+  // Bytes of positions written, inline in freqs.bin (format.hpp).
+  uint64_t position_bytes() const { return m_position_bytes_total; }
   uint64_t n_blocks() const { return m_n_blocks; }
 
  private:
@@ -125,7 +127,6 @@ class BlockWriter {
   OutStream m_terms, m_term_offsets, m_term_df, m_term_cf, m_term_blocks;
   OutStream m_term_max_score, m_block_last_docid, m_block_docs_end, m_block_freqs_end;
   OutStream m_block_max_score, m_docids, m_freqs, m_thresholds, m_term_hash;
-  OutStream m_positions, m_block_positions_end;  // with positions only
 
   std::vector<uint64_t> m_term_hashes;  // of every term so far, for term_hash.u64
   std::vector<double> m_top;            // keep_top's heap
@@ -137,7 +138,7 @@ class BlockWriter {
   int64_t m_prev_last = -1;  // the term's last docid before the current block (-1: none)
   double m_idf = 0, m_term_max = 0;
   uint64_t m_df = 0, m_term_postings = 0, m_cf = 0;
-  uint64_t m_n_blocks = 0, m_n_terms = 0, m_n_postings = 0;
+  uint64_t m_n_blocks = 0, m_n_terms = 0, m_n_postings = 0, m_position_bytes_total = 0;
 };
 
 }  // namespace mirkit::index

@@ -472,6 +472,7 @@ BuildStats IndexBuilder::State::write_index(std::vector<std::unique_ptr<RunSourc
   stats.n_docs = doc_lengths.size();
   stats.n_terms = out.n_terms();
   stats.n_postings = out.n_postings();
+  stats.position_bytes = out.position_bytes();
   stats.total_tokens = total_tokens;
   stats.max_doc_length = max_doc_length;
   stats.peak_memory = peak_memory;

@@ -51,6 +51,7 @@ struct BuildStats {
   uint64_t n_docs = 0;
   uint64_t n_terms = 0;
   uint64_t n_postings = 0;
+  uint64_t position_bytes = 0;  // of freqs.bin's bytes, those of the inline positions
   uint64_t total_tokens = 0;  // indexed tokens (sum of document lengths)
   uint32_t max_doc_length = 0;
   uint32_t runs = 0;            // runs spilled to disk (0: everything fit the budget)

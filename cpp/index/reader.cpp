@@ -65,7 +65,8 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   block_max_score = map_array<float>(kBlockMaxScoreFile, nb);
   doc_lengths = map_array<uint32_t>(kDocLengthsFile, nd);
   doc_id_offsets = map_array<uint64_t>(kDocIdOffsetsFile, nd + 1);
-  if (layout.positions) block_positions_end = map_array<uint64_t>(kBlockPositionsEndFile, nb);
+  const bool positions_file = layout.positions && !layout.positions_inline;
+  if (positions_file) block_positions_end = map_array<uint64_t>(kBlockPositionsEndFile, nb);
   if (layout.thresholds) term_thresholds = map_array<float>(kThresholdFile, nt * kNumThresholdRanks);
   if (layout.term_hash) {
     m_slots = map_array<TermSlot>(kTermHashFile, file(kTermHashFile).size() / sizeof(TermSlot));
@@ -74,7 +75,7 @@ IndexReader::IndexReader(const std::string& directory, const IndexLayout& layout
   m_docids = file(kDocidsFile).data();
   m_freqs = file(kFreqsFile).data();
   m_doc_ids = reinterpret_cast<const char*>(file(kDocIdsFile).data());
-  if (layout.positions) m_positions = file(kPositionsFile).data();
+  if (positions_file) m_positions = file(kPositionsFile).data();
   if (layout.vectors) {
     doc_vectors_end = map_array<uint64_t>(kDocVectorsEndFile, nd);
     m_vectors = file(kDocVectorsFile).data();
@@ -117,7 +118,7 @@ void IndexReader::validate() const {
   if (doc_id_offsets[0] != 0) corrupt(kDocIdOffsetsFile, ": first offset is not 0");
   check_offsets(block_docs_end, file(kDocidsFile).size(), kBlockDocsEndFile, true);
   check_offsets(block_freqs_end, file(kFreqsFile).size(), kBlockFreqsEndFile, true);
-  if (m_layout.positions) {
+  if (m_layout.positions && !m_layout.positions_inline) {
     check_offsets(block_positions_end, file(kPositionsFile).size(), kBlockPositionsEndFile, true);
   }
   if (m_layout.vectors) {
@@ -304,7 +305,7 @@ uint32_t IndexReader::decode_docids(uint32_t t, uint64_t b, uint32_t* out) const
   return n;
 }
 
-void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
+size_t IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
   const uint64_t start = block_start(block_freqs_end, b);
   const uint64_t len = block_freqs_end[b] - start;
   size_t used;
@@ -313,7 +314,7 @@ void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
   } catch (const std::invalid_argument& e) {
     corrupt(kFreqsFile, ": block ", b, ": ", e.what());
   }
-  bool bad = used != len;
+  bool bad = m_layout.positions && m_layout.positions_inline ? used > len : used != len;
   switch (m_freq_coding) {
     case FreqCoding::kMinusOne:
       for (uint32_t i = 0; i < n; ++i) out[i] += 1;
@@ -332,6 +333,7 @@ void IndexReader::decode_freqs(uint64_t b, uint32_t n, uint32_t* out) const {
     }
   }
   if (bad) corrupt(kFreqsFile, ": block ", b, " is inconsistent");
+  return used;
 }
 
 void IndexReader::postings(uint32_t t, std::vector<uint32_t>& docids,
@@ -505,7 +507,7 @@ void PostingCursor::decode_freqs() {
   if (m_list) {
     std::copy_n(m_list->freqs.data() + m_block * kBlockSize, m_n, m_freqs);
   } else {
-    m_index->decode_freqs(m_block, m_n, m_freqs);
+    m_freq_bytes = m_index->decode_freqs(m_block, m_n, m_freqs);
   }
   m_freqs_ready = true;
 }
@@ -519,12 +521,15 @@ void PostingCursor::decode_positions() {
     total += m_freqs[i];
   }
   m_positions_start[m_n] = static_cast<uint32_t>(total);
-  const auto& ends = m_index->block_positions_end;
-  const uint64_t start = IndexReader::block_start(ends, m_block);
-  const uint8_t* p = m_index->m_positions + start;
+  // The block's positions: after its frequencies in freqs.bin, or in positions.bin.
+  const bool inline_ = m_index->m_layout.positions_inline;
+  const auto& ends = inline_ ? m_index->block_freqs_end : m_index->block_positions_end;
+  const uint64_t start = IndexReader::block_start(ends, m_block) + (inline_ ? m_freq_bytes : 0);
+  const uint8_t* p = (inline_ ? m_index->m_freqs : m_index->m_positions) + start;
   const size_t bytes = ends[m_block] - start;
+  const char* file = inline_ ? kFreqsFile : kPositionsFile;
   if (total > codecs::vbyte::kCodec.max_decoded_count(bytes)) {  // before allocating
-    corrupt(kPositionsFile, ": block ", m_block, " is truncated");
+    corrupt(file, ": block ", m_block, " positions are truncated");
   }
   m_block_positions.resize(total);
   size_t used = 0;
@@ -533,7 +538,7 @@ void PostingCursor::decode_positions() {
   } catch (const std::invalid_argument&) {
     used = bytes + 1;
   }
-  if (used != bytes) corrupt(kPositionsFile, ": block ", m_block, " is truncated or corrupt");
+  if (used != bytes) corrupt(file, ": block ", m_block, " positions are truncated or corrupt");
   std::fill_n(m_positions_summed, m_n, false);
   m_positions_block = m_block;
 }

@@ -33,13 +33,16 @@ struct IndexLayout {
   bool vectors = false;
   bool thresholds = false;  // term_thresholds.f32 (indexes written before it have none)
   bool term_hash = false;   // term_hash.u64 (the same)
+  // With positions: inline in freqs.bin after each block's frequencies (manifest codecs.positions
+  // "varint-inline"), or in positions.bin with block_positions_end.u64 ("varint", older indexes).
+  bool positions_inline = true;
 };
 
 // Whether an index of this layout has file f.
 inline bool has_file(const IndexLayout& layout, const IndexFile& f) {
   switch (f.presence) {
     case FilePresence::kAlways: return true;
-    case FilePresence::kPositions: return layout.positions;
+    case FilePresence::kPositions: return layout.positions && !layout.positions_inline;
     case FilePresence::kVectors: return layout.vectors;
     case FilePresence::kThresholds: return layout.thresholds;
     case FilePresence::kTermHash: return layout.term_hash;
@@ -193,6 +196,7 @@ class PostingCursor {
   uint32_t m_block_last = kEndDocid;    // last docid of the decoded block
   uint32_t m_shallow_last = kEndDocid;  // last docid of the shallow block (kEndDocid: past the end)
   bool m_freqs_ready = false;
+  size_t m_freq_bytes = 0;  // of the decoded block's record in freqs.bin
   uint64_t m_decoded = 0;
   alignas(64) uint32_t m_docs[kBlockSize];
   alignas(64) uint32_t m_freqs[kBlockSize];
@@ -248,7 +252,8 @@ class IndexReader {
 
   // Block decoding (validates the block); out must hold kBlockSize values.
   uint32_t decode_docids(uint32_t term, uint64_t block, uint32_t* out) const;
-  void decode_freqs(uint64_t block, uint32_t n, uint32_t* out) const;
+  // Returns the bytes the frequencies take (with inline positions, theirs follow).
+  size_t decode_freqs(uint64_t block, uint32_t n, uint32_t* out) const;
   const core::MappedFile& file(const char* name) const;
 
  private:

@@ -123,6 +123,7 @@ MergeStats close_writer(BlockWriter& out) {
   MergeStats stats;
   stats.n_terms = out.n_terms();
   stats.n_postings = out.n_postings();
+  stats.position_bytes = out.position_bytes();
   stats.n_blocks = out.n_blocks();
   stats.files = out.close();
   return stats;

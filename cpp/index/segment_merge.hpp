@@ -28,6 +28,7 @@ struct MergeInput {
 struct MergeStats {
   std::vector<FileInfo> files;
   uint64_t n_terms = 0, n_postings = 0, n_blocks = 0;
+  uint64_t position_bytes = 0;  // of freqs.bin's bytes, those of the inline positions
 };
 
 // Writes the posting files of the merged index into `directory`. doc_lengths[0..n_docs) are

@@ -21,6 +21,10 @@ __all__ = ["DocVectors", "FORMAT_NAME", "FORMAT_VERSION", "Index", "IndexCorrupt
 FORMAT_VERSION = _core.index.FORMAT_VERSION  # the C++ reader's (cpp/index/format.hpp)
 FORMAT_NAME = "mirkit-index"
 VECTOR_CODECS = "elias_fano+elias_gamma"  # document vectors: term ids + frequencies
+# Positions as written now: vbyte, inline in freqs.bin after each block's frequencies (no
+# positions.bin, no per-block offsets: cpp/index/format.hpp); indexes written before it say
+# "varint" (positions.bin, block_positions_end.u64), which the reader still reads.
+POSITIONS_CODEC = "varint-inline"
 THRESHOLD_FILE = "term_thresholds.f32"  # top-k threshold priming (absent in older indexes)
 TERM_HASH_FILE = "term_hash.u64"  # the lexicon's hash table (absent in older indexes)
 
@@ -123,7 +127,8 @@ class Index:
                 n_blocks=s["n_blocks"], docid_codec=c["docids"], freq_codec=c["freqs"],
                 positions=c["positions"] is not None, vectors=c.get("vectors") is not None,
                 thresholds=THRESHOLD_FILE in manifest["files"],
-                term_hash=TERM_HASH_FILE in manifest["files"])
+                term_hash=TERM_HASH_FILE in manifest["files"],
+                positions_inline=c["positions"] in (None, POSITIONS_CODEC))
         except IndexCorruptError as e:
             raise IndexCorruptError(f"{path}: {e}") from None
         except RuntimeError as e:  # a file vanished or cannot be mapped
@@ -276,8 +281,8 @@ class Index:
     def sizes(self) -> dict:
         """Bytes per part of the index, and their ``"total"``:
 
-        - ``docids``, ``freqs``, ``positions``: the compressed postings (positions with their
-          block offsets);
+        - ``docids``, ``freqs``, ``positions``: the compressed postings (positions: those
+          stored inline in freqs.bin, or in older indexes positions.bin and its block offsets);
         - ``skips+scores``: per block, its last docid, where its docids and freqs end, and its
           BM25 upper bound (block-max pruning);
         - ``lexicon``: the terms and the hash table that maps a term to its id;
@@ -291,6 +296,9 @@ class Index:
         out: dict = {}
         for name, part, _, _ in _core.index.FILES:  # the C++ format's list: name, part, ...
             out[part] = out.get(part, 0) + (files[name]["bytes"] if name in files else 0)
+        inline = self.manifest["stats"].get("position_bytes", 0)  # inside freqs.bin
+        out["freqs"] -= inline
+        out["positions"] += inline
         if _store.STORE_FILE in files:
             out["store"] = files[_store.STORE_FILE]["bytes"]
         out["total"] = sum(f["bytes"] for f in files.values())
@@ -320,7 +328,8 @@ def _reopen(path: str) -> Index:
 def _check_manifest(m: dict, where: Path) -> None:
     c = m["codecs"]
     if not isinstance(c["docids"], str) or not isinstance(c["freqs"], str) \
-            or c.get("vectors") not in (None, VECTOR_CODECS):
+            or c.get("vectors") not in (None, VECTOR_CODECS) \
+            or c["positions"] not in (None, POSITIONS_CODEC, "varint"):
         raise KeyError("codecs")
     try:
         Analyzer.from_dict(m["analyzer"])

@@ -773,6 +773,7 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
         counted = merge_word_counts(tmp, segments, Analyzer.from_dict(settings["analyzer"])) \
             if has_word_counts(settings) else []
         stats = {"n_docs": len(ids), "n_terms": st["n_terms"], "n_postings": st["n_postings"],
+                 "position_bytes": st["position_bytes"],
                  "total_tokens": int(doc_lengths.sum(dtype=np.uint64)),
                  "max_doc_length": int(doc_lengths.max()) if len(ids) else 0,
                  "files": files + list(st["files"]) + counted}

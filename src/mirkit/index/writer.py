@@ -21,7 +21,7 @@ from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
 from mirkit.index.fields import FieldTexts, check_fields, manifest_entry
-from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, VECTOR_CODECS, Index
+from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, POSITIONS_CODEC, VECTOR_CODECS, Index
 from mirkit.index.store import StoreBuilder, check_store
 from mirkit.ingest import MAX_KEPT_ERRORS, InputError, jsonl_line, read_documents
 from mirkit.search.scoring import BM25_B, BM25_K1, check_bm25
@@ -690,7 +690,7 @@ def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bo
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "analyzer": analyzer,
         "codecs": {"docids": codec, "freqs": freq_codec,
-                   "positions": "varint" if positions else None,
+                   "positions": POSITIONS_CODEC if positions else None,
                    "vectors": VECTOR_CODECS if vectors else None},
         "block_size": BLOCK_SIZE,
         "bm25": dict(bm25, idf="log(1 + (N - n + 0.5) / (n + 0.5))"),
@@ -706,6 +706,8 @@ def index_manifest(*, analyzer: dict, codec: str, freq_codec: str, positions: bo
         "build": build,
         "files": files,
     }
+    if positions:  # inline in freqs.bin: how many of its bytes they are (Index.sizes)
+        manifest["stats"]["position_bytes"] = stats["position_bytes"]
     if fields:
         manifest["fields"] = manifest_entry(tuple(fields))
     return manifest
