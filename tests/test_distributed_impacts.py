@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-from mirkit.distributed import DistributedSearcher, ShardedIndex, build_index
+from mirkit.distributed import DistributedSearcher, ShardedIndex, _quantize_shard, build_index
 from mirkit.index import Index, IndexWriter
 from mirkit.index.impacts import impact_settings
 from mirkit.scoring import Impact
@@ -89,8 +89,9 @@ def test_sharded_impact_index_equals_single(tmp_path, vectors, n_shards):
         searcher.search("t1 t2")
 
 
-def test_sharded_impact_jsonl_ranges_on_cluster(tmp_path, vectors):
-    """One JSON Lines file cut into byte ranges, built on a LocalCluster: the single index."""
+def test_sharded_builds_on_cluster(tmp_path, vectors, cranfield_quantized, cranfield_queries):
+    """On a LocalCluster: one JSON Lines file of weighted documents cut into byte ranges, and
+    Cranfield quantized shard by shard on the workers, each the single index."""
     distributed = pytest.importorskip("distributed")
     docs, queries = vectors
     path = tmp_path / "docs.jsonl"
@@ -108,6 +109,11 @@ def test_sharded_impact_jsonl_ranges_on_cluster(tmp_path, vectors):
         searcher = DistributedSearcher(tmp_path / "sharded", client)
         assert_same_results(Searcher(Index.open(tmp_path / "single")), searcher, queries,
                             ks=(10,))
+        text, single, _ = cranfield_quantized
+        quantized = build_index(text, tmp_path / "quantized", client, 3, quantize=True)
+        assert quantized.manifest["impacts"] == impact_settings(single)
+        assert_same_results(Searcher(single), DistributedSearcher(tmp_path / "quantized", client),
+                            [t for _, t in cranfield_queries[:20]], ks=(10,))
 
 
 def test_sharded_impact_errors(tmp_path):
@@ -142,6 +148,8 @@ def test_sharded_quantized_equals_single(cranfield_quantized, cranfield_queries,
     postings (and the numpy reference's), ids and scores for every algorithm."""
     docs, single, d = cranfield_quantized
     sharded = build_index(docs, d / f"sharded-{n_shards}", None, n_shards, quantize=True)
+    # A quantizing task run again (Dask retries) leaves a quantized shard as it is.
+    _quantize_shard(str(sharded.path), 0, 8, 1.0, {})
     assert sharded.manifest["impacts"] == impact_settings(single)
     assert sharded.manifest["impacts"]["source"] == "bm25"
     postings, lengths = invert([t for _, t in docs], single.analyzer)

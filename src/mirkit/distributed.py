@@ -462,26 +462,60 @@ def _impact_options(index_options: dict, reader_options: dict) -> tuple:
     return index_options, None
 
 
-def _quantize_shards(directory: Path, n_shards: int, bits: int) -> None:
+def _shard_max_bm25(directory: str, shard: int, k1: float, b: float, collection: dict) -> float:
+    """The largest BM25 contribution of a text shard's postings with the collection's
+    statistics (a Dask task)."""
+    index = Index.open(Path(directory) / _shard_name(shard), verify=False)
+    return _core.index.max_bm25(index.reader, k1, b, **collection)
+
+
+def _quantize_shard(directory: str, shard: int, bits: int, max_weight: float,
+                    collection: dict) -> None:
+    """Replaces text shard `shard` by its quantized BM25 index (a Dask task; safe to run again:
+    a shard quantized already is left as it is)."""
+    path = Path(directory) / _shard_name(shard)
+    index = Index.open(path, verify=False)
+    if impact_settings(index) is not None:
+        return
+    out = path.with_name(path.name + ".quantized")
+    quantize_index(index, out, bits=bits, max_weight=max_weight, collection=collection,
+                   overwrite=True)
+    shutil.rmtree(path)
+    os.rename(out, path)
+
+
+def _quantize_shards(directory: Path, n_shards: int, bits: int, run) -> None:
     """Replaces each text shard built in `directory` by its quantized BM25 impact index
     (:func:`mirkit.index.impacts.quantize_index`) computed with the whole collection's
-    statistics (documents, average length, each term's df over every shard: the statistics
+    statistics (documents, total tokens, each term's df over every shard: the statistics
     ShardedIndex.global_stats gives BM25 at query time) and one scale, the largest BM25
     contribution of any posting of any shard: the impacts of a single quantized index of the
-    same documents."""
+    same documents. `run(fn, args)` runs ``fn(*a)`` for each of `args` (on the cluster) and
+    returns the results."""
     shards = [Index.open(directory / _shard_name(s), verify=False) for s in range(n_shards)]
     _, _, df, _, maps = _core.index.merge_lexicons([i.reader for i in shards])
     n_docs = sum(i.stats.n_docs for i in shards)
     collection = [{"n_docs": n_docs, "total_tokens": sum(i.stats.total_tokens for i in shards),
                    "df": np.ascontiguousarray(df[ids], np.uint32)} for ids in maps]
     k1, b = shards[0].bm25["k1"], shards[0].bm25["b"]
-    max_weight = max(_core.index.max_bm25(i.reader, k1, b, **c)
-                     for i, c in zip(shards, collection)) if n_docs else 1.0
-    for index, stats in zip(shards, collection):
-        out = index.path.with_name(index.path.name + ".quantized")
-        quantize_index(index, out, bits=bits, max_weight=max_weight or 1.0, collection=stats)
-        shutil.rmtree(index.path)
-        os.rename(out, index.path)
+    del shards
+    d = str(directory)
+    maxima = run(_shard_max_bm25, [(d, s, k1, b, c) for s, c in enumerate(collection)])
+    max_weight = (max(maxima) if n_docs else 0.0) or 1.0
+    run(_quantize_shard, [(d, s, bits, max_weight, c) for s, c in enumerate(collection)])
+
+
+def _run_tasks(client, fn, args: list, retries: int) -> list:
+    """``[fn(*a) for a in args]``, as Dask tasks when `client` is given (every task settles
+    before an error is raised: none goes on writing into a build directory being removed)."""
+    if client is None:
+        return [fn(*a) for a in args]
+    futures = [client.submit(fn, *a, retries=retries, pure=False) for a in args]
+    try:
+        return client.gather(futures)
+    except BaseException:
+        client.gather(futures, errors="skip")
+        raise
 
 
 def _check_client(client) -> None:
@@ -552,8 +586,8 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         (:mod:`mirkit.index.impacts`) quantize with one scale: ``impacts=True`` needs
         ``max_weight=`` (or ``quantized=True``), every shard quantizing with it (a larger
         weight clipped); ``quantize=True`` builds text shards, then quantizes each with the
-        collection's statistics and its largest BM25 contribution (in this process, one shard
-        after the other), so the shards hold a single quantized index's postings.
+        collection's statistics and its largest BM25 contribution (one more task per shard
+        on the cluster), so the shards hold a single quantized index's postings.
 
     Returns
     -------
@@ -616,7 +650,8 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
                 client.gather(futures, errors="skip")
                 raise
         if quantize_bits is not None:
-            _quantize_shards(tmp, len(infos), quantize_bits)
+            _quantize_shards(tmp, len(infos), quantize_bits,
+                             lambda fn, a: _run_tasks(client, fn, a, retries))
         if segments:
             _write_segmented(tmp, len(infos))
         else:
