@@ -217,3 +217,21 @@ def test_collection_statistics_checked(cranfield_index):
     own = _core.index.max_bm25(reader, 0.9, 0.4)
     assert _core.index.max_bm25(reader, 0.9, 0.4, n_docs=n, total_tokens=text.stats.total_tokens,
                                 df=df) == own
+
+
+def test_cli_sharded_quantize(tmp_path, cranfield_quantized):
+    pytest.importorskip("distributed")
+    from mirkit.cli import main
+
+    docs, _, _ = cranfield_quantized
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs[:300]))
+    assert main(["index", str(path), "-o", str(tmp_path / "single"), "--quantize", "-q"]) == 0
+    assert main(["index", str(path), "-o", str(tmp_path / "s"), "--quantize", "--shards", "3",
+                 "-q"]) == 0
+    single, sharded = Index.open(tmp_path / "single"), ShardedIndex.open(tmp_path / "s")
+    assert sharded.n_shards == 3 and sharded.manifest["impacts"] == impact_settings(single)
+    for term in single.terms()[::40]:
+        got, expected = sharded_postings(sharded, term), single.postings(term)
+        np.testing.assert_array_equal(got[0], expected[0], err_msg=term)
+        np.testing.assert_array_equal(got[1], expected[1], err_msg=term)
