@@ -127,6 +127,11 @@ def test_sharded_impact_errors(tmp_path):
         build_index(records + [{"id": "c", "vector": {"z": -1.0}}], tmp_path / "s", None, 2,
                     impacts=True, max_weight=1.0)
     assert not (tmp_path / "s").exists()
+    # (id, vector) pairs are documents too.
+    pairs = build_index([("a", {"x": 1.0}), ("b", {"x": 2.0, "y": 1.0}), ("c", {"y": 0.5})],
+                        tmp_path / "p", None, 2, impacts=True, max_weight=2.0)
+    assert pairs.n_shards == 2 and pairs.doc_offsets.tolist() == [0, 2, 3]
+    assert [q.tolist() for q in sharded_postings(pairs, "y")] == [[1, 2], [128, 65]]
     # Integer weights stored as they are need no scale.
     sharded = build_index([{"id": "a", "vector": {"x": 3}}, {"id": "b", "vector": {"x": 7}}],
                           tmp_path / "q", None, 2, impacts=True, quantized=True)

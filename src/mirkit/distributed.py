@@ -119,7 +119,7 @@ AUTO_BLOCKSIZE = 64 << 20  # the largest byte range blocksize="auto" cuts
 def _is_document(item) -> bool:
     return isinstance(item, Mapping) or (
         isinstance(item, (tuple, list)) and len(item) == 2
-        and isinstance(item[0], str) and isinstance(item[1], str))
+        and isinstance(item[0], str) and isinstance(item[1], (str, Mapping)))  # text or vector
 
 
 def _is_path(item) -> bool:
