@@ -480,7 +480,7 @@ def test_distributed_living_impact_index(tmp_path, rng):
             assert a.ids == b.ids and a.scores.tolist() == b.scores.tolist()
     with pytest.raises(ValueError, match=r"\{term: weight\} mappings"):
         dist.search("t1 t2")
-    with pytest.raises(ValueError, match="not supported by sharded builds"):
+    with pytest.raises(ValueError, match="needs max_weight="):
         build_sharded([("a", "text")], tmp_path / "sharded", None, 2, impacts=True)
 
 

@@ -29,6 +29,31 @@ void check_1d(const py::array& a, const char* name, py::ssize_t size = -1) {
   }
 }
 
+// The collection statistics that kwargs n_docs, total_tokens and df (a uint32 array of the
+// reader's n_terms; all three given, or none) stand for; false with none. `df` must outlive
+// `out`.
+bool collection_stats(const index::IndexReader& reader, py::object n_docs,
+                      py::object total_tokens, py::object df, index::Bm25Collection& out) {
+  const bool given = !n_docs.is_none();
+  if (given != !total_tokens.is_none() || given != !df.is_none()) {
+    throw py::value_error("n_docs, total_tokens and df go together: pass all three or none");
+  }
+  if (!given) return false;
+  const auto n = n_docs.cast<uint64_t>();
+  const auto total = total_tokens.cast<uint64_t>();
+  auto frequencies = df.cast<py::array_t<uint32_t, py::array::c_style>>();
+  check_1d(frequencies, "df", static_cast<py::ssize_t>(reader.n_terms()));
+  const uint32_t* f = frequencies.data();
+  for (uint32_t t = 0; t < reader.n_terms(); ++t) {
+    if (f[t] < reader.df[t] || f[t] > n) {
+      throw py::value_error("df[" + std::to_string(t) + "]=" + std::to_string(f[t]) +
+                            " is below the reader's document frequency or above n_docs");
+    }
+  }
+  out = {n, n == 0 || total == 0 ? 1.0 : static_cast<double>(total) / n, f};
+  return true;
+}
+
 }  // namespace
 
 void bind_impacts(py::module_& m) {
@@ -84,32 +109,44 @@ void bind_impacts(py::module_& m) {
         "of docids and impacts; terms sorted bytewise) into directory; returns n_terms, "
         "n_postings, n_blocks and files (GIL released).");
   m.def("max_bm25",
-        [](const index::IndexReader& reader, double k1, double b) {
+        [](const index::IndexReader& reader, double k1, double b, py::object n_docs,
+           py::object total_tokens, py::object df) {
           index::check_bm25(k1, b);
+          index::Bm25Collection c;
+          const bool global = collection_stats(reader, n_docs, total_tokens, df, c);
           py::gil_scoped_release release;
-          return index::max_bm25(reader, {k1, b});
+          return index::max_bm25(reader, {k1, b}, global ? &c : nullptr);
         },
-        py::arg("reader"), py::arg("k1"), py::arg("b"),
-        "The largest BM25 contribution (Lucene's idf) of any posting of the reader (GIL "
-        "released).");
+        py::arg("reader"), py::arg("k1"), py::arg("b"), py::kw_only(),
+        py::arg("n_docs") = py::none(), py::arg("total_tokens") = py::none(),
+        py::arg("df") = py::none(),
+        "The largest BM25 contribution (Lucene's idf) of any posting of the reader, with its "
+        "own statistics or the collection's (n_docs, total_tokens and df per reader term: a "
+        "shard's) (GIL released).");
   m.def("quantize_bm25",
         [](const index::IndexReader& reader, const std::string& directory,
            const std::string& docid_codec, const std::string& freq_codec, double k1, double b,
-           double max_weight, unsigned bits) {
+           double max_weight, unsigned bits, py::object n_docs, py::object total_tokens,
+           py::object df) {
           index::check_bm25(k1, b);
           const index::LinearQuantizer q(max_weight, bits);
+          index::Bm25Collection c;
+          const bool global = collection_stats(reader, n_docs, total_tokens, df, c);
           index::ImpactStats st;
           {
             py::gil_scoped_release release;
-            st = index::quantize_bm25(reader, directory, docid_codec, freq_codec, {k1, b}, q);
+            st = index::quantize_bm25(reader, directory, docid_codec, freq_codec, {k1, b}, q,
+                                      global ? &c : nullptr);
           }
           return impact_stats(st);
         },
         py::kw_only(), py::arg("reader"), py::arg("directory"), py::arg("docid_codec"),
         py::arg("freq_codec"), py::arg("k1"), py::arg("b"), py::arg("max_weight"),
-        py::arg("bits"),
+        py::arg("bits"), py::arg("n_docs") = py::none(), py::arg("total_tokens") = py::none(),
+        py::arg("df") = py::none(),
         "Writes the impact posting files of the reader's postings, each BM25 contribution "
-        "quantized linearly (max_weight, bits), into directory (GIL released).");
+        "quantized linearly (max_weight, bits), into directory, with the reader's statistics "
+        "or the collection's (n_docs, total_tokens, df as for max_bm25) (GIL released).");
 }
 
 }  // namespace mirkit::bindings

@@ -102,18 +102,23 @@ void for_each_block(const IndexReader& r, uint32_t t, Fn&& fn) {
   }
 }
 
-double avg_length(const IndexReader& r) {
+// The reader's own statistics, unless `given`.
+Bm25Collection collection_of(const IndexReader& r, const Bm25Collection* given) {
+  if (given) return *given;
   const uint64_t total = sum(r.doc_lengths.data, r.doc_lengths.size);
-  return r.n_docs() == 0 || total == 0 ? 1.0 : static_cast<double>(total) / r.n_docs();
+  return {r.n_docs(),
+          r.n_docs() == 0 || total == 0 ? 1.0 : static_cast<double>(total) / r.n_docs(),
+          r.df.data};
 }
 
 }  // namespace
 
-double max_bm25(const IndexReader& r, const Bm25Params& bm25) {
-  const double avg = avg_length(r);
+double max_bm25(const IndexReader& r, const Bm25Params& bm25, const Bm25Collection* given) {
+  const Bm25Collection c = collection_of(r, given);
+  const double avg = c.avg_length;
   double best = 0.0;
   for (uint32_t t = 0; t < r.n_terms(); ++t) {
-    const double idf = bm25_idf(r.n_docs(), r.df[t]);
+    const double idf = bm25_idf(c.n_docs, c.df[t]);
     for_each_block(r, t, [&](const uint32_t* docs, const uint32_t* tfs, uint32_t n) {
       for (uint32_t i = 0; i < n; ++i) {
         best = std::max(best, bm25_term(idf, tfs[i], r.doc_lengths[docs[i]], avg, bm25));
@@ -125,13 +130,15 @@ double max_bm25(const IndexReader& r, const Bm25Params& bm25) {
 
 ImpactStats quantize_bm25(const IndexReader& r, const std::string& directory,
                           const std::string& docid_codec, const std::string& freq_codec,
-                          const Bm25Params& bm25, const LinearQuantizer& q) {
+                          const Bm25Params& bm25, const LinearQuantizer& q,
+                          const Bm25Collection* given) {
   const Codecs c = find_codecs(docid_codec, freq_codec);
-  const double avg = avg_length(r);
+  const Bm25Collection coll = collection_of(r, given);
+  const double avg = coll.avg_length;
   BlockWriter out(directory, *c.docs, *c.freqs, false, kImpactParams, r.doc_lengths.data,
                   r.n_docs(), sum(r.doc_lengths.data, r.doc_lengths.size));
   for (uint32_t t = 0; t < r.n_terms(); ++t) {
-    const double idf = bm25_idf(r.n_docs(), r.df[t]);
+    const double idf = bm25_idf(coll.n_docs, coll.df[t]);
     out.begin_term(r.term(t), r.df[t]);
     for_each_block(r, t, [&](const uint32_t* docs, const uint32_t* tfs, uint32_t n) {
       for (uint32_t i = 0; i < n; ++i) {

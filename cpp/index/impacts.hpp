@@ -62,15 +62,29 @@ ImpactStats write_impact_postings(const std::string& directory, const std::strin
                                   const uint32_t* impacts, const uint32_t* doc_lengths,
                                   size_t n_docs);
 
+// The collection statistics BM25 is computed with: the number of documents, the average
+// document length and each term's document frequency (df[t] for the reader's term t). A
+// shard of a sharded index is quantized with its collection's (mirkit.distributed); null
+// means the reader's own.
+struct Bm25Collection {
+  uint64_t n_docs = 0;
+  double avg_length = 1.0;
+  const uint32_t* df = nullptr;  // n_terms of the reader
+};
+
 // The largest BM25 contribution (index::bm25_term, Lucene's idf) of any posting of `reader`
-// with parameters `bm25`: the M of quantize_bm25.
-double max_bm25(const IndexReader& reader, const Bm25Params& bm25);
+// with parameters `bm25` (and the statistics of `collection`, or the reader's own when null):
+// the M of quantize_bm25.
+double max_bm25(const IndexReader& reader, const Bm25Params& bm25,
+                const Bm25Collection* collection = nullptr);
 
 // PISA's --quantize: the impact index of `reader`'s postings, each posting's BM25
-// contribution (index::bm25_term with `bm25`, Lucene's idf, the reader's own statistics)
-// quantized by `q`, written into `directory` (the documents' files are the caller's).
+// contribution (index::bm25_term with `bm25`, Lucene's idf, the statistics of `collection`,
+// or the reader's own when null) quantized by `q`, written into `directory` (the documents'
+// files are the caller's).
 ImpactStats quantize_bm25(const IndexReader& reader, const std::string& directory,
                           const std::string& docid_codec, const std::string& freq_codec,
-                          const Bm25Params& bm25, const LinearQuantizer& q);
+                          const Bm25Params& bm25, const LinearQuantizer& q,
+                          const Bm25Collection* collection = nullptr);
 
 }  // namespace mirkit::index

@@ -240,11 +240,12 @@ def _cmd_index(args) -> int:
 
 def _index_impacts(args, options) -> int:
     """``mirkit index --impacts`` (JSON Lines of weighted documents) or ``--quantize`` (text,
-    BM25 quantized into impacts): one index (:mod:`mirkit.index.impacts`)."""
+    BM25 quantized into impacts): one index (:mod:`mirkit.index.impacts`), or with --shards a
+    sharded one quantized with one scale (--impacts needs --max-weight there)."""
     from mirkit.index import IndexWriter
 
     other = [name for name, given in (
-        ("--append", args.append), ("--shards", args.shards), ("--no-merge", args.no_merge),
+        ("--append", args.append), ("--no-merge", args.no_merge),
         ("--store", args.store or args.store_fields is not None), ("--fields", args.fields),
         ("--numeric-field", args.numeric_field), ("--keyword-field", args.keyword_field),
         ("--positions", args.positions), ("--vectors", args.vectors),
@@ -264,6 +265,11 @@ def _index_impacts(args, options) -> int:
     else:
         opts = dict(options, quantize=True, bits=args.bits, **codec)
         read = {"format": args.format, "skip_errors": args.skip_errors}
+    if args.shards:
+        if args.impacts and args.max_weight is None:
+            raise UserError("--impacts --shards needs --max-weight: every shard quantizes "
+                            "with that one scale")
+        return _index_sharded(args, opts)
     with IndexWriter(args.output, **opts) as writer:
         for source in args.input:
             writer.add_documents(source, **read)

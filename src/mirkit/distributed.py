@@ -83,7 +83,7 @@ from mirkit._validate import check_count
 from mirkit._version import __version__
 from mirkit.index import Index, IndexCorruptError, IndexStats, IndexWriter
 from mirkit.index._manifest import load_manifest, write_manifest
-from mirkit.index.impacts import impact_settings, is_pretokenized
+from mirkit.index.impacts import DEFAULT_BITS, impact_settings, is_pretokenized, quantize_index
 from mirkit.index.writer import _parse_bytes
 from mirkit.ingest import _GZIP_MAGIC, DocumentReader, FileRange, _range_format, count_newlines
 from mirkit.search.scoring import Scorer, get_scorer
@@ -119,7 +119,7 @@ AUTO_BLOCKSIZE = 64 << 20  # the largest byte range blocksize="auto" cuts
 def _is_document(item) -> bool:
     return isinstance(item, Mapping) or (
         isinstance(item, (tuple, list)) and len(item) == 2
-        and isinstance(item[0], str) and isinstance(item[1], str))
+        and isinstance(item[0], str) and isinstance(item[1], (str, Mapping)))  # text or vector
 
 
 def _is_path(item) -> bool:
@@ -337,7 +337,9 @@ def _build_shard(directory: str, shard: int, parts: list, options: dict, format:
         writer.abort()
         raise
     index = writer.commit()
-    return {"n_docs": index.stats.n_docs, "bytes": writer.bytes_read, "skipped": writer.skipped,
+    # (an impact writer counts no bytes and skips nothing)
+    return {"n_docs": index.stats.n_docs, "bytes": getattr(writer, "bytes_read", 0),
+            "skipped": getattr(writer, "skipped", 0),
             "seconds": round(time.perf_counter() - started, 4),
             "cpu_seconds": round(time.thread_time() - cpu, 4)}
 
@@ -387,6 +389,9 @@ def _write_sharded(directory: Path, infos: list, started: float) -> None:
         "build_id": uuid.uuid4().hex,
         "analyzer": shards[0].analyzer.to_dict(),
         "bm25": shards[0].bm25,
+        # every shard's impact settings (one scale): DistributedSearcher scores with Impact
+        **({"impacts": shards[0].manifest["impacts"]} if "impacts" in shards[0].manifest
+           else {}),
         "stats": {"n_docs": n_docs, "n_terms": len(df),
                   "n_postings": sum(i.stats.n_postings for i in shards), "total_tokens": total,
                   "avg_doc_length": total / n_docs if n_docs else 0.0,
@@ -434,6 +439,83 @@ def _write_segmented(directory: Path, n_shards: int) -> None:
             shutil.rmtree(entry, ignore_errors=True)
     write_manifest(directory, segments.marker_manifest())
     segments.write_commit(directory, segments.new_commit(1, settings, entries, len(entries)))
+
+
+def _impact_options(index_options: dict, reader_options: dict) -> tuple:
+    """(the IndexWriter options of every shard, the bits of quantize=True or None). An impact
+    index's shards quantize with one scale: ``impacts=True`` needs ``max_weight=`` (or
+    ``quantized=True``), and ``quantize=True`` builds text shards that
+    :func:`_quantize_shards` quantizes with the collection's statistics once all are built.
+    Drops the text fields from `reader_options` for impact documents."""
+    if index_options.get("impacts") is True:
+        if index_options.get("max_weight") is None and not index_options.get("quantized"):
+            raise ValueError("a sharded impact index needs max_weight=: every shard quantizes "
+                             "with that one scale (a weight above it is clipped to "
+                             "2**bits - 1, as in a living impact index)")
+        del reader_options["text_fields"]
+        return index_options, None
+    if index_options.get("quantize") is True:
+        if index_options.get("impacts") not in (None, False):
+            return index_options, None  # the writer's own error, from the options check
+        options = {k: v for k, v in index_options.items() if k not in ("quantize", "bits")}
+        return options, index_options.get("bits", DEFAULT_BITS)
+    return index_options, None
+
+
+def _shard_max_bm25(directory: str, shard: int, k1: float, b: float, collection: dict) -> float:
+    """The largest BM25 contribution of a text shard's postings with the collection's
+    statistics (a Dask task)."""
+    index = Index.open(Path(directory) / _shard_name(shard), verify=False)
+    return _core.index.max_bm25(index.reader, k1, b, **collection)
+
+
+def _quantize_shard(directory: str, shard: int, bits: int, max_weight: float,
+                    collection: dict) -> None:
+    """Replaces text shard `shard` by its quantized BM25 index (a Dask task; safe to run again:
+    a shard quantized already is left as it is)."""
+    path = Path(directory) / _shard_name(shard)
+    index = Index.open(path, verify=False)
+    if impact_settings(index) is not None:
+        return
+    out = path.with_name(path.name + ".quantized")
+    quantize_index(index, out, bits=bits, max_weight=max_weight, collection=collection,
+                   overwrite=True)
+    shutil.rmtree(path)
+    os.rename(out, path)
+
+
+def _quantize_shards(directory: Path, n_shards: int, bits: int, run) -> None:
+    """Replaces each text shard built in `directory` by its quantized BM25 impact index
+    (:func:`mirkit.index.impacts.quantize_index`) computed with the whole collection's
+    statistics (documents, total tokens, each term's df over every shard: the statistics
+    ShardedIndex.global_stats gives BM25 at query time) and one scale, the largest BM25
+    contribution of any posting of any shard: the impacts of a single quantized index of the
+    same documents. `run(fn, args)` runs ``fn(*a)`` for each of `args` (on the cluster) and
+    returns the results."""
+    shards = [Index.open(directory / _shard_name(s), verify=False) for s in range(n_shards)]
+    _, _, df, _, maps = _core.index.merge_lexicons([i.reader for i in shards])
+    n_docs = sum(i.stats.n_docs for i in shards)
+    collection = [{"n_docs": n_docs, "total_tokens": sum(i.stats.total_tokens for i in shards),
+                   "df": np.ascontiguousarray(df[ids], np.uint32)} for ids in maps]
+    k1, b = shards[0].bm25["k1"], shards[0].bm25["b"]
+    del shards
+    d = str(directory)
+    maxima = run(_shard_max_bm25, [(d, s, k1, b, c) for s, c in enumerate(collection)])
+    max_weight = (max(maxima) if n_docs else 0.0) or 1.0
+    run(_quantize_shard, [(d, s, bits, max_weight, c) for s, c in enumerate(collection)])
+
+
+def _run_tasks(client, fn, args: list, retries: int) -> list:
+    """``[fn(*a) for a in args]``, as Dask tasks when `client` is given (every task settles
+    before an error is raised: none goes on writing into a build directory being removed)."""
+    if client is None:
+        return [fn(*a) for a in args]
+    futures = [client.submit(fn, *a, retries=retries, pure=False) for a in args]
+    try:
+        return client.gather(futures)
+    except BaseException:
+        client.gather(futures, errors="skip")
+        raise
 
 
 def _check_client(client) -> None:
@@ -500,7 +582,12 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         segment keeps its document vectors.
     **index_options :
         Options of :class:`mirkit.index.IndexWriter` for every shard; ``threads`` defaults to 1
-        (one core per shard task: parallelism comes from the workers).
+        (one core per shard task: parallelism comes from the workers). Impact indexes
+        (:mod:`mirkit.index.impacts`) quantize with one scale: ``impacts=True`` needs
+        ``max_weight=`` (or ``quantized=True``), every shard quantizing with it (a larger
+        weight clipped); ``quantize=True`` builds text shards, then quantizes each with the
+        collection's statistics and its largest BM25 contribution (one more task per shard
+        on the cluster), so the shards hold a single quantized index's postings.
 
     Returns
     -------
@@ -534,11 +621,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
         raise FileNotFoundError(f"parent directory of {path} does not exist")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
-    if index_options.get("impacts") or index_options.get("quantize"):
-        raise ValueError("impacts=True and quantize=True are not supported by sharded builds: "
-                         "each shard would quantize with its own scale. Build a living impact "
-                         "index (IndexWriter.open(path, impacts=True, max_weight=...)) and "
-                         "search it with DistributedSearcher")
+    shard_options, quantize_bits = _impact_options(index_options, reader_options)
     groups = _partition(inputs, n_shards, blocksize, format, id_field, tuple(text_fields))
     started = time.perf_counter()
     tmp = temp_sibling(path)
@@ -546,7 +629,7 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
     try:
         # Checks every option here, as the writer does, before any task starts.
         IndexWriter(tmp / ".options", **index_options).abort()
-        args = [(str(tmp), s, parts, index_options, format, skip_errors, reader_options)
+        args = [(str(tmp), s, parts, shard_options, format, skip_errors, reader_options)
                 for s, parts in enumerate(groups)]
         if client is None:
             _count_lines(groups, count_newlines)
@@ -566,6 +649,9 @@ def build_index(inputs, path, client=None, n_shards: int = 1, *, overwrite: bool
                 (tmp / _ABANDONED).touch()
                 client.gather(futures, errors="skip")
                 raise
+        if quantize_bits is not None:
+            _quantize_shards(tmp, len(infos), quantize_bits,
+                             lambda fn, a: _run_tasks(client, fn, a, retries))
         if segments:
             _write_segmented(tmp, len(infos))
         else:
@@ -753,7 +839,8 @@ def _sharded_run(path: str, build_id: str, first: int, end: int) -> _Run:
             for s in range(first, end)]
     engine = _engine([i.reader for i in shards], index.manifest["analyzer"],
                      index.manifest["bm25"], [i.stats.total_tokens for i in shards],
-                     index.stats, index._lexicon_arrays(), maps, [None] * len(shards))
+                     index.stats, index._lexicon_arrays(), maps, [None] * len(shards),
+                     impacts=impact_settings(index) is not None)
     return _Run(engine, int(index.doc_offsets[first]))
 
 

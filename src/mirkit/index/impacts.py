@@ -75,7 +75,7 @@ from mirkit._files import CommitOnExit, fsync_dir, move_into_place, temp_sibling
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.reader import Index
-from mirkit.ingest import InputError
+from mirkit.ingest import FileRange, InputError
 
 __all__ = ["DEFAULT_BITS", "IMPACT_BITS", "ImpactWriter", "impact_settings", "is_pretokenized",
            "quantize", "quantize_index", "read_vectors"]
@@ -196,6 +196,23 @@ def _record(obj, where: str, id_field: str, vector_field: str) -> tuple:
     return doc_id, vector
 
 
+def _numbered_lines(source) -> Iterator[tuple]:
+    """(line number, bytes) of the non-blank lines of a file (gzip'ed or not), or of the lines
+    of a :class:`~mirkit.ingest.FileRange` (a sharded build's part of a JSON Lines file)."""
+    if isinstance(source, FileRange):
+        start, end, first = source.aligned()
+        with open(source.path, "rb") as f:
+            f.seek(start)
+            lines = enumerate(f.read(end - start).split(b"\n"), first)
+            yield from ((n, raw) for n, raw in lines if raw.strip())
+        return
+    path = os.fspath(source)
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
+        yield from ((n, raw) for n, raw in enumerate(f, 1) if raw.strip())
+
+
 def read_vectors(source, *, id_field: str = "id", vector_field: str = "vector",
                  vocabulary=None) -> Iterator[tuple]:
     """``(id, terms, weights, (path, line))`` of each weighted document of `source`, checked.
@@ -206,24 +223,19 @@ def read_vectors(source, *, id_field: str = "id", vector_field: str = "vector",
     or ``(term_ids, weights)`` with `vocabulary`). Malformed input raises
     :class:`mirkit.ingest.InputError` naming the file and line (the item number for an
     iterable)."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        with open(path, "rb") as f:
-            gz = f.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
-            for line, raw in enumerate(f, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except (ValueError, UnicodeDecodeError) as e:
-                    raise InputError(path, line, f"invalid JSON ({e})") from None
-                try:
-                    doc_id, vector = _record(obj, "record", id_field, vector_field)
-                    terms, weights = _check_vector(vector, f"document {doc_id!r}", vocabulary)
-                except (ValueError, TypeError) as e:
-                    raise InputError(path, line, str(e)) from None
-                yield doc_id, terms, weights, (path, line)
+    if isinstance(source, (str, os.PathLike, FileRange)):
+        path = os.fspath(source.path if isinstance(source, FileRange) else source)
+        for line, raw in _numbered_lines(source):
+            try:
+                obj = json.loads(raw)
+            except (ValueError, UnicodeDecodeError) as e:
+                raise InputError(path, line, f"invalid JSON ({e})") from None
+            try:
+                doc_id, vector = _record(obj, "record", id_field, vector_field)
+                terms, weights = _check_vector(vector, f"document {doc_id!r}", vocabulary)
+            except (ValueError, TypeError) as e:
+                raise InputError(path, line, str(e)) from None
+            yield doc_id, terms, weights, (path, line)
         return
     for item, doc in enumerate(source, 1):
         try:
@@ -491,13 +503,19 @@ def write_documents(directory: Path, ids: list, lengths: np.ndarray) -> list:
     return out
 
 
-def quantize_index(index, path, *, bits: int = DEFAULT_BITS, overwrite: bool = False) -> Index:
+def quantize_index(index, path, *, bits: int = DEFAULT_BITS, overwrite: bool = False,
+                   max_weight: Optional[float] = None,
+                   collection: Optional[dict] = None) -> Index:
     """The quantized BM25 index of the text index `index` (an :class:`~mirkit.index.Index`
     or its path) written to `path` (PISA's ``--quantize``): each posting's BM25 contribution
     (the index's ``k1`` and ``b``, Lucene's idf: :class:`mirkit.scoring.BM25`'s defaults)
     quantized linearly with ``M`` the largest contribution. Text queries scored with
     :class:`mirkit.scoring.Impact` then add integers. ``IndexWriter(quantize=True)`` builds
     one directly.
+
+    `max_weight` (the scale) and `collection` (``{"n_docs", "total_tokens", "df"}``: the
+    statistics BM25 uses, ``df`` per term of `index`) are the index's own by default; a shard of
+    a sharded build passes its collection's (:func:`mirkit.distributed.build_index`).
 
     Examples
     --------
@@ -521,7 +539,12 @@ def quantize_index(index, path, *, bits: int = DEFAULT_BITS, overwrite: bool = F
         raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
     started = time.perf_counter()
     k1, b = index.bm25["k1"], index.bm25["b"]
-    max_weight = _core.index.max_bm25(index.reader, k1, b) if index.stats.n_docs else 1.0
+    collection = collection or {}
+    if max_weight is None:
+        max_weight = (_core.index.max_bm25(index.reader, k1, b, **collection)
+                      if index.stats.n_docs else 1.0)
+    else:
+        max_weight = check_max_weight(max_weight)
     tmp = temp_sibling(path)
     tmp.mkdir()
     try:
@@ -530,7 +553,7 @@ def quantize_index(index, path, *, bits: int = DEFAULT_BITS, overwrite: bool = F
         st = _core.index.quantize_bm25(
             reader=index.reader, directory=str(tmp), docid_codec=index.codec,
             freq_codec=index.manifest["codecs"]["freqs"], k1=k1, b=b,
-            max_weight=max_weight or 1.0, bits=bits)
+            max_weight=max_weight or 1.0, bits=bits, **collection)
         writer = ImpactWriter.__new__(ImpactWriter)
         writer.codec, writer.freq_codec = index.codec, index.manifest["codecs"]["freqs"]
         writer._started = started
