@@ -119,8 +119,10 @@ class ResultCache:
     ...     return [f"{query}{i}" for i in range(k)]
     >>> cache = ResultCache(1 << 20, analyzer=lambda text: text.lower().encode())
     >>> cached = cache.wrap(search)
-    >>> cached("fox", 2), cached("Fox", 2), cached("fox", 2), cached("fox", 3), calls
-    (['fox0', 'fox1'], ['Fox0', 'Fox1'], ['Fox0', 'Fox1'], ['fox0', 'fox1', 'fox2'], ['fox', 'Fox', 'fox'])
+    >>> cached("fox", 2), cached("Fox", 2), cached("fox", 2), cached("fox", 3)
+    (['fox0', 'fox1'], ['Fox0', 'Fox1'], ['Fox0', 'Fox1'], ['fox0', 'fox1', 'fox2'])
+    >>> calls  # the first "fox" noted, "Fox" kept (the same key), a hit, another k
+    ['fox', 'Fox', 'fox']
     >>> cache.info()
     CacheInfo(hits=1, misses=3, uncached=0, bytes=731, entries=1, max_bytes=1048576)
     """
@@ -200,7 +202,7 @@ class ResultCache:
         entries, seen = self._entries, self._seen
         get, move, hit, miss = (entries.get, entries.move_to_end, self._hits.__next__,
                                 self._misses.__next__)
-        put = self._put
+        put, seen_max, keep_all = self._put, self._seen_max, self.admission == "all"
 
         def cached(query, k=10, **options):
             # The hot path, without a lock: one key, one lookup, one move to the LRU's end and
@@ -229,14 +231,14 @@ class ResultCache:
             if result is None:
                 result = search(query, k, **options)
             miss()
-            if self._seen_max:  # admission="repeated": keep it the second time
+            if seen_max:  # admission="repeated": keep it the second time
                 h = hash(key)
                 if h not in seen:
-                    if len(seen) >= self._seen_max:
+                    if len(seen) >= seen_max:
                         seen.clear()  # forget them all, as TinyLFU's doorkeeper does
                     seen.add(h)
                     return result
-            elif self.admission == "repeated":  # no room to note a key: keep nothing
+            elif not keep_all:  # no room to note a key: keep nothing
                 return result
             put(key, result)
             return result

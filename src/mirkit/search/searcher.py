@@ -185,8 +185,8 @@ class Searcher:
         result cache's misses: the common call only (the searcher's scorer, at most
         `algorithm` among the options), else None."""
         algorithm = options.get("algorithm", "bmw") if options else "bmw"
-        if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET
-                and (not options or options.keys() == {"algorithm"})):
+        if (type(k) is int and 0 < k < 2**32 and (not options or (
+                options.keys() == {"algorithm"} and algorithm in _ALGORITHM_SET))):
             if self._segmented is not None:
                 return self._segmented.search(key, k, algorithm, self._default_spec)
             return self._engine.search(key, k, algorithm, self._default_spec,
