@@ -141,15 +141,30 @@ def test_analysis_key_and_analyzed_queries(cranfield_index, cranfield_queries):
         searcher._engine.search(b"heat", 10, "bmw", searcher._default_spec, None)
 
 
-def test_search_batch_equals_uncached(searchers, cranfield_queries):
-    cached, plain = searchers
-    queries = [q for _, q in cranfield_queries[:40]] * 2
-    for options in [{}, {"algorithm": "maxscore", "k": 5}]:
+def test_search_batch_equals_uncached(positions_index, cranfield_queries):
+    """search_batch goes through the cache query by query, sharing entries with search(); its
+    answers equal the uncached searcher's."""
+    cached = Searcher(positions_index, cache_bytes="4MB", cache_admission="all")
+    plain = Searcher(positions_index)
+    queries = [q for _, q in cranfield_queries[:40]]
+    queries += [q.upper() for q in queries[:20]] + ['"boundary layer" flow', {"heat": 2.0}]
+    for options in [{}, {"algorithm": "maxscore", "k": 5}, {"scorer": "ql"}]:
         options = dict(options)
         k = options.pop("k", 10)
+        before = cached.cache_info()
         got = cached.search_batch(queries, k, threads=2, **options)
         want = plain.search_batch(queries, k, threads=2, **options)
         assert len(got) == len(want) and all(same(g, w) for g, w in zip(got, want))
+        info = cached.cache_info()  # the upper-cased copies are misses of the same batch
+        assert info.misses - before.misses == len(queries) - 1  # (the mapping: uncached)
+        assert info.uncached - before.uncached == 1
+        again = cached.search_batch(queries[:40], k, threads=1, **options)
+        # hits, threads aside (an upper-cased copy, kept after its original, replaced it)
+        assert all(a is (got[40 + i] if i < 20 else got[i]) for i, a in enumerate(again))
+        assert cached.cache_info().hits - info.hits == 40
+        assert cached.search(queries[25], k, **options) is got[25]  # shared with search()
+    with pytest.raises(ValueError, match="threads"):
+        cached.search_batch(queries[:2], threads=-1)
 
 
 def test_uncacheable_calls_run_every_time(cranfield_index):

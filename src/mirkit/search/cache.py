@@ -28,6 +28,11 @@ What is not cached (the call runs every time, counted as ``uncached``): calls wh
 be hashed, such as a numpy array (a query vector, per-document prior values) or a list among
 the arguments.
 
+``search_batch`` goes through the same entries (:meth:`ResultCache.wrap_batch`): each query of
+a batch has the key its ``search`` call would have (``threads`` aside), hits are answered at
+once and the misses run as one batch; a batch with query vectors or a progress bar runs
+uncached.
+
 Sizes: an entry is counted as ``ENTRY_OVERHEAD`` bytes plus its query's text plus
 ``HIT_BYTES`` per hit of the result (an estimate of the Python objects, not an exact
 ``sys.getsizeof``: a document id is counted as about 24 characters), a noted hash as
@@ -45,6 +50,8 @@ import itertools
 import threading
 from collections import OrderedDict
 from typing import Callable, NamedTuple, Optional
+
+from mirkit._validate import check_count
 
 __all__ = ["ADMISSIONS", "CacheInfo", "ENTRY_OVERHEAD", "HIT_BYTES", "ResultCache",
            "SEEN_BYTES", "SEEN_FRACTION", "TERM_OPTIONS", "check_cache_bytes"]
@@ -193,29 +200,44 @@ class ResultCache:
                 _, (_, dropped) = entries.popitem(last=False)
                 self._bytes -= dropped
 
+    def _key(self, query, k, options: dict) -> tuple:
+        """The key of a call (see the module's docstring); unhashable for some."""
+        analyzer = self._analyzer
+        if (analyzer is not None and type(query) is str and '"' not in query
+                and ":" not in query and (not options or (
+                    options.keys() <= TERM_OPTIONS and _term_scorer(options.get("scorer"))))):
+            query = analyzer(query)  # bytes: no text as given (a str) equals it
+        return (query, k, *options.items()) if options else (query, k)
+
+    def _keep(self, key: tuple, result) -> None:
+        """A miss's `result`, kept under `key` as the admission says."""
+        next(self._misses)
+        seen = self._seen
+        if self._seen_max:  # admission="repeated": keep it the second time
+            h = hash(key)
+            if h not in seen:
+                if len(seen) >= self._seen_max:
+                    seen.clear()  # forget them all, as TinyLFU's doorkeeper does
+                seen.add(h)
+                return
+        elif self.admission != "all":  # no room to note a key: keep nothing
+            return
+        self._put(key, result)
+
     def wrap(self, search: Callable, analyzed: Optional[Callable] = None) -> Callable:
         """``search(query, k=10, **options)`` answered from the cache when it can be.
 
         `analyzed`, optional: ``analyzed(key, k, options)``, the answer of a query that is
         keyed by its analysis (`key`, the analyzer's bytes), or None when it cannot answer
         that call (then `search` runs): a miss then analyzes the query once, not twice."""
-        entries, seen = self._entries, self._seen
-        get, move, hit, miss = (entries.get, entries.move_to_end, self._hits.__next__,
-                                self._misses.__next__)
-        put, seen_max, keep_all = self._put, self._seen_max, self.admission == "all"
+        entries = self._entries
+        get, move, hit = entries.get, entries.move_to_end, self._hits.__next__
+        key_of, keep = self._key, self._keep
 
         def cached(query, k=10, **options):
             # The hot path, without a lock: one key, one lookup, one move to the LRU's end and
             # one count, each atomic under the GIL.
-            analyzer = self._analyzer
-            if (analyzer is not None and type(query) is str and '"' not in query
-                    and ":" not in query and (not options or (
-                        options.keys() <= TERM_OPTIONS
-                        and _term_scorer(options.get("scorer"))))):
-                q = analyzer(query)  # bytes: no text as given (a str) equals it
-            else:
-                q = query
-            key = (q, k, *options.items()) if options else (q, k)
+            key = key_of(query, k, options)
             try:
                 entry = get(key)
             except TypeError:  # unhashable: a mapping query, an array, a list
@@ -227,25 +249,65 @@ class ResultCache:
                     pass
                 hit()
                 return entry[0]
-            result = None if analyzed is None or q is query else analyzed(q, k, options)
+            q = key[0]
+            result = None if analyzed is None or type(q) is not bytes else analyzed(
+                q, k, options)
             if result is None:
                 result = search(query, k, **options)
-            miss()
-            if seen_max:  # admission="repeated": keep it the second time
-                h = hash(key)
-                if h not in seen:
-                    if len(seen) >= seen_max:
-                        seen.clear()  # forget them all, as TinyLFU's doorkeeper does
-                    seen.add(h)
-                    return result
-            elif not keep_all:  # no room to note a key: keep nothing
-                return result
-            put(key, result)
+            keep(key, result)
             return result
 
         cached.__wrapped__ = search
         cached.__doc__ = search.__doc__
         return cached
+
+    def wrap_batch(self, search_batch: Callable) -> Callable:
+        """``search_batch(queries, k=10, **options)`` with each query answered from the cache
+        when it can be, under the key :meth:`wrap`'s search of it has (`threads` aside); the
+        misses run as one batch. A batch with `vectors` or a `progress` bar runs uncached."""
+
+        def cached_batch(queries, k=10, **options):
+            queries = list(queries)
+            if "threads" in options:  # checked even when every query is a hit
+                check_count(options["threads"], "threads")
+            if options.get("vectors") is not None or options.get("progress") not in (None,
+                                                                                     False):
+                with self._lock:
+                    self.uncached += len(queries)
+                return search_batch(queries, k, **options)
+            key_options = {n: v for n, v in options.items() if n != "threads"}
+            out: list = [None] * len(queries)
+            todo, keys = [], []  # the misses: positions, keys (None: not cacheable)
+            for i, query in enumerate(queries):
+                key = self._key(query, k, key_options)
+                try:
+                    entry = self._entries.get(key)
+                except TypeError:  # unhashable: runs uncached (a mapping query too)
+                    entry = key = None
+                if entry is None:
+                    todo.append(i)
+                    keys.append(key)
+                    continue
+                try:
+                    self._entries.move_to_end(key)
+                except KeyError:  # dropped by another thread meanwhile: still a right answer
+                    pass
+                next(self._hits)
+                out[i] = entry[0]
+            if todo:
+                results = search_batch([queries[i] for i in todo], k, **options)
+                for i, key, result in zip(todo, keys, results):
+                    out[i] = result
+                    if key is None:
+                        with self._lock:
+                            self.uncached += 1
+                    else:
+                        self._keep(key, result)
+            return out
+
+        cached_batch.__wrapped__ = search_batch
+        cached_batch.__doc__ = search_batch.__doc__
+        return cached_batch
 
     def _unhashable(self, search, query, k, options):
         key = None

@@ -107,7 +107,8 @@ class Searcher:
         ``metric`` (mirkit) or ``metric_type`` (faiss) when not given. Only
         ``fusion="linear"`` needs it.
     cache_bytes : int or str, optional
-        Keep the results of :meth:`search` in an LRU cache of at most this many bytes
+        Keep the results of :meth:`search` and :meth:`search_batch` (query by query) in an
+        LRU cache of at most this many bytes
         (``"64MB"``; :mod:`mirkit.search.cache`), keyed by the query (plain text by its
         analyzed terms), `k` and every keyword argument: a repeated query costs a dictionary
         lookup (about a microsecond).
@@ -178,6 +179,7 @@ class Searcher:
             # (a reference cycle: a dropped searcher's cache is freed by the garbage collector)
             self.search = self._cache.wrap(Searcher.search.__get__(self),
                                            self._search_analyzed)
+            self.search_batch = self._cache.wrap_batch(Searcher.search_batch.__get__(self))
 
     def _search_analyzed(self, key: bytes, k, options: dict):
         """:meth:`search` of a plain text query given by its analysis (the bytes of
