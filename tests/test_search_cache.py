@@ -31,7 +31,8 @@ def same(a, b) -> bool:
 
 @pytest.fixture(scope="module")
 def searchers(cranfield_index):
-    return Searcher(cranfield_index, cache_bytes="4MB"), Searcher(cranfield_index)
+    return (Searcher(cranfield_index, cache_bytes="4MB", cache_admission="all"),
+            Searcher(cranfield_index))
 
 
 def test_every_option_is_part_of_the_key(searchers):
@@ -63,6 +64,109 @@ def test_every_option_is_part_of_the_key(searchers):
     assert cached.search({"layer": 2.0, "boundari": 1.0}, 5).ids == plain.search(terms, 5).ids
 
 
+@pytest.fixture(scope="module")
+def positions_index(cranfield_docs, tmp_path_factory):
+    """Cranfield's first 400 documents with positions (for phrases)."""
+    from mirkit.index import build_index
+
+    return build_index(cranfield_docs[:400], tmp_path_factory.mktemp("cache") / "idx",
+                       threads=1, positions=True)
+
+
+def test_analyzed_key_shares_entries_only_between_equal_answers(positions_index):
+    """Plain text is keyed by its analysis ("Fox", "fox" and "foxes" share an entry); a phrase,
+    a field:word, another syntax, filter, k or scorer is a key of its own."""
+    cached = Searcher(positions_index, cache_bytes="4MB", cache_admission="all")
+    plain = Searcher(positions_index)
+    first = cached.search("Heat Transfer", 5)
+    for q in ["heat transfer", "HEAT  transfers", "heat, the transfer"]:  # stem, stopword
+        assert cached.search(q, 5) is first, q
+    assert same(first, plain.search("heat transfer", 5))
+    assert cached.cache_info().entries == 1
+    variants = [("heat transfer", {}), ('"heat transfer"', {}), ("transfer heat", {}),
+                ("title:heat transfer", {}), ("heat transfer", {"syntax": "lucene"}),
+                ("heat transfer", {"algorithm": "taat"}), ("heat transfer", {"scorer": "ql"}),
+                ("heat transfer", {"scorer": BM25(k1=0.9, b=0.4)}),
+                ("heat transfer", {"filter": cached.compile_filter(
+                    [f"{i}" for i in range(1, 300)])})]
+    for k in (5, 7):
+        for q, options in variants:
+            got = cached.search(q, k, **options)
+            assert same(got, plain.search(q, k, **options)), (q, k, options)
+            assert cached.search(q, k, **options) is got
+    # "heat transfer" at k=5 was cached above; every other call is an entry of its own
+    assert cached.cache_info().entries == 2 * len(variants)
+    # a phrase is not its words: the answers differ, so must the entries
+    assert not same(cached.search('"heat transfer"', 5), cached.search("heat transfer", 5))
+
+
+def test_admission_keeps_the_second_answer(cranfield_index):
+    """admission="repeated" (the default): the first call notes its key, the second keeps its
+    answer, the third is a hit; a clear forgets the noted keys too."""
+    plain = Searcher(cranfield_index)
+    cached = Searcher(cranfield_index, cache_bytes="1MB")
+    a = cached.search("shock waves", 10)
+    assert cached.cache_info()[:2] == (0, 1) and cached.cache_info().entries == 0
+    b = cached.search("Shock wave", 10)  # the same analysis: its second sighting
+    c = cached.search("shock waves", 10)
+    assert c is b and same(a, b) and same(b, plain.search("shock waves", 10))
+    assert cached.cache_info()[:2] == (1, 2) and cached.cache_info().entries == 1
+    cached.cache_clear()
+    assert cached.cache_info().bytes == 0
+    cached.search("shock waves", 10)
+    assert cached.cache_info().entries == 0  # noted again, not kept
+    with pytest.raises(ValueError, match="admission"):
+        Searcher(cranfield_index, cache_bytes="1MB", cache_admission="first")
+
+
+def test_analysis_key_and_analyzed_queries(cranfield_index, cranfield_queries):
+    """Analyzer.analysis_key is analyze()'s terms each followed by NUL, and the engine answers
+    those bytes exactly as the text, for every algorithm (the cache's misses use them)."""
+    from mirkit import _core
+
+    analyzer = _core.analysis.Analyzer(**cranfield_index.analyzer.to_dict())
+    texts = [q for _, q in cranfield_queries[:60]] + ["", "the of", "Ærø naïve café x\x00y"]
+    for q in texts:
+        assert analyzer.analysis_key(q) == b"".join(
+            t.encode() + b"\0" for t in analyzer.analyze(q)), q
+    searcher = Searcher(cranfield_index)
+    for algorithm in ["bmw", "wand", "maxscore", "taat", "exhaustive", "and"]:
+        for q in texts[:25] + texts[-3:]:
+            want = searcher.search(q, 10, algorithm=algorithm)
+            got = searcher._search_analyzed(analyzer.analysis_key(q), 10,
+                                            {"algorithm": algorithm})
+            assert same(got, want), (algorithm, q)
+    assert searcher._search_analyzed(b"heat\0", 10, {"scorer": "ql"}) is None
+    with pytest.raises(ValueError, match="NUL"):
+        searcher._engine.search(b"heat", 10, "bmw", searcher._default_spec, None)
+
+
+def test_search_batch_equals_uncached(positions_index, cranfield_queries):
+    """search_batch goes through the cache query by query, sharing entries with search(); its
+    answers equal the uncached searcher's."""
+    cached = Searcher(positions_index, cache_bytes="4MB", cache_admission="all")
+    plain = Searcher(positions_index)
+    queries = [q for _, q in cranfield_queries[:40]]
+    queries += [q.upper() for q in queries[:20]] + ['"boundary layer" flow', {"heat": 2.0}]
+    for options in [{}, {"algorithm": "maxscore", "k": 5}, {"scorer": "ql"}]:
+        options = dict(options)
+        k = options.pop("k", 10)
+        before = cached.cache_info()
+        got = cached.search_batch(queries, k, threads=2, **options)
+        want = plain.search_batch(queries, k, threads=2, **options)
+        assert len(got) == len(want) and all(same(g, w) for g, w in zip(got, want))
+        info = cached.cache_info()  # the upper-cased copies are misses of the same batch
+        assert info.misses - before.misses == len(queries) - 1  # (the mapping: uncached)
+        assert info.uncached - before.uncached == 1
+        again = cached.search_batch(queries[:40], k, threads=1, **options)
+        # hits, threads aside (an upper-cased copy, kept after its original, replaced it)
+        assert all(a is (got[40 + i] if i < 20 else got[i]) for i, a in enumerate(again))
+        assert cached.cache_info().hits - info.hits == 40
+        assert cached.search(queries[25], k, **options) is got[25]  # shared with search()
+    with pytest.raises(ValueError, match="threads"):
+        cached.search_batch(queries[:2], threads=-1)
+
+
 def test_uncacheable_calls_run_every_time(cranfield_index):
     from mirkit.vectors import FlatIndex
 
@@ -89,11 +193,12 @@ def test_scorer_setter_empties_the_cache(cranfield_index):
 
 
 def test_byte_bound_and_lru_order(cranfield_index):
-    probe = Searcher(cranfield_index, cache_bytes=1 << 20)
+    probe = Searcher(cranfield_index, cache_bytes=1 << 20, cache_admission="all")
     probe.search("heat", 10)
     entry = probe.cache_info().bytes
     assert entry > ENTRY_OVERHEAD
-    cached = Searcher(cranfield_index, cache_bytes=3 * entry + entry // 2)
+    cached = Searcher(cranfield_index, cache_bytes=3 * entry + entry // 2,
+                      cache_admission="all")
     for q in ["heat", "flow", "wing"]:
         cached.search(q, 10)
     cached.search("heat", 10)  # now the most recently used
@@ -105,7 +210,7 @@ def test_byte_bound_and_lru_order(cranfield_index):
     assert cached.cache_info().hits == hits + 1
     cached.search("flow", 10)
     assert cached.cache_info().hits == hits + 1  # it had been dropped
-    tiny = Searcher(cranfield_index, cache_bytes=10)  # no entry fits: nothing kept
+    tiny = Searcher(cranfield_index, cache_bytes=10)  # no entry (nor key) fits: nothing kept
     tiny.search("heat", 10)
     tiny.search("heat", 10)
     assert tiny.cache_info()[:5] == (0, 2, 0, 0, 0)
@@ -201,8 +306,9 @@ class LivingIndex(RuleBasedStateMachine):
     @rule(word=st.sampled_from(WORDS), k=st.sampled_from([1, 3, 10]), twice=st.booleans())
     def search(self, word, k, twice):
         got = self.searcher.search(word, k)
-        if twice:
-            assert self.searcher.search(word, k) is got
+        if twice:  # the second call's answer is kept (if not cached before): a hit next
+            again = self.searcher.search(word.upper(), k)
+            assert same(again, got) and self.searcher.search(word, k) is again
         want = Searcher(self.searcher.index).search(word, k)  # same snapshot, no cache
         assert same(got, want)
 

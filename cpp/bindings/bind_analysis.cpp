@@ -32,6 +32,25 @@ py::list analyze(const Analyzer& a, std::string_view text) {
   return to_py(terms);
 }
 
+// The terms of a short text (a query) as one bytes object, each term followed by a NUL byte
+// (no term holds one: the tokenizer splits words at control characters), so that two texts
+// have equal keys exactly when analyze() gives them equal lists (mirkit.search.cache keys
+// queries by it). One object rather than a list of str, and the GIL kept for a short text:
+// for a query, making the list and releasing the GIL cost more than the analysis.
+py::bytes analysis_key(const Analyzer& a, const py::str& text) {
+  const std::string_view view = utf8_view(text);
+  std::vector<std::string> terms;
+  if (view.size() > (1u << 16)) {
+    py::gil_scoped_release release;
+    terms = a.analyze(view);
+  } else {
+    terms = a.analyze(view);
+  }
+  std::string key;
+  for (const std::string& t : terms) (key += t) += '\0';
+  return py::bytes(key);
+}
+
 py::list tokenize(const Analyzer& a, const py::str& text) {
   const std::string_view view = utf8_view(text);
   std::vector<std::pair<std::string, uint32_t>> tokens;
@@ -171,6 +190,9 @@ void bind_analysis(py::module_& m) {
           py::arg("data"),
           "analyze() on UTF-8 bytes, checked: invalid UTF-8 raises ValueError naming the byte "
           "offset.")
+      .def("analysis_key", &analysis_key, py::arg("text"),
+           "The terms of text as one bytes object, each followed by a NUL byte: equal for "
+           "two texts exactly when analyze() is (a cache key of a query's analysis).")
       .def("tokenize", &tokenize, py::arg("text"),
            "Normalized tokens with positions, [(token, position)], before stopwords/stemming.")
       .def(

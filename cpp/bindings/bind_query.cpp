@@ -245,14 +245,32 @@ void add_clauses(const Engine& e, const py::list& clauses, QueryInput& in) {
 }
 
 // A query from Python as the engine takes it: a str (analyzed by the engine, on the worker
-// threads of a batch), viewed in place, or a (terms, weights) pair of analyzed terms. `owners`
-// (null where the caller's arguments keep the text alive) holds a str while the GIL is released.
+// threads of a batch), viewed in place, bytes of analyzed terms each followed by a NUL byte
+// (Analyzer.analysis_key of a text: the result cache analyzes a query once, for its key and for
+// the search), or a (terms, weights) pair of analyzed terms. `owners` (null where the caller's
+// arguments keep the text alive) holds a str while the GIL is released.
 template <class Engine>
 QueryInput query_input(const Engine& e, py::handle query, std::vector<py::object>* owners) {
   QueryInput in;
   if (PyUnicode_Check(query.ptr())) {
     if (owners) owners->push_back(py::reinterpret_borrow<py::object>(query));
     in.text = utf8_view(query);
+    return in;
+  }
+  if (PyBytes_Check(query.ptr())) {
+    // Each occurrence a term of weight 1, absent terms dropped: what the engine makes of the
+    // text itself (QueryEngine::analyze), so the answers are the same.
+    const std::string_view key(PyBytes_AS_STRING(query.ptr()),
+                               static_cast<size_t>(PyBytes_GET_SIZE(query.ptr())));
+    if (!key.empty() && key.back() != '\0') {
+      throw py::value_error("an analyzed query (bytes) must end with a NUL byte");
+    }
+    for (size_t start = 0; start < key.size();) {
+      const size_t end = key.find('\0', start);
+      const int64_t t = e.find_term(key.substr(start, end - start));
+      if (t >= 0) in.terms.push_back({static_cast<uint32_t>(t), 1.0});
+      start = end + 1;
+    }
     return in;
   }
   auto pair = query.cast<py::tuple>();

@@ -58,7 +58,8 @@ class DocFilter:
 # A clause of a query read by mirkit.query.ranked_query: (text, slop, weight, occur: 0 should,
 # 1 must, 2 must not); the query is (text of its plain words, clauses).
 _Clause = tuple[str, int, float, int]
-_Query = Union[str, tuple[list[str], Sequence[float]], tuple[str, list[_Clause]]]
+# bytes: analyzed terms, each followed by a NUL byte (Analyzer.analysis_key).
+_Query = Union[str, bytes, tuple[list[str], Sequence[float]], tuple[str, list[_Clause]]]
 
 class _Engine:  # the methods both engines have (not in the module)
     def analyze(self, text: str) -> list[tuple[int, float]]: ...

@@ -107,12 +107,18 @@ class Searcher:
         ``metric`` (mirkit) or ``metric_type`` (faiss) when not given. Only
         ``fusion="linear"`` needs it.
     cache_bytes : int or str, optional
-        Keep the results of :meth:`search` in an LRU cache of at most this many bytes
-        (``"64MB"``; :mod:`mirkit.search.cache`), keyed by the query, `k` and every keyword
-        argument: a repeated query costs a dictionary lookup (about a microsecond).
+        Keep the results of :meth:`search` and :meth:`search_batch` (query by query) in an
+        LRU cache of at most this many bytes
+        (``"64MB"``; :mod:`mirkit.search.cache`), keyed by the query (plain text by its
+        analyzed terms), `k` and every keyword argument: a repeated query costs a dictionary
+        lookup (about a microsecond).
         :meth:`cache_info` counts hits and misses. :meth:`refresh` gives the new commit's
         searcher a new, empty cache; setting :attr:`scorer` empties it. Cached results are
         shared between callers: do not modify their arrays.
+    cache_admission : {"repeated", "all"}
+        Keep an answer in the cache the second time its query is seen (the default: most
+        queries of a log are seen once, and keeping their answers costs more than it saves),
+        or every answer.
 
     Raises
     ------
@@ -141,7 +147,8 @@ class Searcher:
 
     def __init__(self, index: Union[Index, str, os.PathLike], *,
                  scorer: Union[None, str, Scorer] = None, global_stats=None, vectors=None,
-                 vector_ids=None, higher_is_better=None, cache_bytes=None):
+                 vector_ids=None, higher_is_better=None, cache_bytes=None,
+                 cache_admission: str = "repeated"):
         self._cache = None  # set below: the scorer setter clears it
         if not isinstance(index, (Index, SegmentedIndex)):
             index = Index.open(index)
@@ -164,9 +171,29 @@ class Searcher:
             raise ValueError("vector_ids and higher_is_better describe a vector index; pass "
                              "vectors= too")
         if cache_bytes is not None:  # search() through the cache: mirkit.search.cache
-            self._cache = ResultCache(cache_bytes)
+            # Plain text is keyed by its analyzed terms, unless BM25F reads its fields.
+            analyzer = None if self._fielded_index or self._pretokenized or isinstance(
+                self._scorer, BM25F) else _core.analysis.Analyzer(
+                    **self.index.analyzer.to_dict()).analysis_key
+            self._cache = ResultCache(cache_bytes, admission=cache_admission, analyzer=analyzer)
             # (a reference cycle: a dropped searcher's cache is freed by the garbage collector)
-            self.search = self._cache.wrap(Searcher.search.__get__(self))
+            self.search = self._cache.wrap(Searcher.search.__get__(self),
+                                           self._search_analyzed)
+            self.search_batch = self._cache.wrap_batch(Searcher.search_batch.__get__(self))
+
+    def _search_analyzed(self, key: bytes, k, options: dict):
+        """:meth:`search` of a plain text query given by its analysis (the bytes of
+        ``Analyzer.analysis_key``, which the engine takes as the terms of the text), for the
+        result cache's misses: the common call only (the searcher's scorer, at most
+        `algorithm` among the options), else None."""
+        algorithm = options.get("algorithm", "bmw") if options else "bmw"
+        if (type(k) is int and 0 < k < 2**32 and (not options or (
+                options.keys() == {"algorithm"} and algorithm in _ALGORITHM_SET))):
+            if self._segmented is not None:
+                return self._segmented.search(key, k, algorithm, self._default_spec)
+            return self._engine.search(key, k, algorithm, self._default_spec,
+                                       self.index.cached_doc_ids)
+        return None
 
     def cache_info(self) -> Optional[CacheInfo]:
         """The result cache's counters (hits, misses, uncached, bytes, entries, max_bytes),
@@ -217,14 +244,16 @@ class Searcher:
             return self
         side = self._vectors
         cache = None if self._cache is None else self._cache.max_bytes  # a new, empty cache
+        admission = "repeated" if self._cache is None else self._cache.admission
         if side is None:
-            return Searcher(index, scorer=self.scorer, cache_bytes=cache)
+            return Searcher(index, scorer=self.scorer, cache_bytes=cache,
+                            cache_admission=admission)
         if side.vector_ids is None:
             raise ValueError("refresh: the vector index is keyed by internal docids, which a "
                              "new commit renumbers; key it by vector_ids= to refresh")
         return Searcher(index, scorer=self.scorer, vectors=side.ann,
                         vector_ids=side.vector_ids, higher_is_better=side.higher_is_better,
-                        cache_bytes=cache)
+                        cache_bytes=cache, cache_admission=admission)
 
     @property
     def scorer(self) -> Scorer:
@@ -238,6 +267,8 @@ class Searcher:
         self._default_spec = self._spec(self._scorer)
         if self._cache is not None:  # cached answers of queries naming no scorer
             self._cache.clear()
+            if isinstance(self._scorer, BM25F):  # it reads fields: key text as given
+                self._cache._analyzer = None
 
     def __repr__(self) -> str:
         return f"Searcher({self.index!r}, scorer={self.scorer!r})"
