@@ -88,6 +88,36 @@ def test_bisection_is_deterministic_on_any_number_of_threads():
     assert sorted(orders[0].tolist()) == list(range(n_docs))
 
 
+def _forward_by_term(index) -> list:
+    """Each document's term numbers (in sorted term order), term by term from the postings."""
+    doc_terms = [[] for _ in range(len(index.doc_lengths))]
+    for t, term in enumerate(index.terms()):
+        for d in index.postings(term)[0].tolist():
+            doc_terms[d].append(t)
+    return doc_terms
+
+
+def test_forward_index_equals_the_postings(cranfield_index, tmp_path):
+    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None) as w:
+        w.add_documents([(f"d{i}", f"w{i % 7} w{i % 5} x") for i in range(20)])
+        w.commit()
+        w.add_documents([(f"e{i}", f"w{i % 3} y") for i in range(9)])
+    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None) as w:
+        w.delete(["d3", "e4"])
+    for index in (cranfield_index, Index.open(tmp_path / "live")):
+        offsets, terms, n_terms = forward_index(index)
+        assert n_terms == len(index.terms())
+        expected = _forward_by_term(index)
+        assert [terms[offsets[d]:offsets[d + 1]].tolist()
+                for d in range(len(offsets) - 1)] == expected
+    with pytest.raises(ValueError, match=r"docids\[1\]=4 out of range"):
+        _core.index.transpose_postings(list_offsets=np.array([0, 2], np.uint64),
+                                       docids=np.array([0, 4], np.uint32), n_docs=3)
+    with pytest.raises(ValueError, match="list_offsets"):
+        _core.index.transpose_postings(list_offsets=np.array([0, 3], np.uint64),
+                                       docids=np.array([0, 1], np.uint32), n_docs=3)
+
+
 def test_bad_forward_index():
     offsets = np.array([0, 2, 1], np.uint64)
     terms = np.array([0], np.uint32)

@@ -297,6 +297,34 @@ std::vector<uint32_t> graph_bisection(const uint64_t* offsets, const uint32_t* t
   return docs;
 }
 
+void transpose_postings(const uint64_t* list_offsets, const uint32_t* docids, size_t n_terms,
+                        size_t n_docs, std::vector<uint64_t>& offsets,
+                        std::vector<uint32_t>& terms) {
+  if (list_offsets[0] != 0) core::fail_value("list_offsets[0] must be 0, got ", list_offsets[0]);
+  for (size_t t = 0; t < n_terms; ++t) {
+    if (list_offsets[t + 1] < list_offsets[t]) {
+      core::fail_value("list_offsets must not decrease; list_offsets[", t + 1,
+                       "]=", list_offsets[t + 1], " follows ", list_offsets[t]);
+    }
+  }
+  const uint64_t n = list_offsets[n_terms];
+  offsets.assign(n_docs + 1, 0);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (docids[i] >= n_docs) {
+      core::fail_value("docids[", i, "]=", docids[i], " out of range [0, ", n_docs, ")");
+    }
+    ++offsets[docids[i] + 1];
+  }
+  for (size_t d = 0; d < n_docs; ++d) offsets[d + 1] += offsets[d];
+  std::vector<uint64_t> cursor(offsets.begin(), offsets.end() - 1);
+  terms.resize(n);
+  for (size_t t = 0; t < n_terms; ++t) {  // terms in order: each document's ascending
+    for (uint64_t i = list_offsets[t]; i < list_offsets[t + 1]; ++i) {
+      terms[cursor[docids[i]]++] = static_cast<uint32_t>(t);
+    }
+  }
+}
+
 double log_gap_cost(const uint64_t* offsets, const uint32_t* terms, size_t n_docs,
                     size_t n_terms, const uint32_t* order) {
   check_forward(offsets, terms, n_docs, n_terms);

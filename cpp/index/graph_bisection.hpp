@@ -46,6 +46,13 @@ std::vector<uint32_t> graph_bisection(const uint64_t* offsets, const uint32_t* t
                                       size_t n_docs, size_t n_terms,
                                       const BisectionOptions& options);
 
+// The forward index (CSR, as graph_bisection takes it) of an inverted index whose term t has
+// the postings docids[list_offsets[t], list_offsets[t + 1]): each document's terms ascending.
+// Throws std::invalid_argument on a docid out of range or offsets that decrease.
+void transpose_postings(const uint64_t* list_offsets, const uint32_t* docids, size_t n_terms,
+                        size_t n_docs, std::vector<uint64_t>& offsets,
+                        std::vector<uint32_t>& terms);
+
 // The log-gap cost of a docid order: the sum over the postings of log2(d-gap) (the first
 // docid of a list counts as a gap from -1), which is what BP minimizes, in bits; lists are
 // given as a CSR forward index and the order as in graph_bisection.

@@ -114,6 +114,9 @@ def graph_bisection(*, offsets: npt.NDArray[np.uint64], terms: npt.NDArray[np.ui
                     n_terms: int, depth: int = 0, iterations: int = 20, min_partition: int = 2,
                     threads: int = 0) -> npt.NDArray[np.uint32]: ...
 
+def transpose_postings(*, list_offsets: npt.NDArray[np.uint64], docids: npt.NDArray[np.uint32],
+                       n_docs: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]: ...
+
 def log_gap_cost(*, offsets: npt.NDArray[np.uint64], terms: npt.NDArray[np.uint32],
                  n_terms: int, order: npt.NDArray[np.uint32]) -> float: ...
 

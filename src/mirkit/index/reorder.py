@@ -61,19 +61,20 @@ def forward_index(index) -> tuple:
     """
     index = _open(index)
     n_docs = len(index.doc_lengths)
-    vocabulary = index.terms()
-    counts = np.zeros(n_docs, np.int64)
-    for term in vocabulary:
-        counts[index.postings(term)[0]] += 1
-    offsets = np.zeros(n_docs + 1, np.uint64)
-    np.cumsum(counts, out=offsets[1:])
-    terms = np.empty(int(offsets[-1]), np.uint32)
-    cursor = offsets[:-1].astype(np.int64)
-    for t, term in enumerate(vocabulary):  # terms in order: each document's ascending
-        docids = index.postings(term)[0]
-        terms[cursor[docids]] = t
-        cursor[docids] += 1
-    return offsets, terms, len(vocabulary)
+    from mirkit.index.reader import Index
+
+    if isinstance(index, Index):  # by term number (in sorted order), not by string
+        reader = index._reader
+        lists = [reader.postings(t)[0] for t in range(len(reader.df))]
+    else:
+        lists = [index.postings(term)[0] for term in index.terms()]
+    list_offsets = np.zeros(len(lists) + 1, np.uint64)
+    np.cumsum([len(x) for x in lists], out=list_offsets[1:])
+    docids = np.concatenate(lists) if lists else np.zeros(0, np.uint32)
+    del lists
+    offsets, terms = _core.index.transpose_postings(
+        list_offsets=list_offsets, docids=np.ascontiguousarray(docids, np.uint32), n_docs=n_docs)
+    return offsets, terms, len(list_offsets) - 1
 
 
 def _check_int(value, name: str, minimum: int) -> int:
