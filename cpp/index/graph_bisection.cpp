@@ -246,13 +246,17 @@ class Bisection {
         move(w, r.second, w.deg[1], w.deg[0]);
         ++swapped;
       }
-      if (swapped == 0) break;  // the next rounds would find the same gains
+      // No swap: the next rounds would find the same gains. Few swaps: the rounds have
+      // converged (or oscillate), and the options may stop them there.
+      if (swapped == 0) break;
+      const bool stop = static_cast<double>(swapped) < m_options.swap_threshold * n;
       for (size_t i = 0; i < size[0]; ++i) {
         w.pos[i] = (i < swapped ? w.keyed[1] : w.keyed[0])[i].second;
       }
       for (size_t i = 0; i < size[1]; ++i) {
         w.pos[n1 + i] = (i < swapped ? w.keyed[0] : w.keyed[1])[i].second;
       }
+      if (stop) break;
     }
     for (size_t i = 0; i < n; ++i) first[i] = w.docs[w.pos[i]];
   }
@@ -286,6 +290,9 @@ std::vector<uint32_t> graph_bisection(const uint64_t* offsets, const uint32_t* t
                                       size_t n_docs, size_t n_terms,
                                       const BisectionOptions& options) {
   check_forward(offsets, terms, n_docs, n_terms);
+  if (!(options.swap_threshold >= 0 && options.swap_threshold <= 1)) {
+    core::fail_value("swap_threshold must be in [0, 1], got ", options.swap_threshold);
+  }
   std::vector<uint32_t> docs(n_docs);
   for (size_t d = 0; d < n_docs; ++d) docs[d] = static_cast<uint32_t>(d);
   unsigned depth = options.depth;

@@ -34,6 +34,9 @@ namespace mirkit::index {
 struct BisectionOptions {
   unsigned depth = 0;          // levels of bisection; 0: floor(log2(n_docs)) - 5, at least 1
   unsigned iterations = 20;    // swap rounds per bisection
+  // A bisection's rounds stop after one that swaps fewer than swap_threshold x (its number of
+  // documents) pairs; 0: only after a round that swaps nothing (PISA's order).
+  double swap_threshold = 0.005;
   size_t min_partition = 2;    // a range of at most this many documents is not bisected
   unsigned threads = 0;        // 0: all cores
 };

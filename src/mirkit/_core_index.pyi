@@ -112,7 +112,8 @@ def live_term_stats(reader: "IndexReader", deleted: npt.NDArray[np.uint8]) -> tu
 
 def graph_bisection(*, offsets: npt.NDArray[np.uint64], terms: npt.NDArray[np.uint32],
                     n_terms: int, depth: int = 0, iterations: int = 20, min_partition: int = 2,
-                    threads: int = 0) -> npt.NDArray[np.uint32]: ...
+                    threads: int = 0,
+                    swap_threshold: float = 0.005) -> npt.NDArray[np.uint32]: ...
 
 def transpose_postings(*, list_offsets: npt.NDArray[np.uint64], docids: npt.NDArray[np.uint32],
                        n_docs: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]: ...
