@@ -59,17 +59,23 @@ def test_bisection_equals_the_python_reference(cranfield_index):
     doc_terms = [terms[offsets[i]:offsets[i + 1]].tolist() for i in range(sub)]
     sub_offsets = np.ascontiguousarray(offsets[:sub + 1])
     sub_terms = np.ascontiguousarray(terms[:int(offsets[sub])])
-    for depth, iterations, min_partition in ((4, 20, 2), (3, 2, 60)):
+    orders = {}
+    # The default swap threshold, PISA's (0), and one that stops the top levels' rounds early.
+    for depth, iterations, min_partition, threshold in ((4, 20, 2, None), (4, 20, 2, 0.0),
+                                                        (4, 20, 2, 0.05), (3, 2, 60, None)):
+        options = {} if threshold is None else {"swap_threshold": threshold}
         expected = reference_bisection(doc_terms, depth=depth, iterations=iterations,
-                                       min_partition=min_partition)
+                                       min_partition=min_partition, **options)
         got = _core.index.graph_bisection(offsets=sub_offsets, terms=sub_terms,
                                           n_terms=n_terms, depth=depth, iterations=iterations,
-                                          min_partition=min_partition, threads=1)
+                                          min_partition=min_partition, threads=1, **options)
         assert got.tolist() == expected
+        orders[depth, iterations, threshold] = expected
         bits = _core.index.log_gap_cost(offsets=sub_offsets, terms=sub_terms, n_terms=n_terms,
                                         order=got)
         assert bits == pytest.approx(log_gap_bits(doc_terms, expected), rel=1e-12)
         assert bits < log_gap_bits(doc_terms, list(range(sub)))
+    assert orders[4, 20, 0.0] != orders[4, 20, 0.05]  # the threshold is not ignored
 
 
 def test_bisection_is_deterministic_on_any_number_of_threads():
@@ -88,6 +94,36 @@ def test_bisection_is_deterministic_on_any_number_of_threads():
     assert sorted(orders[0].tolist()) == list(range(n_docs))
 
 
+def _forward_by_term(index) -> list:
+    """Each document's term numbers (in sorted term order), term by term from the postings."""
+    doc_terms = [[] for _ in range(len(index.doc_lengths))]
+    for t, term in enumerate(index.terms()):
+        for d in index.postings(term)[0].tolist():
+            doc_terms[d].append(t)
+    return doc_terms
+
+
+def test_forward_index_equals_the_postings(cranfield_index, tmp_path):
+    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None) as w:
+        w.add_documents([(f"d{i}", f"w{i % 7} w{i % 5} x") for i in range(20)])
+        w.commit()
+        w.add_documents([(f"e{i}", f"w{i % 3} y") for i in range(9)])
+    with IndexWriter.open(tmp_path / "live", threads=1, merge_policy=None) as w:
+        w.delete(["d3", "e4"])
+    for index in (cranfield_index, Index.open(tmp_path / "live")):
+        offsets, terms, n_terms = forward_index(index)
+        assert n_terms == len(index.terms())
+        expected = _forward_by_term(index)
+        assert [terms[offsets[d]:offsets[d + 1]].tolist()
+                for d in range(len(offsets) - 1)] == expected
+    with pytest.raises(ValueError, match=r"docids\[1\]=4 out of range"):
+        _core.index.transpose_postings(list_offsets=np.array([0, 2], np.uint64),
+                                       docids=np.array([0, 4], np.uint32), n_docs=3)
+    with pytest.raises(ValueError, match="list_offsets"):
+        _core.index.transpose_postings(list_offsets=np.array([0, 3], np.uint64),
+                                       docids=np.array([0, 1], np.uint32), n_docs=3)
+
+
 def test_bad_forward_index():
     offsets = np.array([0, 2, 1], np.uint64)
     terms = np.array([0], np.uint32)
@@ -99,6 +135,10 @@ def test_bad_forward_index():
     with pytest.raises(TypeError):
         _core.index.graph_bisection(offsets=np.array([0, 1], np.int64),
                                     terms=np.array([0], np.uint32), n_terms=1)
+    with pytest.raises(ValueError, match=r"swap_threshold must be in \[0, 1\], got 2"):
+        _core.index.graph_bisection(offsets=np.array([0, 1, 2], np.uint64),
+                                    terms=np.array([0, 1], np.uint32), n_terms=2,
+                                    swap_threshold=2.0)
 
 
 def test_bp_reorder_keeps_every_result(cranfield_full, cranfield_queries):
@@ -170,6 +210,10 @@ def test_reorder_by_ids_and_by_permutation(tmp_path):
         reorder(index, tmp_path / "x", depth=0)
     with pytest.raises(TypeError, match="iterations"):
         reorder(index, tmp_path / "x", iterations=2.5)
+    with pytest.raises(ValueError, match="swap_threshold"):
+        reorder(index, tmp_path / "x", swap_threshold=-0.1)
+    with pytest.raises(TypeError, match="swap_threshold"):
+        reorder(index, tmp_path / "x", swap_threshold="0.1")
     with pytest.raises(FileExistsError):
         reorder(index, tmp_path / "ids", "ids")
     assert not (tmp_path / "x").exists()
@@ -197,7 +241,7 @@ def test_cli_reorder(tmp_path, capsys):
     index = build_index([("b", "red fox"), ("a", "blue whale"), ("c", "red dog")],
                         tmp_path / "i", threads=1)
     assert main(["reorder", str(tmp_path / "i"), "-o", str(tmp_path / "bp"), "--bp",
-                 "--depth", "1", "--threads", "1"]) == 0
+                 "--depth", "1", "--swap-threshold", "0", "--threads", "1"]) == 0
     assert "log2 d-gap per posting" in capsys.readouterr().out
     assert main(["reorder", str(tmp_path / "i"), "-o", str(tmp_path / "ids"), "--by-id"]) == 0
     assert Index.open(tmp_path / "ids").doc_ids == ["a", "b", "c"]
@@ -210,7 +254,9 @@ def test_cli_reorder(tmp_path, capsys):
     for args in (["-o", str(tmp_path / "ids"), "--by-id"],
                  ["-o", str(tmp_path / "q"), "--order", str(tmp_path / "bad.npy")],
                  ["-o", str(tmp_path / "q"), "--by-id", "--depth", "2"],
-                 ["-o", str(tmp_path / "q"), "--depth", "0"]):
+                 ["-o", str(tmp_path / "q"), "--depth", "0"],
+                 ["-o", str(tmp_path / "q"), "--by-id", "--swap-threshold", "0"],
+                 ["-o", str(tmp_path / "q"), "--swap-threshold", "1.5"]):
         assert main(["reorder", str(tmp_path / "i"), *args]) == 2, args
         err = capsys.readouterr().err
         assert err.startswith("mirkit reorder: error: ") and len(err.strip().splitlines()) == 1
@@ -237,3 +283,5 @@ def test_bench_reorder_section(cranfield_index, cranfield_queries, tmp_path, cap
     _print([row], 1)
     out = capsys.readouterr().out
     assert "| cranfield | 1,400 |" in out and "| cranfield | maxscore |" in out
+    assert row["pisa"]["log_gap_after"] < row["log_gap_before"]
+    assert "swap_threshold=0" in out and not (tmp_path / "bp-pisa").exists()

@@ -424,7 +424,7 @@ void bind_index(py::module_& m) {
   m.def("graph_bisection",
         [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& terms,
            size_t n_terms, unsigned depth, unsigned iterations, size_t min_partition,
-           unsigned threads) {
+           unsigned threads, double swap_threshold) {
           if (offsets.ndim() != 1 || offsets.size() < 1 || terms.ndim() != 1) {
             throw py::value_error("offsets (n_docs + 1) and terms must be 1-dimensional");
           }
@@ -432,7 +432,7 @@ void bind_index(py::module_& m) {
           if (offsets.data()[n_docs] != static_cast<uint64_t>(terms.size())) {
             throw py::value_error("offsets[-1] must be len(terms)");
           }
-          index::BisectionOptions o{depth, iterations, min_partition, threads};
+          index::BisectionOptions o{depth, iterations, swap_threshold, min_partition, threads};
           std::vector<uint32_t> order;
           {
             py::gil_scoped_release release;
@@ -442,9 +442,32 @@ void bind_index(py::module_& m) {
         },
         py::kw_only(), py::arg("offsets").noconvert(), py::arg("terms").noconvert(),
         py::arg("n_terms"), py::arg("depth") = 0, py::arg("iterations") = 20,
-        py::arg("min_partition") = 2, py::arg("threads") = 0,
+        py::arg("min_partition") = 2, py::arg("threads") = 0, py::arg("swap_threshold") = 0.005,
         "The recursive graph bisection order of the documents of a CSR forward index "
         "(order[i]: the old docid of new docid i; GIL released).");
+  m.def("transpose_postings",
+        [](const py::array_t<uint64_t, py::array::c_style>& list_offsets, const U32Array& docids,
+           size_t n_docs) {
+          if (list_offsets.ndim() != 1 || list_offsets.size() < 1 || docids.ndim() != 1 ||
+              list_offsets.data()[list_offsets.size() - 1] !=
+                  static_cast<uint64_t>(docids.size())) {
+            throw py::value_error("list_offsets (n_terms + 1) must be 1-dimensional and end at "
+                                  "len(docids)");
+          }
+          std::vector<uint64_t> offsets;
+          std::vector<uint32_t> terms;
+          {
+            py::gil_scoped_release release;
+            index::transpose_postings(list_offsets.data(), docids.data(),
+                                      static_cast<size_t>(list_offsets.size()) - 1, n_docs,
+                                      offsets, terms);
+          }
+          return py::make_tuple(to_numpy(std::move(offsets)), to_numpy(std::move(terms)));
+        },
+        py::kw_only(), py::arg("list_offsets").noconvert(), py::arg("docids").noconvert(),
+        py::arg("n_docs"),
+        "(offsets, terms): the forward index (CSR, each document's term numbers ascending) of "
+        "postings given term by term (GIL released).");
   m.def("log_gap_cost",
         [](const py::array_t<uint64_t, py::array::c_style>& offsets, const U32Array& terms,
            size_t n_terms, const U32Array& order) {

@@ -40,24 +40,33 @@ inline double expb(double logn1, double logn2, uint64_t deg1, uint64_t deg2) {
          static_cast<double>(deg2) * (logn2 - kLog2(deg2 + 1));
 }
 
-// Per-thread term arrays, kept all zero between partitions (each partition clears what it
-// touched), so that a deep level's small partitions cost their postings, not n_terms.
+// Per-thread partition arrays. A partition is bisected on its own copy of its forward index:
+// its documents numbered 0..n-1 in docid order and its terms renumbered 0..m-1 in order of
+// first occurrence, so that the rounds read contiguous memory and arrays of the partition's
+// size rather than the collection's. Each document's terms keep their order, so every gain is
+// the same sum in the same order as over the original forward index.
 struct Workspace {
-  explicit Workspace(size_t n_terms)
-      : deg{std::vector<uint32_t>(n_terms, 0), std::vector<uint32_t>(n_terms, 0)},
-        cache(n_terms, 0.0), stamp(n_terms, 0) {}
-  std::vector<uint32_t> deg[2];
-  std::vector<double> cache;
-  std::vector<uint32_t> stamp;  // cache[t] is valid when stamp[t] == epoch
-  uint32_t epoch = 0;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  explicit Workspace(size_t n_terms) : local(n_terms, kNone) {}
+  std::vector<uint32_t> local;    // collection term -> partition term; kNone between partitions
+  std::vector<uint32_t> globals;  // partition term -> collection term
+  std::vector<uint32_t> df;       // documents of the partition holding each partition term
+  std::vector<uint32_t> docs;     // partition document -> docid (ascending)
+  std::vector<uint64_t> offsets;  // the partition's forward index (CSR)
+  std::vector<uint32_t> terms;
+  std::vector<uint32_t> deg[2];      // degree of each term in either half
+  std::vector<double> term_gain[2];  // gain of a term for a document leaving either half
+  std::vector<double> gain;          // per partition document
+  std::vector<uint32_t> pos;         // the halves: [0, n1) and [n1, n) of partition documents
+  std::vector<std::pair<double, uint32_t>> keyed[2];
 };
 
 class Bisection {
  public:
-  Bisection(const uint64_t* offsets, const uint32_t* terms, size_t n_docs, size_t n_terms,
+  Bisection(const uint64_t* offsets, const uint32_t* terms, size_t n_terms,
             const BisectionOptions& options)
       : m_offsets(offsets), m_terms(terms), m_n_terms(n_terms), m_options(options),
-        m_gain(n_docs, 0.0), m_threads(core::resolve_threads(options.threads)) {}
+        m_threads(core::resolve_threads(options.threads)) {}
 
   void run(std::vector<uint32_t>& docs, unsigned depth) {
     struct Range {
@@ -107,107 +116,155 @@ class Bisection {
   }
 
  private:
-  void add_degrees(const uint32_t* first, const uint32_t* last, std::vector<uint32_t>& deg,
-                   int delta) const {
-    for (const uint32_t* d = first; d != last; ++d) {
-      for (uint64_t i = m_offsets[*d]; i < m_offsets[*d + 1]; ++i) deg[m_terms[i]] += delta;
+  // Copy the forward index of the documents [first, last) (sorted) into w. A term held by one
+  // document of the partition changes no gain when the halves are of equal size (its two
+  // costs are then equal: its gain is exactly 0.0, and adding it leaves a sum unchanged), so
+  // it is left out then.
+  void load(const uint32_t* first, const uint32_t* last, Workspace& w) const {
+    const size_t n = static_cast<size_t>(last - first);
+    w.docs.assign(first, last);
+    w.globals.clear();
+    w.df.clear();
+    for (size_t i = 0; i < n; ++i) {
+      for (uint64_t j = m_offsets[first[i]]; j < m_offsets[first[i] + 1]; ++j) {
+        uint32_t& l = w.local[m_terms[j]];
+        if (l == Workspace::kNone) {
+          l = static_cast<uint32_t>(w.globals.size());
+          w.globals.push_back(m_terms[j]);
+          w.df.push_back(0);
+        }
+        ++w.df[l];
+      }
     }
+    const bool drop_singletons = n % 2 == 0;
+    w.offsets.resize(n + 1);
+    w.offsets[0] = 0;
+    w.terms.clear();
+    for (size_t i = 0; i < n; ++i) {
+      for (uint64_t j = m_offsets[first[i]]; j < m_offsets[first[i] + 1]; ++j) {
+        const uint32_t l = w.local[m_terms[j]];
+        if (!drop_singletons || w.df[l] > 1) w.terms.push_back(l);
+      }
+      w.offsets[i + 1] = w.terms.size();
+    }
+    for (uint32_t t : w.globals) w.local[t] = Workspace::kNone;
+    const size_t m = w.globals.size();
+    for (int s = 0; s < 2; ++s) {
+      w.deg[s].assign(m, 0);
+      w.term_gain[s].resize(m);
+    }
+    w.gain.resize(n);
+    w.pos.resize(n);
+    for (size_t i = 0; i < n; ++i) w.pos[i] = static_cast<uint32_t>(i);
   }
 
-  // Gains of moving each document of [first, last) (a half of n_from documents whose terms'
-  // degrees are from_deg) to the other half (n_to, to_deg).
-  void gains(const uint32_t* first, const uint32_t* last, double n_from, double n_to,
-             const std::vector<uint32_t>& from_deg, const std::vector<uint32_t>& to_deg,
-             Workspace* w, bool inner) {
-    const double logn1 = std::log2(n_from), logn2 = std::log2(n_to);
-    auto term_gain = [&](uint32_t t) {
-      return expb(logn1, logn2, from_deg[t], to_deg[t]) -
-             expb(logn1, logn2, from_deg[t] - 1, to_deg[t] + 1);
-    };
-    const size_t n = static_cast<size_t>(last - first);
-    if (inner && m_threads > 1 && n >= 4096) {
-      // Uncached on every thread: the same sums in the same order as the cached path.
-      const size_t chunk = 1024;
-      core::parallel_for((n + chunk - 1) / chunk, m_threads, [&](size_t c) {
-        for (size_t j = c * chunk; j < std::min(n, (c + 1) * chunk); ++j) {
-          double g = 0;
-          const uint32_t d = first[j];
-          for (uint64_t i = m_offsets[d]; i < m_offsets[d + 1]; ++i) g += term_gain(m_terms[i]);
-          m_gain[d] = g;
+  // Gains of moving each document to the other half: first each term's, for a document
+  // leaving either half, then each document's sum over its terms (in the order of its terms).
+  void gains(Workspace& w, size_t n1, bool inner) const {
+    const size_t n = w.pos.size(), m = w.globals.size();
+    const double logn[2] = {std::log2(static_cast<double>(n1)),
+                            std::log2(static_cast<double>(n - n1))};
+    const bool parallel = inner && m_threads > 1 && n >= 4096;
+    const size_t chunk = 4096;
+    auto terms_chunk = [&](size_t c) {
+      for (int s = 0; s < 2; ++s) {
+        const double logn1 = logn[s], logn2 = logn[1 - s];
+        const uint32_t* from = w.deg[s].data();
+        const uint32_t* to = w.deg[1 - s].data();
+        double* out = w.term_gain[s].data();
+        for (size_t t = c * chunk; t < std::min(m, (c + 1) * chunk); ++t) {
+          out[t] = from[t] == 0 ? 0.0
+                                : expb(logn1, logn2, from[t], to[t]) -
+                                      expb(logn1, logn2, from[t] - 1, to[t] + 1);
         }
-      });
-      return;
-    }
-    if (++w->epoch == 0) {  // wrapped: every stamp is stale again
-      std::fill(w->stamp.begin(), w->stamp.end(), 0);
-      w->epoch = 1;
-    }
-    for (const uint32_t* p = first; p != last; ++p) {
-      double g = 0;
-      for (uint64_t i = m_offsets[*p]; i < m_offsets[*p + 1]; ++i) {
-        const uint32_t t = m_terms[i];
-        if (w->stamp[t] != w->epoch) {
-          w->cache[t] = term_gain(t);
-          w->stamp[t] = w->epoch;
-        }
-        g += w->cache[t];
       }
-      m_gain[*p] = g;
+    };
+    auto docs_chunk = [&](size_t c) {
+      for (size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+        const uint32_t d = w.pos[i];
+        const double* tg = w.term_gain[i < n1 ? 0 : 1].data();
+        double g = 0;
+        for (uint64_t j = w.offsets[d]; j < w.offsets[d + 1]; ++j) g += tg[w.terms[j]];
+        w.gain[d] = g;
+      }
+    };
+    core::parallel_for((m + chunk - 1) / chunk, parallel ? m_threads : 1, terms_chunk);
+    core::parallel_for((n + chunk - 1) / chunk, parallel ? m_threads : 1, docs_chunk);
+  }
+
+  void move(const Workspace& w, uint32_t d, std::vector<uint32_t>& from,
+            std::vector<uint32_t>& to) const {
+    for (uint64_t j = w.offsets[d]; j < w.offsets[d + 1]; ++j) {
+      --from[w.terms[j]];
+      ++to[w.terms[j]];
     }
   }
 
   void bisect(uint32_t* first, uint32_t* last, Workspace& w, bool inner) {
     std::sort(first, last);
-    uint32_t* mid = first + (last - first) / 2;
-    const double n1 = static_cast<double>(mid - first), n2 = static_cast<double>(last - mid);
-    add_degrees(first, mid, w.deg[0], 1);
-    add_degrees(mid, last, w.deg[1], 1);
-    // Sorting (gain, docid) pairs side by side is about twice as fast as sorting docids by a
-    // comparator that looks the gains up (two cache misses per comparison on large ranges).
-    std::vector<std::pair<double, uint32_t>> keyed(static_cast<size_t>(last - first));
-    const auto by_gain = [&](uint32_t* from, uint32_t* to) {
-      auto* k = keyed.data() + (from - first);
-      for (uint32_t* p = from; p != to; ++p) k[p - from] = {-m_gain[*p], *p};
-      std::sort(k, k + (to - from));  // decreasing gain, ties to the smaller docid
-      for (uint32_t* p = from; p != to; ++p) *p = k[p - from].second;
-    };
+    load(first, last, w);
+    const size_t n = w.pos.size(), n1 = n / 2, pairs = n1;  // n1 <= n - n1
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<uint32_t>& deg = w.deg[i < n1 ? 0 : 1];
+      for (uint64_t j = w.offsets[i]; j < w.offsets[i + 1]; ++j) ++deg[w.terms[j]];
+    }
     for (unsigned it = 0; it < m_options.iterations; ++it) {
-      gains(first, mid, n1, n2, w.deg[0], w.deg[1], &w, inner);
-      gains(mid, last, n2, n1, w.deg[1], w.deg[0], &w, inner);
-      if (inner && m_threads > 1) {
-        std::thread left([&] { by_gain(first, mid); });
-        by_gain(mid, last);
-        left.join();
-      } else {
-        by_gain(first, mid);
-        by_gain(mid, last);
+      gains(w, n1, inner);
+      // Each half in decreasing gain, ties to the smaller docid (partition documents are
+      // numbered in docid order); only as far as the swaps go: the sorted prefixes grow by
+      // selection (nth_element) until a pair's summed gain is not positive.
+      const uint32_t* half[2] = {w.pos.data(), w.pos.data() + n1};
+      const size_t size[2] = {n1, n - n1};
+      for (int s = 0; s < 2; ++s) {
+        w.keyed[s].resize(size[s]);
+        for (size_t i = 0; i < size[s]; ++i) w.keyed[s][i] = {-w.gain[half[s][i]], half[s][i]};
       }
-      size_t swapped = 0;
-      for (uint32_t *l = first, *r = mid; l != mid && r != last; ++l, ++r) {
-        if (m_gain[*l] + m_gain[*r] <= 0) break;
-        for (uint64_t i = m_offsets[*l]; i < m_offsets[*l + 1]; ++i) {
-          --w.deg[0][m_terms[i]];
-          ++w.deg[1][m_terms[i]];
+      size_t sorted = 0, swapped = 0;
+      auto extend = [&](int s, size_t to) {
+        auto* k = w.keyed[s].data();
+        if (to < size[s]) std::nth_element(k + sorted, k + to, k + size[s]);
+        std::sort(k + sorted, k + to);
+      };
+      while (true) {
+        if (swapped == sorted) {
+          if (sorted == pairs) break;
+          const size_t to = std::min(pairs, std::max<size_t>(2 * sorted, 1024));
+          if (inner && m_threads > 1 && n >= 4096) {
+            std::thread left([&] { extend(0, to); });
+            extend(1, to);
+            left.join();
+          } else {
+            extend(0, to);
+            extend(1, to);
+          }
+          sorted = to;
         }
-        for (uint64_t i = m_offsets[*r]; i < m_offsets[*r + 1]; ++i) {
-          ++w.deg[0][m_terms[i]];
-          --w.deg[1][m_terms[i]];
-        }
-        std::swap(*l, *r);
+        const auto& l = w.keyed[0][swapped];
+        const auto& r = w.keyed[1][swapped];
+        if (-l.first + -r.first <= 0) break;
+        move(w, l.second, w.deg[0], w.deg[1]);
+        move(w, r.second, w.deg[1], w.deg[0]);
         ++swapped;
       }
-      if (swapped == 0) break;  // the next rounds would find the same gains
+      // No swap: the next rounds would find the same gains. Few swaps: the rounds have
+      // converged (or oscillate), and the options may stop them there.
+      if (swapped == 0) break;
+      const bool stop = static_cast<double>(swapped) < m_options.swap_threshold * n;
+      for (size_t i = 0; i < size[0]; ++i) {
+        w.pos[i] = (i < swapped ? w.keyed[1] : w.keyed[0])[i].second;
+      }
+      for (size_t i = 0; i < size[1]; ++i) {
+        w.pos[n1 + i] = (i < swapped ? w.keyed[0] : w.keyed[1])[i].second;
+      }
+      if (stop) break;
     }
-    // Leave the degrees all zero for the workspace's next partition.
-    add_degrees(first, mid, w.deg[0], -1);
-    add_degrees(mid, last, w.deg[1], -1);
+    for (size_t i = 0; i < n; ++i) first[i] = w.docs[w.pos[i]];
   }
 
   const uint64_t* m_offsets;
   const uint32_t* m_terms;
   const size_t m_n_terms;
   const BisectionOptions m_options;
-  std::vector<double> m_gain;  // by docid; partitions of a level touch disjoint documents
   const unsigned m_threads;
 };
 
@@ -233,6 +290,9 @@ std::vector<uint32_t> graph_bisection(const uint64_t* offsets, const uint32_t* t
                                       size_t n_docs, size_t n_terms,
                                       const BisectionOptions& options) {
   check_forward(offsets, terms, n_docs, n_terms);
+  if (!(options.swap_threshold >= 0 && options.swap_threshold <= 1)) {
+    core::fail_value("swap_threshold must be in [0, 1], got ", options.swap_threshold);
+  }
   std::vector<uint32_t> docs(n_docs);
   for (size_t d = 0; d < n_docs; ++d) docs[d] = static_cast<uint32_t>(d);
   unsigned depth = options.depth;
@@ -240,8 +300,36 @@ std::vector<uint32_t> graph_bisection(const uint64_t* offsets, const uint32_t* t
     const int log = n_docs > 1 ? static_cast<int>(std::floor(std::log2(n_docs))) : 0;
     depth = static_cast<unsigned>(std::max(1, log - 5));  // PISA's default
   }
-  if (n_docs >= 2) Bisection(offsets, terms, n_docs, n_terms, options).run(docs, depth);
+  if (n_docs >= 2) Bisection(offsets, terms, n_terms, options).run(docs, depth);
   return docs;
+}
+
+void transpose_postings(const uint64_t* list_offsets, const uint32_t* docids, size_t n_terms,
+                        size_t n_docs, std::vector<uint64_t>& offsets,
+                        std::vector<uint32_t>& terms) {
+  if (list_offsets[0] != 0) core::fail_value("list_offsets[0] must be 0, got ", list_offsets[0]);
+  for (size_t t = 0; t < n_terms; ++t) {
+    if (list_offsets[t + 1] < list_offsets[t]) {
+      core::fail_value("list_offsets must not decrease; list_offsets[", t + 1,
+                       "]=", list_offsets[t + 1], " follows ", list_offsets[t]);
+    }
+  }
+  const uint64_t n = list_offsets[n_terms];
+  offsets.assign(n_docs + 1, 0);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (docids[i] >= n_docs) {
+      core::fail_value("docids[", i, "]=", docids[i], " out of range [0, ", n_docs, ")");
+    }
+    ++offsets[docids[i] + 1];
+  }
+  for (size_t d = 0; d < n_docs; ++d) offsets[d + 1] += offsets[d];
+  std::vector<uint64_t> cursor(offsets.begin(), offsets.end() - 1);
+  terms.resize(n);
+  for (size_t t = 0; t < n_terms; ++t) {  // terms in order: each document's ascending
+    for (uint64_t i = list_offsets[t]; i < list_offsets[t + 1]; ++i) {
+      terms[cursor[docids[i]]++] = static_cast<uint32_t>(t);
+    }
+  }
 }
 
 double log_gap_cost(const uint64_t* offsets, const uint32_t* terms, size_t n_docs,

@@ -10,7 +10,7 @@ def _cost(logn1: float, logn2: float, deg1: int, deg2: int) -> float:
     return deg1 * (logn1 - math.log2(deg1 + 1)) + deg2 * (logn2 - math.log2(deg2 + 1))
 
 
-def _bisect(docs: list, doc_terms: list, iterations: int) -> tuple:
+def _bisect(docs: list, doc_terms: list, iterations: int, swap_threshold: float) -> tuple:
     docs = sorted(docs)
     mid = len(docs) // 2
     left, right = docs[:mid], docs[mid:]
@@ -38,15 +38,16 @@ def _bisect(docs: list, doc_terms: list, iterations: int) -> tuple:
                 break
             left[i], right[i] = right[i], left[i]
             swapped += 1
-        if not swapped:
+        if not swapped or swapped < swap_threshold * len(docs):
             break
     return left, right
 
 
 def graph_bisection(doc_terms: list, *, depth: int, iterations: int = 20,
-                    min_partition: int = 2) -> list:
+                    min_partition: int = 2, swap_threshold: float = 0.005) -> list:
     """The new order (order[i]: old docid of new docid i) of documents given as their sorted
-    term id lists, by `depth` levels of bisection."""
+    term id lists, by `depth` levels of bisection; a bisection's rounds stop after one that
+    swaps nothing or fewer than `swap_threshold` x its documents pairs (0: PISA's order)."""
     order = list(range(len(doc_terms)))
     if len(order) < 2:
         return order
@@ -54,7 +55,7 @@ def graph_bisection(doc_terms: list, *, depth: int, iterations: int = 20,
     for d in range(1, depth + 1):
         nxt = []
         for first, last in level:
-            left, right = _bisect(order[first:last], doc_terms, iterations)
+            left, right = _bisect(order[first:last], doc_terms, iterations, swap_threshold)
             if d == depth or last - first <= min_partition:
                 left, right = sorted(left), sorted(right)
             order[first:last] = left + right

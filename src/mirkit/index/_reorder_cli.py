@@ -26,10 +26,12 @@ def _cmd_reorder(args) -> int:
         order = "bp"
         options = {k: v for k, v in (("depth", args.depth), ("iterations", args.iterations),
                                      ("min_partition", args.min_partition),
+                                     ("swap_threshold", args.swap_threshold),
                                      ("threads", args.threads)) if v is not None}
     if not (isinstance(order, str) and order == "bp") and any(v is not None for v in (args.depth, args.iterations,
-                                                       args.min_partition)):
-        raise ValueError("--depth, --iterations and --min-partition apply to --bp only")
+                                                       args.min_partition, args.swap_threshold)):
+        raise ValueError("--depth, --iterations, --min-partition and --swap-threshold apply to "
+                         "--bp only")
     index = Index.open(args.index)
     started = time.perf_counter()
     out = reorder(index, args.output, order, overwrite=args.overwrite, **options)
@@ -58,6 +60,9 @@ def add_parser(sub) -> None:
     p.add_argument("--iterations", type=int, default=None, help="swap rounds per level (20)")
     p.add_argument("--min-partition", type=int, default=None,
                    help="ranges of at most this many documents are not split (2)")
+    p.add_argument("--swap-threshold", type=float, default=None,
+                   help="stop a bisection's rounds after one that swaps fewer than this "
+                   "fraction of its documents (0.005; 0 = PISA's order)")
     p.add_argument("--threads", type=int, default=None, help="threads (0 = all cores)")
     p.add_argument("--overwrite", action="store_true", help="replace OUT_DIR if it exists")
     p.set_defaults(func=_cmd_reorder)

@@ -31,6 +31,7 @@ from mirkit._files import move_into_place, temp_sibling
 __all__ = ["bisection_order", "docid_bits", "forward_index", "reorder"]
 
 ORDERS = ("bp", "ids")
+SWAP_THRESHOLD = 0.005  # bisection_order's default; 0 is PISA's
 
 
 def _open(index):
@@ -61,19 +62,20 @@ def forward_index(index) -> tuple:
     """
     index = _open(index)
     n_docs = len(index.doc_lengths)
-    vocabulary = index.terms()
-    counts = np.zeros(n_docs, np.int64)
-    for term in vocabulary:
-        counts[index.postings(term)[0]] += 1
-    offsets = np.zeros(n_docs + 1, np.uint64)
-    np.cumsum(counts, out=offsets[1:])
-    terms = np.empty(int(offsets[-1]), np.uint32)
-    cursor = offsets[:-1].astype(np.int64)
-    for t, term in enumerate(vocabulary):  # terms in order: each document's ascending
-        docids = index.postings(term)[0]
-        terms[cursor[docids]] = t
-        cursor[docids] += 1
-    return offsets, terms, len(vocabulary)
+    from mirkit.index.reader import Index
+
+    if isinstance(index, Index):  # by term number (in sorted order), not by string
+        reader = index._reader
+        lists = [reader.postings(t)[0] for t in range(len(reader.df))]
+    else:
+        lists = [index.postings(term)[0] for term in index.terms()]
+    list_offsets = np.zeros(len(lists) + 1, np.uint64)
+    np.cumsum([len(x) for x in lists], out=list_offsets[1:])
+    docids = np.concatenate(lists) if lists else np.zeros(0, np.uint32)
+    del lists
+    offsets, terms = _core.index.transpose_postings(
+        list_offsets=list_offsets, docids=np.ascontiguousarray(docids, np.uint32), n_docs=n_docs)
+    return offsets, terms, len(list_offsets) - 1
 
 
 def _check_int(value, name: str, minimum: int) -> int:
@@ -85,7 +87,8 @@ def _check_int(value, name: str, minimum: int) -> int:
 
 
 def bisection_order(index, *, depth: Optional[int] = None, iterations: int = 20,
-                    min_partition: int = 2, threads: int = 0) -> np.ndarray:
+                    min_partition: int = 2, swap_threshold: float = SWAP_THRESHOLD,
+                    threads: int = 0) -> np.ndarray:
     """The recursive graph bisection order of the documents of `index`: ``order[i]`` is the
     current docid of the document that gets docid i (uint32).
 
@@ -98,6 +101,12 @@ def bisection_order(index, *, depth: Optional[int] = None, iterations: int = 20,
         Swap rounds per bisection (PISA's); a bisection stops early when a round swaps nothing.
     min_partition : int, default 2
         A range of at most this many documents is not bisected further.
+    swap_threshold : float, default 0.005
+        A bisection's rounds stop after a round that swaps fewer than ``swap_threshold`` times
+        its number of documents pairs (in [0, 1]). The rounds of a large range converge in a
+        few rounds and then swap a handful of documents back and forth; stopping there saves
+        time at a small cost in compression (see the README's table). ``0`` stops only after
+        a round that swaps nothing: PISA's order.
     threads : int, default 0
         Threads (0: all cores). The order does not depend on it.
 
@@ -110,11 +119,17 @@ def bisection_order(index, *, depth: Optional[int] = None, iterations: int = 20,
     depth = 0 if depth is None else _check_int(depth, "depth", 1)
     iterations = _check_int(iterations, "iterations", 1)
     min_partition = _check_int(min_partition, "min_partition", 1)
+    if isinstance(swap_threshold, bool) or not isinstance(swap_threshold,
+                                                          (int, float, np.integer, np.floating)):
+        raise TypeError(f"swap_threshold must be a float, got {type(swap_threshold).__name__}")
+    if not 0 <= swap_threshold <= 1:
+        raise ValueError(f"swap_threshold must be in [0, 1], got {swap_threshold}")
     threads = _check_int(threads, "threads", 0)
     offsets, terms, n_terms = forward_index(index)
     return _core.index.graph_bisection(offsets=offsets, terms=terms, n_terms=n_terms,
                                        depth=depth, iterations=iterations,
-                                       min_partition=min_partition, threads=threads)
+                                       min_partition=min_partition,
+                                       swap_threshold=float(swap_threshold), threads=threads)
 
 
 def docid_bits(index, order: Optional[np.ndarray] = None) -> float:
@@ -163,7 +178,8 @@ def reorder(index, out, order: Union[str, np.ndarray] = "bp", *, overwrite: bool
     ----------
     order : {"bp", "ids"} or array of int
         ``"bp"``: recursive graph bisection (:func:`bisection_order`, which takes the keyword
-        `options` ``depth``, ``iterations``, ``min_partition`` and ``threads``); ``"ids"``:
+        `options` ``depth``, ``iterations``, ``min_partition``, ``swap_threshold`` and
+        ``threads``); ``"ids"``:
         by external id (sorted as str); an array: ``order[i]`` is the current docid of the
         document that gets docid i.
     overwrite : bool, default False
