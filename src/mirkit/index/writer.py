@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import shutil
@@ -652,6 +653,12 @@ class IndexWriter(CommitOnExit):
         if store is not None:  # the stored field names (mirkit.index.store)
             manifest["store"] = store.meta()
         write_manifest(self._tmp, manifest)
+
+
+# __new__ takes (path, *args, **options) only to route impacts=/quantize= to their writers; what
+# help(), inspect and editors show for IndexWriter(...) is __init__'s signature.
+IndexWriter.__signature__ = inspect.signature(IndexWriter.__init__).replace(
+    parameters=list(inspect.signature(IndexWriter.__init__).parameters.values())[1:])
 
 
 def _plain_jsonl_file(reader) -> Optional[tuple]:
