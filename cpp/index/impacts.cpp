@@ -51,15 +51,6 @@ uint64_t sum(const uint32_t* values, size_t n) {
   return total;
 }
 
-ImpactStats finish(BlockWriter& out) {
-  ImpactStats st;
-  st.n_terms = out.n_terms();
-  st.n_postings = out.n_postings();
-  st.n_blocks = out.n_blocks();
-  st.files = out.close();
-  return st;
-}
-
 constexpr Bm25Params kImpactParams{kDefaultK1, kDefaultB, true};
 
 }  // namespace
@@ -86,7 +77,7 @@ ImpactStats write_impact_postings(const std::string& directory, const std::strin
     for (uint64_t i = starts[t]; i < starts[t + 1]; ++i) out.add(docids[i], impacts[i], nullptr);
     out.end_term();
   }
-  return finish(out);
+  return close_writer(out);
 }
 
 namespace {
@@ -147,7 +138,7 @@ ImpactStats quantize_bm25(const IndexReader& r, const std::string& directory,
     });
     out.end_term();
   }
-  return finish(out);
+  return close_writer(out);
 }
 
 }  // namespace mirkit::index

@@ -19,6 +19,7 @@
 #include "index/block_writer.hpp"
 #include "index/bm25.hpp"
 #include "index/reader.hpp"
+#include "index/segment_merge.hpp"
 
 namespace mirkit::index {
 
@@ -45,10 +46,8 @@ class LinearQuantizer {
 // or not finite.
 void quantize(const LinearQuantizer& q, const float* weights, size_t n, uint32_t* out);
 
-struct ImpactStats {
-  std::vector<FileInfo> files;
-  uint64_t n_terms = 0, n_postings = 0, n_blocks = 0;
-};
+// What a closed writer reports (close_writer); an impact index has no positions.
+using ImpactStats = MergeStats;
 
 // The posting files of an impact index in `directory`, from postings grouped by term: term t
 // (terms sorted strictly bytewise; its bytes terms[term_offsets[t], term_offsets[t+1])) holds
