@@ -254,8 +254,6 @@ def test_writer_dedup_errors(tmp_path):
         IndexWriter(tmp_path / "a", dedup=0.8)
     with pytest.raises(ValueError, match="action"):
         IndexWriter(tmp_path / "b", dedup="drop")
-    with pytest.raises(ValueError, match="does not combine"):
-        IndexWriter(tmp_path / "c", dedup="skip", store=True)
     with IndexWriter(tmp_path / "d", threads=1, dedup="skip") as w:
         w.add("e1", "")  # no token: never a duplicate
         w.add("e2", "...")

@@ -456,7 +456,7 @@ class DedupIndex:
                                             (false_positive_weight, false_negative_weight))
         self._buckets: list = [{} for _ in range(self.bands)]
         self._keys: list = []
-        self._sets: list = []
+        self._sets: list = []  # shingle set per position; None once removed
         self._ids: dict = {}
 
     def __repr__(self) -> str:
@@ -464,7 +464,7 @@ class DedupIndex:
                 f"num_perm={self.num_perm}, bands={self.bands}, rows={self.rows})")
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._ids)
 
     def __contains__(self, key) -> bool:
         return key in self._ids
@@ -474,14 +474,14 @@ class DedupIndex:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         sig, offsets, values = _signatures([text], self.num_perm, self.shingle, self.ngram,
                                            self.seed, 1, True)
-        return _core.dedup.band_keys(sig, self.bands, self.rows)[0].tolist(), values
+        return _core.dedup.band_keys(sig, self.bands, self.rows)[0].tolist(), values, sig[0]
 
     def _matches(self, bands: list, shingles: np.ndarray) -> list:
         seen: set = set()
         found = []
         for bucket, key in zip(self._buckets, bands):
             for i in bucket.get(key, ()):
-                if i in seen:
+                if i in seen or self._sets[i] is None:  # None: removed
                     continue
                 seen.add(i)
                 j = _core.dedup.jaccard_sorted(shingles, self._sets[i])
@@ -492,7 +492,7 @@ class DedupIndex:
 
     def find(self, text: str) -> list:
         """Keys of the indexed texts that `text` duplicates, most similar first."""
-        return self._matches(*self._sign(text))
+        return self._matches(*self._sign(text)[:2])
 
     def _add(self, bands: list, shingles: np.ndarray, key) -> Hashable:
         i = len(self._keys)
@@ -506,15 +506,44 @@ class DedupIndex:
             bucket.setdefault(band, []).append(i)
         return key
 
+    def _add_many(self, keys: list, signatures: np.ndarray, offsets: np.ndarray,
+                  shingles: np.ndarray) -> None:
+        """Index stored texts: ``keys[i]`` has signature row ``signatures[i]`` (this index's
+        num_perm and seed) and the sorted shingle set ``shingles[offsets[i]:offsets[i+1]]``."""
+        bands = _core.dedup.band_keys(np.ascontiguousarray(signatures, np.uint32), self.bands,
+                                      self.rows).tolist()
+        ends = np.asarray(offsets, np.int64).tolist()
+        for i, key in enumerate(keys):
+            self._add(bands[i], shingles[ends[i]:ends[i + 1]], key)
+
     def add(self, text: str, key: Hashable = None) -> Hashable:
         """Index `text` under `key` (default: its position, 0, 1, ...) and return the key.
         ValueError for a text without any token or a key already present."""
-        return self._add(*self._sign(text), key)
+        return self._add(*self._sign(text)[:2], key)
+
+    def remove(self, key: Hashable) -> bool:
+        """Forget the text indexed under `key` (it is a duplicate of nothing from now on, and
+        `key` may be added again); False when no text has that key.
+
+        Examples
+        --------
+        >>> from mirkit.dedup import DedupIndex
+        >>> index = DedupIndex()
+        >>> index.add("the cat sat on the mat", key="a")
+        'a'
+        >>> index.remove("a"), index.find("the cat sat on the mat"), len(index)
+        (True, [], 0)
+        """
+        i = self._ids.pop(key, None)
+        if i is None:
+            return False
+        self._sets[i] = None  # its bucket entries stay, passed over by _matches
+        return True
 
     def add_unique(self, text: str, key: Hashable = None) -> Optional[Hashable]:
         """The key of the indexed text most similar to `text` when it is a duplicate (then
         `text` is not added); otherwise None, after adding it under `key`."""
-        bands, shingles = self._sign(text)
+        bands, shingles, _ = self._sign(text)
         found = self._matches(bands, shingles)
         if found:
             return found[0]
@@ -524,18 +553,23 @@ class DedupIndex:
 
 class DedupPolicy:
     """What :class:`mirkit.index.IndexWriter` does with near-duplicates (``dedup=``): each
-    document added is checked against those added before it by a :class:`DedupIndex`.
+    document added is checked against the documents indexed before it by a
+    :class:`DedupIndex` (Jaccard similarity of shingle sets >= `threshold`, verified exactly).
 
     Parameters
     ----------
     action : {"skip", "mark"}
-        ``"skip"``: a duplicate is not indexed. ``"mark"``: it is indexed all the same. Either
-        way ``duplicates`` maps its id to the id of the earlier document it duplicates.
+        ``"skip"``: a duplicate is not indexed. ``"mark"``: it is indexed all the same, with
+        the id of the document it duplicates in its keyword field ``duplicate_of``
+        (:mod:`mirkit.index.dedup_files`). Either way ``duplicates`` maps its id to that id.
     threshold, **options
-        Of the :class:`DedupIndex`.
+        Of the :class:`DedupIndex` (`num_perm`, `shingle`, `ngram`, `seed`, `bands`, `rows`,
+        the two weights): an index keeps them (:meth:`settings`), so that every later writer
+        checks with the same ones.
 
-    Documents without any token are never duplicates (and are indexed). ``IndexWriter(dedup=
-    "skip")`` is ``DedupPolicy("skip")``.
+    A document is compared with the indexed documents that are not duplicates themselves (a
+    marked duplicate is never the original of another). Documents without any token are never
+    duplicates (and are indexed). ``IndexWriter(dedup="skip")`` is ``DedupPolicy("skip")``.
 
     Examples
     --------
@@ -548,6 +582,9 @@ class DedupPolicy:
     ...     w.add("d3", "an entirely different page")
     >>> w.n_docs, w.dedup.duplicates
     (2, {'d2': 'd1'})
+    >>> DedupPolicy("mark", 0.9).settings()  # doctest: +NORMALIZE_WHITESPACE
+    {'action': 'mark', 'threshold': 0.9, 'num_perm': 128, 'shingle': 'word', 'ngram': 1,
+     'seed': 0, 'bands': 8, 'rows': 16}
     """
 
     def __init__(self, action: str = "skip", threshold: float = 0.8, **options):
@@ -570,23 +607,46 @@ class DedupPolicy:
         raise TypeError(f"dedup must be None, 'skip', 'mark' or a DedupPolicy, got "
                         f"{type(dedup).__name__}")
 
+    def settings(self) -> dict:
+        """The policy as JSON-ready values (what an index's settings keep):
+        :meth:`from_settings` makes the same policy again."""
+        x = self.index
+        return {"action": self.action, "threshold": x.threshold, "num_perm": x.num_perm,
+                "shingle": x.shingle, "ngram": x.ngram, "seed": x.seed, "bands": x.bands,
+                "rows": x.rows}
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "DedupPolicy":
+        """A new, empty policy with the :meth:`settings` of another."""
+        return cls(settings["action"], settings["threshold"], num_perm=settings["num_perm"],
+                   shingle=settings["shingle"], ngram=settings["ngram"], seed=settings["seed"],
+                   bands=settings["bands"], rows=settings["rows"])
+
+    def check(self, id: str, text: str) -> tuple:
+        """Check one document and remember it: ``(duplicate_of, signature, shingles)``, the
+        id of the indexed document it duplicates (None: none, and it is indexed as an
+        original from now on), its MinHash signature row and sorted shingle set (both None
+        for a text without any token)."""
+        try:
+            bands, shingles, sig = self.index._sign(text)
+        except ValueError:  # no token: never a duplicate
+            self.duplicates.pop(id, None)
+            return None, None, None
+        found = self.index._matches(bands, shingles)
+        if found:
+            self.duplicates[id] = found[0]
+            return found[0], sig, shingles
+        self.duplicates.pop(id, None)
+        if id not in self.index:  # a repeated id: the writer reports it
+            self.index._add(bands, shingles, id)
+        return None, sig, shingles
+
     def skip(self, id: str, text: str) -> bool:
         """Check one document (and remember it): True when the writer should skip it."""
-        try:
-            bands, shingles = self.index._sign(text)
-        except ValueError:  # no token: never a duplicate
-            return False
-        found = self.index._matches(bands, shingles)
-        if not found:
-            self.index._add(bands, shingles, id)
-            return False
-        self.duplicates[id] = found[0]
-        return self.action == "skip"
+        return self.check(id, text)[0] is not None and self.action == "skip"
 
-    def keep(self, ids: list, *columns: list) -> tuple:
-        """`ids` and the parallel `columns` without the documents to skip."""
-        keep = [i for i, (id, text) in enumerate(zip(ids, columns[0]))
-                if not self.skip(id, text)]
-        if len(keep) == len(ids):
-            return (ids, *columns)
-        return tuple([c[i] for i in keep] for c in (ids, *columns))
+    def forget(self, ids) -> None:
+        """The documents `ids` were deleted: never an original (or a duplicate) again."""
+        for i in ids:
+            self.index.remove(i)
+            self.duplicates.pop(i, None)

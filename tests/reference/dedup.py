@@ -125,3 +125,35 @@ def optimal_param(threshold: float, num_perm: int, fp_weight: float = 0.5,
             if err < best:
                 best, opt = err, (b, r)
     return opt
+
+
+def dedup_log(events: list, threshold: float = 0.8, action: str = "mark") -> tuple:
+    """What ``IndexWriter(dedup=action)`` over a living index must do, by exact Jaccard of word
+    sets: `events` are ``("add", id, text)``, ``("delete", id)`` and ``("update", id, text)``
+    (a delete and an add), in order. A new text is compared with every live document that has a
+    token and is not a marked duplicate; the most similar one (the earliest added on a tie) at
+    or above `threshold` is its original. Returns ``(live ids in collection order, {id:
+    original id} of the live marked duplicates, [(id, original id)] of every duplicate
+    found, in order)``."""
+    live: dict = {}  # id -> (shingle set, original or None), in collection order
+    found = []
+    for event in events:
+        if event[0] in ("delete", "update"):
+            del live[event[1]]
+        if event[0] == "delete":
+            continue
+        _, doc_id, text = event
+        s = set(shingles(text))
+        best, best_j = None, -1.0
+        for other, (t, original) in live.items():
+            if original is not None or not s or not t:
+                continue
+            j = len(s & t) / len(s | t)
+            if j >= threshold and j > best_j:
+                best, best_j = other, j
+        if best is not None:
+            found.append((doc_id, best))
+            if action == "skip":
+                continue
+        live[doc_id] = (s, best)
+    return list(live), {i: o for i, (_, o) in live.items() if o is not None}, found

@@ -43,6 +43,7 @@ from mirkit.index.reader import (
 from mirkit.index.writer import (BLOCK_SIZE, DEFAULT_CODEC, MEMORY_OVERHEAD, TIMING_STEPS,
                                  IndexWriter, build_index)
 from mirkit.index import live_writer, segments
+from mirkit.index.dedup_files import duplicates
 from mirkit.index.live_writer import SegmentWriter
 from mirkit.index.segments import (IndexLockedError, MergePolicy, SegmentedIndex, SegmentInfo,
                                    UnknownDocumentError)
@@ -66,6 +67,7 @@ __all__ = [
     "TIMING_STEPS",
     "UnknownDocumentError",
     "build_index",
+    "duplicates",
 ]
 
 # doctest.testmod(mirkit.index) runs the examples of what it exports.

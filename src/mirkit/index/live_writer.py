@@ -12,9 +12,11 @@ import numpy as np
 
 from mirkit._validate import progress_bar
 from mirkit.analysis import Analyzer
+from mirkit.dedup import DedupPolicy
 from mirkit.index import impacts as _impacts
 from mirkit.index import segments as seg
 from mirkit.index.columns import ColumnCollector, check_field_names, settings_fields
+from mirkit.index.dedup_files import load_policy, mark_fields
 from mirkit.index.fields import FieldTexts, check_fields
 from mirkit.index.reader import Index
 from mirkit.index.store import check_store
@@ -81,7 +83,8 @@ class SegmentWriter:
                  merge_policy: Optional[seg.MergePolicy] = seg.MergePolicy(),
                  numeric_fields=None, keyword_fields=None, store=None,
                  word_counts: Optional[bool] = None, fields=None,
-                 impacts: Optional[bool] = None, bits: Optional[int] = None, max_weight=None):
+                 impacts: Optional[bool] = None, bits: Optional[int] = None, max_weight=None,
+                 dedup=None):
         if analyzer is not None and not isinstance(analyzer, Analyzer):
             raise TypeError("analyzer must be a mirkit.analysis.Analyzer")
         check_threads_batch(threads, batch_size)
@@ -91,10 +94,14 @@ class SegmentWriter:
                "positions": positions, "bm25_k1": bm25_k1, "bm25_b": bm25_b, "vectors": vectors,
                "numeric_fields": numeric_fields, "keyword_fields": keyword_fields,
                "store": store, "word_counts": word_counts, "fields": fields,
-               "impacts": impacts, "bits": bits, "max_weight": max_weight}
+               "impacts": impacts, "bits": bits, "max_weight": max_weight, "dedup": dedup}
         impact = _impacts.living_settings(impacts, bits, max_weight, new)
+        policy = DedupPolicy.of(dedup)
+        if policy is not None and impact:
+            raise ValueError("dedup= checks texts: an impact index has none")
         text_fields = check_fields(fields, keyword_fields)
         fields = check_field_names(numeric_fields, keyword_fields)
+        fields = (fields[0], mark_fields(fields[0], fields[1], policy))
         if codec is not None:
             _check_codec(codec, "codec")
         if freq_codec is not None:
@@ -117,7 +124,8 @@ class SegmentWriter:
                 **({"numeric_fields": list(fields[0]), "keyword_fields": list(fields[1])}
                    if fields[0] or fields[1] else {}),
                 **({"fields": list(text_fields)} if text_fields else {}),
-                **({"impacts": impact} if impact else {})})
+                **({"impacts": impact} if impact else {}),
+                **({"dedup": policy.settings()} if policy is not None else {})})
         elif any(v is not None for v in new.values()):
             given = ", ".join(k for k, v in new.items() if v is not None)
             raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
@@ -159,8 +167,20 @@ class SegmentWriter:
             self._by_number[_number(s.info.name)] = self._segments[-1]
         self._new: dict = {}  # segment number -> _NewSegment, in the order they were started
         self._next_segment = self._commit["next_segment"]
+        if not keep_live:  # the near-duplicate policy, its index read on first use
+            self.dedup = DedupPolicy.from_settings(self.settings["dedup"]) \
+                if "dedup" in self.settings else None
+            self._dedup_loaded = False
         self.skipped = 0
         self.errors: list = []
+
+    def _dedup_policy(self) -> Optional[DedupPolicy]:
+        """The near-duplicate policy with every live committed document that may be an
+        original in its index (read from the segments' signatures on first use)."""
+        if self.dedup is not None and not self._dedup_loaded:
+            load_policy(self.dedup, [(index, deleted) for _, index, deleted, _ in self._segments])
+            self._dedup_loaded = True
+        return self.dedup
 
     def _live_map(self) -> dict:
         """The live id map ``{id: segment number << 32 | docid}``, built on first use (a delete
@@ -286,7 +306,8 @@ class SegmentWriter:
             vectors=seg.has_vectors(s), threads=self.threads, memory_budget=self.memory_budget,
             bm25_k1=s["bm25"]["k1"], bm25_b=s["bm25"]["b"], batch_size=self.batch_size,
             numeric_fields=settings_fields(s)[0], keyword_fields=settings_fields(s)[1],
-            store=s.get("store", False), word_counts=has_word_counts(s), fields=s.get("fields"))
+            store=s.get("store", False), word_counts=has_word_counts(s), fields=s.get("fields"),
+            dedup=self._dedup_policy())
         new = self._new[_number(name)] = _NewSegment(name, writer)
         return new
 
@@ -317,8 +338,10 @@ class SegmentWriter:
             raise ValueError(f"document id {id!r} is already in {self.path}; update() "
                              "replaces a document")
         new = self._open_segment([id])
+        before = new.writer.n_docs
         new.writer.add(id, text, fields)
-        self._added(new, [id])
+        if new.writer.n_docs > before:  # else a near-duplicate skipped (dedup="skip")
+            self._added(new, [id])
 
     def add_documents(self, source, *, format: str = "auto", skip_errors: bool = False,
                       progress=False, **reader_options) -> int:
@@ -367,6 +390,10 @@ class SegmentWriter:
                     records.append(record)
                 if ids:
                     new = self._open_segment(ids)
+                    if self.dedup is not None:  # near-duplicates (skipped or marked)
+                        ids, texts, locations, records = new.writer._dedup_batch(
+                            ids, texts, locations, records)
+                if ids:
                     if recorded is not None:
                         for i in ids:
                             new.writer._columns.add(i, recorded.lookup(i))
@@ -411,6 +438,8 @@ class SegmentWriter:
         deleted. Visible at the next commit."""
         self._check_open()
         ids = self._resolve(ids, "delete")
+        if self._dedup_loaded:  # else its index, read later, leaves the deleted ones out
+            self.dedup.forget(ids)
         live = self._live_map()
         for i in ids:
             code = live.pop(i)

@@ -56,6 +56,7 @@ from mirkit.index._manifest import MANIFEST, IndexCorruptError, IndexVersionErro
     check_version, write_manifest
 from mirkit.index.reader import FORMAT_NAME, DocVectors, Index, IndexStats, lookup_docids
 from mirkit.index import store as _store
+from mirkit.index.dedup_files import dedup_files, merge_signatures
 from mirkit.index.fields import FIELDS_DIR, link_field_indexes, merge_field_indexes
 from mirkit.index.word_counts import WORD_COUNT_FILES, has_word_counts, merge_word_counts
 
@@ -790,6 +791,7 @@ def merge_segments(path: Path, segments: list, name: str, settings: dict, *,
             manifest["impacts"] = settings["impacts"]
         write_manifest(tmp, manifest)
         _merge_columns(tmp, segments, settings, len(ids), order)
+        merge_signatures(tmp, segments, settings, order)
         merge_field_indexes(tmp, segments, settings, memory_budget, order)
         fsync_dir(tmp)
         move_into_place(tmp, target, overwrite=False)
@@ -888,6 +890,8 @@ def upgrade(path: Path) -> None:
 
     old = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     columns, (numeric, keyword) = column_files(path)
+    signatures, dedup = dedup_files(path)
+    columns += signatures
     names = list(old["files"]) + columns + [MANIFEST]
     seg = path / segment_name(0)
     shutil.rmtree(seg, ignore_errors=True)  # left by an upgrade that crashed before its switch
@@ -904,6 +908,8 @@ def upgrade(path: Path) -> None:
     settings = segment_settings(old)
     if numeric or keyword:
         settings.update(numeric_fields=list(numeric), keyword_fields=list(keyword))
+    if dedup is not None:
+        settings["dedup"] = dedup
     write_commit(path, new_commit(1, settings, segments, 1))
     write_manifest(path, marker_manifest())
     fsync_dir(path)

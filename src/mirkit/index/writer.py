@@ -21,6 +21,7 @@ from mirkit.dedup import DedupPolicy
 from mirkit.analysis import Analyzer
 from mirkit.index._manifest import write_manifest
 from mirkit.index.columns import ColumnCollector, check_field_names, write_columns
+from mirkit.index.dedup_files import SignatureCollector, mark_column, mark_fields
 from mirkit.index.fields import FieldTexts, check_fields, manifest_entry
 from mirkit.index.reader import FORMAT_NAME, FORMAT_VERSION, POSITIONS_CODEC, VECTOR_CODECS, Index
 from mirkit.index.store import StoreBuilder, check_store
@@ -160,10 +161,13 @@ class IndexWriter(CommitOnExit):
     dedup : {"skip", "mark"} or mirkit.dedup.DedupPolicy, optional
         Check each document against those added before it for near-duplicates
         (:class:`mirkit.dedup.DedupPolicy`; a name is that action with its defaults, Jaccard
-        0.8 of word sets): ``"skip"`` leaves duplicates out, ``"mark"`` indexes them; both
-        record them in ``dedup.duplicates`` (id -> id of the earlier document). Documents from
-        :meth:`add_documents` then go through the batch reader. Not with `fields`,
-        `numeric_fields`, `keyword_fields` or `store` (yet).
+        0.8 of word sets): ``"skip"`` leaves duplicates out, ``"mark"`` indexes them with the
+        id of the earlier document in the keyword field ``duplicate_of``; both record them in
+        ``dedup.duplicates`` (id -> id of the earlier document). With text `fields` the text
+        checked is the fields joined. The index keeps the documents' MinHash signatures and
+        the policy, so that :meth:`open` goes on checking against them
+        (:mod:`mirkit.index.dedup_files`). Documents from :meth:`add_documents` then go
+        through the batch reader.
     impacts : bool
         Index pretokenized weighted documents (``{"id", "vector": {term: weight}}``, learned
         sparse retrieval) as quantized impacts, with no analysis: the writer is then a
@@ -251,10 +255,9 @@ class IndexWriter(CommitOnExit):
                              "keeps no document store: pass store=False or merge=True")
         self.merge = merge
         self.dedup = DedupPolicy.of(dedup)
-        if self.dedup is not None and (fields or numeric_fields or keyword_fields or store):
-            raise ValueError("dedup= does not combine with fields, numeric_fields, "
-                             "keyword_fields or store (yet)")
         numeric_fields, keyword_fields = check_field_names(numeric_fields, keyword_fields)
+        keyword_fields = mark_fields(numeric_fields, keyword_fields, self.dedup)
+        self._signatures = None if self.dedup is None else SignatureCollector(self.dedup)
         self.fields = check_fields(fields, keyword_fields)
         self._fields = FieldTexts(self.fields) if self.fields else None
         self._columns = ColumnCollector(numeric_fields, keyword_fields) \
@@ -317,7 +320,8 @@ class IndexWriter(CommitOnExit):
              memory_budget: Union[int, str] = "1GB", batch_size: int = 4096,
              merge_policy="default", numeric_fields=None, keyword_fields=None,
              store=None, word_counts: Optional[bool] = None, fields=None,
-             impacts: Optional[bool] = None, bits: Optional[int] = None, max_weight=None):
+             impacts: Optional[bool] = None, bits: Optional[int] = None, max_weight=None,
+             dedup=None):
         """A writer that changes the index at `path` (created if absent): a
         :class:`mirkit.index.live_writer.SegmentWriter` with ``add``, ``add_documents``,
         ``delete``, ``update``, ``commit`` and ``merge``. The index becomes (or is) a segmented
@@ -344,6 +348,12 @@ class IndexWriter(CommitOnExit):
         numeric_fields, keyword_fields
             The fields a new index stores column-wise (as for :class:`IndexWriter`;
             ValueError for an existing one, which keeps its own).
+        dedup : {"skip", "mark"} or mirkit.dedup.DedupPolicy, optional
+            The near-duplicate policy of a new index (as for :class:`IndexWriter`; ValueError
+            for an existing one, which keeps its own, as one built with ``dedup=`` does): each
+            document added is checked against every live document of the index, earlier
+            commits and sessions included (:mod:`mirkit.index.dedup_files`);
+            ``writer.dedup.duplicates`` lists this session's.
         threads, memory_budget, batch_size
             As for :class:`IndexWriter`, for the segments this writer builds.
         merge_policy : MergePolicy or None
@@ -383,7 +393,7 @@ class IndexWriter(CommitOnExit):
             merge_policy=MergePolicy() if merge_policy == "default" else merge_policy,
             numeric_fields=numeric_fields, keyword_fields=keyword_fields, store=store,
             word_counts=word_counts, fields=fields, impacts=impacts, bits=bits,
-            max_weight=max_weight)
+            max_weight=max_weight, dedup=dedup)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -412,7 +422,7 @@ class IndexWriter(CommitOnExit):
                             f"{list(self.fields)}")
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
-        if self.dedup is not None and self.dedup.skip(id, text):
+        if self.dedup is not None and self._dedup_skip(id, text):
             return
         if self._columns is not None:
             self._columns.add(id, fields)
@@ -466,10 +476,12 @@ class IndexWriter(CommitOnExit):
                 self._read_seconds += time.perf_counter() - started
                 if batch is None:
                     break
-                ids, texts, locations = (batch.ids, batch.texts, batch.locations) \
-                    if self.dedup is None else self.dedup.keep(batch.ids, batch.texts,
-                                                               batch.locations)
-                self._add_batch(ids, texts, locations, skip_errors, batch.records)
+                ids, texts, locations, records = batch.ids, batch.texts, batch.locations, \
+                    batch.records
+                if self.dedup is not None:
+                    ids, texts, locations, records = self._dedup_batch(ids, texts, locations,
+                                                                       records)
+                self._add_batch(ids, texts, locations, skip_errors, records)
                 self.bytes_read += batch.nbytes
                 self.skipped += reader.skipped - skipped_before
                 skipped_before = reader.skipped
@@ -478,6 +490,23 @@ class IndexWriter(CommitOnExit):
         self.errors.extend(reader.errors[: max(0, MAX_KEPT_ERRORS - len(self.errors))])
         self._update_timings()
         return self.n_docs - before
+
+    def _dedup_skip(self, id: str, text: str) -> bool:
+        """Check a document for near-duplicates (keeping its signature): True to skip it."""
+        duplicate, signature, shingles = self.dedup.check(id, text)
+        if duplicate is not None and self.dedup.action == "skip":
+            return True
+        self._signatures.add(id, signature, shingles)
+        return False
+
+    def _dedup_batch(self, ids: list, texts: list, locations: list, records=None) -> tuple:
+        """A batch without the near-duplicates to skip (each document checked)."""
+        keep = [i for i, (id, text) in enumerate(zip(ids, texts))
+                if not self._dedup_skip(id, text)]
+        if len(keep) == len(ids):
+            return ids, texts, locations, records
+        return ([ids[i] for i in keep], [texts[i] for i in keep], [locations[i] for i in keep],
+                None if records is None else [records[i] for i in keep])
 
     def _add_jsonl(self, source: tuple, reader) -> None:
         """A JSON Lines file, or its bytes ``[first, stop)`` (``source``: ``(path, first,
@@ -566,6 +595,7 @@ class IndexWriter(CommitOnExit):
                 self._write_manifest(stats, self._store)
                 self._write_columns(self._tmp)
                 self._write_fields(self._tmp)
+                self._write_signatures(self._tmp)
             else:
                 parts = self._builder.finish_parts()
                 self._final_docs = sum(stats["n_docs"] for _, stats in parts)
@@ -609,6 +639,8 @@ class IndexWriter(CommitOnExit):
                             keyword_fields=list(self._columns.keyword))
         if self.fields:
             settings["fields"] = list(self.fields)
+        if self.dedup is not None:
+            settings["dedup"] = self.dedup.settings()
         entries = []
         for directory, stats in parts:
             if stats["n_docs"] == 0:  # a segment holds documents
@@ -620,6 +652,7 @@ class IndexWriter(CommitOnExit):
                 build=self._build_info(stats), fields=self.fields))
             self._write_columns(Path(directory))
             self._write_fields(Path(directory))
+            self._write_signatures(Path(directory))
             name = seg.segment_name(len(entries))
             fsync_dir(Path(directory))
             os.rename(directory, self._tmp / name)
@@ -633,7 +666,16 @@ class IndexWriter(CommitOnExit):
         if self._columns is None:
             return
         doc_ids = Index.open(directory, verify=False).doc_ids
-        write_columns(directory, self._columns.columns(doc_ids), len(doc_ids))
+        columns = self._columns.columns(doc_ids)
+        if self.dedup is not None and self.dedup.action == "mark":
+            columns = mark_column(columns, doc_ids, self.dedup.duplicates)
+        write_columns(directory, columns, len(doc_ids))
+
+    def _write_signatures(self, directory: Path) -> None:
+        """The near-duplicate files of the index (or segment) in `directory`
+        (:mod:`mirkit.index.dedup_files`)."""
+        if self._signatures is not None:
+            self._signatures.write(directory, Index.open(directory, verify=False).doc_ids)
 
     def _write_fields(self, directory: Path) -> None:
         """The field indexes of the index (or segment) in `directory`

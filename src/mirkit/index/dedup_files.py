@@ -1,0 +1,270 @@
+"""Near-duplicates in an index (``IndexWriter(dedup=...)``, :class:`mirkit.dedup.DedupPolicy`):
+what an index keeps so that every later writer checks new documents against it, and the
+``duplicate_of`` marks.
+
+**The text checked** is the text the index proper holds: the document's text or, in an index
+with text fields (:mod:`mirkit.index.fields`), its fields' texts joined by ``"\\n"``. It is
+shingled by :mod:`mirkit.dedup`'s own tokenizer (not the index's analyzer).
+
+**Files**, beside the postings of an index or of each segment of a segmented index, written in
+its temporary directory (so they appear with it, atomically, or not at all), ``dedup.json``
+last:
+
+- ``dedup_signatures.u32``: each document's MinHash signature (``n_docs x num_perm``, little
+  endian, docid order; zeros for a document without any token);
+- ``dedup_shingle_offsets.u64`` (``n_docs + 1``) and ``dedup_shingles.u64``: each document's
+  sorted set of 64-bit shingle hashes (empty without any token), for the exact verification;
+- ``dedup.json``: the policy (:meth:`~mirkit.dedup.DedupPolicy.settings`), the document count
+  and each file's size and CRC-32C, checked when a writer reads them.
+
+A segmented index also keeps the policy in its commit's settings (``"dedup"``). A merge
+carries the live documents' rows in their new order (a deleted document's row leaves with
+it), as it carries the field columns.
+
+**Marks**: with ``"mark"`` the index has the keyword field ``duplicate_of``
+(:mod:`mirkit.index.columns`): the external id of the document that a duplicate duplicates,
+missing for the others. It survives reopening and merges, :func:`duplicates` reads it, and a
+filter hides the duplicates: ``searcher.search(q, k, filter="NOT duplicate_of:*")``.
+
+**The living index** (:meth:`IndexWriter.open <mirkit.index.IndexWriter.open>`): a new
+document is checked against every live document of the index that is not itself a duplicate,
+from earlier commits and sessions (their signatures, read from the segments at the writer's
+first add: about ``8 x (num_perm + distinct shingles)`` bytes a document, and one dict entry a
+band) and from this session. A deleted document is forgotten at once, so adding its text
+again (or updating it, a delete and an add) is not a duplicate of it. With ``"skip"`` an
+update whose new text duplicates another live document leaves the id deleted. The policy is a
+setting of the index, chosen when it is created (``IndexWriter.open(path, dedup="mark")``,
+or an index built with ``dedup=`` and opened for changes): an index made without it holds no
+signatures, and ``dedup=`` for an existing index is a ValueError.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from mirkit._files import check_files, write_file, write_json
+
+__all__ = ["DEDUP_FILE", "DUPLICATE_OF", "SignatureCollector", "duplicates", "read_signatures"]
+
+DEDUP_FILE = "dedup.json"
+DUPLICATE_OF = "duplicate_of"
+_FORMAT = 1
+_SIGNATURES = "dedup_signatures.u32"
+_OFFSETS = "dedup_shingle_offsets.u64"
+_SHINGLES = "dedup_shingles.u64"
+
+
+def mark_fields(numeric: tuple, keyword: tuple, policy) -> tuple:
+    """The keyword fields of a writer with `policy`: ``duplicate_of`` added for ``"mark"``."""
+    if policy is None or policy.action != "mark":
+        return keyword
+    if DUPLICATE_OF in numeric:
+        raise ValueError(f"dedup='mark' writes the keyword field {DUPLICATE_OF!r}: it cannot "
+                         "be a numeric field")
+    return keyword if DUPLICATE_OF in keyword else keyword + (DUPLICATE_OF,)
+
+
+class SignatureCollector:
+    """The signatures and shingle sets of the documents a writer keeps (the first record of
+    an id counts, as the index keeps the first of a repeated id)."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.rows: dict = {}
+
+    def add(self, doc_id: str, signature: Optional[np.ndarray],
+            shingles: Optional[np.ndarray]) -> None:
+        self.rows.setdefault(doc_id, (signature, shingles))
+
+    def write(self, directory: Path, doc_ids: list) -> None:
+        """The files of the index (or segment) in `directory`, whose documents are `doc_ids`
+        in docid order."""
+        num_perm = self.policy.index.num_perm
+        sig = np.zeros((len(doc_ids), num_perm), np.uint32)
+        sets = []
+        for i, d in enumerate(doc_ids):
+            s, values = self.rows.get(d, (None, None))
+            if s is not None:
+                sig[i] = s
+            sets.append(np.zeros(0, np.uint64) if values is None else values)
+        _write(directory, self.policy.settings(), sig, sets)
+
+
+def _write(directory: Path, settings: dict, sig: np.ndarray, sets: list) -> None:
+    offsets = np.zeros(len(sets) + 1, np.uint64)
+    offsets[1:] = np.cumsum([len(s) for s in sets])
+    shingles = np.concatenate([np.zeros(0, np.uint64)] + sets).astype("<u8")
+    files = {}
+    for name, data in ((_SIGNATURES, sig.astype("<u4")), (_OFFSETS, offsets.astype("<u8")),
+                       (_SHINGLES, shingles)):
+        files[name] = write_file(directory / name, np.ascontiguousarray(data).tobytes())
+    write_json(directory / DEDUP_FILE, {"format": _FORMAT, "n_docs": len(sets),
+                                        "policy": settings, "files": files})
+
+
+def _meta(directory: Path) -> Optional[dict]:
+    where = Path(directory) / DEDUP_FILE
+    if not where.is_file():
+        return None
+    from mirkit.index._manifest import IndexCorruptError
+
+    try:
+        meta = json.loads(where.read_text(encoding="utf-8"))
+        meta["n_docs"], meta["policy"]["num_perm"], meta["files"][_SHINGLES]
+    except (ValueError, KeyError, TypeError) as e:
+        raise IndexCorruptError(f"{where}: malformed ({e})") from None
+    return meta
+
+
+def dedup_files(directory: Path) -> tuple:
+    """(the names of the dedup files of an index directory, ``dedup.json`` last; its policy
+    settings); ``([], None)`` when it has none."""
+    meta = _meta(directory)
+    if meta is None:
+        return [], None
+    return list(meta["files"]) + [DEDUP_FILE], meta["policy"]
+
+
+def read_signatures(index) -> tuple:
+    """``(signatures, offsets, shingles)`` of an open index (or segment) written with
+    ``dedup=``: uint32 ``(n_docs, num_perm)``, uint64 ``(n_docs + 1,)`` and uint64, each file
+    checked against its size and CRC-32C.
+
+    Raises
+    ------
+    ValueError
+        If the index holds no signatures (it was written without ``dedup=``).
+    IndexCorruptError
+        If a file is missing, damaged or inconsistent (names it).
+    """
+    from mirkit.index._manifest import IndexCorruptError
+
+    directory = Path(index.path)
+    meta = _meta(directory)
+    if meta is None:
+        raise ValueError(f"{directory} holds no MinHash signatures ({DEDUP_FILE}): it was "
+                         "written without dedup=; rebuild it with dedup='skip' or 'mark'")
+    check_files(directory, meta["files"], True, IndexCorruptError)
+    n, k = int(meta["n_docs"]), int(meta["policy"]["num_perm"])
+    sig = np.fromfile(directory / _SIGNATURES, dtype="<u4")
+    offsets = np.fromfile(directory / _OFFSETS, dtype="<u8")
+    shingles = np.fromfile(directory / _SHINGLES, dtype="<u8")
+    if n != index.stats.n_docs or sig.size != n * k or offsets.size != n + 1 \
+            or int(offsets[-1]) != shingles.size or np.any(np.diff(offsets.astype(np.int64)) < 0):
+        raise IndexCorruptError(f"{directory / DEDUP_FILE}: its files do not hold {n} "
+                                f"documents of {k} slots (the index has {index.stats.n_docs})")
+    return (sig.reshape(n, k).astype(np.uint32, copy=False),
+            offsets.astype(np.uint64, copy=False), shingles.astype(np.uint64, copy=False))
+
+
+def _marked(index) -> Optional[np.ndarray]:
+    """Bool per docid of an index (or segment): the document is a marked duplicate (None:
+    the index has no ``duplicate_of`` field)."""
+    from mirkit.index.columns import read_columns
+
+    c = read_columns(index).get(DUPLICATE_OF)
+    return None if c is None else c.values >= 0
+
+
+def merge_signatures(directory: Path, segments: list, settings: dict,
+                     order: Optional[np.ndarray] = None) -> None:
+    """The dedup files of a merged segment (:func:`mirkit.index.segments.merge_segments`): the
+    live documents' rows of `segments` (``index``, ``deleted``), in order (or in the new
+    `order`). Nothing when the index has no dedup policy."""
+    if "dedup" not in settings:
+        return
+    sigs, sets = [], []
+    for s in segments:
+        sig, offsets, shingles = read_signatures(s.index)
+        live = np.flatnonzero(np.ones(len(sig), bool) if s.deleted is None else ~s.deleted)
+        ends = offsets.astype(np.int64)
+        sigs.append(sig[live])
+        sets += [shingles[ends[d]:ends[d + 1]] for d in live.tolist()]
+    sig = np.concatenate(sigs) if sigs else np.zeros((0, settings["dedup"]["num_perm"]),
+                                                     np.uint32)
+    if order is not None:
+        sig, sets = sig[order], [sets[i] for i in np.asarray(order).tolist()]
+    _write(directory, settings["dedup"], sig, sets)
+
+
+def load_policy(policy, parts: list) -> None:
+    """Index in `policy` the documents of `parts` (``(Index, deleted mask or None)`` of each
+    segment) that may be the original of a new document: live, with a token, not a marked
+    duplicate."""
+    for index, deleted in parts:
+        sig, offsets, shingles = read_signatures(index)
+        take = np.diff(offsets.astype(np.int64)) > 0
+        if deleted is not None:
+            take &= ~deleted
+        marked = _marked(index)
+        if marked is not None:
+            take &= ~marked
+        rows = np.flatnonzero(take)
+        if not rows.size:
+            continue
+        ids = index.doc_ids
+        starts = offsets[rows].astype(np.int64)
+        ends = offsets[rows + 1].astype(np.int64)
+        sub_offsets = np.zeros(rows.size + 1, np.int64)
+        sub_offsets[1:] = np.cumsum(ends - starts)
+        sub = np.concatenate([shingles[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
+        policy.index._add_many([ids[r] for r in rows.tolist()], sig[rows], sub_offsets, sub)
+
+
+def mark_column(columns: list, doc_ids: list, duplicates: dict) -> list:
+    """`columns` with the ``duplicate_of`` column made from `duplicates` (id -> original id)
+    for documents `doc_ids` (values that the documents gave themselves are replaced)."""
+    from mirkit.index.columns import _make_column
+
+    return [_make_column(DUPLICATE_OF, "keyword", [duplicates.get(d) for d in doc_ids])
+            if c.name == DUPLICATE_OF else c for c in columns]
+
+
+def duplicates(index) -> dict:
+    """The marked duplicates of an index written with ``dedup="mark"``: ``{id: id of the
+    document it duplicates}`` over its live documents (an :class:`~mirkit.index.Index` or a
+    :class:`~mirkit.index.SegmentedIndex`).
+
+    Raises
+    ------
+    ValueError
+        If the index has no ``duplicate_of`` field (it was not written with ``dedup="mark"``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from mirkit.index import Index, IndexWriter, duplicates
+    >>> path = os.path.join(tempfile.mkdtemp(), "idx")
+    >>> with IndexWriter(path, threads=1, dedup="mark") as w:
+    ...     w.add("d1", "the quick brown fox jumps over the lazy dog")
+    ...     w.add("d2", "The quick brown fox jumps over the lazy dog!")
+    ...     w.add("d3", "an entirely different page")
+    >>> duplicates(Index.open(path))
+    {'d2': 'd1'}
+    >>> from mirkit.search import Searcher
+    >>> Searcher(path).search("fox", 10, filter="NOT duplicate_of:*").ids
+    ['d1']
+    """
+    from mirkit.index.columns import read_columns
+
+    parts = [(s.index, s.deleted) for s in index._segments] if hasattr(index, "_segments") \
+        else [(index, None)]
+    out: dict = {}
+    found = False
+    for part, deleted in parts:
+        c = read_columns(part).get(DUPLICATE_OF)
+        if c is None:
+            continue
+        found = True
+        ids = part.doc_ids
+        for d in np.flatnonzero(c.values >= 0).tolist():
+            if deleted is None or not deleted[d]:
+                out[ids[d]] = c.dictionary[c.values[d]]
+    if not found and parts:
+        raise ValueError(f"{index.path} has no {DUPLICATE_OF!r} field: it was not written "
+                         "with dedup='mark'")
+    return out
