@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mirkit.dedup
 from mirkit import _core
@@ -200,6 +202,54 @@ def test_hamming_pairs_wide_codes_equal_numpy(rng):
     a, b = np.nonzero(np.triu(dist <= 60, 1))
     assert hamming_pairs(codes, 60).tolist() == np.stack([a, b], 1).tolist()
     assert [5, 9] in hamming_pairs(codes, 2).tolist()
+
+
+def _python_distances(codes: np.ndarray) -> np.ndarray:
+    rows = [[int(x) for x in c] for c in codes]
+    return np.array([[sum(bin(x ^ y).count("1") for x, y in zip(a, b)) for b in rows]
+                     for a in rows])
+
+
+def _flipped(code: np.ndarray, bits) -> np.ndarray:
+    out = code.copy()
+    for f in bits:
+        out[f // 64] ^= np.uint64(1) << np.uint64(f % 64)
+    return out
+
+
+@pytest.mark.parametrize("words", [1, 2, 3])
+def test_pigeonhole_pairs_equal_every_pair(rng, words):
+    """The pigeonhole blocks (some crossing word boundaries) give exactly the pairs of the
+    exhaustive scan and of pure-Python popcounts, at every distance from 0 to the widest that
+    keeps 8-bit blocks, on random codes with neighbours planted at 0 to 11 bits and repeats."""
+    codes = np.frombuffer(rng.bytes(160 * words * 8), np.uint64).reshape(160, words).copy()
+    for i in range(80):
+        codes[80 + i] = _flipped(codes[i], rng.choice(64 * words, size=i % 12, replace=False))
+    codes[10] = codes[30] = codes[20]
+    dist = _python_distances(codes)
+    for d in sorted({0, 1, 2, 3, 5, 7, 8 * words - 1}):
+        expect = np.argwhere(np.triu(dist <= d, 1)).tolist()
+        assert hamming_pairs(codes, d).tolist() == expect, d
+        assert hamming_pairs(codes, d, exhaustive=True).tolist() == expect, d
+    assert hamming_pairs(codes[:0], 3).shape == (0, 2)
+    assert hamming_pairs(codes[:1], 3).shape == (0, 2)
+    with pytest.raises(TypeError, match="exhaustive"):
+        hamming_pairs(codes, 3, exhaustive=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.lists(st.integers(0, 63), max_size=6)),
+                max_size=30),
+       st.integers(0, 7))
+def test_pigeonhole_pairs_property(bases, variants, max_distance):
+    """Codes near a few bases (any bits flipped): the blocks find every pair within the
+    distance, and only those."""
+    base = np.array(bases, np.uint64).reshape(-1, 1)
+    codes = np.concatenate([base] + [_flipped(base[b % len(base)], flips).reshape(1, 1)
+                                     for b, flips in variants])
+    expect = np.argwhere(np.triu(_python_distances(codes) <= max_distance, 1)).tolist()
+    assert hamming_pairs(codes, max_distance).tolist() == expect
 
 
 def test_dedup_index_against_brute_force(texts, rng):

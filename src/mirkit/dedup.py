@@ -37,8 +37,15 @@ components of the kept pairs (transitive: a ~ b and b ~ c put a and c together).
 **SimHash** (Charikar 2002): bit ``b`` of a text's code is set when more of its shingle
 occurrences (repeats counted) have bit ``b`` set than clear. ``near_duplicates(...,
 method="simhash", max_distance=3)`` links texts whose codes differ in at most `max_distance`
-bits, comparing every pair with the kit's Hamming kernels (:mod:`mirkit.vectors`: AVX-512
-VPOPCNTDQ, AVX2 or scalar), so it takes time quadratic in the number of texts.
+bits. The pairs come from the pigeonhole principle (Manku, Jain & Das Sarma 2007): cut the
+code into ``max_distance + 1`` blocks of contiguous bits; two codes that differ in at most
+``max_distance`` bits are equal in at least one block, so the candidates are the pairs with an
+equal block (grouped by sorting each block's values), and each is kept by its exact Hamming
+distance: the same pairs as comparing every pair, in time about linear in the number of texts
+plus the candidates. With blocks under 8 bits (``max_distance >= bits / 8``) nearly every pair
+is a candidate, and every pair is compared with the kit's Hamming kernels instead
+(:mod:`mirkit.vectors`: AVX-512 VPOPCNTDQ, AVX2 or scalar), as ``hamming_pairs(...,
+exhaustive=True)`` always does.
 
 Functions release the GIL while they run and may be called from many threads; a
 :class:`DedupIndex` is not thread-safe (one writer at a time).
@@ -289,9 +296,59 @@ def _clusters(labels: np.ndarray) -> list:
     return sorted(groups)
 
 
-def hamming_pairs(codes, max_distance: int, *, threads: int = 0) -> np.ndarray:
+_POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+_MIN_BLOCK_BITS = 8  # narrower pigeonhole blocks make nearly every pair a candidate
+
+
+def _block_keys(codes: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Bits ``[lo, hi)`` of each code (bit b: bit ``b % 64`` of word ``b // 64``) as rows of
+    uint64 pieces, one per word the range touches."""
+    pieces = []
+    for w in range(lo // 64, (hi - 1) // 64 + 1):
+        a, b = max(lo, 64 * w) - 64 * w, min(hi, 64 * w + 64) - 64 * w
+        mask = np.uint64((1 << (b - a)) - 1)
+        pieces.append((codes[:, w] >> np.uint64(a)) & mask)
+    return np.stack(pieces, axis=1)
+
+
+def _equal_key_pairs(keys: np.ndarray) -> np.ndarray:
+    """Every pair ``a * n + b`` (``a < b``, uint64) of rows of `keys` that are equal."""
+    n = len(keys)
+    order = np.lexsort(keys.T[::-1])
+    sk = keys[order]
+    new = np.ones(n, bool)
+    new[1:] = np.any(sk[1:] != sk[:-1], axis=1)
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], n)[np.cumsum(new) - 1]  # per sorted row, its group's end
+    count = ends - np.arange(n) - 1  # the later rows of its group
+    first = np.repeat(np.arange(n), count)
+    second = first + 1 + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    a, b = order[first].astype(np.uint64), order[second].astype(np.uint64)
+    return np.minimum(a, b) * np.uint64(n) + np.maximum(a, b)
+
+
+def _pigeonhole_pairs(codes: np.ndarray, max_distance: int) -> np.ndarray:
+    """hamming_pairs by pigeonhole blocks: candidates equal in one of ``max_distance + 1``
+    blocks, each kept by its exact distance."""
+    n, words = codes.shape
+    bits, m = 64 * words, max_distance + 1
+    cuts = [bits * j // m for j in range(m + 1)]
+    found = np.unique(np.concatenate(
+        [np.zeros(0, np.uint64)] + [_equal_key_pairs(_block_keys(codes, cuts[j], cuts[j + 1]))
+                                    for j in range(m)]))
+    a, b = (found // np.uint64(n)).astype(np.intp), (found % np.uint64(n)).astype(np.intp)
+    differ = np.ascontiguousarray(codes[a] ^ codes[b]).view(np.uint8)
+    distance = _POPCOUNT8[differ].reshape(len(found), 8 * words).sum(axis=1, dtype=np.int64)
+    keep = distance <= max_distance
+    return np.stack([a[keep], b[keep]], axis=1).astype(np.uint32)
+
+
+def hamming_pairs(codes, max_distance: int, *, threads: int = 0,
+                  exhaustive: bool = False) -> np.ndarray:
     """Pairs of rows of `codes` (n x words uint64, from :func:`simhash`) whose Hamming distance
-    is <= `max_distance`, by the kit's Hamming kernel over every pair (in blocks of rows).
+    is <= `max_distance`: candidates from ``max_distance + 1`` pigeonhole blocks (see the
+    module's documentation), or, with `exhaustive` or blocks under 8 bits, the kit's Hamming
+    kernel over every pair (in blocks of rows). Both give the same pairs.
 
     Returns
     -------
@@ -312,8 +369,12 @@ def hamming_pairs(codes, max_distance: int, *, threads: int = 0) -> np.ndarray:
                         f"with {codes.ndim} dimension(s)")
     max_distance = _int_option(max_distance, "max_distance", 0, 64 * codes.shape[1])
     threads = _int_option(threads, "threads", 0, 1 << 16)
+    if not isinstance(exhaustive, bool):
+        raise TypeError(f"exhaustive must be a bool, got {type(exhaustive).__name__}")
     n, words = codes.shape
     codes = np.ascontiguousarray(codes)
+    if n and not exhaustive and 64 * words // (max_distance + 1) >= _MIN_BLOCK_BITS:
+        return _pigeonhole_pairs(codes, max_distance)
     blocks = np.zeros((-(-n // 8), words, 8), np.uint64)  # the scan layout of mirkit.vectors
     at = np.arange(n)
     blocks[at // 8, :, at % 8] = codes
