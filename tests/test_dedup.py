@@ -271,6 +271,24 @@ def test_dedup_index_against_brute_force(texts, rng):
         index.add("anything new", key=0)
 
 
+def test_policy_check_many_equals_check(texts, rng):
+    """The batch check (one kernel call for the texts) answers as one check at a time, texts
+    without tokens included, and remembers the same documents."""
+    docs = _planted(texts[:60], rng) + ["", "...", texts[0]]
+    ids = [f"d{i}" for i in range(len(docs))]
+    one, many = DedupPolicy("mark"), DedupPolicy("mark")
+    a = [one.check(i, d) for i, d in zip(ids, docs)]
+    b = many.check_many(ids[:50], docs[:50], threads=2) + many.check_many(ids[50:], docs[50:])
+    for (dup_a, sig_a, set_a), (dup_b, sig_b, set_b) in zip(a, b):
+        assert dup_a == dup_b
+        assert (sig_a is None and sig_b is None) or np.array_equal(sig_a, sig_b)
+        assert (set_a is None and set_b is None) or set_a.tolist() == set_b.tolist()
+    assert one.duplicates == many.duplicates and one.duplicates[ids[-1]] == "d0"
+    assert a[-2] == (None, None, None) and len(one.index) == len(many.index)
+    with pytest.raises(TypeError, match="single str"):
+        many.check_many(["x"], "text")
+
+
 def test_writer_skips_or_marks_duplicates(tmp_path, texts, rng):
     from mirkit.index import Index, IndexWriter
 

@@ -263,3 +263,22 @@ def test_doctests():
     failed, attempted = doctest.testmod(mirkit.index.dedup_files,
                                         optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted and not failed
+
+
+def test_reorder_carries_signatures_and_marks(tmp_path, texts):
+    from mirkit.index.reorder import reorder
+
+    docs = [(f"z{i}", t) for i, t in enumerate(texts[:6])] + [("a0", texts[2] + " again")]
+    with IndexWriter(tmp_path / "i", dedup="mark", threads=1) as w:
+        w.add_documents(docs)
+    out = reorder(tmp_path / "i", tmp_path / "by-id", "ids")
+    assert out.doc_ids == sorted(i for i, _ in docs)
+    assert duplicates(out) == {"a0": "z2"}
+    _, offsets, shingles = read_signatures(out)
+    text_of = dict(docs)
+    for d, doc_id in enumerate(out.doc_ids):
+        assert shingles[offsets[d]:offsets[d + 1]].tolist() == \
+            sorted(set(ref.shingles(text_of[doc_id])))
+    with IndexWriter.open(tmp_path / "by-id", threads=1) as w:
+        w.add("n", texts[4])
+        assert w.dedup.duplicates == {"n": "z4"}

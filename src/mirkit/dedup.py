@@ -333,9 +333,10 @@ def _pigeonhole_pairs(codes: np.ndarray, max_distance: int) -> np.ndarray:
     n, words = codes.shape
     bits, m = 64 * words, max_distance + 1
     cuts = [bits * j // m for j in range(m + 1)]
-    found = np.unique(np.concatenate(
+    found = np.sort(np.concatenate(
         [np.zeros(0, np.uint64)] + [_equal_key_pairs(_block_keys(codes, cuts[j], cuts[j + 1]))
                                     for j in range(m)]))
+    found = found[np.append(True, found[1:] != found[:-1])] if found.size else found
     a, b = (found // np.uint64(n)).astype(np.intp), (found % np.uint64(n)).astype(np.intp)
     differ = np.ascontiguousarray(codes[a] ^ codes[b]).view(np.uint8)
     distance = _POPCOUNT8[differ].reshape(len(found), 8 * words).sum(axis=1, dtype=np.int64)
@@ -537,6 +538,17 @@ class DedupIndex:
                                            self.seed, 1, True)
         return _core.dedup.band_keys(sig, self.bands, self.rows)[0].tolist(), values, sig[0]
 
+    def _sign_many(self, texts: list, threads: int = 1) -> list:
+        """:meth:`_sign` of each text at once (one kernel call), None for a text without any
+        token."""
+        sig, counts, offsets, values = _core.dedup.minhash(
+            texts, self.num_perm, self.shingle, self.ngram, self.seed,
+            _int_option(threads, "threads", 0, 1 << 16), True)
+        keys = _core.dedup.band_keys(sig, self.bands, self.rows).tolist()
+        ends = offsets.astype(np.int64).tolist()
+        return [(keys[i], values[ends[i]:ends[i + 1]], sig[i]) if counts[i] else None
+                for i in range(len(keys))]
+
     def _matches(self, bands: list, shingles: np.ndarray) -> list:
         seen: set = set()
         found = []
@@ -689,10 +701,24 @@ class DedupPolicy:
         original from now on), its MinHash signature row and sorted shingle set (both None
         for a text without any token)."""
         try:
-            bands, shingles, sig = self.index._sign(text)
-        except ValueError:  # no token: never a duplicate
+            signed = self.index._sign(text)
+        except ValueError:  # no token
+            signed = None
+        return self._check_signed(id, signed)
+
+    def check_many(self, ids: list, texts: list, threads: int = 1) -> list:
+        """:meth:`check` of each document in order (the texts signed at once, on `threads`
+        threads; 0: all cores)."""
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a sequence of str, not a single str")
+        return [self._check_signed(i, signed)
+                for i, signed in zip(ids, self.index._sign_many(texts, threads))]
+
+    def _check_signed(self, id: str, signed: Optional[tuple]) -> tuple:
+        if signed is None:  # no token: never a duplicate
             self.duplicates.pop(id, None)
             return None, None, None
+        bands, shingles, sig = signed
         found = self.index._matches(bands, shingles)
         if found:
             self.duplicates[id] = found[0]

@@ -174,9 +174,15 @@ def merge_signatures(directory: Path, segments: list, settings: dict,
                      order: Optional[np.ndarray] = None) -> None:
     """The dedup files of a merged segment (:func:`mirkit.index.segments.merge_segments`): the
     live documents' rows of `segments` (``index``, ``deleted``), in order (or in the new
-    `order`). Nothing when the index has no dedup policy."""
-    if "dedup" not in settings:
+    `order`, :func:`mirkit.index.reorder.reorder`). Nothing when the index has no dedup
+    policy and its segments no signatures."""
+    if not segments:
         return
+    if "dedup" not in settings:  # a reordered format-1 index: its own files say
+        metas = [_meta(Path(s.index.path)) for s in segments]
+        if any(m is None for m in metas):
+            return
+        settings = {"dedup": metas[0]["policy"]}
     sigs, sets = [], []
     for s in segments:
         sig, offsets, shingles = read_signatures(s.index)
@@ -184,8 +190,7 @@ def merge_signatures(directory: Path, segments: list, settings: dict,
         ends = offsets.astype(np.int64)
         sigs.append(sig[live])
         sets += [shingles[ends[d]:ends[d + 1]] for d in live.tolist()]
-    sig = np.concatenate(sigs) if sigs else np.zeros((0, settings["dedup"]["num_perm"]),
-                                                     np.uint32)
+    sig = np.concatenate(sigs)
     if order is not None:
         sig, sets = sig[order], [sets[i] for i in np.asarray(order).tolist()]
     _write(directory, settings["dedup"], sig, sets)

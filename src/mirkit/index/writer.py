@@ -422,7 +422,7 @@ class IndexWriter(CommitOnExit):
                             f"{list(self.fields)}")
         if not isinstance(id, str) or not isinstance(text, str):
             raise TypeError("id and text must be str")
-        if self.dedup is not None and self._dedup_skip(id, text):
+        if self.dedup is not None and self._dedup_skip(id, self.dedup.check(id, text)):
             return
         if self._columns is not None:
             self._columns.add(id, fields)
@@ -491,9 +491,10 @@ class IndexWriter(CommitOnExit):
         self._update_timings()
         return self.n_docs - before
 
-    def _dedup_skip(self, id: str, text: str) -> bool:
-        """Check a document for near-duplicates (keeping its signature): True to skip it."""
-        duplicate, signature, shingles = self.dedup.check(id, text)
+    def _dedup_skip(self, id: str, checked: tuple) -> bool:
+        """Keeps the signature of a document checked for near-duplicates (`checked`:
+        :meth:`DedupPolicy.check`'s answer); True to skip it."""
+        duplicate, signature, shingles = checked
         if duplicate is not None and self.dedup.action == "skip":
             return True
         self._signatures.add(id, signature, shingles)
@@ -501,8 +502,8 @@ class IndexWriter(CommitOnExit):
 
     def _dedup_batch(self, ids: list, texts: list, locations: list, records=None) -> tuple:
         """A batch without the near-duplicates to skip (each document checked)."""
-        keep = [i for i, (id, text) in enumerate(zip(ids, texts))
-                if not self._dedup_skip(id, text)]
+        checked = self.dedup.check_many(ids, texts, self.threads)
+        keep = [i for i, (id, c) in enumerate(zip(ids, checked)) if not self._dedup_skip(id, c)]
         if len(keep) == len(ids):
             return ids, texts, locations, records
         return ([ids[i] for i in keep], [texts[i] for i in keep], [locations[i] for i in keep],
