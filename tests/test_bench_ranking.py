@@ -32,6 +32,8 @@ def test_dedup_section_runs(capsys):
     out = capsys.readouterr().out
     assert "mirkit minhash, 1 thread" in out and "rensa RMinHashLSH" in out
     assert "| mirkit near_duplicates (14 x 9, exact verification) |" in out
+    assert "| all pairs (Hamming kernels), 375 codes |" in out
+    assert "| IndexWriter.open (living), dedup='mark' |" in out
 
 
 def test_cache_section_runs(capsys):

@@ -25,6 +25,18 @@ clusters can hold pairs below the threshold) with its default banding (14 x 9) a
 datasketch's (9 x 13); datasketch ``MinHashLSH(threshold=0.8)`` and rensa ``RMinHashLSH``
 (its own band count, 16): the candidate pairs of their LSH queries, unverified, as they return
 them.
+
+SimHash pairs: the 64-bit :func:`~mirkit.dedup.simhash` codes of the corpus, pairs within 3
+bits by pigeonhole blocks (:func:`~mirkit.dedup.hamming_pairs`) and by the all-pairs scan with
+the Hamming kernels (``exhaustive=True``; on a fifth of the corpus when it is above 5,000
+texts: it is quadratic), checked equal before timing, median of `repeat`, rows taking turns.
+
+Indexing: the corpus (with its planted copies) indexed by one-thread writers through
+``add_documents``, median of `repeat`, rows taking turns: ``IndexWriter`` without dedup, with
+``dedup="skip"`` and with ``dedup="mark"``, and a living index (``IndexWriter.open(...,
+dedup="mark")``). Before timing: the plain index holds every text, the skipping one every text
+but the marked duplicates, both marking ones the same marks, and every mark has exact Jaccard
+>= 0.8 with its original.
 """
 
 from __future__ import annotations
@@ -33,7 +45,9 @@ import gzip
 import json
 import math
 import os
+import shutil
 import statistics
+import tempfile
 import time
 from typing import Iterator, Optional
 
@@ -210,6 +224,76 @@ def _rensa_minhash(RMinHash, text: str):
     return m
 
 
+def _timed(rows: dict, repeat: int, cleanup=None) -> dict:
+    """Median seconds of each row of `rows`, rows taking turns (`cleanup` gets each output)."""
+    times: dict = {name: [] for name in rows}
+    for _ in range(repeat):
+        for name, fn in rows.items():
+            start = time.perf_counter()
+            out = fn()
+            times[name].append(time.perf_counter() - start)
+            if cleanup is not None:
+                cleanup(out)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _simhash_rows(texts: list, repeat: int) -> list:
+    codes = dedup.simhash(texts, 64, seed=SEED)
+    small = codes if len(codes) <= 5000 else codes[: len(codes) // 5]
+    fast = lambda c: (lambda: dedup.hamming_pairs(c, 3))  # noqa: E731
+    rows = {f"pigeonhole blocks, {len(codes):,} codes": fast(codes),
+            f"pigeonhole blocks, {len(small):,} codes": fast(small),
+            f"all pairs (Hamming kernels), {len(small):,} codes":
+            lambda: dedup.hamming_pairs(small, 3, exhaustive=True)}  # one row fewer if equal
+    outputs = {name: fn() for name, fn in rows.items()}
+    if not np.array_equal(outputs[f"pigeonhole blocks, {len(small):,} codes"],
+                          outputs[f"all pairs (Hamming kernels), {len(small):,} codes"]):
+        raise AssertionError("pigeonhole and all-pairs SimHash pairs differ")
+    return [(name, len(outputs[name]), seconds)
+            for name, seconds in _timed(rows, repeat).items()]
+
+
+def _indexing_rows(texts: list, repeat: int) -> list:
+    from mirkit.index import Index, IndexWriter, duplicates
+
+    docs = [(f"d{i}", t) for i, t in enumerate(texts)]
+
+    def build(living: bool = False, **options):
+        def run() -> str:
+            path = os.path.join(tempfile.mkdtemp(prefix="mirkit-bench-dedup-"), "index")
+            w = IndexWriter.open(path, threads=1, merge_policy=None, **options) if living \
+                else IndexWriter(path, threads=1, **options)
+            with w:
+                w.add_documents(docs)
+            return path
+        return run
+
+    rows = {"IndexWriter, no dedup": build(), "IndexWriter, dedup='skip'": build(dedup="skip"),
+            "IndexWriter, dedup='mark'": build(dedup="mark"),
+            "IndexWriter.open (living), dedup='mark'": build(living=True, dedup="mark")}
+
+    def cleanup(path: str) -> None:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+    paths = {name: fn() for name, fn in rows.items()}
+    try:
+        indexes = {name: Index.open(path) for name, path in paths.items()}
+        marks = duplicates(indexes["IndexWriter, dedup='mark'"])
+        ids = [i for i, _ in docs]
+        text_of = dict(docs)
+        if indexes["IndexWriter, no dedup"].doc_ids != ids \
+                or indexes["IndexWriter, dedup='skip'"].doc_ids != [i for i in ids
+                                                                    if i not in marks] \
+                or duplicates(indexes["IndexWriter.open (living), dedup='mark'"]) != marks \
+                or any(_jaccard(text_of[a], text_of[b]) < THRESHOLD for a, b in marks.items()):
+            raise AssertionError("the dedup indexes do not hold what they should")
+    finally:
+        for path in paths.values():
+            cleanup(path)
+    return [(name, len(docs) / seconds, seconds, len(marks))
+            for name, seconds in _timed(rows, repeat, cleanup).items()]
+
+
 def report(quick: bool = False, repeat: int = 3, n_docs: Optional[int] = None) -> list:
     """Print the signature and detection tables; returns no harness results."""
     texts = corpus(n_docs or (2_000 if quick else 20_000))
@@ -231,4 +315,17 @@ def report(quick: bool = False, repeat: int = 3, n_docs: Optional[int] = None) -
     print("|---|---|---|---|---|")
     for name, recall, precision, n, seconds in _detection_rows(texts, pairs):
         print(f"| {name} | {recall:.3f} | {precision:.3f} | {n:,} | {seconds:.2f} |")
+    print(f"\nSimHash pairs within 3 bits (64-bit codes; load average {_load()})\n")
+    print("| implementation | pairs | median s |")
+    print("|---|---|---|")
+    for name, n, seconds in _simhash_rows(texts, repeat):
+        print(f"| {name} | {n:,} | {seconds:.3f} |")
+    print(f"\nIndexing {len(texts):,} texts with near-duplicate checks (1 thread; load average "
+          f"{_load()})\n")
+    rows = _indexing_rows(texts, repeat)
+    print("| writer | docs/s | median s | vs no dedup | marked duplicates |")
+    print("|---|---|---|---|---|")
+    for name, per_second, seconds, n_marked in rows:
+        print(f"| {name} | {per_second:,.0f} | {seconds:.3f} | {per_second / rows[0][1]:.2f}x | "
+              f"{n_marked:,} |")
     return []

@@ -126,6 +126,11 @@ class SegmentWriter:
                 **({"fields": list(text_fields)} if text_fields else {}),
                 **({"impacts": impact} if impact else {}),
                 **({"dedup": policy.settings()} if policy is not None else {})})
+        elif dedup is not None:
+            raise ValueError(
+                f"{self.path} exists: dedup= applies only to a new index (an index keeps the "
+                "policy it was made with; one made without dedup= holds no MinHash signatures "
+                "to check new documents against: rebuild it with dedup=)")
         elif any(v is not None for v in new.values()):
             given = ", ".join(k for k, v in new.items() if v is not None)
             raise ValueError(f"{self.path} exists: its settings are the index's own; {given} "
