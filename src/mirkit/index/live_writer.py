@@ -183,7 +183,11 @@ class SegmentWriter:
         """The near-duplicate policy with every live committed document that may be an
         original in its index (read from the segments' signatures on first use)."""
         if self.dedup is not None and not self._dedup_loaded:
-            load_policy(self.dedup, [(index, deleted) for _, index, deleted, _ in self._segments])
+            try:
+                load_policy(self.dedup, [(i, deleted) for _, i, deleted, _ in self._segments])
+            except BaseException:  # a damaged file: the next try starts afresh
+                self.dedup = DedupPolicy.from_settings(self.settings["dedup"])
+                raise
             self._dedup_loaded = True
         return self.dedup
 
