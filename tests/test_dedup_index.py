@@ -249,7 +249,8 @@ def test_damaged_and_missing_signatures(tmp_path, texts):
                 w.add("o3", texts[3])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.integers(0, 2**64 - 1), unique=True, max_size=20), max_size=12),
        st.integers(1, 40))
 def test_signature_files_round_trip(tmp_path, sets, num_perm):
