@@ -56,7 +56,7 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
         bubble_down(order, 0);
         continue;
       }
-      plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
+      plan.prefetch(pivot_id);  // a candidate: its document data is needed soon
       if (order[0]->docid() == pivot_id) {
         // Score with early termination: block_bound keeps sum(done scores) + sum(bounds left),
         // plus the candidate's own boost.

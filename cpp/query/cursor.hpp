@@ -66,7 +66,9 @@ class ScoredCursor {
   // scored cursor usually goes on to score more of its block's documents, so it prefetches the
   // data of the posting kPrefetchAhead further on.
   Score score(const S& scorer) {
-    scorer.prefetch(m_postings.docid_ahead(kPrefetchAhead));
+    const uint32_t ahead = m_postings.docid_ahead(kPrefetchAhead);
+    scorer.prefetch(ahead);
+    if (m_prior_data != nullptr) __builtin_prefetch(m_prior_data + ahead);
     return contribution(scorer, docid(), m_postings.freq());
   }
 
@@ -110,6 +112,9 @@ class ScoredCursor {
     refresh_block();
     return m_cached_bound;
   }
+  // A prior's boosts, read at random for each candidate (Plan::doc_part) as the scorer's data
+  // is (a miss each, most of the cost of a prior on a small index): prefetched with it.
+  void set_prior(const double* boost) { m_prior_data = boost; }
   // A prior's bounds (query/prior_bounds.hpp), fixed point as the boosts are (times `scale`):
   // `list_max` over the list's docids, `blocks` (null: list_max for every block) per block.
   void set_prior_bounds(Score list_max, const double* blocks, double scale) {
@@ -134,6 +139,7 @@ class ScoredCursor {
   const float* m_block_bounds = nullptr;
   double m_block_factor = 0.0;
   uint64_t m_n_blocks = 0;
+  const double* m_prior_data = nullptr;
   Score m_prior_max = 0;
   const double* m_prior_blocks = nullptr;
   double m_prior_scale = 0.0;
@@ -168,6 +174,9 @@ class ScoredCursor {
       const uint32_t* docs = m_postings.block_docids() + from;
       const uint32_t* freqs = m_postings.block_freqs() + from;
       Score* out = m_scores + from;
+      if (m_prior_data != nullptr) {
+        for (uint32_t i = 0; i < n; ++i) __builtin_prefetch(m_prior_data + docs[i]);
+      }
       if constexpr (std::is_same_v<S, Bm25Scorer>) {
         bm25_block_scores(docs, freqs, n, scorer.norms, m_params.weight, out);
       } else if constexpr (std::is_same_v<S, ImpactScorer>) {
@@ -209,6 +218,12 @@ struct Plan {
   // The cursors carry its bounds per list and per block (set_prior_bounds).
   const double* prior = nullptr;
   double prior_scale = 0.0;
+
+  // Prefetches what scoring a candidate reads: the scorer's data and the prior.
+  void prefetch(uint32_t doc) const {
+    scorer.prefetch(doc);
+    if (prior != nullptr) __builtin_prefetch(prior + doc);
+  }
 
   // A document's boost, fixed point (0 without a prior).
   Score prior_part(uint32_t doc) const {

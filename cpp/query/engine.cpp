@@ -681,6 +681,7 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
       if (uses_bounds(algorithm)) {
         run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
       }
+      if (prior != nullptr) run.cursors.back().set_prior(prior->boost);
       if (prior_bounds) {
         // The boosts are exact doubles: the ceiling of the same product to_fixed rounds.
         const ListPriorBounds* b = prior_bounds_of(t);
