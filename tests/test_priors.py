@@ -311,7 +311,7 @@ def test_prior_lists_are_checked(corpus, tmp_path):
         _engine_search(twin, "wing", 10, "wand", compiled.engine_arg(False))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(data=st.data())
 def test_small_random_corpora_and_priors_every_algorithm_exact(tmp_path_factory, data):
     """Small random corpora (a few words, many repeats) and priors (zeros, ties, spikes on some

@@ -551,9 +551,9 @@ void def_search(Class& cls) {
            "search() of many queries on `threads` threads (0 = all cores), analysis included.")
       .def("search_batch_arrays",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
-              unsigned threads, const ScorerSpec& spec, py::handle filter) {
+              unsigned threads, const ScorerSpec& spec, py::handle filter, py::handle prior) {
              const std::vector<QueryResult> rs =
-                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter);
+                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter, prior);
              std::vector<uint64_t> offsets{0}, counters;
              std::vector<uint32_t> docids;
              std::vector<double> scores;
@@ -576,7 +576,7 @@ void def_search(Class& cls) {
                                    to_numpy(std::move(counters)).reshape({-1, 3}));
            },
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
-           py::arg("spec"), py::arg("filter") = py::none(),
+           py::arg("spec"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
            "search_batch() as flat arrays, for results that travel (mirkit.distributed): "
            "(offsets uint64 (n + 1,), docids uint32, scores float64, counters uint64 (n, 3)); "
            "query i's hits are [offsets[i], offsets[i + 1]), its counters postings_decoded, "

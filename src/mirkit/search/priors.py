@@ -38,6 +38,14 @@ queried.
 
 A compiled :class:`Prior` (:meth:`Searcher.compile_prior`) can be passed as `prior` to reuse it
 across queries; a field name is compiled once per searcher and transform.
+
+The prior works with pseudo-relevance feedback (``feedback=Rocchio()``: both retrievals rank
+with it, so the feedback documents are the top of the boosted ranking), with hybrid queries
+(it is added to the text side's scores before fusion) and with
+:class:`mirkit.distributed.DistributedSearcher` (compiled on the client over the whole
+collection, so that ``k`` and the largest boost are the collection's; each run gets the boosts
+of its segments or shards, and the results equal one index's bit for bit). Not yet with BM25F
+or spelling correction.
 """
 
 from __future__ import annotations
@@ -98,9 +106,8 @@ def _check_values(values: np.ndarray, where: str) -> None:
         raise ValueError(f"prior values must be finite and >= 0; {where}{i} has {values[i]}")
 
 
-def _part_values(index, prior) -> list:
+def _part_values(index, prior, parts: list) -> list:
     """The raw prior per part (float64, one per docid of the part, deleted ones 0)."""
-    parts = _parts(index)
     if isinstance(prior, str):
         out = []
         for part, deleted in parts:
@@ -171,6 +178,13 @@ def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
     >>> compile_prior(index, [1.0, 1.0, 3.0], transform="sat", weight=2.0).boosts[0].tolist()
     [1.0, 1.0, 1.5]
     """
+    return _compile(index, _parts(index), prior, weight, transform, k)
+
+
+def _compile(index, parts: list, prior, weight: float, transform: str, k) -> Prior:
+    """compile_prior over `parts` ((plain Index, deleted mask or None) each, in collection
+    order): the parts of `index`, or the shards of a sharded index
+    (:class:`mirkit.distributed.DistributedSearcher`)."""
     if transform not in TRANSFORMS:
         raise ValueError(f"prior_transform must be one of {TRANSFORMS}, got {transform!r}")
     if (not isinstance(weight, numbers.Real) or isinstance(weight, bool)
@@ -179,7 +193,7 @@ def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
     if k is not None and (not isinstance(k, numbers.Real) or isinstance(k, bool)
                           or not (math.isfinite(k) and k > 0)):
         raise ValueError(f"prior_k must be a finite number > 0, got {k!r}")
-    parts = _part_values(index, prior)
+    parts = _part_values(index, prior, parts)
     if k is None:
         positive = np.concatenate([v[v > 0] for v in parts]) if parts else np.zeros(0)
         if positive.size == 0:
