@@ -123,7 +123,9 @@ class FieldedEngine:
     def avg_length(self, field: int) -> float: ...
     def search(self, query: list[_FieldedClause], weights: Sequence[float],
                b: Sequence[float], k1: float, k: int, algorithm: str,
-               filter: Optional[npt.NDArray[np.uint8]] = None) -> _FieldedHits: ...
+               filter: Optional[npt.NDArray[np.uint8]] = None,
+               prior: Optional[tuple[npt.NDArray[np.float64], float]] = None
+               ) -> _FieldedHits: ...
     @property
     def total_lengths(self) -> list[int]: ...
     def clause_dfs(self, queries: list[list[_FieldedClause]]) -> list[list[int]]: ...
@@ -131,7 +133,8 @@ class FieldedEngine:
                      weights: Sequence[float], b: Sequence[float], k1: float, k: int,
                      algorithm: str, threads: int = 0,
                      filter: Optional[npt.NDArray[np.uint8]] = None,
-                     global_stats: Optional[tuple[int, list[float], list[list[int]]]] = None
+                     global_stats: Optional[tuple[int, list[float], list[list[int]]]] = None,
+                     prior: Optional[tuple[npt.NDArray[np.float64], float]] = None
                      ) -> list[_FieldedHits]: ...
 
 def merge_topk(runs: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],

@@ -44,8 +44,9 @@ with it, so the feedback documents are the top of the boosted ranking), with hyb
 (it is added to the text side's scores before fusion) and with
 :class:`mirkit.distributed.DistributedSearcher` (compiled on the client over the whole
 collection, so that ``k`` and the largest boost are the collection's; each run gets the boosts
-of its segments or shards, and the results equal one index's bit for bit). Not yet with BM25F
-or spelling correction.
+of its segments or shards, and the results equal one index's bit for bit), and with BM25F
+(:mod:`mirkit.search.fielded`: the boosts of the live documents). Not yet with spelling
+correction, nor with BM25F in a DistributedSearcher.
 """
 
 from __future__ import annotations

@@ -427,9 +427,9 @@ class Searcher:
             internal docid (e.g. PageRank), the name of a numeric field, or a compiled
             :class:`~mirkit.search.priors.Prior` (:meth:`compile_prior`). Each matching
             document then scores ``text + prior_weight * f(prior)``, exactly with every
-            algorithm. With `feedback`, both retrievals rank so (the feedback documents are
-            the top of the boosted ranking); with `vector`, the text side's scores are
-            boosted before fusion. Not with `correct` or BM25F.
+            algorithm and with BM25F. With `feedback`, both retrievals rank so (the feedback
+            documents are the top of the boosted ranking); with `vector`, the text side's
+            scores are boosted before fusion. Not with `correct`.
         prior_weight : float
             ``w`` >= 0.
         prior_transform : {"log", "sat"}
@@ -467,7 +467,15 @@ class Searcher:
         ['b', 'a']
         """
         if prior is not None:
-            self._check_prior_options(correct, scorer)
+            if correct is not None:
+                raise ValueError("prior= does not combine with correct= (yet)")
+            bm25f = self._prior_bm25f([query], scorer, dict(
+                documents=documents, snippets=snippets, vector=vector, syntax=syntax))
+            if bm25f is not None:
+                return self._fielded_prior([query], k, algorithm, bm25f, feedback, filter,
+                                           syntax, self.compile_prior(
+                                               prior, weight=prior_weight,
+                                               transform=prior_transform, k=prior_k))[0]
             if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                     or transpositions is not None:
                 query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
@@ -592,9 +600,16 @@ class Searcher:
         side on `threads` threads, the vector index searched once with all the rows); the
         other hybrid options are :meth:`search`'s."""
         if prior is not None:
-            self._check_prior_options(None, scorer)
             if progress is not None and progress is not False:
                 raise ValueError("prior= does not combine with progress= (yet)")
+            queries = list(queries)
+            bm25f = self._prior_bm25f(queries, scorer, dict(vectors=vectors, syntax=syntax))
+            if bm25f is not None:
+                return self._fielded_prior(queries, k, algorithm, bm25f, feedback, filter,
+                                           syntax, self.compile_prior(
+                                               prior, weight=prior_weight,
+                                               transform=prior_transform, k=prior_k),
+                                           check_count(threads, "threads"))
             if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                     or transpositions is not None:
                 queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
@@ -684,11 +699,36 @@ class Searcher:
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids, compiled.engine_arg(False))
 
-    def _check_prior_options(self, correct, scorer) -> None:
-        if correct is not None:
-            raise ValueError("prior= does not combine with correct= (yet)")
-        if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
-            raise ValueError("prior= does not combine with BM25F (yet)")
+    def _prior_bm25f(self, queries: list, scorer, options: dict):
+        """The BM25F scorer of a search with a prior (:func:`fielded_scorer`'s rule, `options`
+        its), or None for the ordinary engine."""
+        if not (self._fielded_index or isinstance(scorer, BM25F)
+                or isinstance(self._scorer, BM25F)) \
+                or any(isinstance(q, StructuredQuery) for q in queries):
+            return None
+        return fielded_scorer(self, queries, scorer, options)
+
+    def _fielded_prior(self, queries: list, k, algorithm, bm25f, feedback, filter, syntax,
+                       compiled, threads=None) -> list:
+        """BM25F with a compiled prior: :meth:`search` (`threads` None) or
+        :meth:`search_batch` of `queries`, with Rocchio feedback too (both retrievals
+        boosted)."""
+        k = check_search_options(k, algorithm)
+        if feedback is not None:
+            if filter is not None:
+                raise ValueError("filter= does not combine with feedback= (yet)")
+            fb = _feedback(feedback)
+            if threads is None:
+                return [fb.search(self, queries[0], k, algorithm=algorithm, scorer=bm25f,
+                                  prior=compiled)]
+            return fb.search_batch(self, queries, k, algorithm=algorithm, scorer=bm25f,
+                                   threads=threads, prior=compiled)
+        flt = None if filter is None else self._filter_cache.get(self.index, filter)
+        if threads is None:
+            return [self._fielded_search().search(queries[0], k, algorithm, bm25f, flt, syntax,
+                                                  prior=compiled)]
+        return self._fielded_search().search_batch(queries, k, algorithm, bm25f, threads, flt,
+                                                   syntax, prior=compiled)
 
     def _prior_two_stage(self, queries: list, k, algorithm, scorer, feedback, vectors, filter,
                          compiled, threads, fusion_options) -> list:
