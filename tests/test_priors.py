@@ -240,6 +240,19 @@ def test_block_max_wand_finds_a_spike_prior(corpus):
             np.testing.assert_array_equal(r.scores, oracle.scores)
 
 
+def _check_pruned(s, query, prior, expected: dict, k: int) -> tuple:
+    """Exhaustive search with `prior` gives numpy's `expected` top k, and every pruning
+    algorithm gives exhaustive's, bit for bit: (the exhaustive result, {algorithm: result})."""
+    oracle = s.search(query, k, algorithm="exhaustive", prior=prior)
+    ref.assert_top_k(oracle, expected, k)
+    results = {}
+    for algorithm in PRUNED:
+        r = results[algorithm] = s.search(query, k, algorithm=algorithm, prior=prior)
+        np.testing.assert_array_equal(r.docids, oracle.docids, err_msg=algorithm)
+        np.testing.assert_array_equal(r.scores, oracle.scores)
+    return oracle, results
+
+
 def _engine_search(s, query, k, algorithm, prior):
     """The plain engine's search with an explicit engine prior argument (tests of the bounds'
     fallback: a (boosts, max) pair bounds every list by the index-wide maximum)."""
@@ -270,12 +283,8 @@ def test_per_list_bounds_prior_on_a_rare_terms_documents(corpus):
         expected = _expected(corpus, query, values, 1.5, "sat", 1.0)
         tried += 1
         for kk in (1, 10, 100):
-            oracle = s.search(query, kk, algorithm="exhaustive", prior=compiled)
-            ref.assert_top_k(oracle, expected, kk)
-            for algorithm in PRUNED:
-                r = s.search(query, kk, algorithm=algorithm, prior=compiled)
-                np.testing.assert_array_equal(r.docids, oracle.docids, err_msg=algorithm)
-                np.testing.assert_array_equal(r.scores, oracle.scores)
+            oracle, results = _check_pruned(s, query, compiled, expected, kk)
+            for algorithm, r in results.items():
                 if algorithm == "taat":
                     continue
                 whole = _engine_search(s, query, kk, algorithm,
@@ -342,9 +351,4 @@ def test_small_random_corpora_and_priors_every_algorithm_exact(tmp_path_factory,
     boost = weight * _f(values, transform, compiled.k)
     expected = {d: v + boost[d] for d, v in text.items()}
     for kk in (1, 3, 10):
-        oracle = s.search(query, kk, algorithm="exhaustive", prior=compiled)
-        ref.assert_top_k(oracle, expected, kk)
-        for algorithm in PRUNED:
-            r = s.search(query, kk, algorithm=algorithm, prior=compiled)
-            np.testing.assert_array_equal(r.docids, oracle.docids, err_msg=algorithm)
-            np.testing.assert_array_equal(r.scores, oracle.scores)
+        _check_pruned(s, query, compiled, expected, kk)
