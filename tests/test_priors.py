@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import scoring as ref
 
 from mirkit.index import Index, IndexWriter, build_index
 from mirkit.search import Searcher
+from mirkit.search.priors import TRANSFORMS
 
 PRUNED = ("taat", "wand", "bmw", "maxscore")
 
@@ -183,7 +186,7 @@ def test_bad_priors(corpus):
         s.search(q, prior="year", prior_k=0)
     with pytest.raises(TypeError, match="array of numbers"):
         s.search(q, prior=np.array(["a"] * n))
-    with pytest.raises(ValueError, match="does not combine with feedback"):
+    with pytest.raises(ValueError, match="does not combine with correct="):
         s.search(q, prior="year", correct="auto")
     other = Searcher(build_index([("a", "x")], s.index.path.parent / "other", threads=1))
     with pytest.raises(ValueError, match="another index"):
@@ -235,3 +238,117 @@ def test_block_max_wand_finds_a_spike_prior(corpus):
                               prior_k=1.0, prior_weight=1000.0)
             np.testing.assert_array_equal(r.docids, oracle.docids)
             np.testing.assert_array_equal(r.scores, oracle.scores)
+
+
+def _check_pruned(s, query, prior, expected: dict, k: int) -> tuple:
+    """Exhaustive search with `prior` gives numpy's `expected` top k, and every pruning
+    algorithm gives exhaustive's, bit for bit: (the exhaustive result, {algorithm: result})."""
+    oracle = s.search(query, k, algorithm="exhaustive", prior=prior)
+    ref.assert_top_k(oracle, expected, k)
+    results = {}
+    for algorithm in PRUNED:
+        r = results[algorithm] = s.search(query, k, algorithm=algorithm, prior=prior)
+        np.testing.assert_array_equal(r.docids, oracle.docids, err_msg=algorithm)
+        np.testing.assert_array_equal(r.scores, oracle.scores)
+    return oracle, results
+
+
+def _engine_search(s, query, k, algorithm, prior):
+    """The plain engine's search with an explicit engine prior argument (tests of the bounds'
+    fallback: a (boosts, max) pair bounds every list by the index-wide maximum)."""
+    k, spec = s._options(k, algorithm, None)
+    return s._engine.search(s._query(query), k, algorithm, spec, s.index.cached_doc_ids, None,
+                            prior)
+
+
+def test_per_list_bounds_prior_on_a_rare_terms_documents(corpus):
+    """A prior concentrated on the documents of each query's rarest term (the other terms'
+    documents have none): every pruning algorithm equals exhaustive scoring and numpy, and
+    the per-list bounds (the largest boost over each list's and block's documents) let WAND,
+    block-max WAND and MaxScore score fewer documents than the index-wide maximum does."""
+    s = corpus["searcher"]
+    n = len(corpus["array"])
+    rng = np.random.default_rng(5)
+    fewer = {a: 0 for a in PRUNED[1:]}
+    tried = 0
+    for query in corpus["queries"]:
+        terms = [t for t in s.analyze(query) if t in corpus["postings"]]
+        if len(terms) < 3:
+            continue
+        rare = min(terms, key=lambda t: corpus["postings"][t][0].size)
+        values = np.zeros(n)
+        held = corpus["postings"][rare][0]
+        values[held] = rng.lognormal(0.0, 1.0, held.size)
+        compiled = s.compile_prior(values, weight=1.5, transform="sat", k=1.0)
+        expected = _expected(corpus, query, values, 1.5, "sat", 1.0)
+        tried += 1
+        for kk in (1, 10, 100):
+            oracle, results = _check_pruned(s, query, compiled, expected, kk)
+            for algorithm, r in results.items():
+                if algorithm == "taat":
+                    continue
+                whole = _engine_search(s, query, kk, algorithm,
+                                       (compiled.boosts[0], compiled.max))
+                np.testing.assert_array_equal(whole.docids, oracle.docids)
+                np.testing.assert_array_equal(whole.scores, oracle.scores)
+                assert r.docs_scored <= whole.docs_scored, (algorithm, query, kk)
+                fewer[algorithm] += r.docs_scored < whole.docs_scored
+    assert tried >= 4
+    assert all(v > 0 for v in fewer.values()), fewer
+    # the bounds of the terms queried are kept in the compiled prior
+    assert len(compiled.lists[0]) > 0
+
+
+def test_prior_lists_are_checked(corpus, tmp_path):
+    from mirkit._core import query as cq
+
+    s = corpus["searcher"]
+    q = corpus["queries"][0]
+    compiled = s.compile_prior(corpus["array"])
+    other = cq.PriorLists(compiled.boosts[0].copy())
+    with pytest.raises(ValueError, match="made for other boosts"):
+        _engine_search(s, q, 10, "wand", (compiled.boosts[0], other, compiled.max))
+    with pytest.raises(TypeError, match="must be a PriorLists"):
+        _engine_search(s, q, 10, "wand", (compiled.boosts[0], [1.0], compiled.max))
+    with pytest.raises(TypeError):
+        cq.PriorLists(compiled.boosts[0].astype(np.float32))
+    # lists bound to one index are refused by another index of the same size
+    twin = Searcher(build_index([(str(i), "wing tip") for i in range(len(corpus["array"]))],
+                                tmp_path / "twin", threads=1))
+    _engine_search(s, q, 10, "wand", compiled.engine_arg(False))
+    with pytest.raises(ValueError, match="another index"):
+        _engine_search(twin, "wing", 10, "wand", compiled.engine_arg(False))
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_small_random_corpora_and_priors_every_algorithm_exact(tmp_path_factory, data):
+    """Small random corpora (a few words, many repeats) and priors (zeros, ties, spikes on some
+    terms' documents): every algorithm and k equals numpy's exhaustive score + w * f(prior)."""
+    vocab = ["ant", "bee", "cat", "dog", "eel", "fox", "gnu"]
+    n = data.draw(st.integers(1, 400), label="n_docs")
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(len(vocab), 0.4))
+    texts = [" ".join(rng.choice(vocab, size=rng.integers(1, 8), p=p)) for _ in range(n)]
+    index = build_index([(str(i), t) for i, t in enumerate(texts)],
+                        tmp_path_factory.mktemp("rnd") / "i", threads=1)
+    s = Searcher(index)
+    postings, lengths = ref.invert(texts, index.analyzer)
+    kind = data.draw(st.sampled_from(["zeros", "ties", "spike", "term", "lognormal"]))
+    values = {"zeros": np.zeros(n), "ties": np.full(n, 3.0),
+              "spike": (np.arange(n) == rng.integers(n)) * 50.0,
+              "lognormal": rng.lognormal(0, 2, n)}.get(kind)
+    if values is None:  # on the documents of one term
+        values = np.zeros(n)
+        d = postings[vocab[int(rng.integers(len(vocab)))]][0] if postings else []
+        values[d] = rng.random(len(d)) * 10
+    transform = data.draw(st.sampled_from(TRANSFORMS))
+    weight = data.draw(st.sampled_from([0.0, 0.3, 2.0, 25.0]))
+    compiled = s.compile_prior(values, weight=weight, transform=transform)
+    query = " ".join(data.draw(st.lists(st.sampled_from(vocab), min_size=1, max_size=4)))
+    text = ref.scores(s.analyze(query), postings, lengths, "bm25")
+    boost = weight * _f(values, transform, compiled.k)
+    expected = {d: v + boost[d] for d, v in text.items()}
+    for kk in (1, 3, 10):
+        _check_pruned(s, query, compiled, expected, kk)

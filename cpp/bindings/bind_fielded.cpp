@@ -1,4 +1,5 @@
 // BM25F over the text fields of an index (query/bm25f.hpp): mirkit.search.fielded drives it.
+#include <cmath>
 #include <optional>
 
 #include "bindings/common.hpp"
@@ -83,6 +84,23 @@ std::optional<std::vector<query::FieldedGlobal>> global_of(const py::object& sta
   return out;
 }
 
+// The prior argument: None, or (boosts, max) with boosts float64, one per live document.
+std::optional<query::DocPrior> prior_of(const PyFieldedEngine& e, const py::object& prior) {
+  if (prior.is_none()) return std::nullopt;
+  const auto t = prior.cast<py::tuple>();
+  if (t.size() != 2) throw py::value_error("prior must be a (boosts, max) tuple");
+  using F64 = py::array_t<double, py::array::c_style>;
+  if (!py::isinstance<F64>(t[0])) throw py::type_error("prior boosts must be float64");
+  const auto boosts = t[0].cast<F64>();
+  if (boosts.ndim() != 1 || static_cast<uint64_t>(boosts.size()) != e.engine->n_live()) {
+    throw py::value_error("prior boosts must hold " + std::to_string(e.engine->n_live()) +
+                          " values (one a live document)");
+  }
+  const double max = t[1].cast<double>();
+  if (!(std::isfinite(max) && max >= 0)) throw py::value_error("prior max must be finite, >= 0");
+  return query::DocPrior{boosts.data(), max};  // the caller's tuple keeps the array alive
+}
+
 py::tuple result_tuple(query::QueryResult&& r) {
   return py::make_tuple(to_numpy(std::move(r.docids)), to_numpy(std::move(r.scores)),
                         r.postings_decoded, r.postings_scored, r.docs_scored);
@@ -113,23 +131,25 @@ void bind_fielded(py::module_& m) {
       .def("search",
            [](const PyFieldedEngine& e, const py::list& query, std::vector<double> weights,
               std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
-              const std::optional<PassArray>& filter) {
+              const std::optional<PassArray>& filter, const py::object& prior) {
              const auto terms = fielded_terms(query);
              const auto params = bm25f_params(std::move(weights), std::move(b), k1);
              const auto a = query::parse_algorithm(algorithm);
              const uint8_t* pass = pass_of(e, filter);
+             const auto p = prior_of(e, prior);
              query::QueryResult r;
              {
                py::gil_scoped_release release;
-               r = e.engine->search(terms, params, k, a, pass);
+               r = e.engine->search(terms, params, k, a, pass, nullptr, p ? &*p : nullptr);
              }
              return result_tuple(std::move(r));
            },
            py::arg("query"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
-           py::arg("algorithm"), py::arg("filter") = py::none(),
+           py::arg("algorithm"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
            "(docids, scores, postings_decoded, postings_scored, docs_scored) of one query: a list "
            "of (term, weight, field or -1); filter: None or a uint8 per live document (nonzero: "
-           "may be returned; statistics stay the whole collection's).")
+           "may be returned; statistics stay the whole collection's); prior: None or (boosts, "
+           "max), float64 boosts in [0, max] per live document added to the scores.")
       .def_property_readonly("total_lengths", [](const PyFieldedEngine& e) {
              std::vector<uint64_t> out;
              for (size_t f = 0; f < e.engine->n_fields(); ++f) {
@@ -154,18 +174,19 @@ void bind_fielded(py::module_& m) {
            [](const PyFieldedEngine& e, const py::list& queries, std::vector<double> weights,
               std::vector<double> b, double k1, uint32_t k, const std::string& algorithm,
               unsigned threads, const std::optional<PassArray>& filter,
-              const py::object& global_stats) {
+              const py::object& global_stats, const py::object& prior) {
              std::vector<std::vector<FieldedTerm>> qs;
              for (const py::handle q : queries) qs.push_back(fielded_terms(q.cast<py::list>()));
              const auto params = bm25f_params(std::move(weights), std::move(b), k1);
              const auto a = query::parse_algorithm(algorithm);
              const uint8_t* pass = pass_of(e, filter);
              const auto global = global_of(global_stats);
+             const auto p = prior_of(e, prior);
              std::vector<query::QueryResult> rs;
              {
                py::gil_scoped_release release;
                rs = e.engine->search_batch(qs, params, k, a, threads, pass,
-                                           global ? &*global : nullptr);
+                                           global ? &*global : nullptr, p ? &*p : nullptr);
              }
              py::list out;
              for (auto& r : rs) out.append(result_tuple(std::move(r)));
@@ -173,10 +194,10 @@ void bind_fielded(py::module_& m) {
            },
            py::arg("queries"), py::arg("weights"), py::arg("b"), py::arg("k1"), py::arg("k"),
            py::arg("algorithm"), py::arg("threads") = 0, py::arg("filter") = py::none(),
-           py::arg("global_stats") = py::none(),
+           py::arg("global_stats") = py::none(), py::arg("prior") = py::none(),
            "search() of each query, on `threads` threads (0: every core). global_stats: None, "
            "or (n_live, average length per field, per query the df of each clause) of the "
-           "collection this engine is a part of (mirkit.distributed).");
+           "collection this engine is a part of (mirkit.distributed). prior: search()'s.");
 }
 
 }  // namespace mirkit::bindings

@@ -366,11 +366,11 @@ FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
   return out;
 }
 
-// The engine's prior argument: (boosts, max) or (boosts, block_max, max) with boosts a float64
+// The engine's prior argument: (boosts, max) or (boosts, lists, max) with boosts a float64
 // array over its documents (QueryEngine) or a list of them, one per segment (SegmentedEngine),
-// block_max the largest boost of each query::kPriorBlock documents (arrays alike); None: no
-// prior. The boosts are checked (finite, in [0, max]) and the block maxima made by
-// mirkit.search.priors when it compiles the prior, once, not here on every query.
+// lists a PriorLists over those same boosts (a list of them alike; it keeps the bounds of the
+// lists queried with the prior); None: no prior. The boosts are checked (finite, in [0, max])
+// by mirkit.search.priors when it compiles the prior, once, not here on every query.
 struct PriorArg {
   bool given = false;
   query::DocPrior single;
@@ -388,49 +388,61 @@ const double* f64_data(py::handle array, uint64_t size, const std::string& what)
   return a.data();  // the caller's tuple keeps the array alive during the call
 }
 
-query::DocPrior doc_prior(py::handle boost, py::handle block_max, double max, uint64_t n_docs,
+// The per-list bounds of a prior over one index (query::PriorListCache), with its boosts.
+struct PyPriorLists {
+  F64Arr boosts;
+  std::unique_ptr<query::PriorListCache> cache;
+};
+
+query::DocPrior doc_prior(py::handle boost, py::handle lists, double max, uint64_t n_docs,
                           const std::string& what) {
   if (!(std::isfinite(max) && max >= 0)) throw py::value_error("prior max must be finite, >= 0");
   query::DocPrior p{f64_data(boost, n_docs, "prior" + what), max};
-  if (!block_max.is_none()) {
-    const uint64_t blocks = (n_docs + query::kPriorBlock - 1) / query::kPriorBlock;
-    p.block_max = f64_data(block_max, blocks, "prior block maxima" + what);
+  if (!lists.is_none()) {
+    if (!py::isinstance<PyPriorLists>(lists)) {
+      throw py::type_error("prior lists" + what + " must be a PriorLists");
+    }
+    auto& l = lists.cast<PyPriorLists&>();
+    if (l.cache->boost() != p.boost) {
+      throw py::value_error("prior lists" + what + " were made for other boosts");
+    }
+    p.lists = l.cache.get();
   }
   return p;
 }
 
-// (boosts, block maxima or None, max) of a prior tuple.
+// (boosts, lists or None, max) of a prior tuple.
 std::tuple<py::object, py::object, double> prior_parts(py::handle prior) {
   const auto t = prior.cast<py::tuple>();
   if (t.size() == 2) return {t[0], py::none(), t[1].cast<double>()};
   if (t.size() == 3) return {t[0], t[1], t[2].cast<double>()};
-  throw py::value_error("prior must be a (boosts, max) or (boosts, block_max, max) tuple");
+  throw py::value_error("prior must be a (boosts, max) or (boosts, lists, max) tuple");
 }
 
 PriorArg prior_arg(const QueryEngine& e, py::handle prior) {
   PriorArg out;
   if (prior.is_none()) return out;
-  const auto [boosts, blocks, max] = prior_parts(prior);
+  const auto [boosts, lists, max] = prior_parts(prior);
   out.given = true;
-  out.single = doc_prior(boosts, blocks, max, e.reader().n_docs(), "");
+  out.single = doc_prior(boosts, lists, max, e.reader().n_docs(), "");
   return out;
 }
 
 PriorArg prior_arg(const SegmentedEngine& e, py::handle prior) {
   PriorArg out;
   if (prior.is_none()) return out;
-  const auto [boosts, blocks, max] = prior_parts(prior);
+  const auto [boosts, lists, max] = prior_parts(prior);
   const auto list = boosts.cast<py::list>();
   if (list.size() != e.n_segments() ||
-      (!blocks.is_none() && blocks.cast<py::list>().size() != e.n_segments())) {
+      (!lists.is_none() && lists.cast<py::list>().size() != e.n_segments())) {
     throw py::value_error("prior: " + std::to_string(list.size()) + " arrays for " +
                           std::to_string(e.n_segments()) + " segments");
   }
   out.given = true;
   for (size_t s = 0; s < list.size(); ++s) {
-    py::object block_max = py::none();
-    if (!blocks.is_none()) block_max = blocks.cast<py::list>()[s];
-    out.segments.push_back(doc_prior(list[s], block_max, max, e.segment(s).reader().n_docs(),
+    py::object segment_lists = py::none();
+    if (!lists.is_none()) segment_lists = lists.cast<py::list>()[s];
+    out.segments.push_back(doc_prior(list[s], segment_lists, max, e.segment(s).reader().n_docs(),
                                      "[" + std::to_string(s) + "]"));
   }
   return out;
@@ -519,8 +531,8 @@ void def_search(Class& cls) {
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
            "doc_ids: the cached list of external ids, or None. filter: a DocFilter (a "
            "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max) or "
-           "(boosts, block_max, max), float64 boosts in [0, max] per document and their maxima "
-           "per 64 documents (lists, one array per segment), or None.")
+           "(boosts, lists, max), float64 boosts in [0, max] per document and a PriorLists "
+           "over them (lists, one per segment), or None.")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,
@@ -539,9 +551,9 @@ void def_search(Class& cls) {
            "search() of many queries on `threads` threads (0 = all cores), analysis included.")
       .def("search_batch_arrays",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
-              unsigned threads, const ScorerSpec& spec, py::handle filter) {
+              unsigned threads, const ScorerSpec& spec, py::handle filter, py::handle prior) {
              const std::vector<QueryResult> rs =
-                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter);
+                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter, prior);
              std::vector<uint64_t> offsets{0}, counters;
              std::vector<uint32_t> docids;
              std::vector<double> scores;
@@ -564,7 +576,7 @@ void def_search(Class& cls) {
                                    to_numpy(std::move(counters)).reshape({-1, 3}));
            },
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
-           py::arg("spec"), py::arg("filter") = py::none(),
+           py::arg("spec"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
            "search_batch() as flat arrays, for results that travel (mirkit.distributed): "
            "(offsets uint64 (n + 1,), docids uint32, scores float64, counters uint64 (n, 3)); "
            "query i's hits are [offsets[i], offsets[i + 1]), its counters postings_decoded, "
@@ -660,6 +672,26 @@ passes (numpy.packbits(mask, bitorder="little") viewed as uint64); kept alive, n
                              "Documents that pass.")
       .def("next", [](const PyDocFilter& f, uint32_t d) { return f.filter->next(d); },
            py::arg("d"), "The first passing docid >= d; 2**32 - 1 when there is none (tests).");
+
+  py::class_<PyPriorLists>(m, "PriorLists", R"doc(The per-list bounds of a prior over one index (mirkit.search.priors makes them).
+
+boosts: float64, one boost >= 0 per docid of the index (kept alive, not copied). The pruning
+algorithms bound a candidate's boost by the largest boost over the posting lists (and blocks of
+them) that may hold it; those maxima are computed for each term the first time a query with this
+object needs them, and kept (thread safe). Bound to the first index it is used with.
+)doc")
+      .def(py::init([](const F64Arr& boosts) {
+             if (boosts.ndim() != 1) throw py::value_error("boosts must be 1-dimensional");
+             auto* l = new PyPriorLists;
+             l->boosts = boosts;
+             l->cache = std::make_unique<query::PriorListCache>(
+                 boosts.data(), static_cast<uint64_t>(boosts.shape(0)));
+             return l;
+           }),
+           py::arg("boosts").noconvert())
+      .def_property_readonly("boosts", [](const PyPriorLists& l) { return l.boosts; })
+      .def("__len__", [](const PyPriorLists& l) { return l.cache->size(); },
+           "Lists whose bounds are kept.");
 
   py::class_<ScorerSpec>(m, "ScorerSpec", "A scorer and its parameters (mirkit.scoring makes them).")
       .def(py::init(&parse_scorer), py::arg("scorer") = "bm25", py::arg("k1") = index::kDefaultK1,

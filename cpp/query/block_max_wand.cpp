@@ -21,17 +21,15 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
     // Later cursors on the pivot document belong to the pivot group too.
     while (pivot + 1 < n && order[pivot + 1]->docid() == pivot_id) ++pivot;
 
-    Score block_bound = 0;
-    uint32_t block_end = kEndDocid;  // the group's blocks all cover [pivot_id, block_end]
+    // The group's block bounds, and with a prior the largest boost of a document of those
+    // blocks (a candidate from here to the end of the smallest of them is in one of them).
+    Score block_bound = 0, block_prior = 0;
     for (size_t i = 0; i <= pivot; ++i) {
       order[i]->shallow_next_geq(pivot_id);
       block_bound += order[i]->block_max_score();
-      block_end = std::min(block_end, order[i]->block_last_docid());
+      block_prior = std::max(block_prior, order[i]->block_prior_bound());
     }
-    // With a prior, its largest boost over those docids (DocPrior::block_max) rather than over
-    // the index; the checks below keep the index-wide one (TopKQueue::would_enter), safe too.
-    const Score prior_part = plan.prior_bound(pivot_id, block_end, topk.bound_extra());
-    if (topk.beats(block_bound + prior_part)) {
+    if (topk.would_enter(block_bound + block_prior)) {
       // The filter is asked only now: blocks that cannot enter are skipped below on the skip
       // lists alone, without decoding, whatever the filter passes.
       if (!plan.filter->pass(pivot_id)) {  // nothing from here to the next passing document
@@ -51,18 +49,20 @@ void block_max_wand(Plan<S>& plan, TopKQueue& topk) {
             topk.insert(s + plan.doc_part(doc), doc);
             ++offered;
           }
-          return topk.would_enter(block_bound);
+          return topk.would_enter(block_bound + block_prior);
         });
         plan.postings_scored += scored;
         plan.docs_scored += offered;
         bubble_down(order, 0);
         continue;
       }
-      plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
+      plan.prefetch(pivot_id);  // a candidate: its document data is needed soon
       if (order[0]->docid() == pivot_id) {
-        // Score with early termination: block_bound keeps sum(done scores) + sum(bounds left).
+        // Score with early termination: block_bound keeps sum(done scores) + sum(bounds left),
+        // plus the candidate's own boost.
         bool complete = true;
         Score s = 0;
+        block_bound += plan.prior_part(pivot_id);
         for (size_t i = 0; i <= pivot; ++i) {
           const Score part = order[i]->score(plan.scorer);
           ++plan.postings_scored;

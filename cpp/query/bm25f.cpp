@@ -189,9 +189,13 @@ std::vector<uint64_t> FieldedEngine::clause_dfs(const std::vector<FieldedTerm>& 
 
 QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const Bm25FParams& p,
                                   uint32_t k, Algorithm algorithm, const uint8_t* pass,
-                                  const FieldedGlobal* global) const {
+                                  const FieldedGlobal* global, const DocPrior* prior) const {
   check_bm25f(p, m_n_fields);
   if (k == 0) core::fail_value("k must be >= 1, got 0");
+  if (prior != nullptr && (prior->boost == nullptr || !(std::isfinite(prior->max) &&
+                                                        prior->max >= 0))) {
+    core::fail_value("a prior needs its boosts and a finite max >= 0; got max=", prior->max);
+  }
   if (global != nullptr && (global->avg.size() != m_n_fields ||
                             global->dfs.size() != terms.size() || global->n_live < m_n_live)) {
     core::fail_value("global statistics need one average length per field (", m_n_fields,
@@ -304,6 +308,7 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
     plan_terms.push_back(std::move(t));
   }
   if (plan_terms.empty()) return result;
+  if (prior != nullptr) magnitude += prior->max;
   // The fixed-point scale of the engine (engine.cpp, plan_terms): every sum below 2^52.
   int exponent = 0;
   std::frexp(magnitude, &exponent);
@@ -311,10 +316,22 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
 
   Plan<Bm25FScorer> run{scorer, {}, static_cast<uint32_t>(m_n_live)};
   run.cursors.reserve(plan_terms.size());
+  std::vector<ListPriorBounds> prior_bounds;  // per term, with a prior and pruning
+  prior_bounds.reserve(plan_terms.size());
+  if (prior != nullptr) {
+    run.prior = prior->boost;
+    run.prior_scale = scale;
+  }
   for (Term& t : plan_terms) {
     const TermParams params{t.weight * scale, 0.0};
     run.cursors.emplace_back(index::PostingCursor(t.list), params);
+    if (prior != nullptr) run.cursors.back().set_prior(prior->boost);
     if (!uses_bounds(algorithm)) continue;
+    if (prior != nullptr) {
+      prior_bounds.push_back(list_prior_bounds(index::PostingCursor(t.list), prior->boost));
+      const ListPriorBounds& pb = prior_bounds.back();
+      run.cursors.back().set_prior_bounds(ceil_to_score(pb.max * scale), pb.blocks.data(), scale);
+    }
     // Bounds of this query's weights, from the values scored: per block of kBlockSize
     // postings the largest f, as a float rounded up, times the term's weight and scale with
     // the engine's slack (a contribution rounds its double product, the bound is its ceiling).
@@ -346,7 +363,7 @@ QueryResult FieldedEngine::search(const std::vector<FieldedTerm>& terms, const B
 std::vector<QueryResult> FieldedEngine::search_batch(
     const std::vector<std::vector<FieldedTerm>>& queries, const Bm25FParams& params, uint32_t k,
     Algorithm algorithm, unsigned threads, const uint8_t* pass,
-    const std::vector<FieldedGlobal>* global) const {
+    const std::vector<FieldedGlobal>* global, const DocPrior* prior) const {
   check_bm25f(params, m_n_fields);
   if (global != nullptr && global->size() != queries.size()) {
     core::fail_value("global statistics for ", global->size(), " queries; there are ",
@@ -355,7 +372,7 @@ std::vector<QueryResult> FieldedEngine::search_batch(
   std::vector<QueryResult> out(queries.size());
   core::parallel_for(queries.size(), threads, [&](size_t i) {
     out[i] = search(queries[i], params, k, algorithm, pass,
-                    global == nullptr ? nullptr : &(*global)[i]);
+                    global == nullptr ? nullptr : &(*global)[i], prior);
   });
   return out;
 }

@@ -88,16 +88,21 @@ class FieldedEngine {
   // hold every required clause and no excluded one); std::invalid_argument for a phrase on a
   // field index without positions.
   // `global` (optional): the collection's statistics, when this engine holds a part of it.
+  // `prior` (optional, engine.hpp's DocPrior over the live documents, its `lists` unused: the
+  // lists are this query's, in memory): each document's boost is added to its score, and the
+  // pruning bounds count it per list and per block, as the query engine's do.
   QueryResult search(const std::vector<FieldedTerm>& terms, const Bm25FParams& params,
                      uint32_t k, Algorithm algorithm, const uint8_t* pass = nullptr,
-                     const FieldedGlobal* global = nullptr) const;
+                     const FieldedGlobal* global = nullptr,
+                     const DocPrior* prior = nullptr) const;
   // The df of each clause over this engine's live documents (a part's share of FieldedGlobal).
   std::vector<uint64_t> clause_dfs(const std::vector<FieldedTerm>& terms) const;
   std::vector<QueryResult> search_batch(const std::vector<std::vector<FieldedTerm>>& queries,
                                         const Bm25FParams& params, uint32_t k,
                                         Algorithm algorithm, unsigned threads,
                                         const uint8_t* pass = nullptr,
-                                        const std::vector<FieldedGlobal>* global = nullptr) const;
+                                        const std::vector<FieldedGlobal>* global = nullptr,
+                                        const DocPrior* prior = nullptr) const;
 
   size_t n_fields() const { return m_n_fields; }
   uint64_t n_live() const { return m_n_live; }

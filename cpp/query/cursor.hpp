@@ -66,7 +66,9 @@ class ScoredCursor {
   // scored cursor usually goes on to score more of its block's documents, so it prefetches the
   // data of the posting kPrefetchAhead further on.
   Score score(const S& scorer) {
-    scorer.prefetch(m_postings.docid_ahead(kPrefetchAhead));
+    const uint32_t ahead = m_postings.docid_ahead(kPrefetchAhead);
+    scorer.prefetch(ahead);
+    if (m_prior_data != nullptr) __builtin_prefetch(m_prior_data + ahead);
     return contribution(scorer, docid(), m_postings.freq());
   }
 
@@ -107,12 +109,27 @@ class ScoredCursor {
   Score max_score() const { return m_max_score; }
   // Bound over the shallow block (after shallow_next_geq); 0 past the end of the list.
   Score block_max_score() {
-    const uint64_t b = m_postings.block_index();
-    if (b != m_cached_block) {
-      m_cached_block = b;
-      m_cached_bound = block_bound(b);
-    }
+    refresh_block();
     return m_cached_bound;
+  }
+  // A prior's boosts, read at random for each candidate (Plan::doc_part) as the scorer's data
+  // is (a miss each, most of the cost of a prior on a small index): prefetched with it.
+  void set_prior(const double* boost) { m_prior_data = boost; }
+  // A prior's bounds (query/prior_bounds.hpp), fixed point as the boosts are (times `scale`):
+  // `list_max` over the list's docids, `blocks` (null: list_max for every block) per block.
+  void set_prior_bounds(Score list_max, const double* blocks, double scale) {
+    m_prior_max = list_max;
+    m_prior_blocks = blocks;
+    m_prior_scale = scale;
+    m_cached_block = UINT64_MAX;
+  }
+  // The largest boost of a document of the list (0 without a prior).
+  Score prior_max() const { return m_prior_max; }
+  // The largest boost of a document of the shallow block; 0 past the end of the list. The
+  // ceiling of the product to_fixed rounds, so never below the boost it covers.
+  Score block_prior_bound() {
+    refresh_block();
+    return m_cached_prior;
   }
 
  private:
@@ -122,8 +139,24 @@ class ScoredCursor {
   const float* m_block_bounds = nullptr;
   double m_block_factor = 0.0;
   uint64_t m_n_blocks = 0;
+  const double* m_prior_data = nullptr;
+  Score m_prior_max = 0;
+  const double* m_prior_blocks = nullptr;
+  double m_prior_scale = 0.0;
   uint64_t m_cached_block = UINT64_MAX;
   Score m_cached_bound = 0;
+  Score m_cached_prior = 0;
+
+  void refresh_block() {
+    const uint64_t b = m_postings.block_index();
+    if (b != m_cached_block) {
+      m_cached_block = b;
+      m_cached_bound = block_bound(b);
+      m_cached_prior = b >= m_n_blocks ? 0
+                       : m_prior_blocks != nullptr ? ceil_to_score(m_prior_blocks[b] * m_prior_scale)
+                                                   : m_prior_max;
+    }
+  }
 
   // m_scores[i] holds the contribution of the decoded block's posting i, for i >= m_scored_from
   // when m_scored_block is the decoded block.
@@ -141,6 +174,9 @@ class ScoredCursor {
       const uint32_t* docs = m_postings.block_docids() + from;
       const uint32_t* freqs = m_postings.block_freqs() + from;
       Score* out = m_scores + from;
+      if (m_prior_data != nullptr) {
+        for (uint32_t i = 0; i < n; ++i) __builtin_prefetch(m_prior_data + docs[i]);
+      }
       if constexpr (std::is_same_v<S, Bm25Scorer>) {
         bm25_block_scores(docs, freqs, n, scorer.norms, m_params.weight, out);
       } else if constexpr (std::is_same_v<S, ImpactScorer>) {
@@ -167,8 +203,6 @@ class ScoredCursor {
   }
 };
 
-constexpr uint32_t kPriorScan = 8;  // most DocPrior::block_max entries read for one bound
-
 template <class S>
 struct Plan {
   S scorer;
@@ -181,25 +215,24 @@ struct Plan {
   // document (skip_filtered), so failing documents are neither scored nor offered.
   const DocFilter* filter = &kNoFilter;
   // A prior's boosts (engine.hpp: DocPrior), scaled by prior_scale into fixed point; null: none.
+  // The cursors carry its bounds per list and per block (set_prior_bounds).
   const double* prior = nullptr;
   double prior_scale = 0.0;
-  const double* prior_block_max = nullptr;  // per kPriorBlock docids; null: none
 
-  // A fixed-point bound of the prior's boost over docids [first, last]: the block maxima
-  // there (ceil of the same product to_fixed rounds, so never below a boost), or `whole` (the
-  // bound over the index) without them or over more than kPriorScan blocks.
-  Score prior_bound(uint32_t first, uint32_t last, Score whole) const {
-    if (prior_block_max == nullptr || first >= n_docs) return whole;
-    const uint32_t a = first / kPriorBlock, b = std::min(last, n_docs - 1) / kPriorBlock;
-    if (b < a || b - a >= kPriorScan) return whole;
-    double top = 0.0;
-    for (uint32_t i = a; i <= b; ++i) top = std::max(top, prior_block_max[i]);
-    return ceil_to_score(top * prior_scale);
+  // Prefetches what scoring a candidate reads: the scorer's data and the prior.
+  void prefetch(uint32_t doc) const {
+    scorer.prefetch(doc);
+    if (prior != nullptr) __builtin_prefetch(prior + doc);
+  }
+
+  // A document's boost, fixed point (0 without a prior).
+  Score prior_part(uint32_t doc) const {
+    return prior != nullptr ? to_fixed(prior[doc] * prior_scale) : 0;
   }
 
   // What a document adds to its terms' contributions: the scorer's document part and the prior.
   Score doc_part(uint32_t doc) const {
-    Score s = prior != nullptr ? to_fixed(prior[doc] * prior_scale) : 0;
+    Score s = prior_part(doc);
     if constexpr (S::kHasDocPart) s += to_fixed(scorer.doc_part(doc));
     return s;
   }
@@ -228,12 +261,16 @@ std::vector<ScoredCursor<S>*> by_docid(Plan<S>& plan) {
 
 // WAND's pivot: the first cursor at which the list bounds of it and of every cursor before it
 // could beat the threshold (no document before its docid can enter); order.size() if none.
+// A document before that docid is in some of the lists before it and in no other, so its score
+// is at most the sum of their term bounds plus the largest of their prior bounds (it gets its
+// prior once).
 template <class C>
 size_t find_pivot(const std::vector<C*>& order, const TopKQueue& topk) {
-  Score bound = 0;
+  Score bound = 0, prior = 0;
   for (size_t i = 0; i < order.size() && order[i]->docid() != kEndDocid; ++i) {
     bound += order[i]->max_score();
-    if (topk.would_enter(bound)) return i;
+    prior = std::max(prior, order[i]->prior_max());
+    if (topk.would_enter(bound + prior)) return i;
   }
   return order.size();
 }
@@ -250,7 +287,9 @@ void bubble_down(std::vector<C*>& order, size_t i) {
 // Block-max skipping on the skip lists alone (no decoding) for the cursors [first, last), whose
 // current blocks' bounds plus `extra` cannot beat the threshold: moves their shallow positions
 // over whole blocks while that stays so, and returns the first docid from which it may not
-// (the end of the smallest of those blocks, plus one), or `limit` if that comes first.
+// (the end of the smallest of those blocks, plus one), or `limit` if that comes first. The
+// documents skipped are in some of these blocks, so the largest of the blocks' prior bounds
+// covers their prior.
 // Forced inline: MaxScore calls it on one cursor in its hot loop (2% on 5M when not inlined).
 template <class It>
 inline __attribute__((always_inline)) uint32_t skip_blocks(It first, It last, Score extra,
@@ -260,12 +299,13 @@ inline __attribute__((always_inline)) uint32_t skip_blocks(It first, It last, Sc
     for (It c = first; c != last; ++c) end = std::min(end, (*c)->block_last_docid());
     const uint32_t next = end == kEndDocid ? kEndDocid : end + 1;
     if (next >= limit) return limit;
-    Score bound = extra;
+    Score bound = extra, prior = 0;
     for (It c = first; c != last; ++c) {
       (*c)->shallow_next_geq(next);
       bound += (*c)->block_max_score();
+      prior = std::max(prior, (*c)->block_prior_bound());
     }
-    if (topk.would_enter(bound)) return next;
+    if (topk.would_enter(bound + prior)) return next;
   }
 }
 

@@ -82,7 +82,4 @@ class DocFilter {
 // The filter that passes every document (Plan's default).
 inline const DocFilter kNoFilter{};
 
-// Docids per entry of a prior's block maxima (engine.hpp: DocPrior::block_max).
-inline constexpr uint32_t kPriorBlock = 64;
-
 }  // namespace mirkit::query

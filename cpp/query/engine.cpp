@@ -649,11 +649,21 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
   // The stored thresholds stay valid with a prior: its boosts are >= 0.
   topk.prime(plan.threshold);
   scale = plan.scale;
-  // Every bound the pruning algorithms test counts the largest boost (rounded up, as term
-  // bounds are), so no document is pruned that its prior could lift into the top k.
-  if (prior != nullptr) {
-    topk.set_bound_extra(ceil_to_score(prior->max * plan.scale * kBoundSlack));
-  }
+  // A prior's bounds per list (a phrase's computed here, over its matches), so that no
+  // document is pruned that its prior could lift into the top k.
+  std::vector<std::shared_ptr<const ListPriorBounds>> prior_lists;
+  const bool prior_bounds = prior != nullptr && uses_bounds(algorithm);
+  auto prior_bounds_of = [&](const QueryPlan::Term& t) -> const ListPriorBounds* {
+    if (t.list != nullptr) {
+      prior_lists.push_back(std::make_shared<const ListPriorBounds>(
+          list_prior_bounds(index::PostingCursor(*t.list), prior->boost)));
+    } else if (prior->lists != nullptr) {
+      prior_lists.push_back(prior->lists->get(m_reader, static_cast<uint32_t>(t.local)));
+    } else {
+      return nullptr;
+    }
+    return prior_lists.back().get();
+  };
 
   // Dispatch: the cursors, with the plan's bounds, to the algorithm for this scorer type.
   with_scorer(prepared, m_reader, plan.weight_sum * plan.scale, [&](const auto& scorer) {
@@ -663,7 +673,6 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
     if (prior != nullptr) {
       run.prior = prior->boost;
       run.prior_scale = plan.scale;
-      run.prior_block_max = prior->block_max;
     }
     run.cursors.reserve(plan.terms.size() + plan.phrases.size());
     auto add = [&](index::PostingCursor postings, const QueryPlan::Term& t) {
@@ -671,6 +680,13 @@ void QueryEngine::run_into(const std::vector<QueryTerm>& terms, uint32_t k, Algo
                                TermParams{t.weight * t.unit.weight * plan.scale, t.unit.a});
       if (uses_bounds(algorithm)) {
         run.cursors.back().set_bounds(ceil_to_score(t.max_bound * t.factor), t.blocks, t.factor);
+      }
+      if (prior != nullptr) run.cursors.back().set_prior(prior->boost);
+      if (prior_bounds) {
+        // The boosts are exact doubles: the ceiling of the same product to_fixed rounds.
+        const ListPriorBounds* b = prior_bounds_of(t);
+        run.cursors.back().set_prior_bounds(ceil_to_score((b ? b->max : prior->max) * plan.scale),
+                                            b ? b->blocks.data() : nullptr, plan.scale);
       }
     };
     for (const QueryPlan::Term& t : plan.terms) {

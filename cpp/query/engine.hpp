@@ -18,6 +18,7 @@
 #include "index/term_hash.hpp"
 #include "query/algorithm.hpp"
 #include "query/doc_filter.hpp"
+#include "query/prior_bounds.hpp"
 #include "query/scorers.hpp"
 #include "query/topk_queue.hpp"
 
@@ -113,14 +114,14 @@ struct GlobalStats {
 // A query-independent prior (mirkit.search: search(prior=...)): boost[d] >= 0, one per docid
 // of the index (deleted documents included), is added to the score of every document the query
 // matches (never makes a document match); `max` >= every boost of every index searched in one
-// call. The pruning algorithms stay exact by adding `max` to every upper bound they compare
-// with the threshold (TopKQueue::set_bound_extra), and the fixed-point scale counts it.
-// `block_max` (optional): the largest boost of each kPriorBlock docids, so that block-max WAND
-// bounds a block of candidates by the prior there rather than over the whole index.
+// call (the fixed-point scale counts it). The pruning algorithms stay exact by adding to the
+// term bounds they sum the largest boost over the lists (and blocks of lists) that may hold a
+// candidate, once (ScoredCursor::set_prior_bounds): from `lists` (optional; it keeps each
+// term's bounds, query/prior_bounds.hpp), else `max` for every list.
 struct DocPrior {
   const double* boost = nullptr;
   double max = 0.0;
-  const double* block_max = nullptr;
+  PriorListCache* lists = nullptr;
 };
 
 class QueryEngine {

@@ -22,22 +22,33 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
   const size_t n = order.size();
   std::vector<Score> below(n + 1, 0);  // below[i]: sum of the bounds of order[0..i)
   for (size_t i = 0; i < n; ++i) below[i + 1] = below[i] + order[i]->max_score();
+  // With a prior, prior_below[i] is the largest prior bound of order[0..i): a document found
+  // only in those lists scores at most below[i] + prior_below[i] (its prior counts once).
+  std::vector<Score> prior_below(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    prior_below[i + 1] = std::max(prior_below[i], order[i]->prior_max());
+  }
 
   size_t essential = 0;  // order[0..essential) are non-essential
   auto update_essential = [&] {
-    while (essential < n && !topk.would_enter(below[essential + 1])) ++essential;
+    while (essential < n &&
+           !topk.would_enter(below[essential + 1] + prior_below[essential + 1])) {
+      ++essential;
+    }
   };
   update_essential();
   // Completes a candidate's partial score s from the non-essential lists, the heaviest first,
   // while it can still beat the threshold, and offers it to the queue; returns whether the set
   // of essential lists shrank (a list that became non-essential proposes no more candidates).
+  // The candidate's own boost (exact) counts in every test.
   auto finish = [&](uint32_t doc, Score s) {
     ++plan.docs_scored;
+    const Score boost = plan.prior_part(doc);
     for (size_t i = essential; i-- > 0;) {
-      if (!topk.would_enter(s + below[i + 1])) return false;
+      if (!topk.would_enter(s + boost + below[i + 1])) return false;
       // The bound of the list's block that may hold doc (skip list only), before decoding it.
       order[i]->shallow_next_geq(doc);
-      if (!topk.would_enter(s + order[i]->block_max_score() + below[i])) return false;
+      if (!topk.would_enter(s + boost + order[i]->block_max_score() + below[i])) return false;
       order[i]->next_geq(doc);
       if (order[i]->docid() == doc) {
         s += order[i]->score(plan.scorer);
@@ -78,10 +89,11 @@ void maxscore(Plan<S>& plan, TopKQueue& topk) {
       // One essential list alone holds the candidates before `second`: they are scored in one
       // loop, block by block. Its blocks whose bound plus the non-essential lists' bounds cannot
       // beat the threshold are passed over on the skip list, without decoding them.
+      // A candidate there is in c's block, so that block's prior bound covers its boost.
       ScoredCursor<S>& c = *order[first];
       const Score others = below[essential];
       c.shallow_next_geq(cur);
-      if (topk.would_enter(c.block_max_score() + others)) {
+      if (topk.would_enter(c.block_max_score() + others + c.block_prior_bound())) {
         if (filtered_out()) continue;
         const DocFilter& filter = *plan.filter;
         plan.postings_scored += c.score_run(plan.scorer, second, [&](uint32_t doc, Score s) {

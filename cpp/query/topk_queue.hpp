@@ -43,15 +43,9 @@ class TopKQueue {
     m_base = base;
     m_deleted = deleted;
   }
-  // Whether a document whose score is at most `s` (an upper bound the pruning algorithms test),
-  // plus the bound extra, could enter.
-  bool would_enter(Score s) const { return s + m_bound_extra > m_threshold; }
-  // A query-independent prior adds at most `extra` >= 0 to a document's score beyond the term
-  // bounds the algorithms add up (query/engine.hpp: DocPrior); would_enter counts it.
-  void set_bound_extra(Score extra) { m_bound_extra = extra; }
-  Score bound_extra() const { return m_bound_extra; }
-  // Whether a bound `s` that already counts the prior beats the threshold.
-  bool beats(Score s) const { return s > m_threshold; }
+  // Whether a document whose score is at most `s` (an upper bound the pruning algorithms test,
+  // a prior's part included) could enter.
+  bool would_enter(Score s) const { return s > m_threshold; }
 
   // Returns whether the threshold rose (pruning algorithms then re-plan).
   bool insert(Score s, uint32_t doc) {
@@ -99,7 +93,6 @@ class TopKQueue {
   static constexpr Better better{};
 
   uint32_t m_k;
-  Score m_bound_extra = 0;
   Score m_threshold = kNoThreshold;
   const uint8_t* m_deleted = nullptr;
   uint32_t m_base = 0;

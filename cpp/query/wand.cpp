@@ -20,7 +20,7 @@ void wand(Plan<S>& plan, TopKQueue& topk) {
       skip_filtered(order, pivot_id, *plan.filter);
       continue;
     }
-    plan.scorer.prefetch(pivot_id);  // a candidate: its document data is needed soon
+    plan.prefetch(pivot_id);  // a candidate: its document data is needed soon
     if (order[0]->docid() == pivot_id) {
       // Every cursor up to the pivot is on it: score it (and any later cursor on it too).
       Score s = 0;

@@ -55,6 +55,17 @@ class DocFilter:
     def count(self) -> int: ...
     def next(self, d: int) -> int: ...
 
+class PriorLists:
+    # The per-list bounds of a prior over one index (mirkit.search.priors): kept per term queried.
+    def __init__(self, boosts: npt.NDArray[np.float64]) -> None: ...
+    @property
+    def boosts(self) -> npt.NDArray[np.float64]: ...
+    def __len__(self) -> int: ...
+
+# An engine prior: (boosts, max) or (boosts, lists, max); a SegmentedEngine takes lists of
+# boosts and of PriorLists, one per segment.
+_Prior = Union[tuple[Any, float], tuple[Any, Any, float]]
+
 # A clause of a query read by mirkit.query.ranked_query: (text, slop, weight, occur: 0 should,
 # 1 must, 2 must not); the query is (text of its plain words, clauses).
 _Clause = tuple[str, int, float, int]
@@ -68,16 +79,16 @@ class _Engine:  # the methods both engines have (not in the module)
                k: int, algorithm: str, spec: ScorerSpec,
                doc_ids: Optional[list[str]],
                filter: Union[None, DocFilter, list[DocFilter]] = None,
-               prior: Optional[tuple[Any, float]] = None) -> SearchResult: ...
+               prior: Optional[_Prior] = None) -> SearchResult: ...
     def search_batch(self, queries: list[_Query],
                      k: int, algorithm: str, threads: int, spec: ScorerSpec,
                      doc_ids: Optional[list[str]],
                      filter: Union[None, DocFilter, list[DocFilter]] = None,
-                     prior: Optional[tuple[Any, float]] = None
+                     prior: Optional[_Prior] = None
                      ) -> list[SearchResult]: ...
     def search_batch_arrays(self, queries: list[_Query],
                             k: int, algorithm: str, threads: int, spec: ScorerSpec,
-                            filter: Any = None
+                            filter: Any = None, prior: Optional[_Prior] = None
                             ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                        npt.NDArray[np.float64], npt.NDArray[np.uint64]]: ...
     def precompute_bounds(self, spec: ScorerSpec, threads: int) -> None: ...
@@ -112,7 +123,9 @@ class FieldedEngine:
     def avg_length(self, field: int) -> float: ...
     def search(self, query: list[_FieldedClause], weights: Sequence[float],
                b: Sequence[float], k1: float, k: int, algorithm: str,
-               filter: Optional[npt.NDArray[np.uint8]] = None) -> _FieldedHits: ...
+               filter: Optional[npt.NDArray[np.uint8]] = None,
+               prior: Optional[tuple[npt.NDArray[np.float64], float]] = None
+               ) -> _FieldedHits: ...
     @property
     def total_lengths(self) -> list[int]: ...
     def clause_dfs(self, queries: list[list[_FieldedClause]]) -> list[list[int]]: ...
@@ -120,7 +133,8 @@ class FieldedEngine:
                      weights: Sequence[float], b: Sequence[float], k1: float, k: int,
                      algorithm: str, threads: int = 0,
                      filter: Optional[npt.NDArray[np.uint8]] = None,
-                     global_stats: Optional[tuple[int, list[float], list[list[int]]]] = None
+                     global_stats: Optional[tuple[int, list[float], list[list[int]]]] = None,
+                     prior: Optional[tuple[npt.NDArray[np.float64], float]] = None
                      ) -> list[_FieldedHits]: ...
 
 def merge_topk(runs: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],

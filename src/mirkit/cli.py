@@ -559,8 +559,6 @@ def _search_sharded(args, what: str = "a sharded index") -> int:
         raise ValueError("--show and --snippets need a local index with a document store")
     if args.fuzzy_syntax:
         raise ValueError(f"--fuzzy-syntax is not supported on {what}")
-    if args.prior is not None:
-        raise ValueError(f"--prior is not supported on {what} (yet)")
     if args.suggest:
         raise ValueError(f"--suggest is not supported on {what}")
     client = _dask("Client")[0](args.scheduler) if args.scheduler else None

@@ -915,16 +915,23 @@ def _task_threads(threads: Optional[int]) -> int:
 
 
 def _search_run(layout: str, path: str, key, first: int, end: int, queries: list, k: int,
-                algorithm: str, spec: dict, threads: Optional[int], masks=None) -> tuple:
+                algorithm: str, spec: dict, threads: Optional[int], masks=None,
+                prior=None) -> tuple:
     """The top k of every query over parts [first, end) (a Dask task): (offsets, docids within
     the run, scores, counters, the run's first global docid), search_batch_arrays' layout.
-    `masks`: None, or a filter's bool mask per part of the run (deleted documents included)."""
+    `masks`: None, or a filter's bool mask per part of the run (deleted documents included).
+    `prior`: None, or (the boosts of each part of the run, the largest boost of the whole
+    collection: every run's fixed-point scale counts it, so that scores merge bit for bit);
+    the engine's per-list bounds of the boosts are computed afresh for each task."""
     from mirkit.search.filters import _pack
 
     run = _run_of(layout, path, key, first, end)
     filters = None if masks is None else [_pack(m) for m in masks]
+    if prior is not None:
+        boosts, top = prior
+        prior = (list(boosts), [_core.query.PriorLists(b) for b in boosts], top)
     return (*run.engine.search_batch_arrays(queries, k, algorithm, _task_threads(threads),
-                                            run.spec(spec), filters), run.offset)
+                                            run.spec(spec), filters, prior), run.offset)
 
 
 # BM25F (mirkit.search.fielded) over runs of a living index's segments: a FieldedEngine per run
@@ -1197,13 +1204,15 @@ class DistributedSearcher:
 
     def _run(self, queries: list, k: int, algorithm: str, scorer: Scorer,
              threads: Optional[int], chunks: Optional[int], filter=None,
-             syntax: str = "plain") -> list:
+             syntax: str = "plain", prior=None) -> list:
         from mirkit.search.fielded import fielded_scorer
 
         if syntax not in ("plain", "lucene"):
             raise ValueError(f"syntax must be 'plain' or 'lucene' with DistributedSearcher, got "
                              f"{syntax!r}")
         bm25f = fielded_scorer(self, queries, scorer, {"syntax": syntax})
+        if bm25f is not None and prior is not None:
+            raise ValueError("prior= does not combine with BM25F (yet)")
         compiled = None if filter is None else self._compile_filter(filter)
         runs, chunks, where = self._plan(chunks)
         if not runs:  # a living index without segments: no documents
@@ -1219,7 +1228,8 @@ class DistributedSearcher:
             spec = self._spec(scorer)
             masks = None if compiled is None else compiled.masks
             args = [(self._layout, self._path, self._key, first, end, prepared[a:b], k,
-                     algorithm, spec, threads, None if masks is None else masks[first:end])
+                     algorithm, spec, threads, None if masks is None else masks[first:end],
+                     None if prior is None else (prior.boosts[first:end], prior.max))
                     for first, end in runs for a, b in bounds]
             answers = self._submit(_search_run, args, where)
         doc_ids = self.doc_ids
@@ -1254,6 +1264,23 @@ class DistributedSearcher:
         cuts = self.index.doc_offsets
         return Filter(whole.index, tuple(whole.masks[0][a:b] for a, b in zip(cuts, cuts[1:])),
                       (), whole.count)
+
+    def compile_prior(self, prior, *, weight: float = 1.0, transform: str = "log", k=None):
+        """The :class:`~mirkit.search.priors.Prior` of `prior` (one value per global docid,
+        or a numeric field's name) over the collection, compiled here (its ``k`` and largest
+        boost are the whole collection's), to reuse across calls: each run then gets the
+        boosts of its parts (a segment's, deleted documents included, or a shard's). A
+        compiled Prior of this searcher's index is returned as is."""
+        from mirkit.search.filters import _parts
+        from mirkit.search.priors import Prior, _compile
+
+        if isinstance(prior, Prior):
+            if prior.index is not self.index:
+                raise ValueError("prior was compiled for another index (or snapshot)")
+            return prior
+        parts = _parts(self.index) if self._layout == "segmented" else \
+            [(self.index.shard(s), None) for s in range(self.index.n_shards)]
+        return _compile(self.index, parts, prior, weight, transform, k)
 
     def _fielded_answers(self, queries: list, k: int, algorithm: str, bm25f, threads,
                          runs: list, bounds: list, where, compiled, syntax: str) -> list:
@@ -1298,28 +1325,36 @@ class DistributedSearcher:
 
     def search(self, query: Query, k: int = 10, *, algorithm: str = "bmw",
                scorer: Union[None, str, Scorer] = None, feedback=None, filter=None,
-               syntax: str = "plain") -> SearchResult:
+               syntax: str = "plain", prior=None, prior_weight: float = 1.0,
+               prior_transform: str = "log", prior_k: Optional[float] = None) -> SearchResult:
         """The top `k` documents of `query` over all shards (see
         :meth:`mirkit.search.Searcher.search`; `feedback` is not supported).
 
         `filter` and `syntax` ("plain" or "lucene") are :meth:`Searcher.search`'s: a filter
         string needs a living index (a sharded one takes docids, masks and external ids);
         phrases need BM25F (a BM25F scorer, or a per-field word, on a living index with text
-        fields), whose statistics are then gathered from every run first."""
+        fields), whose statistics are then gathered from every run first.
+
+        `prior` and its options are :meth:`Searcher.search`'s (values per global docid, a
+        numeric field, or a :meth:`compile_prior` result; not with BM25F): the scores equal
+        those of one index of the whole collection searched with the prior, bit for bit."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         check_query(query, "query")
         self._check_text([query])
-        return self._run([query], k, algorithm, scorer, 1, 1, filter, syntax)[0]
+        compiled = None if prior is None else self.compile_prior(
+            prior, weight=prior_weight, transform=prior_transform, k=prior_k)
+        return self._run([query], k, algorithm, scorer, 1, 1, filter, syntax, compiled)[0]
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None, threads: Optional[int] = None,
                      chunks: Optional[int] = None, feedback=None, filter=None,
-                     syntax: str = "plain") -> list:
+                     syntax: str = "plain", prior=None, prior_weight: float = 1.0,
+                     prior_transform: str = "log", prior_k: Optional[float] = None) -> list:
         """:meth:`search` of every query: one task per worker (see the class's Notes), each
         on `threads` threads (None: the worker's thread count, 1 in this process). `chunks`:
         the batch is cut into that many contiguous chunks, each searched by every run (by
-        default as many as there are workers per run, 1 in this process). `filter` (compiled
-        once) and `syntax` are :meth:`search`'s."""
+        default as many as there are workers per run, 1 in this process). `filter` and
+        `prior` (each compiled once) and `syntax` are :meth:`search`'s."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         if threads is not None:
             threads = check_count(threads, "threads")
@@ -1333,9 +1368,12 @@ class DistributedSearcher:
             chunks = check_count(chunks, "chunks")
             if chunks == 0:
                 raise ValueError("chunks must be >= 1, got 0")
+        compiled = None if prior is None else self.compile_prior(
+            prior, weight=prior_weight, transform=prior_transform, k=prior_k)
         if not queries:
             return []
-        return self._run(queries, k, algorithm, scorer, threads, chunks, filter, syntax)
+        return self._run(queries, k, algorithm, scorer, threads, chunks, filter, syntax,
+                         compiled)
 
     def precompute_bounds(self, scorer: Union[None, str, Scorer] = None, *,
                           threads: Optional[int] = None) -> None:

@@ -225,57 +225,7 @@ def report(quick: bool = False, repeat: int = 3) -> list:
 
 
 def _prior_section(quick: bool, repeat: int) -> list:
-    """Search latency with and without a PageRank prior: GCIDE, block-max WAND, k = 10."""
-    import tempfile
+    """The cost of a prior in search: :mod:`mirkit.benchmarks.ranking_prior`."""
+    from mirkit.benchmarks import ranking_prior
 
-    from mirkit import graph
-    from mirkit.benchmarks.query import load_queries
-    from mirkit.index import build_index
-    from mirkit.search import Searcher
-
-    edges, words, entry_nodes = gcide_link_graph()
-    pr = graph.pagerank(graph.Graph(edges, n_nodes=len(words)), DAMPING, tol=1e-10, stop="l1",
-                        method="gauss_seidel")
-    root = data_dir()
-    docs = []
-    with gzip.open(root / "gcide" / "docs.jsonl.gz", "rt", encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            d = json.loads(line)
-            docs.append({"id": d["id"], "text": d["text"], "pagerank": float(pr[entry_nodes[i]])})
-    queries = load_queries(200 if quick else 1000)
-    with tempfile.TemporaryDirectory(prefix="mirkit-bench-ranking-") as tmp:
-        s = Searcher(build_index(docs, os.path.join(tmp, "gcide"), numeric_fields=["pagerank"]))
-        print(f"\n### Cost of a PageRank prior in search: GCIDE ({len(docs):,} entries), "
-              f"{len(queries)} TREC efficiency queries, bmw, k = 10, 1 thread; per-query median "
-              f"of {repeat} alternated passes")
-        rows = []
-        for weight, transform in ((0.5, "log"), (2.0, "log"), (1.0, "sat")):
-            prior = s.compile_prior("pagerank", weight=weight, transform=transform)
-            for q in queries[:50]:  # outputs checked against exhaustive scoring first
-                a = s.search(q, 10, algorithm="bmw", prior=prior)
-                b = s.search(q, 10, algorithm="exhaustive", prior=prior)
-                assert a.ids == b.ids and np.array_equal(a.scores, b.scores), q
-            plain, with_prior = [], []
-            docs_plain = docs_prior = 0
-            for q in queries:
-                tp, tq = [], []
-                for _ in range(repeat):
-                    t = time.perf_counter()
-                    r = s.search(q, 10, algorithm="bmw")
-                    tp.append(time.perf_counter() - t)
-                    t = time.perf_counter()
-                    rp = s.search(q, 10, algorithm="bmw", prior=prior)
-                    tq.append(time.perf_counter() - t)
-                docs_plain += r.docs_scored
-                docs_prior += rp.docs_scored
-                plain.append(np.median(tp))
-                with_prior.append(np.median(tq))
-            rows.append((f"{transform}, w={weight:g}", float(np.mean(plain)),
-                         float(np.mean(with_prior)), docs_plain / len(queries),
-                         docs_prior / len(queries)))
-        print("\n| prior | mean us, no prior | mean us, prior | prior / none "
-              "| docs scored per query, no prior | with prior |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for name, a, b, da, db in rows:
-            print(f"| {name} | {a * 1e6:.1f} | {b * 1e6:.1f} | {b / a:.2f} | {da:.0f} | {db:.0f} |")
-    return rows
+    return ranking_prior.report(quick, repeat)

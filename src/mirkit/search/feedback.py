@@ -156,7 +156,7 @@ class Rocchio:
 
     def expand(self, searcher, query: Query, relevant: Optional[DocIds] = None,
                nonrelevant: Optional[DocIds] = None, *, algorithm: str = "bmw",
-               scorer=None) -> dict:
+               scorer=None, prior=None) -> dict:
         """The expanded query ``{index term: weight > 0}``, heaviest first (ties by term).
 
         Parameters
@@ -168,7 +168,10 @@ class Rocchio:
         relevant, nonrelevant : sequence, optional
             Explicit feedback: external document ids (str), or internal docids (integers, as in
             ``SearchResult.docids``). Without `relevant`, pseudo-relevance feedback from a first
-            retrieval with `algorithm` and `scorer`.
+            retrieval with `algorithm`, `scorer` and `prior`.
+        prior : mirkit.search.priors.Prior, optional
+            A compiled prior (:meth:`Searcher.compile_prior
+            <mirkit.search.Searcher.compile_prior>`) the first retrieval ranks with.
 
         Raises
         ------
@@ -184,7 +187,7 @@ class Rocchio:
                 raise ValueError("nonrelevant needs relevant (pseudo-relevance feedback "
                                  "chooses its own non-relevant documents)")
             first = searcher.search(query, self.first_depth, algorithm=algorithm,
-                                    scorer=scorer)
+                                    scorer=scorer, **_prior(prior))
             return self.expand_ranked(searcher, query, first.docids, scorer=scorer)
         else:
             relevant = _docids(index, relevant, "relevant")
@@ -251,22 +254,30 @@ class Rocchio:
 
     # --- the two-stage search (Searcher.search / search_batch with feedback=) --------------
 
-    def search(self, searcher, query: Query, k: int, *, algorithm: str = "bmw", scorer=None):
+    def search(self, searcher, query: Query, k: int, *, algorithm: str = "bmw", scorer=None,
+               prior=None):
         """Pseudo-relevance feedback search: first retrieval, :meth:`expand`, and the top `k`
-        of the expanded query (a :class:`~mirkit.search.SearchResult` of the second retrieval)."""
-        expanded = self.expand(searcher, query, algorithm=algorithm, scorer=scorer)
-        return searcher.search(expanded, k, algorithm=algorithm, scorer=scorer)
+        of the expanded query (a :class:`~mirkit.search.SearchResult` of the second retrieval).
+        A compiled `prior` (``Searcher.search(prior=...)``) is added in both retrievals, so
+        the feedback documents are the top of the boosted ranking."""
+        expanded = self.expand(searcher, query, algorithm=algorithm, scorer=scorer, prior=prior)
+        return searcher.search(expanded, k, algorithm=algorithm, scorer=scorer, **_prior(prior))
 
     def search_batch(self, searcher, queries: Sequence[Query], k: int, *,
-                     algorithm: str = "bmw", scorer=None, threads: int = 0) -> list:
+                     algorithm: str = "bmw", scorer=None, threads: int = 0, prior=None) -> list:
         """:meth:`search` of every query; both retrievals run as one batch on `threads`."""
         searcher.index.check_vectors()
         firsts = searcher.search_batch(queries, self.first_depth, algorithm=algorithm,
-                                       scorer=scorer, threads=threads)
+                                       scorer=scorer, threads=threads, **_prior(prior))
         expanded = [self.expand_ranked(searcher, q, first.docids, scorer=scorer)
                     for q, first in zip(queries, firsts)]
         return searcher.search_batch(expanded, k, algorithm=algorithm, scorer=scorer,
-                                     threads=threads)
+                                     threads=threads, **_prior(prior))
+
+
+def _prior(prior) -> dict:
+    """The prior keyword of a search: none when `prior` is None (BM25F takes no prior)."""
+    return {} if prior is None else {"prior": prior}
 
 
 def _query_terms(searcher, query: Query, scorer) -> dict:

@@ -153,6 +153,7 @@ class FieldedSearch:
              for ix, deleted in parts])
         self._analyzer = index.analyzer
         self._last_filter = None
+        self._last_prior = None
 
     def terms(self, query, syntax: str = "plain") -> list:
         """The engine's clauses of a text query (:mod:`mirkit.query`'s grammar with per-field
@@ -181,20 +182,39 @@ class FieldedSearch:
         return out
 
     def search(self, query, k: int, algorithm: str, scorer: BM25F, filter=None,
-               syntax: str = "plain"):
+               syntax: str = "plain", prior=None):
         """`filter`: None or a compiled :class:`~mirkit.search.filters.Filter` of the index
-        (only its documents are returned, the top k of them; scores are unchanged)."""
+        (only its documents are returned, the top k of them; scores are unchanged). `prior`:
+        None or a compiled :class:`~mirkit.search.priors.Prior` of the index, whose boost is
+        added to each document's BM25F score."""
         w, b = scorer.resolve(self.fields)
         r = self._engine.search(self.terms(query, syntax), w, b, scorer.k1, k, algorithm,
-                                self._pass(filter))
+                                self._pass(filter), self._prior(prior))
         return self._result(r, algorithm)
 
     def search_batch(self, queries: list, k: int, algorithm: str, scorer: BM25F,
-                     threads: int = 0, filter=None, syntax: str = "plain") -> list:
+                     threads: int = 0, filter=None, syntax: str = "plain",
+                     prior=None) -> list:
         w, b = scorer.resolve(self.fields)
         rs = self._engine.search_batch([self.terms(q, syntax) for q in queries], w, b,
-                                       scorer.k1, k, algorithm, threads, self._pass(filter))
+                                       scorer.k1, k, algorithm, threads, self._pass(filter),
+                                       None, self._prior(prior))
         return [self._result(r, algorithm) for r in rs]
+
+    def _prior(self, compiled):
+        """The engine's prior of a compiled Prior: (boost per live document, max); the last
+        one is kept."""
+        if compiled is None:
+            return None
+        last = self._last_prior  # read once: another thread may replace it
+        if last is None or last[0] is not compiled:
+            from mirkit.search.filters import _parts
+
+            live = [b if deleted is None else b[~deleted]
+                    for b, (_, deleted) in zip(compiled.boosts, _parts(self.index))]
+            boosts = np.ascontiguousarray(np.concatenate(live) if live else np.zeros(0))
+            last = self._last_prior = (compiled, (boosts, compiled.max))
+        return last[1]
 
     def _pass(self, compiled):
         """One byte per live document, 1 where `compiled` passes (the last one is kept)."""

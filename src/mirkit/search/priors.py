@@ -26,15 +26,27 @@ must be finite and >= 0 (``ValueError`` naming the document otherwise); ``w`` fi
 
 Every algorithm stays exact: the prior's boost (``w * f``, fixed point as term contributions
 are) is added to each scored document, and the pruning algorithms (WAND, block-max WAND,
-MaxScore) add the largest boost over the index to every upper bound they compare with the
-top-k threshold, so no document that its prior could lift into the top k is skipped.
-Block-max WAND's test of a block of candidates (the blocks of the lists at its pivot) adds
-the largest boost over those docids instead, from the maxima of every 64 docids (when that
-range spans at most 8 of them, 512 docids; else the index-wide one), which prunes more
-where priors vary by docid.
+MaxScore) add to the term bounds they compare with the top-k threshold a bound of the boost
+that counts it once: the largest boost over the posting lists that may hold a candidate (WAND's
+pivot test, MaxScore's split into essential and non-essential lists), over the blocks of those
+lists (block-max WAND's block test and skips; blocks of 128 postings, the lists' own), or the
+candidate's own boost once it is known. A prior concentrated on documents that only some query
+terms hold thus leaves the other terms' lists as prunable as without it. These maxima are
+computed for each term the first time a query with the compiled prior needs it (one pass over
+its postings) and kept in the :class:`Prior`: about 8 bytes per 128 postings of each term
+queried.
 
 A compiled :class:`Prior` (:meth:`Searcher.compile_prior`) can be passed as `prior` to reuse it
 across queries; a field name is compiled once per searcher and transform.
+
+The prior works with pseudo-relevance feedback (``feedback=Rocchio()``: both retrievals rank
+with it, so the feedback documents are the top of the boosted ranking), with hybrid queries
+(it is added to the text side's scores before fusion) and with
+:class:`mirkit.distributed.DistributedSearcher` (compiled on the client over the whole
+collection, so that ``k`` and the largest boost are the collection's; each run gets the boosts
+of its segments or shards, and the results equal one index's bit for bit), and with BM25F
+(:mod:`mirkit.search.fielded`: the boosts of the live documents). Not yet with spelling
+correction, nor with BM25F in a DistributedSearcher.
 """
 
 from __future__ import annotations
@@ -45,20 +57,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mirkit._core import query as _query
 from mirkit.index.columns import read_columns
 from mirkit.index.segments import SegmentedIndex
 
 __all__ = ["Prior", "TRANSFORMS", "compile_prior"]
 
 TRANSFORMS = ("log", "sat")
-_BLOCK = 64  # docids per block maximum (the engine's query::kPriorBlock)
 
 
 @dataclass(frozen=True, eq=False)
 class Prior:
     """A prior compiled for one index snapshot: `boosts` (``w * f(prior)`` per document, one
     float64 array per segment, deleted documents included: a plain index has one) and their
-    maximum `max`; `weight`, `transform` and `k` as used."""
+    maximum `max`; `weight`, `transform` and `k` as used; `lists`, per segment, the engine's
+    per-list bounds of the boosts (``_core.query.PriorLists``, filled as terms are queried).
+    Thread safe."""
 
     index: object
     boosts: tuple
@@ -66,13 +80,13 @@ class Prior:
     weight: float
     transform: str
     k: float
-    block_max: tuple = ()  # the largest boost of every 64 docids, per segment
+    lists: tuple = ()
 
     def engine_arg(self, segmented: bool):
-        """The engine's `prior` argument: ``(boosts, block_max, max)``."""
+        """The engine's `prior` argument: ``(boosts, lists, max)``."""
         if segmented:
-            return (list(self.boosts), list(self.block_max), self.max)
-        return (self.boosts[0], self.block_max[0], self.max)
+            return (list(self.boosts), list(self.lists), self.max)
+        return (self.boosts[0], self.lists[0], self.max)
 
     def __repr__(self) -> str:
         return (f"Prior(transform={self.transform!r}, weight={self.weight:g}, k={self.k:g}, "
@@ -93,9 +107,8 @@ def _check_values(values: np.ndarray, where: str) -> None:
         raise ValueError(f"prior values must be finite and >= 0; {where}{i} has {values[i]}")
 
 
-def _part_values(index, prior) -> list:
+def _part_values(index, prior, parts: list) -> list:
     """The raw prior per part (float64, one per docid of the part, deleted ones 0)."""
-    parts = _parts(index)
     if isinstance(prior, str):
         out = []
         for part, deleted in parts:
@@ -166,6 +179,13 @@ def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
     >>> compile_prior(index, [1.0, 1.0, 3.0], transform="sat", weight=2.0).boosts[0].tolist()
     [1.0, 1.0, 1.5]
     """
+    return _compile(index, _parts(index), prior, weight, transform, k)
+
+
+def _compile(index, parts: list, prior, weight: float, transform: str, k) -> Prior:
+    """compile_prior over `parts` ((plain Index, deleted mask or None) each, in collection
+    order): the parts of `index`, or the shards of a sharded index
+    (:class:`mirkit.distributed.DistributedSearcher`)."""
     if transform not in TRANSFORMS:
         raise ValueError(f"prior_transform must be one of {TRANSFORMS}, got {transform!r}")
     if (not isinstance(weight, numbers.Real) or isinstance(weight, bool)
@@ -174,7 +194,7 @@ def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
     if k is not None and (not isinstance(k, numbers.Real) or isinstance(k, bool)
                           or not (math.isfinite(k) and k > 0)):
         raise ValueError(f"prior_k must be a finite number > 0, got {k!r}")
-    parts = _part_values(index, prior)
+    parts = _part_values(index, prior, parts)
     if k is None:
         positive = np.concatenate([v[v > 0] for v in parts]) if parts else np.zeros(0)
         if positive.size == 0:
@@ -187,6 +207,5 @@ def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
         f = np.log(np.maximum(v, k) / k) if transform == "log" else v / (v + k)
         boosts.append(np.ascontiguousarray(float(weight) * f, dtype=np.float64))
     top = max((float(b.max()) for b in boosts if b.size), default=0.0)
-    blocks = tuple(np.maximum.reduceat(b, np.arange(0, b.size, _BLOCK)) if b.size
-                   else np.zeros(0) for b in boosts)
-    return Prior(index, tuple(boosts), top, float(weight), transform, k, blocks)
+    lists = tuple(_query.PriorLists(b) for b in boosts)
+    return Prior(index, tuple(boosts), top, float(weight), transform, k, lists)

@@ -427,7 +427,9 @@ class Searcher:
             internal docid (e.g. PageRank), the name of a numeric field, or a compiled
             :class:`~mirkit.search.priors.Prior` (:meth:`compile_prior`). Each matching
             document then scores ``text + prior_weight * f(prior)``, exactly with every
-            algorithm. Not with `feedback`, `vector`, `correct` or BM25F.
+            algorithm and with BM25F. With `feedback`, both retrievals rank so (the feedback
+            documents are the top of the boosted ranking); with `vector`, the text side's
+            scores are boosted before fusion. Not with `correct`.
         prior_weight : float
             ``w`` >= 0.
         prior_transform : {"log", "sat"}
@@ -465,13 +467,28 @@ class Searcher:
         ['b', 'a']
         """
         if prior is not None:
-            self._check_prior_options(feedback, vector, correct, scorer)
+            if correct is not None:
+                raise ValueError("prior= does not combine with correct= (yet)")
+            bm25f = self._prior_bm25f([query], scorer, dict(
+                documents=documents, snippets=snippets, vector=vector, syntax=syntax))
+            if bm25f is not None:
+                return self._fielded_prior([query], k, algorithm, bm25f, feedback, filter,
+                                           syntax, self.compile_prior(
+                                               prior, weight=prior_weight,
+                                               transform=prior_transform, k=prior_k))[0]
             if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                     or transpositions is not None:
                 query = self._expand_syntax(query, syntax, max_expansions, prefix_length,
                                             transpositions)
-            hits = self._prior_search([query], k, algorithm, scorer, filter, prior, prior_weight,
-                                      prior_transform, prior_k)[0]
+            if feedback is not None or vector is not None:
+                hits = self._prior_two_stage(
+                    [query], k, algorithm, scorer, feedback, vector, filter,
+                    self.compile_prior(prior, weight=prior_weight, transform=prior_transform,
+                                       k=prior_k), 1, (fusion, depth, rrf_k, weight,
+                                                       vector_options))[0]
+            else:
+                hits = self._prior_search([query], k, algorithm, scorer, filter, prior,
+                                          prior_weight, prior_transform, prior_k)[0]
             if documents or snippets:
                 from mirkit.search.stored import stored_result
 
@@ -583,13 +600,26 @@ class Searcher:
         side on `threads` threads, the vector index searched once with all the rows); the
         other hybrid options are :meth:`search`'s."""
         if prior is not None:
-            self._check_prior_options(feedback, vectors, None, scorer)
             if progress is not None and progress is not False:
                 raise ValueError("prior= does not combine with progress= (yet)")
+            queries = list(queries)
+            bm25f = self._prior_bm25f(queries, scorer, dict(vectors=vectors, syntax=syntax))
+            if bm25f is not None:
+                return self._fielded_prior(queries, k, algorithm, bm25f, feedback, filter,
+                                           syntax, self.compile_prior(
+                                               prior, weight=prior_weight,
+                                               transform=prior_transform, k=prior_k),
+                                           check_count(threads, "threads"))
             if syntax != "plain" or max_expansions is not None or prefix_length is not None \
                     or transpositions is not None:
                 queries = [self._expand_syntax(q, syntax, max_expansions, prefix_length,
                                                transpositions) for q in queries]
+            if feedback is not None or vectors is not None:
+                return self._prior_two_stage(
+                    list(queries), k, algorithm, scorer, feedback, vectors, filter,
+                    self.compile_prior(prior, weight=prior_weight, transform=prior_transform,
+                                       k=prior_k), check_count(threads, "threads"),
+                    (fusion, depth, rrf_k, weight, vector_options))
             return self._prior_search(list(queries), k, algorithm, scorer, filter, prior,
                                       prior_weight, prior_transform, prior_k,
                                       check_count(threads, "threads"))
@@ -669,12 +699,51 @@ class Searcher:
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids, compiled.engine_arg(False))
 
-    def _check_prior_options(self, feedback, vector, correct, scorer) -> None:
-        if feedback is not None or vector is not None or correct is not None:
-            raise ValueError("prior= does not combine with feedback=, a vector query or "
-                             "correct= (yet)")
-        if self._fielded_index or isinstance(scorer, BM25F) or isinstance(self._scorer, BM25F):
-            raise ValueError("prior= does not combine with BM25F (yet)")
+    def _prior_bm25f(self, queries: list, scorer, options: dict):
+        """The BM25F scorer of a search with a prior (:func:`fielded_scorer`'s rule, `options`
+        its), or None for the ordinary engine."""
+        if not (self._fielded_index or isinstance(scorer, BM25F)
+                or isinstance(self._scorer, BM25F)) \
+                or any(isinstance(q, StructuredQuery) for q in queries):
+            return None
+        return fielded_scorer(self, queries, scorer, options)
+
+    def _fielded_prior(self, queries: list, k, algorithm, bm25f, feedback, filter, syntax,
+                       compiled, threads=None) -> list:
+        """BM25F with a compiled prior: :meth:`search` (`threads` None) or
+        :meth:`search_batch` of `queries`, with Rocchio feedback too (both retrievals
+        boosted)."""
+        k = check_search_options(k, algorithm)
+        if feedback is not None:
+            if filter is not None:
+                raise ValueError("filter= does not combine with feedback= (yet)")
+            fb = _feedback(feedback)
+            if threads is None:
+                return [fb.search(self, queries[0], k, algorithm=algorithm, scorer=bm25f,
+                                  prior=compiled)]
+            return fb.search_batch(self, queries, k, algorithm=algorithm, scorer=bm25f,
+                                   threads=threads, prior=compiled)
+        flt = None if filter is None else self._filter_cache.get(self.index, filter)
+        if threads is None:
+            return [self._fielded_search().search(queries[0], k, algorithm, bm25f, flt, syntax,
+                                                  prior=compiled)]
+        return self._fielded_search().search_batch(queries, k, algorithm, bm25f, threads, flt,
+                                                   syntax, prior=compiled)
+
+    def _prior_two_stage(self, queries: list, k, algorithm, scorer, feedback, vectors, filter,
+                         compiled, threads, fusion_options) -> list:
+        """:meth:`search_batch` with a compiled prior and `feedback` (both retrievals rank with
+        the prior: the feedback documents are the top of the boosted ranking) or `vectors` (a
+        hybrid query: the prior is added to the text side's scores before fusion)."""
+        if vectors is not None:
+            q = self._vector_side().queries(vectors, len(queries), "vectors")
+            return self._hybrid(queries, k, q, algorithm, scorer, feedback, *fusion_options,
+                                threads, filter=filter, prior=compiled)
+        if filter is not None:
+            raise ValueError("filter= does not combine with feedback= (yet)")
+        k, _ = self._options(k, algorithm, scorer)
+        return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
+                                                scorer=scorer, threads=threads, prior=compiled)
 
     def _prior_search(self, queries: list, k, algorithm, scorer, filter, prior, weight,
                       transform, prior_k, threads=None) -> list:
@@ -728,9 +797,11 @@ class Searcher:
         return self._vectors
 
     def _hybrid(self, queries: list, k, q, algorithm, scorer, feedback, fusion, depth, rrf_k,
-                weight, vector_options, threads, progress=False, filter=None) -> list:
+                weight, vector_options, threads, progress=False, filter=None,
+                prior=None) -> list:
         """The fused top k of every (text, vector row) pair (:mod:`mirkit.search.hybrid`),
-        both rankings restricted to the documents `filter` passes."""
+        both rankings restricted to the documents `filter` passes; a compiled `prior` is
+        added to the text ranking's scores."""
         k = check_search_options(k, algorithm)
         fusion, depth, rrf_k, weight = check_fusion(fusion, k, depth, rrf_k, weight)
         side = self._vector_side()
@@ -739,11 +810,11 @@ class Searcher:
         compiled = None if filter is None else self._filter_cache.get(self.index, filter)
         if len(queries) == 1:
             texts = [self.search(queries[0], depth, algorithm=algorithm, scorer=scorer,
-                                 feedback=feedback, filter=compiled)]
+                                 feedback=feedback, filter=compiled, prior=prior)]
         else:
             texts = self.search_batch(queries, depth, algorithm=algorithm, scorer=scorer,
                                       threads=threads, feedback=feedback, progress=progress,
-                                      filter=compiled)
+                                      filter=compiled, prior=prior)
         ranked = side.search(q, depth, vector_options, fusion == "linear",
                              None if compiled is None else compiled.docids())
         doc_ids = self.index.doc_ids

@@ -1,0 +1,123 @@
+"""Priors in distributed search (mirkit.distributed.DistributedSearcher): the prior is compiled
+on the client over the whole collection and each run gets its parts' boosts; the results equal
+one index's searched with the prior, bit for bit, and numpy's BM25 + w * f(prior)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference import scoring as ref
+
+from mirkit.distributed import DistributedSearcher, build_index
+from mirkit.index import Index, IndexWriter
+from mirkit.index import build_index as build_single
+from mirkit.search import Searcher
+
+ALGORITHMS = ("exhaustive", "wand", "maxscore", "bmw")
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.docids, b.docids)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert a.ids == b.ids
+
+
+@pytest.fixture(scope="module")
+def living(tmp_path_factory, cranfield_docs):
+    """A living index of 3 segments with deletions and a numeric field `w`; its live texts and
+    `w` values in collection order."""
+    path = tmp_path_factory.mktemp("pd") / "live"
+    live = {}
+    with IndexWriter.open(path, numeric_fields=["w"], merge_policy=None, threads=1) as w:
+        for n, (i, t) in enumerate(cranfield_docs[:200]):
+            w.add(i, t, {"w": float(1 + n % 11)})
+            live[i] = (t, float(1 + n % 11))
+    for lo, hi in ((200, 400), (400, 600)):
+        with IndexWriter.open(path, merge_policy=None, threads=1) as w:
+            for n, (i, t) in enumerate(cranfield_docs[lo:hi]):
+                w.add(i, t, {"w": float(50 + n % 5)})
+                live[i] = (t, float(50 + n % 5))
+            for i, _ in cranfield_docs[lo - 200:lo:6]:
+                w.delete(i)
+                del live[i]
+    return path, live
+
+
+def test_living_index_in_process(living, cranfield_queries):
+    path, live = living
+    d = DistributedSearcher(path)
+    single = Searcher(Index.open(path))
+    texts = [t for t, _ in live.values()]
+    postings, lengths = ref.invert(texts, single.index.analyzer)
+    w = np.array([v for _, v in live.values()])
+    array = np.random.default_rng(3).lognormal(0, 1, len(w))
+    queries = [t for _, t in cranfield_queries[:4]]
+    for prior, values, transform in (("w", w, "log"), (array, array, "sat")):
+        kk = values[values > 0].min() if transform == "log" else np.median(values[values > 0])
+        boost = 1.5 * (np.log(np.maximum(values, kk) / kk) if transform == "log"
+                       else values / (values + kk))
+        for q in queries:
+            text = ref.scores(single.analyze(q), postings, lengths, "bm25")
+            expected = {x: s + boost[x] for x, s in text.items()}
+            for algorithm in ALGORITHMS:
+                r = d.search(q, 10, algorithm=algorithm, prior=prior, prior_weight=1.5,
+                             prior_transform=transform)
+                ref.assert_top_k(r, expected, 10)
+                _same(r, single.search(q, 10, algorithm=algorithm, prior=prior,
+                                       prior_weight=1.5, prior_transform=transform))
+        batch = d.search_batch(queries, 5, prior=prior, prior_weight=1.5,
+                               prior_transform=transform, chunks=2)
+        for q, r in zip(queries, batch):
+            _same(r, single.search(q, 5, prior=prior, prior_weight=1.5,
+                                   prior_transform=transform))
+
+
+def test_sharded_index_and_a_threads_cluster(tmp_path, cranfield_docs, cranfield_queries):
+    """A sharded index (3 shards) in process, then over a 2-worker cluster (2 runs, whose
+    scores must merge as one index's: the fixed-point scale counts the collection's largest
+    boost in every run): equal to one index of the whole collection."""
+    distributed = pytest.importorskip("distributed")
+    docs = cranfield_docs[:400]
+    sharded = build_index(docs, tmp_path / "sharded", None, 3, threads=1)
+    single = Searcher(build_single(docs, tmp_path / "single", threads=1))
+    prior = np.random.default_rng(8).pareto(1.5, len(docs))
+    prior[::7] = 0.0
+    queries = [t for _, t in cranfield_queries[:6]]
+    expected = [single.search(q, 10, algorithm="bmw", prior=prior, prior_weight=2.0)
+                for q in queries]
+    d = DistributedSearcher(tmp_path / "sharded")
+    compiled = d.compile_prior(prior, weight=2.0)
+    assert len(compiled.boosts) == 3 and compiled.max == single.compile_prior(
+        prior, weight=2.0).max
+    for q, e in zip(queries, expected):
+        _same(d.search(q, 10, prior=compiled), e)
+    with pytest.raises(ValueError, match="another index"):
+        d.search(queries[0], prior=single.compile_prior(prior))
+    with pytest.raises(ValueError, match="one value per internal docid"):
+        d.search(queries[0], prior=prior[:-1])
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        d = DistributedSearcher(tmp_path / "sharded", client)
+        for algorithm in ALGORITHMS:
+            rs = d.search_batch(queries, 10, algorithm=algorithm, prior=prior, prior_weight=2.0)
+            for q, r in zip(queries, rs):
+                _same(r, single.search(q, 10, algorithm=algorithm, prior=prior,
+                                       prior_weight=2.0))
+
+
+def test_cli_search_sharded_with_a_field_prior(tmp_path, cranfield_docs, cranfield_queries,
+                                               capsys):
+    from mirkit.cli import main
+
+    docs = [{"id": i, "text": t, "w": float(n % 9)} for n, (i, t) in
+            enumerate(cranfield_docs[:300])]
+    build_index(docs, tmp_path / "sharded", None, 2, threads=1, numeric_fields=["w"])
+    single = Searcher(build_single(docs, tmp_path / "single", threads=1, numeric_fields=["w"]))
+    q = cranfield_queries[2][1]
+    assert main(["search", str(tmp_path / "sharded"), q, "-k", "5", "--prior", "w",
+                 "--prior-weight", "3"]) == 0
+    shown = [line.split()[1] for line in capsys.readouterr().out.splitlines()
+             if line.split() and line.split()[0].isdigit()]
+    assert shown[:5] == single.search(q, 5, prior="w", prior_weight=3.0).ids
+    assert shown[:5] != single.search(q, 5).ids
