@@ -9,7 +9,8 @@ threaded, and on a shared machine the wall clock mostly measures the wait for a 
 side's output is checked before timing. Prints one Markdown table headed by the CPU model and
 the load average. Anchors: pyfastpfor, faiss, OpenCV, torch, PISA (pyterrier-pisa); a case
 whose anchor (or ../shared/data set) is missing shows ``n/a (no X)`` instead of failing.
-``--quick`` (1 round, 3 repetitions, smaller inputs: 2048^2 images, 20k k-means points, 300
+``--jobs N`` runs up to N of the levels' processes at once, for a many-core machine that is
+otherwise idle. ``--quick`` (1 round, 3 repetitions, smaller inputs: 2048^2 images, 20k k-means points, 300
 BM25 queries) takes about 3.5 minutes on a loaded 2-core machine.
 """
 
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -299,6 +301,9 @@ def main() -> None:
                    help="1 round, smaller inputs (about 3 minutes on 2 cores)")
     p.add_argument("--rounds", type=int, default=None, help="default 3 (1 with --quick)")
     p.add_argument("--reps", type=int, default=None, help="default 7 (3 with --quick)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="run up to N levels' processes at once (each is single threaded: only on an "
+                        "otherwise idle machine with spare cores; default 1)")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child process
     args = p.parse_args()
     rounds = args.rounds if args.rounds is not None else (1 if args.quick else 3)
@@ -310,6 +315,9 @@ def main() -> None:
 
     started = time.perf_counter()
     runs = {level: [] for level in LEVELS}
+    if args.jobs < 1:
+        p.error("--jobs must be at least 1")
+    children = []
     for _ in range(rounds):
         for level in LEVELS:
             env = dict(os.environ, **(anchor_env(level) if level != "default" else {}))
@@ -317,9 +325,12 @@ def main() -> None:
             # pool spinning beside faiss's sgemm would be charged to the anchor.
             env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
             cmd = [sys.executable, __file__, "--one", "--reps", str(reps)]
-            child = subprocess.run(cmd + (["--quick"] if args.quick else []), env=env,
-                                   stdout=subprocess.PIPE, text=True, check=True)
-            runs[level].append(json.loads(child.stdout))
+            children.append((level, cmd + (["--quick"] if args.quick else []), env))
+    with ThreadPoolExecutor(args.jobs) as pool:
+        outputs = pool.map(lambda c: subprocess.run(c[1], env=c[2], stdout=subprocess.PIPE,
+                                                    text=True, check=True).stdout, children)
+        for (level, _, _), out in zip(children, outputs):
+            runs[level].append(json.loads(out))
     loads = [r["load"] for level in LEVELS for r in runs[level]]
     print(f"CPU {cpu_name()} ({os.cpu_count()} logical CPUs); load average "
           f"{min(loads):.1f}-{max(loads):.1f}; {rounds} round(s){' --quick' if args.quick else ''}"
