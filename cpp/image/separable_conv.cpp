@@ -178,12 +178,15 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows
       column_pass(row_at.data() + y, ky.size, ty.data(), bias, middle, n_out, width);
       for (int r = 0; r < n_out; ++r) {
         Out* row = padded.data() + r * padded_size;
-        for (int p = 0; p < padded_cols; ++p) {
-          if (p >= kx.anchor && p < kx.anchor + cols) continue;
+        // Only the border columns, [0, anchor) and [anchor + cols, padded_cols): walking every
+        // column to skip the inside took a third of a 4096^2 uint8 blur's time.
+        const auto border_column = [&](int p) {
           Out* to = row + static_cast<long>(p) * channels;
           for (int c = 0; c < channels; ++c)
             to[c] = col_of[p] < 0 ? outside : middle[r][static_cast<long>(col_of[p]) * channels + c];
-        }
+        };
+        for (int p = 0; p < kx.anchor; ++p) border_column(p);
+        for (int p = kx.anchor + cols; p < padded_cols; ++p) border_column(p);
         row_pass(row, channels, kx.size, tx.data(), sx, dst + static_cast<long>(y + r) * width,
                  width);
       }
