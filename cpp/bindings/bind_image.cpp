@@ -27,16 +27,17 @@ Kernel1D kernel_of(const Taps& taps, int anchor, const char* name) {
   return Kernel1D{taps.data(), static_cast<int>(taps.shape(0)), anchor};
 }
 
-template <class In, class Out>
+template <class In, class Out, class Dst = Out>
 void run(const py::array& src, const py::array& dst, const Kernel1D& kx, const Kernel1D& ky,
          Border border, double cval, unsigned threads) {
   const auto rows = static_cast<int>(src.shape(0)), cols = static_cast<int>(src.shape(1));
   const int channels = src.ndim() == 3 ? static_cast<int>(src.shape(2)) : 1;
   const std::ptrdiff_t stride = src.strides(0) / static_cast<py::ssize_t>(sizeof(In));
   const In* in = static_cast<const In*>(src.data());
-  Out* out = static_cast<Out*>(const_cast<void*>(dst.data()));
+  Dst* out = static_cast<Dst*>(const_cast<void*>(dst.data()));
   py::gil_scoped_release release;
-  image::sep_filter<In, Out>(in, stride, out, rows, cols, channels, kx, ky, border, cval, threads);
+  image::sep_filter<In, Out, Dst>(in, stride, out, rows, cols, channels, kx, ky, border, cval,
+                                  threads);
 }
 
 // Checks that image is (H, W) or (H, W, C) with contiguous rows (any row stride), and that out
@@ -74,6 +75,10 @@ void sep_filter(const py::array& src, const Taps& kx, const Taps& ky, int anchor
   } else if (py::isinstance<py::array_t<double>>(src)) {
     check_arrays<double>(src, out);
     run<double, double>(src, out, kernel_x, kernel_y, border, cval, threads);
+  } else if (py::isinstance<py::array_t<uint8_t>>(src) &&
+             py::isinstance<py::array_t<uint8_t>>(out)) {
+    check_arrays<uint8_t>(src, out);  // float sums rounded to uint8
+    run<uint8_t, float, uint8_t>(src, out, kernel_x, kernel_y, border, cval, threads);
   } else if (py::isinstance<py::array_t<uint8_t>>(src)) {
     check_arrays<float>(src, out);
     run<uint8_t, float>(src, out, kernel_x, kernel_y, border, cval, threads);

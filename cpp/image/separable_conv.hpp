@@ -38,8 +38,11 @@ struct Kernel1D {
 // (0 = all cores). Throws std::invalid_argument on empty images or bad kernels.
 // Float sums run the AVX-512 or AVX2/FMA passes picked at run time (separable_conv_simd.inl);
 // double sums, and CPUs without AVX2, the scalar reference passes.
-template <class In, class Out>
-void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Out* dst, int rows, int cols,
+// Dst is Out, or uint8_t for a uint8 image summed in float: then each output is the float sum
+// rounded half up and saturated, min(255, max(0, floor(sum + 0.5f))) in float32 arithmetic (NaN
+// gives 0), so it is within 0.5 of the float sum, as cv2.GaussianBlur writes uint8 for CV_8U.
+template <class In, class Out, class Dst = Out>
+void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Dst* dst, int rows, int cols,
                 int channels, const Kernel1D& kx, const Kernel1D& ky, Border border, double cval,
                 unsigned threads);
 

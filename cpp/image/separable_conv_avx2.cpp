@@ -42,6 +42,15 @@ struct Vec {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
+  static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  // kLanes values in [0, 255] stored as bytes (truncated; the packs cannot saturate them).
+  static void store_u8(uint8_t* p, Reg v) {
+    const __m256i i = _mm256_cvttps_epi32(v);
+    const __m128i words =
+        _mm_packus_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
+  }
 };
 
 }  // namespace

@@ -28,6 +28,16 @@ using ColumnFn = void (*)(const In* const* rows, int n, const float* taps, const
 using RowFn = void (*)(const float* src, long step, int n, const float* taps, Symmetry symmetry,
                        float* dst, long width);
 
+// One float sum as uint8: rounded half up and saturated, min(255, max(0, floor(sum + 0.5f)));
+// NaN gives 0. The SIMD narrowing computes the same with min, max and a truncating convert.
+inline uint8_t round_to_uint8(float sum) {
+  const float v = sum + 0.5f;
+  return v > 0 ? static_cast<uint8_t>(static_cast<int>(v < 255.0f ? v : 255.0f)) : 0;
+}
+
+// A row of float sums as uint8 (round_to_uint8 of each).
+using NarrowFn = void (*)(const float* sums, uint8_t* dst, long width);
+
 #define MIRKIT_IMAGE_DECLARE_PASSES(level)                                                        \
   namespace level {                                                                               \
   template <class In>                                                                             \
@@ -35,6 +45,7 @@ using RowFn = void (*)(const float* src, long step, int n, const float* taps, Sy
                    float* const* dst, int n_out, long width);                                     \
   void row_pass(const float* src, long step, int n, const float* taps, Symmetry symmetry,         \
                 float* dst, long width);                                                          \
+  void narrow_row(const float* sums, uint8_t* dst, long width);                                  \
   }
 
 MIRKIT_IMAGE_DECLARE_PASSES(sse4)

@@ -136,3 +136,13 @@ void row_pass(const float* src, long step, int n, const float* taps, Symmetry sy
     }
   });
 }
+
+void narrow_row(const float* sums, uint8_t* dst, long width) {
+  constexpr long kL = Vec::kLanes;
+  const Vec::Reg half = Vec::set1(0.5f), top = Vec::set1(255.0f), zero = Vec::set1(0.0f);
+  long x = 0;
+  // min/max return their second operand when one is NaN: min(top, NaN) is NaN, max(NaN, 0) 0.
+  for (; x + kL <= width; x += kL)
+    Vec::store_u8(dst + x, Vec::max(Vec::min(top, Vec::add(Vec::load(sums + x), half)), zero));
+  for (; x < width; ++x) dst[x] = round_to_uint8(sums[x]);
+}

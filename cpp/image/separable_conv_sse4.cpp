@@ -46,6 +46,14 @@ struct Vec {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
   static Reg add(Reg a, Reg b) { return _mm_add_ps(a, b); }
   static Reg sub(Reg a, Reg b) { return _mm_sub_ps(a, b); }
+  static Reg min(Reg a, Reg b) { return _mm_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm_max_ps(a, b); }
+  // kLanes values in [0, 255] stored as bytes (truncated; the packs cannot saturate them).
+  static void store_u8(uint8_t* p, Reg v) {
+    const __m128i words = _mm_packus_epi32(_mm_cvttps_epi32(v), _mm_setzero_si128());
+    const int32_t bytes = _mm_cvtsi128_si32(_mm_packus_epi16(words, words));
+    std::memcpy(p, &bytes, 4);
+  }
 };
 
 }  // namespace

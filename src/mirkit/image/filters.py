@@ -14,9 +14,15 @@ input          output
 =============  ==========
 ``float32``    ``float32``
 ``float64``    ``float64`` (scalar code, sums in double)
-``uint8``      ``float32`` (converted on the fly)
+``uint8``      ``float32`` (converted on the fly), or ``uint8`` with ``dtype=np.uint8``
 ``uint16``     ``float32`` (converted on the fly)
 =============  ==========
+
+A uint8 output (``dtype=np.uint8``, or an ``out`` of dtype uint8) holds the float32 sums
+rounded half up and saturated, ``min(255, max(0, floor(sum + 0.5)))``: within 0.5 of the
+float32 result, as ``cv2.GaussianBlur`` writes uint8 for uint8 images (OpenCV sums in 16-bit
+fixed point with its own rounded taps, so the two may differ by one level). It writes a quarter
+of the bytes of a float32 output.
 
 Any other dtype raises ``TypeError`` (convert it yourself, e.g. ``image.astype(np.float32)``).
 Rows must be contiguous, with any row stride: slices such as ``image[10:200, 5:300]`` or
@@ -134,10 +140,24 @@ def _pair(value, name: str) -> tuple:
     return value[0], value[1]
 
 
-def _check_out(out, image: np.ndarray) -> np.ndarray:
-    dtype = _OUT_DTYPE[image.dtype]
+def _check_out(out, image: np.ndarray, dtype=None) -> np.ndarray:
+    """`out`, or a new output array of `dtype` (None: the image's default output dtype)."""
+    default = _OUT_DTYPE[image.dtype]
+    allowed = (default, np.dtype(np.uint8)) if image.dtype == np.uint8 else (default,)
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype must be a numpy dtype, got {dtype!r}") from None
+        if dtype not in allowed:
+            raise TypeError(f"dtype must be one of {', '.join(map(str, allowed))} for a "
+                            f"{image.dtype} image, got {dtype}")
+        if out is not None and getattr(out, "dtype", None) != dtype:
+            raise TypeError(f"out must have dtype {dtype} (the dtype given), got "
+                            f"{getattr(out, 'dtype', type(out).__name__)}")
     if out is None:
-        return np.empty(image.shape, dtype)
+        return np.empty(image.shape, default if dtype is None else dtype)
+    dtype = out.dtype if isinstance(out, np.ndarray) and out.dtype in allowed else default
     if not isinstance(out, np.ndarray) or out.dtype != dtype:
         raise TypeError(f"out must be a numpy array of dtype {dtype} for a {image.dtype} image, "
                         f"got {getattr(out, 'dtype', type(out).__name__)}")
@@ -152,7 +172,8 @@ def _check_out(out, image: np.ndarray) -> np.ndarray:
 
 def sep_filter(image, kx, ky, *, border: str = "reflect", cval: float = 0.0,
                mode: str = "correlate", anchor: Union[None, int, Sequence[int]] = None,
-               threads: int = 0, out: Optional[np.ndarray] = None) -> np.ndarray:
+               threads: int = 0, out: Optional[np.ndarray] = None,
+               dtype=None) -> np.ndarray:
     """Filter an image with a horizontal and a vertical 1-D kernel (a separable 2-D kernel).
 
     In ``"correlate"`` mode (the default, as ``cv2.sepFilter2D`` and
@@ -189,17 +210,23 @@ def sep_filter(image, kx, ky, *, border: str = "reflect", cval: float = 0.0,
     threads : int, default 0
         Threads splitting the rows (0 = all cores). Results do not depend on it.
     out : ndarray, optional
-        C-contiguous output of the image's shape and output dtype, not overlapping the image.
+        C-contiguous output of the image's shape and output dtype, not overlapping the image
+        (uint8 also for a uint8 image: see the module notes).
+    dtype : None or numpy.uint8
+        The output dtype: None for the default (float32, float64 for a float64 image);
+        ``np.uint8`` for a uint8 image gives the rounded, saturated sums (module notes).
 
     Returns
     -------
     ndarray
-        The filtered image, of the image's shape; float32, or float64 for a float64 image.
+        The filtered image, of the image's shape; float32, float64 for a float64 image, or
+        uint8 when asked for.
 
     Raises
     ------
     TypeError
-        On an unsupported image dtype, non-numeric taps, or an `out` of the wrong dtype.
+        On an unsupported image dtype, non-numeric taps, a `dtype` the image cannot give, or
+        an `out` of the wrong dtype.
     ValueError
         On an empty image, wrong ndim, empty or non-1-D kernels, an anchor outside a kernel,
         an unknown border or mode, or a bad `out`.
@@ -215,6 +242,8 @@ def sep_filter(image, kx, ky, *, border: str = "reflect", cval: float = 0.0,
            [ 3.,  2.,  1.]], dtype=float32)
     >>> sep_filter(img, [1, 2, 3], [1.0], mode="convolve")[2, 1:4]
     array([1., 2., 3.], dtype=float32)
+    >>> sep_filter(np.array([[0, 99, 200, 250]], np.uint8), [1.25], [1.0], dtype=np.uint8)
+    array([[  0, 124, 250, 255]], dtype=uint8)
     """
     image = _check_image(image)
     kx, ky = _check_taps(kx, "kx"), _check_taps(ky, "ky")
@@ -226,7 +255,7 @@ def sep_filter(image, kx, ky, *, border: str = "reflect", cval: float = 0.0,
     ay = len(ky) // 2 if ay is None else _check_anchor(ay, len(ky), "anchor y")
     ax = len(kx) // 2 if ax is None else _check_anchor(ax, len(kx), "anchor x")
     threads = check_count(threads, "threads")
-    out = _check_out(out, image)
+    out = _check_out(out, image, dtype)
     if mode == "convolve":  # correlation with the taps reversed, the anchor tap kept in place
         kx, ky = np.ascontiguousarray(kx[::-1]), np.ascontiguousarray(ky[::-1])
         ax, ay = len(kx) - 1 - ax, len(ky) - 1 - ay
@@ -301,7 +330,7 @@ def _gaussian_taps(sigma: float, truncate: float, order: int) -> np.ndarray:
 
 def gaussian_blur(image, sigma: Sigma, *, truncate: float = 4.0, border: str = "reflect",
                   cval: float = 0.0, threads: int = 0,
-                  out: Optional[np.ndarray] = None) -> np.ndarray:
+                  out: Optional[np.ndarray] = None, dtype=None) -> np.ndarray:
     """Gaussian blur: ``scipy.ndimage.gaussian_filter`` of the two image axes.
 
     Equals ``scipy.ndimage.gaussian_filter(image, (sy, sx[, 0]), mode=..., truncate=truncate)``
@@ -317,13 +346,14 @@ def gaussian_blur(image, sigma: Sigma, *, truncate: float = 4.0, border: str = "
         axis unfiltered.
     truncate : float, default 4.0
         Kernel radius in standard deviations.
-    border, cval, threads, out
-        As in :func:`sep_filter`.
+    border, cval, threads, out, dtype
+        As in :func:`sep_filter` (``dtype=np.uint8`` for a uint8 image gives uint8, as
+        ``cv2.GaussianBlur`` does).
 
     Returns
     -------
     ndarray
-        float32, or float64 for a float64 image.
+        float32, float64 for a float64 image, or uint8 when asked for.
 
     Raises
     ------
@@ -339,11 +369,13 @@ def gaussian_blur(image, sigma: Sigma, *, truncate: float = 4.0, border: str = "
     1.0
     >>> gaussian_blur(img, (0, 1.0))[4, 3:6].round(3)  # x only
     array([0.242, 0.399, 0.242], dtype=float32)
+    >>> gaussian_blur((img * 255).astype(np.uint8), 1.0, dtype=np.uint8)[4, 3:6]  # 255 x above
+    array([25, 41, 25], dtype=uint8)
     """
     sy, sx = _sigmas(sigma, allow_zero=True)
     truncate = _check_real(truncate, "truncate")
     return sep_filter(image, _gaussian_taps(sx, truncate, 0), _gaussian_taps(sy, truncate, 0),
-                      border=border, cval=cval, threads=threads, out=out)
+                      border=border, cval=cval, threads=threads, out=out, dtype=dtype)
 
 
 _DERIVATIVE = {  # kind -> (correlation taps, anchor)
@@ -601,13 +633,14 @@ def box_filter(image, size: Union[int, Sequence[int]], *, normalize: bool = True
         Window size >= 1, for both axes or as ``(size_y, size_x)``.
     normalize : bool, default True
         Average (True) or sum (False).
-    border, cval, threads, out
-        As in :func:`sep_filter`.
+    border, cval, threads, out, dtype
+        As in :func:`sep_filter` (``dtype=np.uint8`` for a uint8 image gives uint8, as
+        ``cv2.GaussianBlur`` does).
 
     Returns
     -------
     ndarray
-        float32, or float64 for a float64 image.
+        float32, float64 for a float64 image, or uint8 when asked for.
 
     Examples
     --------
