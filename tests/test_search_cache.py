@@ -447,3 +447,56 @@ class LivingIndex(RuleBasedStateMachine):
 TestLivingIndex = LivingIndex.TestCase
 TestLivingIndex.settings = settings(max_examples=8, stateful_step_count=12, deadline=None,
                                     suppress_health_check=list(HealthCheck))
+
+
+def test_a_large_budget_reserves_nothing_up_front(cranfield_index):
+    """The doorkeeper's table and the entries grow as they are used: a cache of a terabyte
+    is made at once and holds what it is given."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cached = Searcher(cranfield_index, cache_bytes=1 << 40)
+    assert cached._cache.n_shards == 16
+    for _ in range(3):
+        assert same(cached.search("heat", 5), Searcher(cranfield_index).search("heat", 5))
+    assert cached.cache_info().hits == 1 and cached.cache_info().entries == 1
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB
+
+
+def test_lru_against_a_reference_model(cranfield_index, cranfield_queries):
+    """Random calls over one shard: every hit and miss is what an LRU of the same entry sizes
+    and budget predicts (a reference OrderedDict), so evictions (and the hash table's
+    deletions under them) keep exactly the most recently used entries."""
+    from collections import OrderedDict
+
+    plain = Searcher(cranfield_index)
+    texts = {tuple(plain._engine.analyze(q)): q for _, q in cranfield_queries[:30]}
+    calls = [(q, k) for q in texts.values() for k in (3, 10)]  # one text an analysis
+    size = {}
+    for q, k in calls:  # each entry's bytes, from a cache holding it alone
+        probe = Searcher(cranfield_index, cache_bytes=1 << 20, cache_admission="all")
+        probe.search(q, k)
+        size[q, k] = probe.cache_info().bytes
+    budget = sum(size.values()) // 4  # about a quarter of the calls fit
+    cached = Searcher(cranfield_index, cache_bytes=budget, cache_admission="all")
+    assert cached._cache.n_shards == 1
+    model: OrderedDict = OrderedDict()
+    rng = np.random.default_rng(3)
+    hits = 0
+    for i in rng.integers(len(calls), size=1500):
+        q, k = calls[i]
+        got = cached.search(q, k)
+        key = (q, k)
+        if key in model:
+            model.move_to_end(key)
+            hits += 1
+        else:
+            model[key] = size[key]
+            while sum(model.values()) > budget:
+                model.popitem(last=False)
+        assert cached.cache_info().hits == hits
+        if i % 7 == 0:
+            assert same(got, plain.search(q, k))
+    info = cached.cache_info()
+    assert info.entries == len(model) and info.bytes == sum(model.values())
+    assert 100 < hits < 1400

@@ -18,12 +18,6 @@ void put(std::string& out, T value) {
 
 uint64_t key_hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
 
-size_t pow2_at_least(size_t n) {
-  size_t p = 16;
-  while (p < n) p *= 2;
-  return p;
-}
-
 constexpr uint64_t kTagMask = ~uint64_t{0xFFFFFFFF};
 
 // Where a blob's parts start: the key, then docids and positions (uint32), then scores
@@ -83,8 +77,6 @@ ResultCache::ResultCache(uint64_t max_bytes, Admission admission)
   for (size_t s = 0; s < shards; ++s) {
     m_shards.push_back(std::make_unique<Shard>());
     m_shards.back()->table.assign(16, 0);
-    // half full at most (kSeenBytes: two 8-byte cells a noted hash)
-    if (m_seen_max) m_shards.back()->seen.assign(pow2_at_least(2 * m_seen_max), 0);
   }
 }
 
@@ -163,8 +155,11 @@ void ResultCache::Shard::erase_at(size_t position) {
 }
 
 bool ResultCache::Shard::note(uint64_t hash, size_t seen_max) {
+  // The table grows as hashes are noted (half full at most: kSeenBytes is two 8-byte cells),
+  // up to 2 * seen_max cells, so a large budget reserves nothing up front.
   const uint64_t h = hash | 1;  // never 0 (empty)
-  const size_t mask = seen.size() - 1;
+  if (seen.empty()) seen.assign(16, 0);
+  size_t mask = seen.size() - 1;
   size_t p = h & mask;
   for (; seen[p] != 0; p = (p + 1) & mask) {
     if (seen[p] == h) return true;
@@ -172,6 +167,17 @@ bool ResultCache::Shard::note(uint64_t hash, size_t seen_max) {
   if (seen_count >= seen_max) {  // forget them all, as TinyLFU's doorkeeper does
     std::fill(seen.begin(), seen.end(), 0);
     seen_count = 0;
+    p = h & mask;
+  } else if (2 * (seen_count + 1) > seen.size()) {
+    std::vector<uint64_t> old(2 * seen.size(), 0);
+    old.swap(seen);
+    mask = seen.size() - 1;
+    for (const uint64_t cell : old) {
+      if (cell == 0) continue;
+      size_t q = cell & mask;
+      while (seen[q] != 0) q = (q + 1) & mask;
+      seen[q] = cell;
+    }
     for (p = h & mask; seen[p] != 0; p = (p + 1) & mask) {
     }
   }
@@ -273,7 +279,7 @@ void ResultCache::clear() {
     shard->head = shard->tail = shard->free = kNil;
     shard->count = 0;
     shard->bytes = 0;
-    std::fill(shard->seen.begin(), shard->seen.end(), 0);
+    std::vector<uint64_t>().swap(shard->seen);
     shard->seen_count = 0;
   }
 }
