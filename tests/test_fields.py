@@ -254,6 +254,8 @@ def test_update_reads_numeric_and_keyword_fields_of_its_mapping(tmp_path):
         w.add("d", {"text": "wing shock"}, fields={"year": 1980})
         with pytest.raises(ValueError, match="in one place"):
             w.update("b", {"text": "flow", "year": 2002}, fields={"year": 2003})
+        with pytest.raises(TypeError, match="year"):  # and "b" is still there, unchanged
+            w.update("b", {"text": "flow", "year": "soon"})
     searcher = Searcher(Index.open(path))
     ids = {f: sorted(searcher.search("wing", 10, filter=f).ids) for f in ("year >= 2001", "lang:fr", "lang:en", "year < 1995", "year = 2000")}
     assert ids == {"year >= 2001": ["a"], "lang:fr": ["a"], "lang:en": [],

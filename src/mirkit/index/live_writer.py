@@ -435,11 +435,14 @@ class SegmentWriter:
             raise TypeError("id must be a str and text a str (a mapping of the text fields "
                             "in an index with fields, of terms to weights in an impact index)")
         self._resolve([id], "update")
-        if isinstance(text, Mapping):  # fields given twice: raised before the delete
-            from mirkit.index.writer import record_fields
+        numeric, keyword = settings_fields(self.settings)
+        if numeric or keyword:  # bad field values raise before the delete, not after it
+            values = fields
+            if isinstance(text, Mapping):
+                from mirkit.index.writer import record_fields
 
-            numeric, keyword = settings_fields(self.settings)
-            record_fields(numeric + keyword, id, text, fields)
+                values = record_fields(numeric + keyword, id, text, fields)
+            ColumnCollector(numeric, keyword).add(id, values)  # (checks only)
         self.delete([id])
         self.add(id, text, fields)
 
