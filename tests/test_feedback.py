@@ -147,6 +147,28 @@ def test_edge_cases(tiny):
         pytest.approx({"apple": 1 + 0.75 / 5**0.5, "cherry": 0.75 * 2 / 5**0.5})
 
 
+def test_excluded_words_are_not_query_terms(tiny):
+    """Regression: the query vector counted the words of an excluded clause (-"...", or -word
+    with syntax="lucene") as positive terms; they now give nothing, while phrases and required
+    words count like plain words (as in the BM25F query vector)."""
+    from mirkit.query import ranked_query
+
+    fb = Rocchio(max_df_ratio=1.0)
+    assert fb.expand(tiny, 'apple -"cherry"', relevant=[]) == {"apple": 1.0}
+    assert fb.expand(tiny, 'apple -"banana date"', relevant=[]) == {"apple": 1.0}
+    signed = ranked_query("apple -cherry +banana", word_signs=True)
+    assert fb.expand(tiny, signed, relevant=[]) == pytest.approx(
+        {"apple": 0.5**0.5, "banana": 0.5**0.5})
+    assert fb.expand(tiny, 'apple "banana date" apple', relevant=[]) == pytest.approx(
+        {"apple": 2 / 6**0.5, "banana": 1 / 6**0.5, "date": 1 / 6**0.5})
+    # pseudo-relevance feedback: the first retrieval keeps "b" (apple cherry cherry) out, so
+    # "a" is the only feedback document, and cherry is no term of the expanded query
+    got = fb.expand(tiny, 'apple -"cherry"')
+    assert got == pytest.approx(fb.expand(tiny, "apple", relevant=["a"])) and "cherry" not in got
+    assert fb.expand(tiny, signed) == pytest.approx(
+        fb.expand(tiny, "apple banana", relevant=["a", "c"]))  # +banana, no cherry
+
+
 def test_errors(tiny, tmp_path):
     with pytest.raises(TypeError):
         Rocchio(1.0)  # keyword-only

@@ -235,3 +235,28 @@ def test_fields_round_trip(tmp_path_factory, docs):
     with IndexWriter(path, fields=FIELDS, threads=1) as w:
         w.add_documents(docs)
     check_fields_equal(Index.open(path), docs)
+
+
+
+def test_update_reads_numeric_and_keyword_fields_of_its_mapping(tmp_path):
+    """Regression: update(id, {"title": ..., "year": 2001}) (and add) dropped the numeric and
+    keyword values of the mapping, which add_documents reads from a record's keys."""
+    from mirkit.search import Searcher
+
+    path = tmp_path / "live"
+    with IndexWriter.open(path, fields=FIELDS, numeric_fields=["year"], keyword_fields=["lang"],
+                          threads=1, merge_policy=None) as w:
+        w.add_documents([{"id": "a", "title": "wing", "year": 1999, "lang": "en"},
+                         {"id": "b", "text": "wing flow", "year": 2000}])
+    with IndexWriter.open(path, threads=1, merge_policy=None) as w:
+        w.update("a", {"title": "wing tip", "year": 2001, "lang": "fr"})
+        w.add("c", {"text": "wing heat", "year": 1990})
+        w.add("d", {"text": "wing shock"}, fields={"year": 1980})
+        with pytest.raises(ValueError, match="in one place"):
+            w.update("b", {"text": "flow", "year": 2002}, fields={"year": 2003})
+        with pytest.raises(TypeError, match="year"):  # and "b" is still there, unchanged
+            w.update("b", {"text": "flow", "year": "soon"})
+    searcher = Searcher(Index.open(path))
+    ids = {f: sorted(searcher.search("wing", 10, filter=f).ids) for f in ("year >= 2001", "lang:fr", "lang:en", "year < 1995", "year = 2000")}
+    assert ids == {"year >= 2001": ["a"], "lang:fr": ["a"], "lang:en": [],
+                   "year < 1995": ["c", "d"], "year = 2000": ["b"]}

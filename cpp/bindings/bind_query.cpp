@@ -1,5 +1,6 @@
 // Bindings of the query engine (mirkit.search wraps them).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -7,10 +8,12 @@
 #include <vector>
 
 #include "bindings/common.hpp"
+#include "core/parallel.hpp"
 #include "index/reader.hpp"
 #include "query/block_scores.hpp"
 #include "query/engine.hpp"
 #include "query/merge_topk.hpp"
+#include "query/result_cache.hpp"
 
 namespace mirkit::bindings {
 
@@ -62,20 +65,29 @@ std::vector<QueryTerm> query_terms(const Engine& engine, const py::list& terms,
   return out;
 }
 
-// query::DocFilter over a numpy array of uint64 words that it keeps alive.
+// query::DocFilter over a numpy array of uint64 words that it keeps alive. `serial`, never
+// reused in a process, names it in result cache keys (a filter's address may be reused).
 struct PyDocFilter {
   std::unique_ptr<query::DocFilter> filter;
   py::object words;
   uint32_t n_docs = 0;
+  uint64_t serial = 0;
 };
 
+std::atomic<uint64_t> g_filter_serial{0};
+
 // The engine's filter argument: a DocFilter over its n_docs documents (QueryEngine), or a list
-// of them, one per segment (SegmentedEngine); null for None.
+// of them, one per segment (SegmentedEngine); null for None. `key`: the filters' serials.
 struct FilterArg {
   const query::DocFilter* single = nullptr;
   std::vector<const query::DocFilter*> segments;
   bool per_segment = false;
+  std::string key;
 };
+
+void append_u64(std::string& out, uint64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
 
 // query::SegmentedEngine with the Python objects it views (readers, arrays), kept alive.
 struct PySegmentedEngine {
@@ -163,6 +175,8 @@ class SearchResult {
     } else {
       const index::IndexReader& reader = m_engine.cast<const QueryEngine&>().reader();
       for (size_t i = 0; i < m_size; ++i) {
+        // (an engine's docids are in range; checked as locate() checks positions)
+        if (m_first[i] >= reader.n_docs()) throw py::index_error("docid out of range");
         PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
                         stored_doc_id(reader.doc_id(m_first[i]), m_first[i]).release().ptr());
       }
@@ -340,6 +354,7 @@ FilterArg filter_arg(const QueryEngine& e, py::handle filter) {
   const auto& f = filter.cast<const PyDocFilter&>();
   check_filter(f, e.reader().n_docs(), "");
   out.single = f.filter.get();
+  append_u64(out.key, f.serial);
   return out;
 }
 
@@ -362,6 +377,7 @@ FilterArg filter_arg(const SegmentedEngine& e, py::handle filter) {
     const auto& f = filters[s].cast<const PyDocFilter&>();
     check_filter(f, e.segment(s).reader().n_docs(), "[" + std::to_string(s) + "]");
     out.segments.push_back(f.filter.get());
+    append_u64(out.key, f.serial);
   }
   return out;
 }
@@ -483,22 +499,99 @@ const SegmentedEngine& engine_of<SegmentedEngine>(py::handle self) {
   return *self.cast<const PySegmentedEngine&>().engine;
 }
 
+// mirkit._core.query.ResultCache: a query::ResultCache of one engine's results (`owner`, kept
+// alive: the cache holds no reference to its searcher, so no cycle).
+struct PyResultCache {
+  std::unique_ptr<query::ResultCache> cache;
+  py::object owner;
+};
+
+// The engine's `cache` argument: null for None; the cache of another engine is refused (its
+// keys name no collection: they must never meet another commit's).
+query::ResultCache* cache_arg(py::handle self, py::handle cache) {
+  if (cache.is_none()) return nullptr;
+  if (!py::isinstance<PyResultCache>(cache)) {
+    throw py::type_error("cache must be a mirkit._core.query.ResultCache or None");
+  }
+  auto& c = cache.cast<PyResultCache&>();
+  if (!c.owner.is(self)) throw py::value_error("cache: a ResultCache of another engine");
+  return c.cache.get();
+}
+
+// The key context of a search (query::result_key): its filters' serials, then the caller's
+// `context` bytes naming its prior; false (not cacheable) for a prior without context.
+bool cache_context(const FilterArg& f, const PriorArg& p, py::handle context, std::string& out) {
+  out = f.key;
+  out.push_back(f.per_segment ? 'S' : f.single ? 'F' : '-');
+  if (!p.given) return true;
+  if (context.is_none()) return false;
+  if (!PyBytes_Check(context.ptr())) throw py::type_error("cache_context must be bytes or None");
+  out.push_back('P');
+  out.append(PyBytes_AS_STRING(context.ptr()),
+             static_cast<size_t>(PyBytes_GET_SIZE(context.ptr())));
+  return true;
+}
+
+// One search's terms as the engine takes them: the text's analysis, then the given terms.
+template <class Engine>
+std::vector<QueryTerm> input_terms(const Engine& e, const QueryInput& in) {
+  if (in.text.empty()) return in.terms;
+  std::vector<QueryTerm> terms = e.analyze(in.text);
+  terms.insert(terms.end(), in.terms.begin(), in.terms.end());
+  return terms;
+}
+
 // search_batch() of an engine's queries (str or (terms, weights)), GIL released while it runs.
+// Through `cache` (if not null): each query is analyzed and looked up (on the worker threads),
+// the misses are searched as one batch and offered to the cache.
 template <class Engine>
 std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uint32_t k,
                                    const py::str& algorithm, unsigned threads,
                                    const ScorerSpec& spec, py::handle filter,
-                                   py::handle prior = py::none()) {
+                                   py::handle prior = py::none(), py::handle cache = py::none(),
+                                   py::handle context = py::none()) {
   const Engine& e = engine_of<Engine>(self);
   const Algorithm a = parse_algorithm(utf8_view(algorithm));
   const FilterArg f = filter_arg(e, filter);
   const PriorArg p = prior_arg(e, prior);
+  query::ResultCache* c = cache_arg(self, cache);
+  std::string ctx;
+  if (c && !cache_context(f, p, context, ctx)) {
+    c->add_uncached(queries.size());
+    c = nullptr;
+  }
   std::vector<QueryInput> inputs;
   std::vector<py::object> owners;
   inputs.reserve(queries.size());
   for (const auto& q : queries) inputs.push_back(query_input(e, q, &owners));
   py::gil_scoped_release release;
-  return batch_with(e, inputs, k, a, spec, threads, f, p);
+  if (c == nullptr) return batch_with(e, inputs, k, a, spec, threads, f, p);
+  const size_t n = inputs.size();
+  constexpr size_t kChunk = 64;
+  std::vector<QueryResult> results(n);
+  std::vector<std::string> keys(n);
+  std::vector<uint8_t> hit(n);
+  core::parallel_for((n + kChunk - 1) / kChunk, threads, [&](size_t task) {
+    for (size_t i = task * kChunk; i < std::min(n, (task + 1) * kChunk); ++i) {
+      inputs[i].terms = input_terms(e, inputs[i]);
+      inputs[i].text = {};  // analyzed: the batch below takes the terms as they are
+      keys[i] = query::result_key(inputs[i].terms, inputs[i].phrases, k, a, spec, ctx);
+      hit[i] = c->get(keys[i], results[i]);
+    }
+  });
+  std::vector<QueryInput> misses;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < n; ++i) {
+    if (hit[i]) continue;
+    misses.push_back(std::move(inputs[i]));
+    where.push_back(i);
+  }
+  std::vector<QueryResult> found = batch_with(e, misses, k, a, spec, threads, f, p);
+  for (size_t j = 0; j < where.size(); ++j) {
+    c->offer(std::move(keys[where[j]]), found[j]);
+    results[where[j]] = std::move(found[j]);
+  }
+  return results;
 }
 
 // The methods both engines share: search, search_batch, analyze, precompute_bounds.
@@ -508,37 +601,51 @@ void def_search(Class& cls) {
       .def("search",
            [](py::object self, py::handle query, uint32_t k, const py::str& algorithm,
               const ScorerSpec& spec, py::object doc_ids, py::handle filter,
-              py::handle prior) {
+              py::handle prior, py::handle cache, py::handle cache_context_bytes) {
              const Engine& e = engine_of<Engine>(self);
              const Algorithm a = parse_algorithm(utf8_view(algorithm));
              const QueryInput in = query_input(e, query, nullptr);  // the call holds the query
              const FilterArg f = filter_arg(e, filter);  // the call holds the filter
              const PriorArg p = prior_arg(e, prior);     // and the prior
+             query::ResultCache* c = cache_arg(self, cache);
+             std::string ctx;
+             if (c && !cache_context(f, p, cache_context_bytes, ctx)) {
+               c->add_uncached(1);
+               c = nullptr;
+             }
              QueryResult r;
              {
                py::gil_scoped_release release;
-               std::vector<QueryTerm> terms = in.terms;
-               if (!in.text.empty()) {
-                 terms = e.analyze(in.text);
-                 terms.insert(terms.end(), in.terms.begin(), in.terms.end());
+               const std::vector<QueryTerm> terms = input_terms(e, in);
+               if (c == nullptr) {
+                 r = search_with(e, terms, in.phrases, k, a, spec, f, p);
+               } else {  // a hit is a copy of the kept result: the caller may change it
+                 std::string key = query::result_key(terms, in.phrases, k, a, spec, ctx);
+                 if (!c->get(key, r)) {
+                   r = search_with(e, terms, in.phrases, k, a, spec, f, p);
+                   c->offer(std::move(key), r);
+                 }
                }
-               r = search_with(e, terms, in.phrases, k, a, spec, f, p);
              }
              return SearchResult(std::move(r), algorithm, std::move(self), std::move(doc_ids));
            },
            py::arg("query"), py::arg("k"), py::arg("algorithm"), py::arg("spec"),
            py::arg("doc_ids"), py::arg("filter") = py::none(), py::arg("prior") = py::none(),
+           py::arg("cache") = py::none(), py::arg("cache_context") = py::none(),
            "The SearchResult of one query: a str, or a (terms, weights) pair of analyzed terms. "
            "doc_ids: the cached list of external ids, or None. filter: a DocFilter (a "
            "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max) or "
            "(boosts, lists, max), float64 boosts in [0, max] per document and a PriorLists "
-           "over them (lists, one per segment), or None.")
+           "over them (lists, one per segment), or None. cache: a ResultCache of this engine, "
+           "consulted after analysis (None: none); cache_context: bytes naming the prior in its "
+           "keys (a search with a prior and no cache_context is not cached).")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,
-              py::handle prior) {
-             std::vector<QueryResult> rs =
-                 run_batch<Engine>(self, queries, k, algorithm, threads, spec, filter, prior);
+              py::handle prior, py::handle cache, py::handle cache_context_bytes) {
+             std::vector<QueryResult> rs = run_batch<Engine>(
+                 self, queries, k, algorithm, threads, spec, filter, prior, cache,
+                 cache_context_bytes);
              py::list out(rs.size());
              for (size_t i = 0; i < rs.size(); ++i) {
                out[i] = py::cast(SearchResult(std::move(rs[i]), algorithm, self, doc_ids));
@@ -547,8 +654,10 @@ void def_search(Class& cls) {
            },
            py::arg("queries"), py::arg("k"), py::arg("algorithm"), py::arg("threads"),
            py::arg("spec"), py::arg("doc_ids"), py::arg("filter") = py::none(),
-           py::arg("prior") = py::none(),
-           "search() of many queries on `threads` threads (0 = all cores), analysis included.")
+           py::arg("prior") = py::none(), py::arg("cache") = py::none(),
+           py::arg("cache_context") = py::none(),
+           "search() of many queries on `threads` threads (0 = all cores), analysis included; "
+           "through `cache`, each query is looked up and the misses run as one batch.")
       .def("search_batch_arrays",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::handle filter, py::handle prior) {
@@ -664,6 +773,7 @@ passes (numpy.packbits(mask, bitorder="little") viewed as uint64); kept alive, n
              f->filter = std::make_unique<query::DocFilter>(words.data(), n_docs);
              f->words = words;
              f->n_docs = n_docs;
+             f->serial = ++g_filter_serial;
              return f;
            }),
            py::arg("words").noconvert(), py::arg("n_docs"))
@@ -838,6 +948,51 @@ nothing. Results pickle with their arrays and ids.
            py::arg("impacts") = false, py::keep_alive<1, 2>(), py::keep_alive<1, 7>())
       .def("uses_stored_bounds", &QueryEngine::uses_stored_bounds, py::arg("spec"));
   def_search<QueryEngine>(query_engine);
+
+  py::class_<PyResultCache>(m, "ResultCache", R"doc(A cache of one engine's search results: an LRU bounded in bytes (thread safe).
+
+ResultCache(engine, max_bytes, admission="repeated"): the engine's search() and search_batch()
+go through it when given it as `cache` (query/result_cache.hpp: keys, admission, sizes).
+admission "repeated" keeps an answer the second time its key is seen, "all" every answer.
+)doc")
+      .def(py::init([](py::object engine, uint64_t max_bytes, const std::string& admission) {
+             if (!py::isinstance<QueryEngine>(engine) &&
+                 !py::isinstance<PySegmentedEngine>(engine)) {
+               throw py::type_error("engine must be a QueryEngine or a SegmentedEngine");
+             }
+             query::ResultCache::Admission a;
+             if (admission == "repeated") a = query::ResultCache::Admission::kRepeated;
+             else if (admission == "all") a = query::ResultCache::Admission::kAll;
+             else throw py::value_error("admission must be 'repeated' or 'all', got '" +
+                                        admission + "'");
+             auto* c = new PyResultCache;
+             c->cache = std::make_unique<query::ResultCache>(max_bytes, a);
+             c->owner = std::move(engine);
+             return c;
+           }),
+           py::arg("engine"), py::arg("max_bytes"), py::arg("admission") = "repeated")
+      .def("info",
+           [](const PyResultCache& c) {
+             const auto i = c.cache->info();
+             return py::make_tuple(i.hits, i.misses, i.uncached, i.bytes, i.entries,
+                                   i.max_bytes);
+           },
+           "(hits, misses, uncached, bytes, entries, max_bytes).")
+      .def("clear", [](PyResultCache& c) { c.cache->clear(); },
+           "Drop every entry and noted key (the counters stay).")
+      .def("add_uncached", [](PyResultCache& c, uint64_t n) { c.cache->add_uncached(n); },
+           py::arg("n") = 1, "Count calls answered without the cache.")
+      .def_property_readonly("engine", [](const PyResultCache& c) { return c.owner; })
+      .def_property_readonly("max_bytes", [](const PyResultCache& c) { return c.cache->max_bytes(); })
+      .def_property_readonly("admission",
+                             [](const PyResultCache& c) {
+                               return c.cache->admission() ==
+                                              query::ResultCache::Admission::kRepeated
+                                          ? "repeated"
+                                          : "all";
+                             })
+      .def_property_readonly("n_shards", [](const PyResultCache& c) { return c.cache->n_shards(); });
+  m.attr("CACHE_ENTRY_OVERHEAD") = query::ResultCache::kEntryOverhead;
 
   py::class_<PySegmentedEngine> segmented_engine(m, "SegmentedEngine", R"doc(Ranked retrieval over the segments of a living index in one call (thread safe; GIL released).
 

@@ -79,12 +79,16 @@ class _Engine:  # the methods both engines have (not in the module)
                k: int, algorithm: str, spec: ScorerSpec,
                doc_ids: Optional[list[str]],
                filter: Union[None, DocFilter, list[DocFilter]] = None,
-               prior: Optional[_Prior] = None) -> SearchResult: ...
+               prior: Optional[_Prior] = None,
+               cache: Optional[ResultCache] = None,
+               cache_context: Optional[bytes] = None) -> SearchResult: ...
     def search_batch(self, queries: list[_Query],
                      k: int, algorithm: str, threads: int, spec: ScorerSpec,
                      doc_ids: Optional[list[str]],
                      filter: Union[None, DocFilter, list[DocFilter]] = None,
-                     prior: Optional[_Prior] = None
+                     prior: Optional[_Prior] = None,
+                     cache: Optional[ResultCache] = None,
+                     cache_context: Optional[bytes] = None
                      ) -> list[SearchResult]: ...
     def search_batch_arrays(self, queries: list[_Query],
                             k: int, algorithm: str, threads: int, spec: ScorerSpec,
@@ -98,6 +102,25 @@ class QueryEngine(_Engine):
                  total_tokens: int, global_stats: Optional[GlobalStats] = None,
                  impacts: bool = False) -> None: ...
     def uses_stored_bounds(self, spec: ScorerSpec) -> bool: ...
+
+# Bytes a result cache entry counts beyond its key and hits (query::ResultCache).
+CACHE_ENTRY_OVERHEAD: int
+
+class ResultCache:  # of one engine's results: an LRU bounded in bytes (thread safe)
+    def __init__(self, engine: _Engine, max_bytes: int,
+                 admission: str = "repeated") -> None: ...
+    # (hits, misses, uncached, bytes, entries, max_bytes)
+    def info(self) -> tuple[int, int, int, int, int, int]: ...
+    def clear(self) -> None: ...
+    def add_uncached(self, n: int = 1) -> None: ...
+    @property
+    def engine(self) -> _Engine: ...
+    @property
+    def max_bytes(self) -> int: ...
+    @property
+    def admission(self) -> str: ...
+    @property
+    def n_shards(self) -> int: ...
 
 class SegmentedEngine(_Engine):
     def __init__(self, readers: list[Any], analyzer: Any, k1: float, b: float,

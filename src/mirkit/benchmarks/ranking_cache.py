@@ -11,10 +11,10 @@ the uncached searcher's.
 
 Timing, on 1 thread, in CPU time of the thread (the searches run on it; on a shared machine
 the wall clock mostly times the wait for a core): queries per second of a whole replay, cache
-off and on at two sizes, rows taking turns, median of `repeat` replays; the cached-answer latency is the mean time of a
-``search`` call answered from the cache (a loop over the log's queries with every one cached,
-so that each call is a hit; the Python call and the query's analysis included), median of
-`repeat` loops.
+off and on at two sizes, rows taking turns, median of `repeat` replays (the garbage collector
+off during each); the cached-answer latency is the mean time of a ``search`` call answered
+from the cache (a loop over the log's queries with every one cached, so that each call is a
+hit; the Python call and the query's analysis included), median of `repeat` loops.
 """
 
 from __future__ import annotations
@@ -68,12 +68,18 @@ def _index(n_docs: int, directory: str):
 
 def _replay(searcher: Searcher, queries: list) -> float:
     """CPU seconds of this thread (the searches run on it): on a shared machine the wall clock
-    mostly times the wait for a core."""
+    mostly times the wait for a core. The garbage collector is off meanwhile, as timeit has it
+    (its passes over the benchmark's own objects are no part of a search)."""
     search = searcher.search
-    start = time.thread_time()
-    for q in queries:
-        search(q, K)
-    return time.thread_time() - start
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.thread_time()
+        for q in queries:
+            search(q, K)
+        return time.thread_time() - start
+    finally:
+        gc.enable()
 
 
 def report(quick: bool = False, repeat: int = 3, n_docs: Optional[int] = None,
@@ -101,7 +107,6 @@ def report(quick: bool = False, repeat: int = 3, n_docs: Optional[int] = None,
                 times[label].append(_replay(searcher, queries))
                 infos[label] = searcher.cache_info()
                 del searcher
-                gc.collect()  # the last replay's results, freed outside the timings
         warm = Searcher(index, cache_bytes=SIZES[-1][1])
         _replay(warm, queries)  # every distinct query's key noted,
         _replay(warm, queries)  # then its answer kept: the next loops only hit

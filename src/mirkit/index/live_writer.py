@@ -465,13 +465,22 @@ class SegmentWriter:
         end of the collection); atomic at the next commit. An `id` that is not live raises
         :class:`~mirkit.index.UnknownDocumentError` (a KeyError) naming it, and nothing
         changes (:meth:`add` adds a new document). `fields`: the new document's field
-        values, as for :meth:`add` (the old ones are not kept)."""
+        values, as for :meth:`add` (the old ones are not kept): in an index with text fields
+        they may sit in the `text` mapping instead, beside the text fields."""
         self._check_open()
         if not isinstance(id, str) or not isinstance(text, (
                 Mapping if "fields" in self.settings or "impacts" in self.settings else str)):
             raise TypeError("id must be a str and text a str (a mapping of the text fields "
                             "in an index with fields, of terms to weights in an impact index)")
         self._resolve([id], "update")
+        numeric, keyword = settings_fields(self.settings)
+        if numeric or keyword:  # bad field values raise before the delete, not after it
+            values = fields
+            if isinstance(text, Mapping):
+                from mirkit.index.writer import record_fields
+
+                values = record_fields(numeric + keyword, id, text, fields)
+            ColumnCollector(numeric, keyword).add(id, values)  # (checks only)
         self.delete([id])
         self.add(id, text, fields)
 

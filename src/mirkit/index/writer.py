@@ -413,9 +413,13 @@ class IndexWriter(CommitOnExit):
     def add(self, id: str, text: str, fields=None) -> None:
         """Add one document (buffered; sent to the builder in batches). `fields`: a mapping
         holding its values of the writer's `numeric_fields` and `keyword_fields`. With text
-        `fields`, `text` is a mapping of them."""
+        `fields`, `text` is a mapping of them, which may hold those values too (as a record
+        of ``add_documents`` does; ValueError if `fields` is given as well)."""
         self._check_open()
         if self._fields is not None and isinstance(id, str) and isinstance(text, Mapping):
+            if self._columns is not None:
+                fields = record_fields(self._columns.numeric + self._columns.keyword, id, text,
+                                       fields)
             text = self._fields.add(id, text)
         elif self._fields is not None:
             raise TypeError(f"id must be a str and text a mapping of the fields "
@@ -702,6 +706,19 @@ class IndexWriter(CommitOnExit):
 # help(), inspect and editors show for IndexWriter(...) is __init__'s signature.
 IndexWriter.__signature__ = inspect.signature(IndexWriter.__init__).replace(
     parameters=list(inspect.signature(IndexWriter.__init__).parameters.values())[1:])
+
+
+def record_fields(names: tuple, doc_id: str, record: Mapping, fields):
+    """`fields` of a document given as a mapping of its text fields: the values of the numeric
+    and keyword fields (`names`) that `record` holds too, as ``add_documents`` reads a record's
+    keys (they were silently dropped); ValueError if `fields` gives some as well."""
+    inline = {n: record[n] for n in names if n in record}
+    if not inline:
+        return fields
+    if fields is not None:
+        raise ValueError(f"document {doc_id!r}: the fields {sorted(inline)} are in the text "
+                         "mapping and fields= is given too; give the values in one place")
+    return inline
 
 
 def _plain_jsonl_file(reader) -> Optional[tuple]:

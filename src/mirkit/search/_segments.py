@@ -47,17 +47,20 @@ class SegmentedSearch:
         self.engine = segmented_engine(index)
 
     def search_batch(self, queries: list, k: int, algorithm: str, spec, threads: int,
-                     filter=None) -> list:
+                     filter=None, cache=None) -> list:
         """`queries`: text, or checked ``(terms, weights)``; the engine analyzes text on its
         threads and ignores terms that no live document holds (a fresh build lacks them).
-        `filter`: a compiled :class:`mirkit.search.filters.Filter` or None."""
+        `filter`: a compiled :class:`mirkit.search.filters.Filter` or None; `cache`: a
+        result cache of the engine or None (:mod:`mirkit.search.cache`)."""
         return self.engine.search_batch(queries, k, algorithm, threads, spec,
                                         self.index.cached_doc_ids,
-                                        None if filter is None else filter.engine_arg(True))
+                                        None if filter is None else filter.engine_arg(True),
+                                        None, cache)
 
-    def search(self, query, k: int, algorithm: str, spec, filter=None):
+    def search(self, query, k: int, algorithm: str, spec, filter=None, cache=None):
         return self.engine.search(query, k, algorithm, spec, self.index.cached_doc_ids,
-                                  None if filter is None else filter.engine_arg(True))
+                                  None if filter is None else filter.engine_arg(True), None,
+                                  cache)
 
     def precompute_bounds(self, spec, threads: int) -> None:
         self.engine.precompute_bounds(spec, threads)

@@ -287,8 +287,32 @@ def _query_terms(searcher, query: Query, scorer) -> dict:
     from mirkit.search.fielded import fielded_scorer
 
     if fielded_scorer(searcher, [query], scorer, {}) is None:
-        return searcher.analyze(query)
+        return _text_vector(searcher, query)
     return searcher._fielded_search().query_vector(query)
+
+
+def _text_vector(searcher, query) -> dict:
+    """``searcher.analyze(query)`` for a text query whose clauses all count (none, or scored
+    ones); else the terms of its plain words, phrases and required words (each by its count),
+    an excluded clause (``-"..."``, or ``-word`` with ``syntax="lucene"``) giving nothing, as
+    the BM25F query vector does: an excluded word is no evidence of relevance."""
+    from mirkit.query import MUST_NOT, StructuredQuery, ranked_query
+
+    if isinstance(query, str):
+        query = ranked_query(query) or query
+    if not isinstance(query, StructuredQuery):
+        return searcher.analyze(query)
+    text, clauses = query
+    analyzer = searcher.index.analyzer
+    out: dict = dict.fromkeys(analyzer(text), 0.0)
+    for term in analyzer(text):
+        out[term] += 1.0
+    for clause_text, _, weight, occur in clauses:
+        if occur == MUST_NOT or weight <= 0:
+            continue
+        for term in analyzer(clause_text):
+            out[term] = out.get(term, 0.0) + weight
+    return out
 
 
 def _term_key(term) -> bytes:

@@ -51,7 +51,7 @@ from mirkit.index.reader import Index
 from mirkit.index.segments import SegmentedIndex
 from mirkit.query import StructuredQuery, ranked_query
 from mirkit.search._segments import SegmentedSearch
-from mirkit.search.cache import CacheInfo, ResultCache
+from mirkit.search.cache import CacheInfo, make_cache, prior_context
 from mirkit.search.expand import ExpandedTerms
 from mirkit.search.fielded import BM25F, FieldedSearch, fielded_scorer
 from mirkit.search.filters import FilterCache, compile_filter
@@ -108,13 +108,12 @@ class Searcher:
         ``fusion="linear"`` needs it.
     cache_bytes : int or str, optional
         Keep the results of :meth:`search` and :meth:`search_batch` (query by query) in an
-        LRU cache of at most this many bytes
-        (``"64MB"``; :mod:`mirkit.search.cache`), keyed by the query (plain text by its
-        analyzed terms), `k` and every keyword argument: a repeated query costs a dictionary
-        lookup (about a microsecond).
+        LRU cache of at most this many bytes (``"64MB"``), inside the compiled engine
+        (:mod:`mirkit.search.cache`): keyed by the analyzed query, `k`, the algorithm, the
+        scorer and its parameters, the filter and the prior, looked up after analysis; a hit
+        returns a copy of the kept result.
         :meth:`cache_info` counts hits and misses. :meth:`refresh` gives the new commit's
-        searcher a new, empty cache; setting :attr:`scorer` empties it. Cached results are
-        shared between callers: do not modify their arrays.
+        searcher a new, empty cache.
     cache_admission : {"repeated", "all"}
         Keep an answer in the cache the second time its query is seen (the default: most
         queries of a log are seen once, and keeping their answers costs more than it saves),
@@ -170,35 +169,19 @@ class Searcher:
         elif vector_ids is not None or higher_is_better is not None:
             raise ValueError("vector_ids and higher_is_better describe a vector index; pass "
                              "vectors= too")
-        if cache_bytes is not None:  # search() through the cache: mirkit.search.cache
-            # Plain text is keyed by its analyzed terms, unless BM25F reads its fields.
-            analyzer = None if self._fielded_index or self._pretokenized or isinstance(
-                self._scorer, BM25F) else _core.analysis.Analyzer(
-                    **self.index.analyzer.to_dict()).analysis_key
-            self._cache = ResultCache(cache_bytes, admission=cache_admission, analyzer=analyzer)
-            # (a reference cycle: a dropped searcher's cache is freed by the garbage collector)
-            self.search = self._cache.wrap(Searcher.search.__get__(self),
-                                           self._search_analyzed)
-            self.search_batch = self._cache.wrap_batch(Searcher.search_batch.__get__(self))
+        if cache_bytes is not None:  # the engine's result cache (mirkit.search.cache)
+            engine = self._engine if self._segmented is None else self._segmented.engine
+            self._cache = make_cache(engine, cache_bytes, cache_admission)
 
-    def _search_analyzed(self, key: bytes, k, options: dict):
-        """:meth:`search` of a plain text query given by its analysis (the bytes of
-        ``Analyzer.analysis_key``, which the engine takes as the terms of the text), for the
-        result cache's misses: the common call only (the searcher's scorer, at most
-        `algorithm` among the options), else None."""
-        algorithm = options.get("algorithm", "bmw") if options else "bmw"
-        if (type(k) is int and 0 < k < 2**32 and (not options or (
-                options.keys() == {"algorithm"} and algorithm in _ALGORITHM_SET))):
-            if self._segmented is not None:
-                return self._segmented.search(key, k, algorithm, self._default_spec)
-            return self._engine.search(key, k, algorithm, self._default_spec,
-                                       self.index.cached_doc_ids)
-        return None
+    def _uncached(self, n: int = 1) -> None:
+        """Count `n` calls answered without the result cache (BM25F, feedback, hybrid)."""
+        if self._cache is not None:
+            self._cache.add_uncached(n)
 
     def cache_info(self) -> Optional[CacheInfo]:
         """The result cache's counters (hits, misses, uncached, bytes, entries, max_bytes),
         or None without ``cache_bytes``."""
-        return None if self._cache is None else self._cache.info()
+        return None if self._cache is None else CacheInfo(*self._cache.info())
 
     def cache_clear(self) -> None:
         """Empty the result cache (after changing the vector index it searches, say)."""
@@ -264,11 +247,7 @@ class Searcher:
     def scorer(self, scorer: Union[None, str, Scorer]) -> None:
         # An impact index (mirkit.index.impacts) is scored by its impacts by default.
         self._scorer = get_scorer("impact" if scorer is None and self._impacts else scorer)
-        self._default_spec = self._spec(self._scorer)
-        if self._cache is not None:  # cached answers of queries naming no scorer
-            self._cache.clear()
-            if isinstance(self._scorer, BM25F):  # it reads fields: key text as given
-                self._cache._analyzer = None
+        self._default_spec = self._spec(self._scorer)  # (cache keys hold the scorer)
 
     def __repr__(self) -> str:
         return f"Searcher({self.index!r}, scorer={self.scorer!r})"
@@ -346,7 +325,7 @@ class Searcher:
             if self._pretokenized:
                 raise ValueError("this impact index holds pretokenized terms, which no analyzer "
                                  "made: query it with a {term: weight} mapping")
-            structured = ranked_query(query)
+            structured = ranked_query(query) if '"' in query else None  # (no quote: plain)
             return query if structured is None else structured
         if type(query) is StructuredQuery:  # read with syntax="lucene" already
             return query
@@ -500,6 +479,7 @@ class Searcher:
                 correct=correct, documents=documents, snippets=snippets, vector=vector,
                 syntax=syntax))
             if bm25f is not None:
+                self._uncached()
                 k = check_search_options(k, algorithm)
                 if feedback is not None:  # Rocchio over BM25F
                     _fielded_feedback_options(filter, syntax)
@@ -547,9 +527,10 @@ class Searcher:
                 query = self._query(query)  # phrases and signs (mirkit.query), else the text
                 if self._segmented is not None:
                     return self._segmented.search(query, k, algorithm, self._default_spec,
-                                                  compiled)
+                                                  compiled, self._cache)
                 return self._engine.search(query, k, algorithm, self._default_spec,
-                                           self.index.cached_doc_ids, compiled.engine_filters[0])
+                                           self.index.cached_doc_ids, compiled.engine_filters[0],
+                                           None, self._cache)
             return self._filtered([query], k, algorithm, scorer, feedback, vector, filter)[0]
         if (type(k) is int and 0 < k < 2**32 and algorithm in _ALGORITHM_SET and scorer is None
                 and feedback is None and type(query) is str and vector is None):
@@ -557,20 +538,23 @@ class Searcher:
             # Ids come from Index.doc_ids once it is cached (else from the index files).
             query = self._query(query)  # phrases and signs (mirkit.query), else the text
             if self._segmented is not None:
-                return self._segmented.search(query, k, algorithm, self._default_spec)
+                return self._segmented.search(query, k, algorithm, self._default_spec, None,
+                                              self._cache)
             return self._engine.search(query, k, algorithm, self._default_spec,
-                                       self.index.cached_doc_ids)
+                                       self.index.cached_doc_ids, None, None, self._cache)
         if vector is not None:
             return self._hybrid([query], k, self._vector_side().queries(vector, 1, "vector"),
                                 algorithm, scorer, feedback, fusion, depth, rrf_k, weight,
                                 vector_options, 1)[0]
         k, spec = self._options(k, algorithm, scorer)
         if feedback is not None:
+            self._uncached()
             return _feedback(feedback).search(self, query, k, algorithm=algorithm, scorer=scorer)
         if self._segmented is not None:
-            return self._segmented.search(self._query(query), k, algorithm, spec)
+            return self._segmented.search(self._query(query), k, algorithm, spec, None,
+                                          self._cache)
         return self._engine.search(self._query(query), k, algorithm, spec,
-                                   self.index.cached_doc_ids)
+                                   self.index.cached_doc_ids, None, None, self._cache)
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, *, algorithm: str = "bmw",
                      scorer: Union[None, str, Scorer] = None,
@@ -628,6 +612,7 @@ class Searcher:
             bm25f = fielded_scorer(self, queries, scorer, dict(
                 vectors=vectors, syntax=syntax, progress=progress))
             if bm25f is not None:
+                self._uncached(len(queries))
                 k = check_search_options(k, algorithm)
                 if feedback is not None:  # Rocchio over BM25F
                     _fielded_feedback_options(filter, syntax)
@@ -671,13 +656,16 @@ class Searcher:
                     bar.update(len(chunk))
             return out
         if feedback is not None:
+            queries = list(queries)
+            self._uncached(len(queries))
             return _feedback(feedback).search_batch(self, queries, k, algorithm=algorithm,
                                                     scorer=scorer, threads=threads)
         prepared = [self._query(q) for q in queries]
         if self._segmented is not None:
-            return self._segmented.search_batch(prepared, k, algorithm, spec, threads)
+            return self._segmented.search_batch(prepared, k, algorithm, spec, threads, None,
+                                                self._cache)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
-                                         self.index.cached_doc_ids)
+                                         self.index.cached_doc_ids, None, None, self._cache)
 
     def _filtered(self, queries: list, k, algorithm, scorer, feedback, vector, filter,
                   threads=None) -> list:
@@ -690,14 +678,18 @@ class Searcher:
         prepared = [self._query(q) for q in queries]
         if threads is None:
             if self._segmented is not None:
-                return [self._segmented.search(prepared[0], k, algorithm, spec, compiled)]
+                return [self._segmented.search(prepared[0], k, algorithm, spec, compiled,
+                                               self._cache)]
             return [self._engine.search(prepared[0], k, algorithm, spec,
-                                        self.index.cached_doc_ids, compiled.engine_arg(False))]
+                                        self.index.cached_doc_ids, compiled.engine_arg(False),
+                                        None, self._cache)]
         threads = check_count(threads, "threads")
         if self._segmented is not None:
-            return self._segmented.search_batch(prepared, k, algorithm, spec, threads, compiled)
+            return self._segmented.search_batch(prepared, k, algorithm, spec, threads, compiled,
+                                                self._cache)
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
-                                         self.index.cached_doc_ids, compiled.engine_arg(False))
+                                         self.index.cached_doc_ids, compiled.engine_arg(False),
+                                         None, self._cache)
 
     def _prior_bm25f(self, queries: list, scorer, options: dict):
         """The BM25F scorer of a search with a prior (:func:`fielded_scorer`'s rule, `options`
@@ -756,11 +748,12 @@ class Searcher:
                else self._filter_cache.get(self.index, filter).engine_arg(segmented))
         prepared = [self._query(q) for q in queries]
         doc_ids = self.index.cached_doc_ids
+        context = None if self._cache is None else prior_context(compiled)
         if threads is None:
             return [engine.search(prepared[0], k, algorithm, spec, doc_ids, flt,
-                                  compiled.engine_arg(segmented))]
+                                  compiled.engine_arg(segmented), self._cache, context)]
         return engine.search_batch(prepared, k, algorithm, threads, spec, doc_ids, flt,
-                                   compiled.engine_arg(segmented))
+                                   compiled.engine_arg(segmented), self._cache, context)
 
     def compile_prior(self, prior, *, weight: float = 1.0, transform: str = "log", k=None):
         """The :class:`~mirkit.search.priors.Prior` of `prior` (values per internal docid or a
@@ -807,6 +800,7 @@ class Searcher:
         side = self._vector_side()
         if not queries:
             return []
+        self._uncached(len(queries))  # (the text rankings below go through the cache)
         compiled = None if filter is None else self._filter_cache.get(self.index, filter)
         if len(queries) == 1:
             texts = [self.search(queries[0], depth, algorithm=algorithm, scorer=scorer,

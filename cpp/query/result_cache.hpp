@@ -1,0 +1,121 @@
+// A cache of query results for the engines (mirkit.search: Searcher(index, cache_bytes=...)):
+// an LRU bounded in bytes, thread safe, consulted after analysis and before the search, so a
+// miss costs a key and a hash lookup and a hit a copy of the result (Lucene's query result
+// cache, tantivy's searcher cache play the same part).
+//
+// Keys. result_key() encodes everything of a search that changes its answer and that the engine
+// sees: the query's term ids and weights in query order (as analyzed: "Fox" and "fox" share a
+// key), its phrases and required/excluded clauses (terms, offsets, slop, weight, occur), k, the
+// algorithm, the scorer and every parameter of it, plus `context`: bytes from the caller naming
+// what the engine only sees as pointers (a filter, a prior; mirkit.search passes a digest of
+// their contents or a never-reused serial). The collection is not in the key: a cache belongs to
+// one engine, which holds one commit for its whole life, so keys are never shared across
+// commits (mirkit.search gives a refreshed searcher a new, empty cache).
+//
+// Admission (Admission::kRepeated, TinyLFU's doorkeeper): most queries of a real log are seen
+// once, and keeping their answers costs more than it saves, so the first sighting of a key only
+// notes its hash (a set per shard, emptied when full) and the second keeps the answer: the
+// third call is the first hit. kAll keeps every answer.
+//
+// Bytes: an entry counts kEntryOverhead + its key + 12 bytes a hit (docid and score; 4 more
+// with segment positions); a noted hash kSeenBytes. Noted hashes take at most 1/kSeenFraction
+// of the budget, entries the rest. Shards: one per MiB of budget, at most kMaxShards, each with
+// its own mutex, LRU list and an equal share of the budget (a small cache, one shard, is one
+// exact LRU; a large one is an LRU per shard, by key hash).
+//
+// Layout, for few cache misses a lookup (a hit of a large cache costs its memory accesses, not
+// its instructions): per shard, an open-addressing table of (hash tag, slot), so a probe reads
+// no entry; a slot per entry; the LRU links in an array of their own (8 bytes an entry, mostly
+// in cache); and each entry's key and result in one allocation, read in one sweep.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "query/algorithm.hpp"
+#include "query/engine.hpp"
+#include "query/scorers.hpp"
+
+namespace mirkit::query {
+
+// The key of a search (see above); `terms` as the engine gets them (before normalize()).
+std::string result_key(const std::vector<QueryTerm>& terms,
+                       const std::vector<QueryPhrase>& phrases, uint32_t k, Algorithm algorithm,
+                       const ScorerSpec& scorer, std::string_view context);
+
+class ResultCache {
+ public:
+  enum class Admission : uint8_t { kRepeated, kAll };
+  static constexpr uint64_t kEntryOverhead = 128;  // slot, links, table share, allocation
+  static constexpr uint64_t kSeenBytes = 16;       // a noted hash in its table
+  static constexpr uint64_t kSeenFraction = 8;
+  static constexpr uint64_t kShardBytes = uint64_t{1} << 20;
+  static constexpr unsigned kMaxShards = 16;
+
+  struct Info {
+    uint64_t hits, misses, uncached, bytes, entries, max_bytes;
+  };
+
+  explicit ResultCache(uint64_t max_bytes, Admission admission = Admission::kRepeated);
+  ~ResultCache();
+
+  // Copies the result of `key` into `out` and marks it most recently used: true on a hit.
+  // Counts a hit or a miss.
+  bool get(const std::string& key, QueryResult& out);
+  // A miss's result, kept (or its key noted) as the admission says.
+  void offer(std::string&& key, const QueryResult& result);
+  void clear();  // every entry and noted hash (the counters stay)
+  void add_uncached(uint64_t n) { m_uncached.fetch_add(n, std::memory_order_relaxed); }
+  Info info() const;
+  uint64_t max_bytes() const { return m_max_bytes; }
+  Admission admission() const { return m_admission; }
+  size_t n_shards() const { return m_shards.size(); }
+  static uint64_t entry_bytes(const std::string& key, const QueryResult& result);
+
+ private:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    std::unique_ptr<char[]> blob;  // the key, docids, positions (uint32), scores (double)
+    uint32_t key_size = 0, n = 0, n_positions = 0;
+    uint64_t bytes = 0;
+    uint64_t counters[3] = {0, 0, 0};  // postings_decoded, postings_scored, docs_scored
+  };
+  struct Links {
+    uint32_t prev = kNil, next = kNil;  // LRU order; a free slot: next free in `next`
+  };
+  struct Shard {
+    std::mutex mutex;
+    std::vector<Slot> slots;
+    std::vector<Links> links;
+    std::vector<uint64_t> table;  // 0: empty; else (hash >> 32) << 32 | (slot + 1)
+    uint32_t head = kNil, tail = kNil, free = kNil;  // head: the least recently used
+    size_t count = 0;
+    uint64_t bytes = 0;           // of the entries
+    std::vector<uint64_t> seen;   // noted key hashes (kRepeated): open addressing, 0 empty
+    size_t seen_count = 0;
+
+    int64_t find(uint64_t hash, std::string_view key) const;  // table position, -1
+    void unlink(uint32_t slot);
+    void push_back(uint32_t slot);
+    void erase_at(size_t position);  // the entry at a table position
+    void insert(uint64_t hash, uint32_t slot);
+    bool note(uint64_t hash, size_t seen_max);  // true when `hash` was noted before
+  };
+  Shard& shard_of(uint64_t hash) { return *m_shards[(hash >> 40) % m_shards.size()]; }
+  static void copy_out(const Slot& slot, QueryResult& out);
+
+  uint64_t m_max_bytes;
+  Admission m_admission;
+  uint64_t m_shard_budget = 0;  // entries' bytes per shard
+  size_t m_seen_max = 0;        // noted hashes per shard
+  std::vector<std::unique_ptr<Shard>> m_shards;
+  std::atomic<uint64_t> m_hits{0}, m_misses{0}, m_uncached{0};
+};
+
+}  // namespace mirkit::query
