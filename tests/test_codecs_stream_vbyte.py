@@ -166,10 +166,9 @@ def test_output_beyond_count_untouched(svb, simd_level, rng):
 
 
 def test_every_output_alignment(svb, simd_level, rng):
-    # Lists of 1024 integers or more first decode up to three quads with scalar code, so that the
-    # wide stores of the SIMD loop start on a 64-byte boundary: every offset of `out` (in whole
-    # integers, which covers the offsets that are not multiples of 16 bytes too) must give the
-    # same values and leave the integers around it alone.
+    # The AVX2 and AVX-512 kernels store 32 or 64 bytes at a time: every offset of `out` (in
+    # whole integers, so offsets that are not multiples of 16 bytes too) must give the same
+    # values and leave the integers around it alone.
     for n in (1024, 1027, 5000):
         x = _mixed(rng, n)
         s = np.sort(x)
@@ -227,8 +226,8 @@ def test_decoders_never_read_past_the_stream(svb, guarded_page, rng):
 
 def test_truncated_long_lists_never_read_past_the_end(svb, guarded_page, rng):
     # The SIMD loops run on data nobody has summed yet (they only compare their position with
-    # the end of the input), so truncated lists long enough for them, aligned or not, must
-    # raise without touching the inaccessible page behind the stream.
+    # the end of the input), so truncated lists long enough for them must raise without
+    # touching the inaccessible page behind the stream.
     m, page = guarded_page
     view = memoryview(m)
     lists = (np.zeros(1500, np.uint32), _mixed(rng, 1100), rng.integers(0, 2**16, 1300))

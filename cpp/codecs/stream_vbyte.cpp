@@ -1,6 +1,5 @@
 #include "codecs/stream_vbyte.hpp"
 
-#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -185,27 +184,7 @@ size_t decode_checked(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
                      nctrl - 1, "=", static_cast<unsigned>(in[nctrl - 1]), ", ", rem,
                      " integers) must be 0");
   }
-  const uint8_t* const end = in + in_len;
-  const uint8_t* data = in + nctrl;
-  // The AVX2 and AVX-512 kernels store 32 or 64 bytes at a time; numpy hands out arrays at 16 or
-  // 48 bytes past a cache line, where every such store straddles two lines (the VBMI kernel ran
-  // at 1.3x pyfastpfor's speed on 64K integers but 0.9x on 3.4M, whose output leaves L2). So a
-  // long list first decodes up to three quads with the scalar code, until out + 4q sits on a
-  // 64-byte boundary. Short lists skip this: the scalar quads would cost more than the split
-  // stores save.
-  size_t peel = 0;
-  if (n >= kAlignFromCount) {
-    const size_t offset = reinterpret_cast<uintptr_t>(out) % 64;
-    if (offset % 16 == 0 && offset != 0) peel = (64 - offset) / 16;
-  }
-  uint32_t prev = 0;
-  if (peel != 0) {
-    data = kDelta ? decode_sorted_tail(in, data, end, out, 4 * peel, 0)
-                  : decode_tail(in, data, end, out, 4 * peel);
-    if (data == nullptr) fail_truncated(in, in_len, n);
-    if constexpr (kDelta) prev = out[4 * peel - 1];
-  }
-  data = kernel(in + peel, data, end, out + 4 * peel, n - 4 * peel, prev);
+  const uint8_t* data = kernel(in, in + nctrl, in + in_len, out, n, 0);
   if (data == nullptr) fail_truncated(in, in_len, n);
   return static_cast<size_t>(data - in);
 }
