@@ -165,6 +165,26 @@ def test_output_beyond_count_untouched(svb, simd_level, rng):
         assert (out[n:] == 0xDEADBEEF).all()
 
 
+def test_every_output_alignment(svb, simd_level, rng):
+    # The AVX2 and AVX-512 kernels store 32 or 64 bytes at a time: every offset of `out` (in
+    # whole integers, so offsets that are not multiples of 16 bytes too) must give the same
+    # values and leave the integers around it alone.
+    for n in (1024, 1027, 5000):
+        x = _mixed(rng, n)
+        s = np.sort(x)
+        data, sdata = svb.encode(x), svb.encode_sorted(s)
+        base = np.empty(n + 40, np.uint32)
+        for k in range(20):
+            base[:] = 0xDEADBEEF
+            svb.decode(data, n, out=base[k:k + n])
+            np.testing.assert_array_equal(base[k:k + n], x)
+            base[k:k + n] = 0xDEADBEEF
+            svb.decode_sorted(sdata, n, out=base[k:k + n])
+            np.testing.assert_array_equal(base[k:k + n], s)
+            base[k:k + n] = 0xDEADBEEF
+            assert (base == 0xDEADBEEF).all()
+
+
 @pytest.fixture
 def guarded_page():
     """A writable page followed by an inaccessible one: a read past its end is a crash."""
@@ -201,6 +221,31 @@ def test_decoders_never_read_past_the_stream(svb, guarded_page, rng):
                 with mirkit.simd_limit(level):
                     fn = svb.decode_sorted if sorted_ else svb.decode
                     np.testing.assert_array_equal(fn(view[start:page], x.size), s)
+    view.release()
+
+
+def test_truncated_long_lists_never_read_past_the_end(svb, guarded_page, rng):
+    # The SIMD loops run on data nobody has summed yet (they only compare their position with
+    # the end of the input), so truncated lists long enough for them must raise without
+    # touching the inaccessible page behind the stream.
+    m, page = guarded_page
+    view = memoryview(m)
+    lists = (np.zeros(1500, np.uint32), _mixed(rng, 1100), rng.integers(0, 2**16, 1300))
+    for x in (np.asarray(v, np.uint32) for v in lists):
+        for sorted_ in (False, True):
+            s = np.sort(x) if sorted_ else x
+            data = (svb.encode_sorted(s) if sorted_ else svb.encode(s)).tobytes()
+            fn = svb.decode_sorted if sorted_ else svb.decode
+            for cut in (1, 2, 15, 16, 17, 100, 129, len(data) // 2):
+                start = page - (len(data) - cut)
+                m[start:page] = data[: len(data) - cut]
+                out = np.empty(x.size + 4, np.uint32)[cut % 4:][: x.size]
+                stream = view[start:page]
+                for level in runnable_simd_levels():
+                    with mirkit.simd_limit(level):
+                        with pytest.raises(ValueError, match="truncated|cannot hold"):
+                            fn(stream, x.size, out=out)
+                stream.release()
     view.release()
 
 

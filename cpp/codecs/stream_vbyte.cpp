@@ -87,14 +87,14 @@ uint8_t* encode_tail_impl(const uint32_t* values, size_t count, uint8_t* ctrl, u
   return unsorted ? nullptr : data;
 }
 
-const uint8_t* decode_scalar(const uint8_t* ctrl, const uint8_t* data, const uint8_t*,
+const uint8_t* decode_scalar(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
                              uint32_t* out, size_t n, uint32_t) {
-  return decode_tail(ctrl, data, out, n);
+  return decode_tail(ctrl, data, end, out, n);
 }
 
-const uint8_t* decode_sorted_scalar(const uint8_t* ctrl, const uint8_t* data, const uint8_t*,
-                                    uint32_t* out, size_t n, uint32_t prev) {
-  return decode_sorted_tail(ctrl, data, out, n, prev);
+const uint8_t* decode_sorted_scalar(const uint8_t* ctrl, const uint8_t* data,
+                                    const uint8_t* end, uint32_t* out, size_t n, uint32_t prev) {
+  return decode_sorted_tail(ctrl, data, end, out, n, prev);
 }
 
 size_t encode_scalar(const uint32_t* values, size_t n, uint8_t* out) {
@@ -123,14 +123,11 @@ const core::Dispatch<EncodeKernel> kEncode{
     {encode_scalar, sse4::encode, nullptr, nullptr, avx512vbmi::encode}};
 const core::Dispatch<EncodeKernel> kEncodeSorted{
     {encode_sorted_scalar, sse4::encode_sorted, nullptr, nullptr, avx512vbmi::encode_sorted}};
-const core::Dispatch<CodeSumKernel> kCodeSum{
-    {code_sum_scalar, sse4::code_sum, avx2::code_sum, avx512::code_sum, nullptr}};
 #else
 const core::Dispatch<DecodeKernel> kDecode{{decode_scalar}};
 const core::Dispatch<DecodeKernel> kDecodeSorted{{decode_sorted_scalar}};
 const core::Dispatch<EncodeKernel> kEncode{{encode_scalar}};
 const core::Dispatch<EncodeKernel> kEncodeSorted{{encode_sorted_scalar}};
-const core::Dispatch<CodeSumKernel> kCodeSum{{code_sum_scalar}};
 #endif
 
 // Each integer takes at least one data byte plus a quarter of a control byte.
@@ -152,12 +149,31 @@ size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out) {
   return written;
 }
 
-// Validates and decodes block by block (see the header): a block's control bytes are summed,
-// its data checked to lie inside the input, then decoded while they are still in L1. On corrupt
-// or truncated input, out[] may hold the blocks decoded before the error.
+constexpr size_t kBlockQuads = 4096;  // control bytes per block in the truncation message
+
+// Only called once a kernel has found that the data runs out: walks the control bytes in
+// blocks of kBlockQuads to name the integers whose data lies past the end.
+[[noreturn]] void fail_truncated(const uint8_t* in, size_t in_len, size_t n) {
+  const size_t nctrl = control_bytes(n);
+  size_t at = nctrl;  // end of the data of the blocks so far
+  for (size_t q = 0; q < nctrl; q += kBlockQuads) {
+    const size_t quads = nctrl - q < kBlockQuads ? nctrl - q : kBlockQuads;
+    const size_t count = n - 4 * q < 4 * quads ? n - 4 * q : 4 * quads;
+    // Each integer takes 1 + code bytes; the zero padding codes of the last byte add nothing.
+    at += count + code_sum(in + q, quads);
+    if (at > in_len) {
+      core::fail_value(kCodec.name, ": data truncated: the control bytes of ", n,
+                       " integers announce more than the ", in_len, " bytes given (integers ",
+                       4 * q, "..", 4 * q + count - 1, " end at byte ", at, ")");
+    }
+  }
+  throw std::runtime_error("stream_vbyte: a decode kernel reported data past the end of a "
+                           "stream whose control bytes fit");
+}
+
 template <bool kDelta>
-size_t decode_blocks(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
-                     DecodeKernel kernel, CodeSumKernel code_sum) {
+size_t decode_checked(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
+                      DecodeKernel kernel) {
   const size_t nctrl = control_bytes(n), rem = n % 4;
   if (in_len < nctrl) {
     core::fail_value(kCodec.name, ": data truncated: ", n, " integers need ", nctrl,
@@ -168,32 +184,17 @@ size_t decode_blocks(const uint8_t* in, size_t in_len, uint32_t* out, size_t n,
                      nctrl - 1, "=", static_cast<unsigned>(in[nctrl - 1]), ", ", rem,
                      " integers) must be 0");
   }
-  const uint8_t* const end = in + in_len;
-  const uint8_t* data = in + nctrl;
-  uint32_t prev = 0;
-  for (size_t q = 0; q < nctrl; q += kBlockQuads) {
-    const size_t quads = nctrl - q < kBlockQuads ? nctrl - q : kBlockQuads;
-    const size_t count = n - 4 * q < 4 * quads ? n - 4 * q : 4 * quads;
-    // Each integer takes 1 + code bytes; the zero padding codes of the last byte add nothing.
-    const size_t bytes = count + code_sum(in + q, quads);
-    if (bytes > static_cast<size_t>(end - data)) {
-      core::fail_value(kCodec.name, ": data truncated: the control bytes of ", n,
-                       " integers announce more than the ", in_len, " bytes given (integers ",
-                       4 * q, "..", 4 * q + count - 1, " end at byte ",
-                       static_cast<size_t>(data - in) + bytes, ")");
-    }
-    data = kernel(in + q, data, end, out + 4 * q, count, prev);
-    if constexpr (kDelta) prev = out[4 * q + count - 1];
-  }
+  const uint8_t* data = kernel(in, in + nctrl, in + in_len, out, n, 0);
+  if (data == nullptr) fail_truncated(in, in_len, n);
   return static_cast<size_t>(data - in);
 }
 
 size_t decode(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
-  return decode_blocks<false>(in, in_len, out, n, kDecode.get(), kCodeSum.get());
+  return decode_checked<false>(in, in_len, out, n, kDecode.get());
 }
 
 size_t decode_sorted(const uint8_t* in, size_t in_len, uint32_t* out, size_t n) {
-  return decode_blocks<true>(in, in_len, out, n, kDecodeSorted.get(), kCodeSum.get());
+  return decode_checked<true>(in, in_len, out, n, kDecodeSorted.get());
 }
 
 core::SimdLevel decode_level() { return kDecode.chosen(); }
@@ -202,13 +203,20 @@ core::SimdLevel decode_level() { return kDecode.chosen(); }
 
 constexpr Tables kTables = make_tables();
 
-const uint8_t* decode_tail(const uint8_t* ctrl, const uint8_t* data, uint32_t* out,
-                           size_t count) {
+bool tail_fits(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end, size_t count) {
+  // Each integer takes 1 + code bytes; the zero padding codes of the last byte add nothing.
+  return count + code_sum(ctrl, control_bytes(count)) <= static_cast<size_t>(end - data);
+}
+
+const uint8_t* decode_tail(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                           uint32_t* out, size_t count) {
+  if (!tail_fits(ctrl, data, end, count)) return nullptr;
   return decode_tail_impl<false>(ctrl, data, out, count, 0);
 }
 
-const uint8_t* decode_sorted_tail(const uint8_t* ctrl, const uint8_t* data, uint32_t* out,
-                                  size_t count, uint32_t prev) {
+const uint8_t* decode_sorted_tail(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
+                                  uint32_t* out, size_t count, uint32_t prev) {
+  if (!tail_fits(ctrl, data, end, count)) return nullptr;
   return decode_tail_impl<true>(ctrl, data, out, count, prev);
 }
 
@@ -221,7 +229,7 @@ uint8_t* encode_sorted_tail(const uint32_t* values, size_t count, uint8_t* ctrl,
   return encode_tail_impl<true>(values, count, ctrl, data, prev);
 }
 
-size_t code_sum_scalar(const uint8_t* ctrl, size_t nbytes) {
+size_t code_sum(const uint8_t* ctrl, size_t nbytes) {
   // SWAR: fold the 2-bit codes of 8 control bytes into nibble, then byte sums (<= 12 each), and
   // add the bytes with a multiply (<= 96 fits in the top byte).
   constexpr uint64_t k33 = 0x3333333333333333ULL, k0f = 0x0F0F0F0F0F0F0F0FULL;

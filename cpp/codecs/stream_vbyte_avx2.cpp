@@ -48,7 +48,7 @@ const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8
   __m256i carry = _mm256_set1_epi32(static_cast<int>(prev));
   size_t q = 0;
   // Eight quads consume at most 128 bytes, two quads 32: their 16-byte loads stay before `end`
-  // while that much is left; the scalar tail reads exactly.
+  // while that much is left; the scalar tail checks the rest, then reads exactly.
   for (; q + 8 <= full && end - data >= 128; q += 8) {
     uint64_t keys;
     std::memcpy(&keys, ctrl + q, 8);
@@ -62,10 +62,10 @@ const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8
     emit<kDelta>(out + 4 * q, decode_pair(ctrl[q], ctrl[q + 1], data), carry);
   }
   if constexpr (kDelta) {
-    return decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
+    return decode_sorted_tail(ctrl + q, data, end, out + 4 * q, n - 4 * q,
                               static_cast<uint32_t>(_mm256_cvtsi256_si32(carry)));
   } else {
-    return decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
+    return decode_tail(ctrl + q, data, end, out + 4 * q, n - 4 * q);
   }
 }
 
@@ -79,26 +79,6 @@ const uint8_t* decode(const uint8_t* ctrl, const uint8_t* data, const uint8_t* e
 const uint8_t* decode_sorted(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
                              uint32_t* out, size_t n, uint32_t prev) {
   return decode_impl<true>(ctrl, data, end, out, n, prev);
-}
-
-size_t code_sum(const uint8_t* ctrl, size_t nbytes) {
-  // Nibble code sums by vpshufb, bytes added by vpsadbw (see the SSE4 version).
-  const __m256i lut = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 0, 1, 2, 3,
-                                       1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6);
-  const __m256i low = _mm256_set1_epi8(0x0F);
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i acc = zero;
-  size_t i = 0;
-  for (; i + 32 <= nbytes; i += 32) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ctrl + i));
-    const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, low));
-    const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), low));
-    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_add_epi8(lo, hi), zero));
-  }
-  const __m128i s = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  const size_t sum = static_cast<size_t>(_mm_cvtsi128_si64(s)) +
-                     static_cast<size_t>(_mm_extract_epi64(s, 1));
-  return sum + code_sum_scalar(ctrl + i, nbytes - i);
 }
 
 }  // namespace mirkit::codecs::stream_vbyte::avx2

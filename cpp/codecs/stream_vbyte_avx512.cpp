@@ -99,8 +99,9 @@ const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8
     if constexpr (kDelta) v = prefix_sum(v, carry);
     _mm512_storeu_si512(out + 4 * q, v);
   }
-  // Last quads, one at a time, with masked loads; a final partial quad uses its zero padding
-  // codes and stores only its integers.
+  // Last quads, one at a time, with masked loads, once their data is known to fit; a final
+  // partial quad uses its zero padding codes and stores only its integers.
+  if (!tail_fits(ctrl + q, data, end, n - 4 * q)) return nullptr;
   __m128i carry4 = _mm512_castsi512_si128(carry);
   for (; 4 * q < n; ++q) {
     const unsigned key = ctrl[q];
@@ -128,24 +129,6 @@ const uint8_t* decode(const uint8_t* ctrl, const uint8_t* data, const uint8_t* e
 const uint8_t* decode_sorted(const uint8_t* ctrl, const uint8_t* data, const uint8_t* end,
                              uint32_t* out, size_t n, uint32_t prev) {
   return decode_impl<true>(ctrl, data, end, out, n, prev);
-}
-
-size_t code_sum(const uint8_t* ctrl, size_t nbytes) {
-  // Nibble code sums by vpshufb, bytes added by vpsadbw; the tail is a masked (zero) load.
-  const __m512i lut =
-      _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6));
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  const __m512i zero = _mm512_setzero_si512();
-  __m512i acc = zero;
-  for (size_t i = 0; i < nbytes; i += 64) {
-    const size_t left = nbytes - i;
-    const __mmask64 mask = left >= 64 ? ~0ULL : (1ULL << left) - 1;
-    const __m512i x = _mm512_maskz_loadu_epi8(mask, ctrl + i);
-    const __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(x, low));
-    const __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(x, 4), low));
-    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_add_epi8(lo, hi), zero));
-  }
-  return static_cast<size_t>(_mm512_reduce_add_epi64(acc));
 }
 
 }  // namespace mirkit::codecs::stream_vbyte::avx512

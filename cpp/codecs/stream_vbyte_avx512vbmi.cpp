@@ -60,7 +60,8 @@ const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8
   // Near the end (fewer than 16 integers, or 64 bytes of input, left): the same step with
   // masked loads and stores. Codes past n are
   // the zero padding of the last control byte (or control bytes not loaded); their mask bits
-  // are cleared so they consume no data.
+  // are cleared so they consume no data. First, that the data of these integers fits.
+  if (!tail_fits(ctrl + q, data, end, n - 4 * q)) return nullptr;
   for (; 4 * q < n; q += 4) {
     const size_t left = n - 4 * q;
     uint32_t keys = 0;

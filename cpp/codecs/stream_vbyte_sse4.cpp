@@ -43,7 +43,8 @@ const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8
   __m128i carry = _mm_set1_epi32(static_cast<int>(prev));
   size_t q = 0;
   // Eight quads consume at most 128 bytes, so their 16-byte loads stay before `end` while
-  // 128 bytes are left; then single quads while 16 are left; the scalar tail reads exactly.
+  // 128 bytes are left; then single quads while 16 are left; the scalar tail checks that the
+  // rest fits, then reads exactly.
   for (; q + 8 <= full && end - data >= 128; q += 8) {
     uint64_t keys;
     std::memcpy(&keys, ctrl + q, 8);
@@ -56,10 +57,10 @@ const uint8_t* decode_impl(const uint8_t* ctrl, const uint8_t* data, const uint8
     emit<kDelta>(out + 4 * q, decode_quad(ctrl[q], data), carry);
   }
   if constexpr (kDelta) {
-    return decode_sorted_tail(ctrl + q, data, out + 4 * q, n - 4 * q,
+    return decode_sorted_tail(ctrl + q, data, end, out + 4 * q, n - 4 * q,
                               static_cast<uint32_t>(_mm_cvtsi128_si32(carry)));
   } else {
-    return decode_tail(ctrl + q, data, out + 4 * q, n - 4 * q);
+    return decode_tail(ctrl + q, data, end, out + 4 * q, n - 4 * q);
   }
 }
 
@@ -131,24 +132,6 @@ size_t encode(const uint32_t* values, size_t n, uint8_t* out) {
 
 size_t encode_sorted(const uint32_t* values, size_t n, uint8_t* out) {
   return encode_impl<true>(values, n, out);
-}
-
-size_t code_sum(const uint8_t* ctrl, size_t nbytes) {
-  // Codes of a nibble summed by a 16-entry pshufb table; psadbw adds 8 bytes at a time.
-  const __m128i lut = _mm_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6);
-  const __m128i low = _mm_set1_epi8(0x0F);
-  const __m128i zero = _mm_setzero_si128();
-  __m128i acc = zero;
-  size_t i = 0;
-  for (; i + 16 <= nbytes; i += 16) {
-    const __m128i x = load128(ctrl + i);
-    const __m128i lo = _mm_shuffle_epi8(lut, _mm_and_si128(x, low));
-    const __m128i hi = _mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(x, 4), low));
-    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_add_epi8(lo, hi), zero));
-  }
-  const size_t sum = static_cast<size_t>(_mm_cvtsi128_si64(acc)) +
-                     static_cast<size_t>(_mm_extract_epi64(acc, 1));
-  return sum + code_sum_scalar(ctrl + i, nbytes - i);
 }
 
 }  // namespace mirkit::codecs::stream_vbyte::sse4
