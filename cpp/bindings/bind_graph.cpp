@@ -4,6 +4,7 @@
 
 #include "bindings/common.hpp"
 #include "graph/link_analysis.hpp"
+#include "graph/pull.hpp"
 
 namespace mirkit::bindings {
 
@@ -30,6 +31,9 @@ const double* vector_arg(const F64Array& a, uint32_t n, const char* name) {
 }  // namespace
 
 void bind_graph(py::module_& m) {
+  m.def(
+      "simd_level", [] { return std::string(core::level_name(graph::row_sums_level())); },
+      "the instruction set of the row-sum kernels (PageRank, HITS) now");
   py::class_<Graph>(m, "Graph", "a directed graph as compressed sparse rows of its transpose")
       .def(py::init([](uint32_t n, const U32Array& src, const U32Array& dst,
                        const std::optional<F64Array>& weights) {
@@ -72,7 +76,7 @@ void bind_graph(py::module_& m) {
           "pagerank",
           [](const Graph& g, const F64Array& personalization, const F64Array& dangling,
              const F64Array& start, double damping, double tol, uint32_t max_iter,
-             const std::string& stop, bool gauss_seidel, unsigned threads) {
+             const std::string& stop, bool gauss_seidel, bool mixed, unsigned threads) {
             const uint32_t n = g.in.n_rows;
             const double* p = vector_arg(personalization, n, "personalization");
             const double* d = vector_arg(dangling, n, "dangling");
@@ -89,6 +93,7 @@ void bind_graph(py::module_& m) {
               throw py::value_error("stop must be 'networkx' or 'l1', got '" + stop + "'");
             }
             opt.gauss_seidel = gauss_seidel;
+            opt.mixed = mixed;
             opt.threads = threads;
             graph::PageRankResult r;
             {
@@ -100,7 +105,7 @@ void bind_graph(py::module_& m) {
           },
           py::arg("personalization").noconvert(), py::arg("dangling").noconvert(),
           py::arg("nstart").noconvert(), py::arg("damping"), py::arg("tol"), py::arg("max_iter"),
-          py::arg("stop"), py::arg("gauss_seidel"), py::arg("num_threads"),
+          py::arg("stop"), py::arg("gauss_seidel"), py::arg("mixed"), py::arg("num_threads"),
           "PageRank: (scores, iterations, last L1 change, converged)")
       .def(
           "hits",

@@ -35,6 +35,10 @@ struct PageRankOptions {
   uint32_t max_iter = 100;
   Stop stop = Stop::kNetworkx;
   bool gauss_seidel = false;
+  // Gather float32 contributions x_j / out_j while a step's L1 change is at least 1e-6, then
+  // float64 (sums and scores are float64 throughout); see kMixedSwitch. Only when every
+  // positive out-weight is in [2^-60, 2^60], where float32 holds the contributions.
+  bool mixed = false;
   unsigned threads = 0;  // 0 = all cores
 };
 
