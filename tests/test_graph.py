@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -374,6 +376,25 @@ def test_doctests():
 
     failed, attempted = doctest.testmod(graph, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
+    failed, attempted = doctest.testmod(mirkit.benchmarks.ranking_pagerank)
+    assert attempted > 0 and failed == 0
+
+
+def test_bench_sizes_and_threads_from_env(monkeypatch, capsys):
+    """The lead's 16-core run sets the bench's thread counts and graph size from outside."""
+    from mirkit.benchmarks import ranking_pagerank as bench
+
+    monkeypatch.setenv("MIRKIT_BENCH_PAGERANK_THREADS", "16,1")
+    monkeypatch.setenv("MIRKIT_BENCH_PAGERANK_GRAPH", "3000,20000")
+    assert bench.thread_counts() == [1, 16] and bench.graph_size() == (3000, 20000)
+    monkeypatch.delenv("MIRKIT_BENCH_PAGERANK_THREADS")
+    monkeypatch.delenv("MIRKIT_BENCH_PAGERANK_GRAPH")
+    assert bench.thread_counts() == sorted({1, os.cpu_count()})
+    assert bench.graph_size(quick=True) == (100_000, 1_000_000)
+    for argv, match in ((["--threads", "0"], "thread counts"), (["--graph", "10"], "n_nodes")):
+        with pytest.raises(SystemExit) as e:
+            bench.main(argv)
+        assert e.value.code == 2 and match in capsys.readouterr().err
 
 
 def test_gauss_seidel_self_loop_solved_not_damped():
