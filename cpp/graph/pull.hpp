@@ -32,13 +32,23 @@ inline void prefetch(const void* p) {
 #endif
 }
 
-// The sum over edges [e, end) alone: the SIMD paths' short rows.
-template <class C>
-inline double row_sum_short(const uint32_t* index, const double* values, const C* y, uint64_t e,
-                            uint64_t end) {
-  double s = 0;
-  for (; e < end; ++e) s += values != nullptr ? values[e] * y[index[e]] : y[index[e]];
-  return s;
+// The SIMD paths' row loop: a row of under 4 entries adds scalar (one gather would cost more
+// than the loads it replaces), a longer one is long_row(first edge, end).
+template <class C, class LongRow>
+inline void for_each_row(const uint64_t* offsets, const uint32_t* index, const double* values,
+                         const C* y, uint32_t lo, uint32_t hi, double* sums, LongRow long_row) {
+  for (uint32_t r = lo; r < hi; ++r) {
+    const uint64_t begin = offsets[r], end = offsets[r + 1];
+    if (end - begin >= 4) {
+      sums[r - lo] = long_row(begin, end);
+      continue;
+    }
+    double s = 0;
+    for (uint64_t e = begin; e < end; ++e) {
+      s += values != nullptr ? values[e] * y[index[e]] : y[index[e]];
+    }
+    sums[r - lo] = s;
+  }
 }
 
 // sums[r - lo] = sum over e in [offsets[r], offsets[r + 1]) of (values ? values[e] : 1) *
