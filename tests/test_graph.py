@@ -330,12 +330,14 @@ def test_cli_pagerank(tmp_path, capsys):
     edges = tmp_path / "e.txt"
     edges.write_text("a b\nb c\nc a\nc b\n")
     out = tmp_path / "scores.tsv"
-    assert main(["pagerank", str(edges), "-o", str(out), "--tol", "1e-12"]) == 0
-    rows = [line.split("\t") for line in out.read_text().splitlines()]
     expected = nx.pagerank(nx.read_edgelist(str(edges), create_using=nx.DiGraph), tol=1e-12)
-    assert [r[0] for r in rows] == ["b", "c", "a"]  # by decreasing score
-    for label, score in rows:
-        assert abs(float(score) - expected[label]) < 1e-9
+    for precision in ("double", "mixed"):
+        assert main(["pagerank", str(edges), "-o", str(out), "--tol", "1e-12",
+                     "--precision", precision]) == 0
+        rows = [line.split("\t") for line in out.read_text().splitlines()]
+        assert [r[0] for r in rows] == ["b", "c", "a"]  # by decreasing score
+        for label, score in rows:
+            assert abs(float(score) - expected[label]) < 1e-9
     capsys.readouterr()
     assert main(["pagerank", str(tmp_path / "missing.txt"), "-o", str(out)]) == 2
     err = capsys.readouterr().err
