@@ -138,6 +138,24 @@ def test_mixed_precision_error_bound(method, row_length_graph):
         np.testing.assert_allclose(mixed, truths[True], atol=1e-3)
 
 
+def test_degree_order_is_internal():
+    """Nodes are renumbered by out-degree inside a Graph; every vector in and out (out_weight,
+    personalization, dangling, nstart, scores, hubs, authorities) stays in the caller's ids.
+    Here node i has i out-edges, so the internal order reverses the ids."""
+    n = 8
+    edges = np.array([(i, (i + k) % n) for i in range(n) for k in range(1, i + 1)])
+    g = graph.Graph(edges, n_nodes=n)
+    assert g.out_weight.tolist() == [float(i) for i in range(n)]
+    p, q = np.arange(1.0, n + 1), np.arange(n, 0.0, -1)
+    got = graph.pagerank(g, personalization=p, dangling=q, nstart=np.eye(n)[1], tol=1e-13,
+                         stop="l1", max_iter=1000)
+    np.testing.assert_allclose(got, ref.pagerank(n, edges, None, 0.85, p, q), atol=1e-11)
+    h, a = graph.hits(g, tol=1e-12)
+    rh, ra = ref.hits(n, edges)
+    np.testing.assert_allclose(h, rh, atol=1e-9)
+    np.testing.assert_allclose(a, ra, atol=1e-9)
+
+
 def test_pagerank_stops_where_networkx_stops():
     """Same arguments, same stopping rule: the answer equals networkx's to rounding, not only
     within tol (the iterates are the same)."""

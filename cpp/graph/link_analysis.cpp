@@ -41,6 +41,24 @@ Csr build_csr(uint32_t n, const uint32_t* rows, const uint32_t* cols, const doub
   return g;
 }
 
+std::vector<uint32_t> out_degree_rank(uint32_t n, const uint32_t* src, size_t m) {
+  std::vector<uint64_t> degree(n, 0);
+  for (size_t e = 0; e < m; ++e) ++degree[src[e]];
+  // Counting sort by degree, largest first: first[d] = how many nodes have a degree above d.
+  const uint64_t top = n > 0 ? *std::max_element(degree.begin(), degree.end()) : 0;
+  std::vector<uint64_t> first(top + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) ++first[degree[i]];
+  uint64_t above = 0;
+  for (uint64_t d = top + 1; d-- > 0;) {
+    const uint64_t here = first[d];
+    first[d] = above;
+    above += here;
+  }
+  std::vector<uint32_t> rank(n);
+  for (uint32_t i = 0; i < n; ++i) rank[i] = static_cast<uint32_t>(first[degree[i]]++);
+  return rank;
+}
+
 namespace {
 
 // Row ranges [cut[c], cut[c + 1]) of about `work` edges + rows each.

@@ -48,6 +48,10 @@ HITS (:func:`hits`) is networkx's power iteration (``_hits_scipy``): authorities
 a`` scaled to maximum 1 from the uniform vector until the L1 change is below ``tol``, hubs ``h
 = A a``, both divided by their sums when ``normalized``.
 
+Inside a :class:`Graph` the nodes are renumbered by decreasing out-degree, so that the scores
+read most often along the edges share cache lines; every vector in and out is in the caller's
+ids.
+
 Thread safety: a :class:`Graph` may be shared by threads; every call releases the GIL.
 """
 
