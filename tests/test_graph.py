@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -39,14 +41,18 @@ def graphs(draw):
                      dtype=np.int64).reshape(-1, 2)
     weights = None
     if draw(st.booleans()):
-        weights = np.array(draw(st.lists(st.floats(0.0, 5.0), min_size=m, max_size=m)))
+        # no subnormal weights: networkx's 1 / out-weight overflows on them
+        weights = np.array(draw(st.lists(st.floats(0.0, 5.0, allow_subnormal=False),
+                                         min_size=m, max_size=m)))
     return n, edges, weights
 
 
 @settings(max_examples=25, deadline=None)
 @given(graphs(), st.floats(0.0, 0.95), st.booleans(), st.booleans(),
-       st.sampled_from(["power", "gauss_seidel"]), st.integers(1, 3))
-def test_pagerank_equals_networkx(case, damping, personalize, dangle, method, threads):
+       st.sampled_from(["power", "gauss_seidel"]), st.sampled_from(["double", "mixed"]),
+       st.integers(1, 3))
+def test_pagerank_equals_networkx(case, damping, personalize, dangle, method, precision,
+                                  threads):
     n, edges, weights = case
     rng = np.random.default_rng(len(edges))
     p = rng.random(n) + 0.01 if personalize else None
@@ -57,10 +63,97 @@ def test_pagerank_equals_networkx(case, damping, personalize, dangle, method, th
         dangling=None if q is None else dict(enumerate(q)), tol=1e-12, max_iter=10000))
     got = graph.pagerank(graph.Graph(edges, n_nodes=n, weights=weights), damping,
                          personalization=p, dangling=q, tol=1e-12, max_iter=10000,
-                         method=method, num_threads=threads)
+                         method=method, precision=precision, num_threads=threads)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
     plain = ref.pagerank(n, edges, weights, damping, p, q)
     np.testing.assert_allclose(got, plain, rtol=0, atol=1e-9)
+
+
+def _every_row_length(n=300, longest=41, seed=9):
+    """A graph whose node i has in-degree i % longest (random sources, random weights): rows
+    of every length around the gathers' 4, 8 and 16 lanes, hubs and dangling nodes too."""
+    rng = np.random.default_rng(seed)
+    dst = np.repeat(np.arange(n), np.arange(n) % longest)
+    src = rng.integers(0, n - 50, size=len(dst))  # the last 50 nodes are dangling
+    return n, np.stack([src, dst], axis=1), rng.random(len(dst)) * 3
+
+
+@pytest.fixture(scope="module")
+def row_length_graph():
+    n, edges, w = _every_row_length()
+    truths = {weighted: ref.pagerank(n, edges, w if weighted else None, iterations=300)
+              for weighted in (False, True)}
+    truths["hits"] = ref.hits(n, edges, w, iterations=300)
+    return n, edges, w, truths
+
+
+def test_pagerank_every_simd_level(simd_level, row_length_graph):
+    """Each row-sum path (scalar with prefetch, AVX2 and AVX-512 gathers, float32 and float64
+    contributions) on rows of every length against the dense numpy power iteration; each
+    method, precision and thread count; the power iteration's answer is the same on 1 and 3
+    threads, bit for bit, and so is Gauss-Seidel's on 1 thread from run to run."""
+    from mirkit import _core
+
+    expected = {"sse4": "scalar", "avx512vbmi": "avx512"}.get(simd_level, simd_level)
+    assert _core.graph.simd_level() == expected
+    n, edges, w, truths = row_length_graph
+    for weighted in (False, True):
+        g = graph.Graph(edges, n_nodes=n, weights=w if weighted else None)
+        for method in ("power", "gauss_seidel"):
+            for precision in ("double", "mixed"):
+                runs = [graph.pagerank(g, tol=1e-12, stop="l1", method=method,
+                                       precision=precision, num_threads=t, max_iter=1000)
+                        for t in (1, 3, 1)]
+                for r in runs:
+                    np.testing.assert_allclose(r, truths[weighted], rtol=0, atol=1e-12)
+                assert np.array_equal(runs[0], runs[2])
+                if method == "power":
+                    assert np.array_equal(runs[0], runs[1])
+    h, a = graph.hits(graph.Graph(edges, n_nodes=n, weights=w), tol=1e-12, num_threads=2)
+    rh, ra = truths["hits"]
+    np.testing.assert_allclose(h, rh, atol=1e-9)
+    np.testing.assert_allclose(a, ra, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["power", "gauss_seidel"])
+def test_mixed_precision_error_bound(method, row_length_graph):
+    """Stopped in its float32 phase (tol above 1e-6), mixed precision is within the documented
+    bound (tol + 1e-7) * d / (1 - d) of the fixed point; below 1e-6 it finishes in float64 and
+    is as close as double precision is."""
+    n, edges, w, truths = row_length_graph
+    g = graph.Graph(edges, n_nodes=n)
+    for tol in (1e-3, 1e-5):
+        r = graph.pagerank(g, tol=tol, stop="l1", method=method, precision="mixed")
+        assert np.abs(r - truths[False]).sum() < (tol + 1e-7) * 0.85 / 0.15
+    double = graph.pagerank(g, tol=1e-10, stop="l1", method=method)
+    mixed = graph.pagerank(g, tol=1e-10, stop="l1", method=method, precision="mixed")
+    assert np.abs(mixed - double).sum() < 1e-9
+    # out-weights float32 cannot divide into (here 1e-70 and 1e70): float64 all the way
+    for scale in (1e-70, 1e70):
+        g = graph.Graph(edges, n_nodes=n, weights=w * scale)
+        double = graph.pagerank(g, tol=1e-4, stop="l1", method=method, num_threads=1)
+        mixed = graph.pagerank(g, tol=1e-4, stop="l1", method=method, precision="mixed",
+                               num_threads=1)
+        assert np.array_equal(mixed, double)
+        np.testing.assert_allclose(mixed, truths[True], atol=1e-3)
+
+
+def test_degree_order_is_internal():
+    """Nodes are renumbered by out-degree inside a Graph; every vector in and out (out_weight,
+    personalization, dangling, nstart, scores, hubs, authorities) stays in the caller's ids.
+    Here node i has i out-edges, so the internal order reverses the ids."""
+    n = 8
+    edges = np.array([(i, (i + k) % n) for i in range(n) for k in range(1, i + 1)])
+    g = graph.Graph(edges, n_nodes=n)
+    assert g.out_weight.tolist() == [float(i) for i in range(n)]
+    p, q = np.arange(1.0, n + 1), np.arange(n, 0.0, -1)
+    got = graph.pagerank(g, personalization=p, dangling=q, nstart=np.eye(n)[1], tol=1e-13,
+                         stop="l1", max_iter=1000)
+    np.testing.assert_allclose(got, ref.pagerank(n, edges, None, 0.85, p, q), atol=1e-11)
+    h, a = graph.hits(g, tol=1e-12)
+    rh, ra = ref.hits(n, edges)
+    np.testing.assert_allclose(h, rh, atol=1e-9)
+    np.testing.assert_allclose(a, ra, atol=1e-9)
 
 
 def test_pagerank_stops_where_networkx_stops():
@@ -209,6 +302,7 @@ def test_edge_list_file_and_labels(tmp_path):
     ({"max_iter": 0}, "max_iter must be"),
     ({"stop": "l2"}, "stop must be"),
     ({"method": "arnoldi"}, "method must be"),
+    ({"precision": "single"}, "precision must be"),
     ({"num_threads": -1}, "num_threads must be"),
     ({"personalization": {7: 1.0}}, "unknown node 7"),
     ({"personalization": [1.0, 0.0]}, r"personalization must have shape \(3,\)"),
@@ -254,12 +348,14 @@ def test_cli_pagerank(tmp_path, capsys):
     edges = tmp_path / "e.txt"
     edges.write_text("a b\nb c\nc a\nc b\n")
     out = tmp_path / "scores.tsv"
-    assert main(["pagerank", str(edges), "-o", str(out), "--tol", "1e-12"]) == 0
-    rows = [line.split("\t") for line in out.read_text().splitlines()]
     expected = nx.pagerank(nx.read_edgelist(str(edges), create_using=nx.DiGraph), tol=1e-12)
-    assert [r[0] for r in rows] == ["b", "c", "a"]  # by decreasing score
-    for label, score in rows:
-        assert abs(float(score) - expected[label]) < 1e-9
+    for precision in ("double", "mixed"):
+        assert main(["pagerank", str(edges), "-o", str(out), "--tol", "1e-12",
+                     "--precision", precision]) == 0
+        rows = [line.split("\t") for line in out.read_text().splitlines()]
+        assert [r[0] for r in rows] == ["b", "c", "a"]  # by decreasing score
+        for label, score in rows:
+            assert abs(float(score) - expected[label]) < 1e-9
     capsys.readouterr()
     assert main(["pagerank", str(tmp_path / "missing.txt"), "-o", str(out)]) == 2
     err = capsys.readouterr().err
@@ -300,6 +396,25 @@ def test_doctests():
 
     failed, attempted = doctest.testmod(graph, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0
+    failed, attempted = doctest.testmod(mirkit.benchmarks.ranking_pagerank)
+    assert attempted > 0 and failed == 0
+
+
+def test_bench_sizes_and_threads_from_env(monkeypatch, capsys):
+    """The lead's 16-core run sets the bench's thread counts and graph size from outside."""
+    from mirkit.benchmarks import ranking_pagerank as bench
+
+    monkeypatch.setenv("MIRKIT_BENCH_PAGERANK_THREADS", "16,1")
+    monkeypatch.setenv("MIRKIT_BENCH_PAGERANK_GRAPH", "3000,20000")
+    assert bench.thread_counts() == [1, 16] and bench.graph_size() == (3000, 20000)
+    monkeypatch.delenv("MIRKIT_BENCH_PAGERANK_THREADS")
+    monkeypatch.delenv("MIRKIT_BENCH_PAGERANK_GRAPH")
+    assert bench.thread_counts() == sorted({1, os.cpu_count()})
+    assert bench.graph_size(quick=True) == (100_000, 1_000_000)
+    for argv, match in ((["--threads", "0"], "thread counts"), (["--graph", "10"], "n_nodes")):
+        with pytest.raises(SystemExit) as e:
+            bench.main(argv)
+        assert e.value.code == 2 and match in capsys.readouterr().err
 
 
 def test_gauss_seidel_self_loop_solved_not_damped():

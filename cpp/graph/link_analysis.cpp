@@ -11,10 +11,15 @@
 #include "graph/link_analysis.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <cmath>
+#include <memory>
+#include <type_traits>
 #include <stdexcept>
 
 #include "core/parallel.hpp"
+#include "graph/pull.hpp"
 
 namespace mirkit::graph {
 
@@ -36,6 +41,24 @@ Csr build_csr(uint32_t n, const uint32_t* rows, const uint32_t* cols, const doub
   return g;
 }
 
+std::vector<uint32_t> out_degree_rank(uint32_t n, const uint32_t* src, size_t m) {
+  std::vector<uint64_t> degree(n, 0);
+  for (size_t e = 0; e < m; ++e) ++degree[src[e]];
+  // Counting sort by degree, largest first: first[d] = how many nodes have a degree above d.
+  const uint64_t top = n > 0 ? *std::max_element(degree.begin(), degree.end()) : 0;
+  std::vector<uint64_t> first(top + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) ++first[degree[i]];
+  uint64_t above = 0;
+  for (uint64_t d = top + 1; d-- > 0;) {
+    const uint64_t here = first[d];
+    first[d] = above;
+    above += here;
+  }
+  std::vector<uint32_t> rank(n);
+  for (uint32_t i = 0; i < n; ++i) rank[i] = static_cast<uint32_t>(first[degree[i]]++);
+  return rank;
+}
+
 namespace {
 
 // Row ranges [cut[c], cut[c + 1]) of about `work` edges + rows each.
@@ -55,25 +78,20 @@ std::vector<uint32_t> cut_rows(const Csr& g, uint64_t work) {
 
 constexpr uint64_t kChunkWork = uint64_t{1} << 16;
 
-// sum_e w_e * y[index_e] over row r.
-template <bool Weighted>
-inline double row_sum(const Csr& g, uint32_t r, const double* y) {
-  const uint32_t* idx = g.index.data();
-  const uint64_t begin = g.offsets[r], end = g.offsets[r + 1];
-  // Two accumulators hide the add latency on long rows (hub nodes of power-law graphs).
-  double s0 = 0, s1 = 0;
-  uint64_t e = begin;
-  for (; e + 2 <= end; e += 2) {
-    if constexpr (Weighted) {
-      s0 += g.values[e] * y[idx[e]];
-      s1 += g.values[e + 1] * y[idx[e + 1]];
-    } else {
-      s0 += y[idx[e]];
-      s1 += y[idx[e + 1]];
-    }
+// Mixed precision leaves float32 contributions once a step's L1 change is below this: rounding
+// y_j to float32 moves a step by at most 2^-24 * d in L1 (the scores sum to 1), some 5e-8, so
+// down to here the change still measures convergence, not rounding; float64 steps finish.
+constexpr double kMixedSwitch = 1e-6;
+
+// The row-sum kernel of the active SIMD level; the scalar one for ids of 2^31 and more, which
+// the gathers' signed 32-bit lanes cannot hold.
+template <class C>
+RowSumsKernel<C> row_sums_for(uint32_t n) {
+  if constexpr (std::is_same_v<C, float>) {
+    return n > uint32_t{INT32_MAX} ? detail::row_sums_f32_scalar : row_sums_f32();
+  } else {
+    return n > uint32_t{INT32_MAX} ? detail::row_sums_f64_scalar : row_sums_f64();
   }
-  if (e < end) s0 += Weighted ? g.values[e] * y[idx[e]] : y[idx[e]];
-  return s0 + s1;
 }
 
 struct PageRankState {
@@ -85,141 +103,118 @@ struct PageRankState {
   // Gauss-Seidel only: d * w_ii / out_i, the weight of a node's own score in its update (its
   // self-loops), or null when the graph has none.
   const double* self = nullptr;
+  std::vector<uint32_t> cut;  // chunks of about kChunkWork edges + rows
+  unsigned threads = 1;
 };
-
-// One networkx step on rows [lo, hi): x1 from y0 = x0 / out and the dangling mass D0; returns the
-// chunk's L1 change and its dangling mass of x1 (y1 written alongside).
-template <bool Weighted>
-std::pair<double, double> power_step(const PageRankState& s, uint32_t lo, uint32_t hi,
-                                     const double* x0, const double* y0, double mass,
-                                     double* x1, double* y1) {
-  double change = 0, dangling_mass = 0;
-  const double teleport = 1.0 - s.damping;
-  for (uint32_t i = lo; i < hi; ++i) {
-    const double v = s.damping * (row_sum<Weighted>(s.in, i, y0) + mass * s.dangling[i]) +
-                     teleport * s.p[i];
-    change += std::fabs(v - x0[i]);
-    x1[i] = v;
-    y1[i] = v * s.inv_out[i];
-    if (s.inv_out[i] == 0) dangling_mass += v;
-  }
-  return {change, dangling_mass};
-}
-
-// One Gauss-Seidel sweep over rows [lo, hi) in place: a row reads the new values of the rows
-// before it in the block and, when blocks run in parallel (Single = false), the previous sweep's
-// values (y_prev) of rows in other blocks. The dangling mass follows the block's own updates.
-template <bool Weighted, bool Single>
-std::pair<double, double> gauss_seidel_sweep(const PageRankState& s, uint32_t lo, uint32_t hi,
-                                             double* x, double* y, const double* y_prev,
-                                             double mass) {
-  const uint32_t* idx = s.in.index.data();
-  const uint32_t width = hi - lo;
-  const double teleport = 1.0 - s.damping;
-  double change = 0, mass_delta = 0;
-  for (uint32_t i = lo; i < hi; ++i) {
-    double sum = 0;
-    if constexpr (Single) {
-      sum = row_sum<Weighted>(s.in, i, y);
-    } else {
-      for (uint64_t e = s.in.offsets[i], end = s.in.offsets[i + 1]; e < end; ++e) {
-        const uint32_t j = idx[e];
-        const double yj = (j - lo < width) ? y[j] : y_prev[j];
-        sum += Weighted ? s.in.values[e] * yj : yj;
-      }
-    }
-    double v = s.damping * (sum + (mass + mass_delta) * s.dangling[i]) + teleport * s.p[i];
-    // A self-loop: solve the row's equation for x_i rather than read its old value (sum used
-    // it), or the node converges only by the damping factor per sweep.
-    if (s.self != nullptr && s.self[i] > 0) v = (v - s.self[i] * x[i]) / (1.0 - s.self[i]);
-    change += std::fabs(v - x[i]);
-    if (s.inv_out[i] == 0) mass_delta += v - x[i];
-    x[i] = v;
-    y[i] = v * s.inv_out[i];
-  }
-  return {change, mass_delta};
-}
 
 bool stop_now(const PageRankOptions& opt, double change, uint32_t n) {
   const double bound = opt.stop == Stop::kNetworkx ? opt.tol * n : opt.tol;
   return change < bound;
 }
 
-template <bool Weighted>
-PageRankResult pagerank_impl(const Csr& in, const double* out_weight, const double* p,
-                             const double* dangling, const double* start,
-                             const PageRankOptions& opt) {
-  const uint32_t n = in.n_rows;
-  PageRankResult r;
-  std::vector<double> inv_out(n), x(start, start + n), y(n);
-  double mass = 0;
-  for (uint32_t j = 0; j < n; ++j) {
-    inv_out[j] = out_weight[j] > 0 ? 1.0 / out_weight[j] : 0.0;
-    y[j] = x[j] * inv_out[j];
-    if (inv_out[j] == 0) mass += x[j];
-  }
-  PageRankState s{in, inv_out.data(), p, dangling, opt.damping};
-  std::vector<double> self;
-  if (opt.gauss_seidel) {
-    for (uint32_t i = 0; i < n; ++i) {
-      for (uint64_t e = in.offsets[i]; e < in.offsets[i + 1]; ++e) {
-        if (in.index[e] != i) continue;
-        if (self.empty()) self.assign(n, 0.0);
-        self[i] += opt.damping * (Weighted ? in.values[e] : 1.0) * inv_out[i];
-      }
-    }
-    if (!self.empty()) s.self = self.data();
-  }
-  const unsigned threads = core::resolve_threads(opt.threads);
-  if (!opt.gauss_seidel) {
-    const std::vector<uint32_t> cut = cut_rows(in, kChunkWork);
-    const size_t chunks = cut.size() - 1;
-    std::vector<double> x1(n), y1(n), change(chunks), dmass(chunks);
-    while (r.iterations < opt.max_iter) {
-      core::parallel_for(chunks, threads, [&](size_t c) {
-        auto [dc, dm] = power_step<Weighted>(s, cut[c], cut[c + 1], x.data(), y.data(), mass,
-                                             x1.data(), y1.data());
-        change[c] = dc;
-        dmass[c] = dm;
-      });
-      ++r.iterations;
-      x.swap(x1);
-      y.swap(y1);
-      r.change = 0;
-      mass = 0;
-      for (size_t c = 0; c < chunks; ++c) r.change += change[c], mass += dmass[c];
-      if (stop_now(opt, r.change, n)) {
-        r.converged = true;
-        break;
-      }
-    }
-    r.scores = std::move(x);
-    return r;
-  }
-  // Gauss-Seidel: one block per thread, cut by edges + rows.
-  const uint64_t total = in.n_entries() + n;
-  const std::vector<uint32_t> cut =
-      cut_rows(in, std::max<uint64_t>(1, (total + threads - 1) / threads));
-  const size_t blocks = cut.size() - 1;
-  std::vector<double> y_prev(blocks > 1 ? n : 0), change(blocks), dmass(blocks);
+// networkx steps x1 = F(x0) with contributions y = x / out of type C, until the stopping rule
+// holds (returns true), max_iter, or the change falls below leave_below. x and the dangling
+// mass follow. A chunk's row sums land in x1 first, then become its scores.
+template <class C>
+bool power_phase(const PageRankState& s, const PageRankOptions& opt, double leave_below,
+                 std::vector<double>& x, double& mass, PageRankResult& r) {
+  const uint32_t n = s.in.n_rows;
+  const size_t chunks = s.cut.size() - 1;
+  std::vector<C> y(n), y1(n);
+  for (uint32_t j = 0; j < n; ++j) y[j] = static_cast<C>(x[j] * s.inv_out[j]);
+  std::vector<double> x1(n), change(chunks), dmass(chunks);
+  const RowSumsKernel<C> row_sums = row_sums_for<C>(n);
+  const double* values = s.in.values.empty() ? nullptr : s.in.values.data();
+  const double teleport = 1.0 - s.damping;
   while (r.iterations < opt.max_iter) {
-    if (blocks > 1) {
-      std::copy(y.begin(), y.end(), y_prev.begin());
-      core::parallel_for(blocks, threads, [&](size_t b) {
-        auto [dc, dm] = gauss_seidel_sweep<Weighted, false>(s, cut[b], cut[b + 1], x.data(),
-                                                            y.data(), y_prev.data(), mass);
-        change[b] = dc;
-        dmass[b] = dm;
-      });
-    } else {
-      auto [dc, dm] = gauss_seidel_sweep<Weighted, true>(s, 0, n, x.data(), y.data(), nullptr,
-                                                         mass);
-      change[0] = dc;
-      dmass[0] = dm;
+    core::parallel_for(chunks, s.threads, [&](size_t c) {
+      const uint32_t lo = s.cut[c], hi = s.cut[c + 1];
+      row_sums(s.in.offsets.data(), s.in.index.data(), values, y.data(), lo, hi, &x1[lo]);
+      double dc = 0, dm = 0;
+      for (uint32_t i = lo; i < hi; ++i) {
+        const double v = s.damping * (x1[i] + mass * s.dangling[i]) + teleport * s.p[i];
+        dc += std::fabs(v - x[i]);
+        x1[i] = v;
+        y1[i] = static_cast<C>(v * s.inv_out[i]);
+        if (s.inv_out[i] == 0) dm += v;
+      }
+      change[c] = dc;
+      dmass[c] = dm;
+    });
+    ++r.iterations;
+    x.swap(x1);
+    y.swap(y1);
+    r.change = 0;
+    mass = 0;
+    for (size_t c = 0; c < chunks; ++c) r.change += change[c], mass += dmass[c];
+    if (stop_now(opt, r.change, n)) return true;
+    if (r.change < leave_below) return false;
+  }
+  return false;
+}
+
+// One Gauss-Seidel sweep over rows [lo, hi) in place: a row reads the newest contribution of
+// every source, the ones this sweep already wrote included. On several threads the chunks run
+// concurrently, so a source in another thread's chunk gives its old or its new value, whichever
+// is there (an asynchronous iteration: it converges for a contraction such as this one, Chazan
+// & Miranker 1969; Bertsekas & Tsitsiklis 1989); hence the relaxed atomics, which cost a plain
+// load and store on x86 and ARM. The dangling mass follows the chunk's own updates.
+template <bool Weighted, class C>
+std::pair<double, double> gauss_seidel_sweep(const PageRankState& s, uint32_t lo, uint32_t hi,
+                                             double* x, std::atomic<C>* y, double mass) {
+  const uint32_t* idx = s.in.index.data();
+  const uint64_t last = s.in.offsets[hi];
+  const double teleport = 1.0 - s.damping;
+  double change = 0, mass_delta = 0;
+  for (uint32_t i = lo; i < hi; ++i) {
+    double s0 = 0, s1 = 0;
+    uint64_t e = s.in.offsets[i];
+    const uint64_t end = s.in.offsets[i + 1];
+    for (; e + 2 <= end; e += 2) {
+      if (e + kPrefetchAhead + 1 < last) {
+        prefetch(y + idx[e + kPrefetchAhead]);
+        prefetch(y + idx[e + kPrefetchAhead + 1]);
+      }
+      const double a = y[idx[e]].load(std::memory_order_relaxed);
+      const double b = y[idx[e + 1]].load(std::memory_order_relaxed);
+      s0 += Weighted ? s.in.values[e] * a : a;
+      s1 += Weighted ? s.in.values[e + 1] * b : b;
     }
+    if (e < end) {
+      const double a = y[idx[e]].load(std::memory_order_relaxed);
+      s0 += Weighted ? s.in.values[e] * a : a;
+    }
+    double v = s.damping * (s0 + s1 + (mass + mass_delta) * s.dangling[i]) + teleport * s.p[i];
+    // A self-loop: solve the row's equation for x_i rather than read its old value (the sum
+    // used it), or the node converges only by the damping factor per sweep.
+    if (s.self != nullptr && s.self[i] > 0) v = (v - s.self[i] * x[i]) / (1.0 - s.self[i]);
+    change += std::fabs(v - x[i]);
+    if (s.inv_out[i] == 0) mass_delta += v - x[i];
+    x[i] = v;
+    y[i].store(static_cast<C>(v * s.inv_out[i]), std::memory_order_relaxed);
+  }
+  return {change, mass_delta};
+}
+
+// Gauss-Seidel sweeps with contributions of type C; as power_phase.
+template <bool Weighted, class C>
+bool gauss_seidel_phase(const PageRankState& s, const PageRankOptions& opt, double leave_below,
+                        std::vector<double>& x, double& mass, PageRankResult& r) {
+  const uint32_t n = s.in.n_rows;
+  const size_t chunks = s.cut.size() - 1;
+  std::unique_ptr<std::atomic<C>[]> y(new std::atomic<C>[n]);
+  for (uint32_t j = 0; j < n; ++j) y[j].store(static_cast<C>(x[j] * s.inv_out[j]));
+  std::vector<double> change(chunks), dmass(chunks);
+  while (r.iterations < opt.max_iter) {
+    core::parallel_for(chunks, s.threads, [&](size_t c) {
+      auto [dc, dm] = gauss_seidel_sweep<Weighted, C>(s, s.cut[c], s.cut[c + 1], x.data(),
+                                                      y.get(), mass);
+      change[c] = dc;
+      dmass[c] = dm;
+    });
     ++r.iterations;
     r.change = 0;
-    for (size_t b = 0; b < blocks; ++b) r.change += change[b], mass += dmass[b];
+    for (size_t c = 0; c < chunks; ++c) r.change += change[c], mass += dmass[c];
     // A sweep does not keep the sum at 1, which the fixed point has: scaling back to it after
     // every sweep removes the error along the fixed point itself, which the sweeps alone shrink
     // only by about the damping factor each time (without it, Gauss-Seidel took more sweeps
@@ -239,15 +234,61 @@ PageRankResult pagerank_impl(const Csr& in, const double* out_weight, const doub
       mass = 0;
       for (uint32_t i = 0; i < n; ++i) {
         x[i] *= scale;
-        y[i] *= scale;
-        if (inv_out[i] == 0) mass += x[i];
+        y[i].store(static_cast<C>(x[i] * s.inv_out[i]), std::memory_order_relaxed);
+        if (s.inv_out[i] == 0) mass += x[i];
       }
     }
-    if (stop_now(opt, r.change, n)) {
-      r.converged = true;
-      break;
-    }
+    if (stop_now(opt, r.change, n)) return true;
+    if (r.change < leave_below) return false;
   }
+  return false;
+}
+
+template <bool Weighted>
+PageRankResult pagerank_impl(const Csr& in, const double* out_weight, const double* p,
+                             const double* dangling, const double* start,
+                             const PageRankOptions& opt) {
+  const uint32_t n = in.n_rows;
+  PageRankResult r;
+  std::vector<double> inv_out(n), x(start, start + n);
+  double mass = 0;
+  for (uint32_t j = 0; j < n; ++j) {
+    inv_out[j] = out_weight[j] > 0 ? 1.0 / out_weight[j] : 0.0;
+    if (inv_out[j] == 0) mass += x[j];
+  }
+  PageRankState s{in, inv_out.data(), p, dangling, opt.damping};
+  s.cut = cut_rows(in, kChunkWork);
+  s.threads = core::resolve_threads(opt.threads);
+  std::vector<double> self;
+  if (opt.gauss_seidel) {
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint64_t e = in.offsets[i]; e < in.offsets[i + 1]; ++e) {
+        if (in.index[e] != i) continue;
+        if (self.empty()) self.assign(n, 0.0);
+        self[i] += opt.damping * (Weighted ? in.values[e] : 1.0) * inv_out[i];
+      }
+    }
+    if (!self.empty()) s.self = self.data();
+  }
+  auto phase = [&](auto precision, double leave_below) {
+    using C = decltype(precision);
+    return opt.gauss_seidel ? gauss_seidel_phase<Weighted, C>(s, opt, leave_below, x, mass, r)
+                            : power_phase<C>(s, opt, leave_below, x, mass, r);
+  };
+  // float32 holds y_j = x_j / out_j (x_j <= 1) with its relative rounding only while out_j is
+  // in a sane range: a tiny out-weight overflows float32, a huge one drops below its normal
+  // range and the float32 y_j loses out_j * 2^-149 of the node's mass. Outside [2^-60, 2^60]
+  // every step runs in float64.
+  double lightest = 1, heaviest = 1;
+  for (uint32_t j = 0; j < n; ++j) {
+    if (!(out_weight[j] > 0)) continue;
+    lightest = std::min(lightest, out_weight[j]);
+    heaviest = std::max(heaviest, out_weight[j]);
+  }
+  const bool mixed = opt.mixed && lightest >= std::ldexp(1.0, -60) &&
+                     heaviest <= std::ldexp(1.0, 60);
+  r.converged = mixed && phase(float{}, kMixedSwitch);
+  if (!r.converged && r.iterations < opt.max_iter) r.converged = phase(double{}, 0.0);
   r.scores = std::move(x);
   return r;
 }
@@ -268,10 +309,10 @@ namespace {
 // y = M x over the chunks of M (one row sum per row).
 void multiply(const Csr& m, const std::vector<uint32_t>& cut, const double* x, double* y,
               unsigned threads) {
-  const bool weighted = !m.values.empty();
+  const RowSumsKernel<double> row_sums = row_sums_for<double>(m.n_rows);
+  const double* values = m.values.empty() ? nullptr : m.values.data();
   core::parallel_for(cut.size() - 1, threads, [&](size_t c) {
-    for (uint32_t r = cut[c]; r < cut[c + 1]; ++r)
-      y[r] = weighted ? row_sum<true>(m, r, x) : row_sum<false>(m, r, x);
+    row_sums(m.offsets.data(), m.index.data(), values, x, cut[c], cut[c + 1], y + cut[c]);
   });
 }
 

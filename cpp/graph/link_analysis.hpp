@@ -24,6 +24,14 @@ struct Csr {
 Csr build_csr(uint32_t n, const uint32_t* rows, const uint32_t* cols, const double* weights,
               size_t m);
 
+// Node ids renumbered by decreasing out-degree (number of out-edges), ties in id order:
+// rank[old id] = new id. The pull loops read the contribution of every edge's source, so in the
+// new order the most-read contributions (of the high out-degree nodes) share cache lines and
+// stay cached, as degree sorting does in graph frameworks (Ligra, the GAP benchmark suite).
+// Measured (1 thread, CPU time on a loaded machine): 10% to 15% off on GCIDE's graph, within
+// the noise on the 10M-edge power-law graph.
+std::vector<uint32_t> out_degree_rank(uint32_t n, const uint32_t* src, size_t m);
+
 enum class Stop {
   kNetworkx,  // L1 change of an iteration < n * tol (networkx.pagerank's test)
   kL1,        // L1 change of an iteration < tol
@@ -35,6 +43,10 @@ struct PageRankOptions {
   uint32_t max_iter = 100;
   Stop stop = Stop::kNetworkx;
   bool gauss_seidel = false;
+  // Gather float32 contributions x_j / out_j while a step's L1 change is at least 1e-6, then
+  // float64 (sums and scores are float64 throughout); see kMixedSwitch. Only when every
+  // positive out-weight is in [2^-60, 2^60], where float32 holds the contributions.
+  bool mixed = false;
   unsigned threads = 0;  // 0 = all cores
 };
 

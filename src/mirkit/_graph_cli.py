@@ -14,7 +14,7 @@ def _cmd_pagerank(args) -> int:
     try:
         scores = graph.pagerank(g, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
                                 stop=args.stop, method=args.method,
-                                num_threads=args.threads)
+                                precision=args.precision, num_threads=args.threads)
     except graph.ConvergenceError as e:
         raise ValueError(f"{e}; raise --max-iter or --tol") from e
     order = np.argsort(-scores, kind="stable").tolist()
@@ -39,5 +39,7 @@ def add_parser(sub) -> None:
                    help="stop when a step's L1 change is < n * tol (networkx, the default) or "
                    "< tol (l1)")
     p.add_argument("--method", choices=["power", "gauss_seidel"], default="power")
+    p.add_argument("--precision", choices=["double", "mixed"], default="double",
+                   help="mixed: float32 contributions until a step's L1 change is < 1e-6")
     p.add_argument("--threads", type=int, default=0, help="threads (0 = all cores)")
     p.set_defaults(func=_cmd_pagerank)

@@ -2,7 +2,8 @@
 
 Graphs: the GCIDE headword graph (:func:`gcide_link_graph`) and a synthetic power-law graph
 (:func:`mirkit.datasets.power_law_graph`, 1M nodes and 10M edges; 100k and 1M with --quick).
-Sides: mirkit (power iteration and Gauss-Seidel, stop="l1"), igraph (PRPACK), fast-pagerank
+Sides: mirkit (power iteration and Gauss-Seidel, each in mixed and double precision,
+stop="l1"), igraph (PRPACK), fast-pagerank
 (``pagerank_power``) and a plain scipy.sparse power iteration.
 
 Equal accuracy, not equal ``tol``: the reference is the converged vector (mirkit's power
@@ -12,23 +13,31 @@ of steps for scipy) whose answer is within L1 1e-5 of it; the table gives that s
 the accuracy reached next to the time. igraph's PRPACK solves to its own fixed tolerance.
 Each side is timed from its own prepared structure (mirkit's Graph, igraph's Graph, the CSR
 matrix scipy and fast-pagerank take); times are medians of alternated runs.
+
+mirkit runs at 1 thread and at all cores (``os.cpu_count()``); the environment variable
+``MIRKIT_BENCH_PAGERANK_THREADS`` (say ``1,4,16``; ``all`` for every core) replaces that list,
+and ``MIRKIT_BENCH_PAGERANK_GRAPH`` (``n_nodes,n_edges``, say ``4000000,40000000``) the size of
+the synthetic graph. This section also runs alone:
+``python -m mirkit.benchmarks.ranking_pagerank --threads 1,16 --graph 1000000,10000000``.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
 import re
 import time
 from functools import lru_cache
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
 from mirkit.benchmarks.data import data_dir
 
-__all__ = ["ACCURACY", "DAMPING", "gcide_link_graph", "report"]
+__all__ = ["ACCURACY", "DAMPING", "gcide_link_graph", "graph_size", "main", "report",
+           "thread_counts"]
 
 ACCURACY = 1e-5  # L1 distance to the converged vector every side must reach
 DAMPING = 0.85
@@ -116,20 +125,61 @@ def _loosest(make, settings, reference):
     return None, None
 
 
-def _sides(n: int, edges: np.ndarray):
+def thread_counts(spec: Optional[str] = None) -> list:
+    """mirkit's thread counts: `spec` (or ``MIRKIT_BENCH_PAGERANK_THREADS``), comma-separated
+    ints or ``all`` (every core); 1 and all cores without either.
+
+    >>> thread_counts("4, 1")
+    [1, 4]
+    >>> thread_counts("1,all") == sorted({1, os.cpu_count()})
+    True
+    """
+    cores = os.cpu_count() or 1
+    spec = spec if spec is not None else os.environ.get("MIRKIT_BENCH_PAGERANK_THREADS")
+    if not spec:
+        return sorted({1, cores})
+    counts = set()
+    for part in spec.split(","):
+        part = part.strip()
+        if part == "all":
+            counts.add(cores)
+        elif part.isdigit() and int(part) > 0:
+            counts.add(int(part))
+        else:
+            raise ValueError(f"thread counts must be ints > 0 or 'all', got {part!r} in {spec!r}")
+    return sorted(counts)
+
+
+def graph_size(spec: Optional[str] = None, quick: bool = False) -> tuple:
+    """(n_nodes, n_edges) of the synthetic graph: `spec` (or ``MIRKIT_BENCH_PAGERANK_GRAPH``)
+    as ``n_nodes,n_edges``; 1M and 10M without either (100k and 1M with `quick`).
+
+    >>> graph_size("2000000,20000000")
+    (2000000, 20000000)
+    """
+    spec = spec if spec is not None else os.environ.get("MIRKIT_BENCH_PAGERANK_GRAPH")
+    if not spec:
+        return (100_000, 1_000_000) if quick else (1_000_000, 10_000_000)
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"the graph size must be 'n_nodes,n_edges' (ints > 0), got {spec!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def _sides(n: int, edges: np.ndarray, threads: Sequence[int]):
     """(label, threads, knob name, settings loosest first, make(setting) -> scores)."""
     from mirkit import graph
 
     g = graph.Graph(edges, n_nodes=n)
     tols = [10.0 ** -e for e in np.arange(3.0, 13.01, 0.25)]
-    cores = os.cpu_count() or 1
     sides = []
     for method in ("gauss_seidel", "power"):
-        for threads in sorted({1, cores}):
-            sides.append((f"mirkit {method}", threads, "tol", tols,
-                          lambda t, m=method, th=threads: graph.pagerank(
-                              g, DAMPING, tol=t, stop="l1", method=m, num_threads=th,
-                              max_iter=10_000)))
+        for precision in ("mixed", "double"):
+            for th in threads:
+                sides.append((f"mirkit {method} {precision}", th, "tol", tols,
+                              lambda t, m=method, p=precision, th=th: graph.pagerank(
+                                  g, DAMPING, tol=t, stop="l1", method=m, precision=p,
+                                  num_threads=th, max_iter=10_000)))
     a, pt, dangling = _scipy_transition(n, edges)
 
     def fewest_steps(reference):  # one run, the error after every step
@@ -163,10 +213,11 @@ def _sides(n: int, edges: np.ndarray):
     return g, pt, dangling, sides
 
 
-def _graph_section(name: str, n: int, edges: np.ndarray, repeat: int) -> list:
+def _graph_section(name: str, n: int, edges: np.ndarray, repeat: int,
+                   threads: Sequence[int]) -> list:
     from mirkit import graph
 
-    g, pt, dangling, sides = _sides(n, edges)
+    g, pt, dangling, sides = _sides(n, edges, threads)
     reference = graph.pagerank(g, DAMPING, tol=1e-12, stop="l1", max_iter=10_000)
     checks = {"scipy, 300 steps": _scipy_power(pt, dangling, 300),
               "mirkit Gauss-Seidel to 1e-12": graph.pagerank(
@@ -202,26 +253,55 @@ def _graph_section(name: str, n: int, edges: np.ndarray, repeat: int) -> list:
     return rows
 
 
-def report(quick: bool = False, repeat: int = 3) -> list:
-    """PageRank tables for GCIDE and the synthetic graph, then the prior's cost in search."""
+def report(quick: bool = False, repeat: int = 3, *, threads: Optional[str] = None,
+           graph: Optional[str] = None, prior: bool = True) -> list:
+    """PageRank tables for GCIDE and the synthetic graph, then the prior's cost in search.
+    `threads` and `graph` as :func:`thread_counts` and :func:`graph_size` take them."""
     from mirkit.datasets import power_law_graph
 
+    counts = thread_counts(threads)
+    n, m = graph_size(graph, quick)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     print(f"\n### PageRank at equal accuracy (L1 {ACCURACY:g} of the converged vector), "
-          f"damping {DAMPING}, median of {repeat} alternated runs")
+          f"damping {DAMPING}, median of {repeat} alternated runs; mirkit on {counts} threads, "
+          f"{os.cpu_count()} CPUs, load average {load}")
     rows = []
     try:
         edges, words, _ = gcide_link_graph()
-        rows += _graph_section("GCIDE headwords", len(words), edges, repeat)
+        rows += _graph_section("GCIDE headwords", len(words), edges, repeat, counts)
     except FileNotFoundError as e:
         print(f"GCIDE skipped: {e}")
-    n, m = (100_000, 1_000_000) if quick else (1_000_000, 10_000_000)
     rows += _graph_section("power-law graph (in 2.1, out 2.7, seed 0)", n,
-                           power_law_graph(n, m, seed=0), repeat)
-    try:
-        rows += _prior_section(quick, repeat)
-    except FileNotFoundError as e:
-        print(f"prior in search skipped: {e}")
+                           power_law_graph(n, m, seed=0), repeat, counts)
+    if prior:
+        try:
+            rows += _prior_section(quick, repeat)
+        except FileNotFoundError as e:
+            print(f"prior in search skipped: {e}")
     return rows
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m mirkit.benchmarks.ranking_pagerank``: the PageRank tables alone."""
+    p = argparse.ArgumentParser(prog="python -m mirkit.benchmarks.ranking_pagerank",
+                                description=main.__doc__)
+    p.add_argument("--threads", help="mirkit's thread counts, e.g. 1,16 or 1,all "
+                   "(default: 1 and all cores)")
+    p.add_argument("--graph", help="synthetic graph size n_nodes,n_edges (default 1M,10M)")
+    p.add_argument("--repeat", type=int, default=3, help="alternated runs (median reported)")
+    p.add_argument("--quick", action="store_true", help="the small synthetic graph")
+    p.add_argument("--prior", action="store_true", help="also time search with a prior")
+    args = p.parse_args(argv)
+    try:
+        thread_counts(args.threads), graph_size(args.graph)
+    except ValueError as e:
+        p.error(str(e))
+    report(args.quick, args.repeat, threads=args.threads, graph=args.graph, prior=args.prior)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
 
 
 def _prior_section(quick: bool, repeat: int) -> list:
