@@ -113,3 +113,5 @@ def test_simd_table_reports_missing_anchors_and_failed_checks(monkeypatch):
     kind, ratio, why = out["bad_check"]
     assert (kind, ratio) == ("n/a", None) and why.startswith("FAILED AssertionError")
     assert out["case"] == ("x", 1.5, mirkit.info()["kernels"]["image.filters"])
+    # --only runs the named sections and nothing else.
+    assert table.measure(1, quick=True, only=["fine"]) == {"case": out["case"]}

@@ -180,7 +180,8 @@ def test_bm25_block_scores_levels_and_errors():
     docs, freqs, norms = np.arange(5, dtype=np.uint32), np.ones(5, np.uint32), np.ones(5, np.float32)
     with simd_limit("scalar"):
         assert _core.query.bm25_block_scores(docs, freqs, norms, 2.0)[1] == "scalar"
-    for level, path in (("avx2", "avx2"), ("avx512", "avx512"), ("avx512vbmi", "avx512")):
+    for level, path in (("sse4", "sse4"), ("avx2", "avx2"), ("avx512", "avx512"),
+                        ("avx512vbmi", "avx512")):
         if level in levels:
             with simd_limit(level):
                 assert _core.query.bm25_block_scores(docs, freqs, norms, 2.0)[1] == path

@@ -133,6 +133,7 @@ const core::Dispatch<F32Kernel>& f32_dispatch() {
     core::Dispatch<F32Kernel> d;
     d.impl[0] = detail::sdpa_scalar;
 #if defined(MIRKIT_X86_SIMD)
+    d.impl[static_cast<int>(core::SimdLevel::kSse4)] = detail::sdpa_sse4;
     d.impl[static_cast<int>(core::SimdLevel::kAvx2)] = detail::sdpa_avx2;
     d.impl[static_cast<int>(core::SimdLevel::kAvx512)] = detail::sdpa_avx512;
 #endif

@@ -64,7 +64,7 @@ void sdpa(const Problem& p, const Bf16Tensors& t);
 template <class T>
 void attention_weights(const Problem& p, const Tensors<T>& t, T* weights);
 
-// Name of the path sdpa(float) / sdpa(bf16) takes now ("scalar", "avx2", "avx512",
+// Name of the path sdpa(float) / sdpa(bf16) takes now ("scalar", "sse4", "avx2", "avx512",
 // "avx512bf16").
 const char* kernel_name(bool bf16);
 

@@ -40,6 +40,7 @@ constexpr float kExp2Poly[6] = {1.0000000717e+00f, 6.9314696705e-01f, 2.40221197
 
 void sdpa_scalar(const Problem& p, const Tensors<float>& t);
 void sdpa_scalar(const Problem& p, const Tensors<double>& t);
+void sdpa_sse4(const Problem& p, const Tensors<float>& t);
 void sdpa_avx2(const Problem& p, const Tensors<float>& t);
 void sdpa_avx512(const Problem& p, const Tensors<float>& t);
 void sdpa_avx512bf16(const Problem& p, const Bf16Tensors& t);

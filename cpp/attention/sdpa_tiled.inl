@@ -1,5 +1,6 @@
 // The tiled float32 kernel, written once over a SIMD traits type A and compiled per level
-// (sdpa_avx2.cpp, sdpa_avx512.cpp; sdpa_avx512bf16.cpp swaps in its own Q K^T step).
+// (sdpa_sse4.cpp, sdpa_avx2.cpp, sdpa_avx512.cpp; sdpa_avx512bf16.cpp swaps in its own Q K^T
+// step).
 //
 // Everything in a query block is kept transposed, queries along the SIMD lanes:
 //   qt (d x BQ)  = (scale * log2(e) * Q_block)^T, packed once per block, so that the logits
@@ -17,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <type_traits>
 
 #include "attention/sdpa_blocks.hpp"
 
@@ -210,19 +212,34 @@ void run_tiled(const Problem& p, const float* mask_base, float* out_base, size_t
   });
 }
 
+// Traits whose fmadd rounds twice (no FMA: SSE4) set kScaleAfterProduct: Q is packed unscaled
+// and the logits are scaled once after Q K^T, as the scalar path does, so that exact products
+// (integer inputs, test_large_exact_logits) stay exact; with FMA, pre-scaling Q is as accurate.
+template <class A, class = void>
+struct ScaleAfterProduct : std::false_type {};
+template <class A>
+struct ScaleAfterProduct<A, std::void_t<decltype(A::kScaleAfterProduct)>>
+    : std::bool_constant<A::kScaleAfterProduct> {};
+
 // The float32 path: Q K^T and P V both as fma_rows over float32 inputs.
 template <class A>
 void sdpa_f32(const Problem& p, const Tensors<float>& t, size_t block_k) {
   const float scale = static_cast<float>(p.scale * 1.4426950408889634);  // base-2 logits
+  constexpr bool kAfter = ScaleAfterProduct<A>::value;
   auto make_qk = [&](BlockState<A>& s, size_t b, size_t i0, size_t rows) {
-    pack_q<A>(t.q + (static_cast<size_t>(p.q_index[b]) * p.n + i0) * p.d, rows, p.d, scale,
-              s.qt.get());
+    pack_q<A>(t.q + (static_cast<size_t>(p.q_index[b]) * p.n + i0) * p.d, rows, p.d,
+              kAfter ? 1.0f : scale, s.qt.get());
     const float* k = t.k + static_cast<size_t>(p.k_index[b]) * p.m * p.d;
     const float* qt = s.qt.get();
     const size_t d = p.d;
     // st[j] = sum_kk K[j0 + j, kk] * qt[kk]: rows are keys, steps are the d components.
-    return [k, qt, d](size_t j0, size_t keys, float* st) {
+    return [k, qt, d, scale](size_t j0, size_t keys, float* st) {
       fma_rows<A, false>(keys, k + j0 * d, d, 1, qt, d, st);
+      if constexpr (ScaleAfterProduct<A>::value) {
+        const typename A::V factor = A::set1(scale);
+        for (size_t i = 0; i < keys * BlockState<A>::kBQ; i += A::kW)
+          A::store(st + i, A::mul(A::load(st + i), factor));
+      }
     };
   };
   auto v_rows = [&](size_t b) {

@@ -37,7 +37,8 @@ namespace {
 
 #if defined(MIRKIT_X86_SIMD)
 const core::Dispatch<detail::ScanRowFn> kScanRow{
-    {detail::scan_row_scalar, nullptr, detail::scan_row_avx2, detail::scan_row_avx512, nullptr}};
+    {detail::scan_row_scalar, detail::scan_row_sse4, detail::scan_row_avx2,
+     detail::scan_row_avx512, nullptr}};
 #else
 const core::Dispatch<detail::ScanRowFn> kScanRow{{detail::scan_row_scalar}};
 #endif

@@ -72,6 +72,8 @@ using ScanRowFn = void (*)(const float* cur, std::ptrdiff_t stride, std::ptrdiff
                            int c_begin, int c_end, float threshold, std::vector<int>& hits);
 void scan_row_scalar(const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
                      std::vector<int>&);
+void scan_row_sse4(const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                   std::vector<int>&);
 void scan_row_avx2(const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
                    std::vector<int>&);
 void scan_row_avx512(const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
@@ -80,7 +82,7 @@ void scan_row_avx512(const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, flo
 bool is_extremum(const float* p, std::ptrdiff_t stride, std::ptrdiff_t plane, float threshold);
 }  // namespace detail
 
-// The level find_extrema uses now ("scalar", "avx2", "avx512").
+// The level find_extrema uses now ("scalar", "sse4", "avx2", "avx512").
 const char* extrema_level();
 
 }  // namespace mirkit::image

@@ -1,36 +1,35 @@
-// AVX2 scan for DoG extrema: 8 pixels at a time against the contrast pre-threshold (most fail it,
-// so one compare skips them), then the max and min of the 26 neighbours of the survivors.
+// AVX2 scan for DoG extrema: the scan of dog_extrema_simd.inl on 8 pixels at a time.
 #include <immintrin.h>
 
 #include "image/dog_extrema.hpp"
 
 namespace mirkit::image::detail {
 
+namespace avx2 {
+namespace {
+struct Vec {
+  using Reg = __m256;
+  static constexpr int kLanes = 8;
+  static Reg set1(float v) { return _mm256_set1_ps(v); }
+  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  static Reg gt(Reg a, Reg b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  static Reg lt(Reg a, Reg b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static Reg ge(Reg a, Reg b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+  static Reg le(Reg a, Reg b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+  static Reg and_(Reg a, Reg b) { return _mm256_and_ps(a, b); }
+  static Reg or_(Reg a, Reg b) { return _mm256_or_ps(a, b); }
+  static unsigned movemask(Reg a) { return static_cast<unsigned>(_mm256_movemask_ps(a)); }
+};
+}  // namespace
+
+#include "image/dog_extrema_simd.inl"
+}  // namespace avx2
+
 void scan_row_avx2(const float* cur, std::ptrdiff_t stride, std::ptrdiff_t plane, int c_begin,
                    int c_end, float threshold, std::vector<int>& hits) {
-  const __m256 hi = _mm256_set1_ps(threshold), lo = _mm256_set1_ps(-threshold);
-  int c = c_begin;
-  for (; c + 8 <= c_end; c += 8) {
-    const float* p = cur + c;
-    const __m256 v = _mm256_loadu_ps(p);
-    const __m256 pos = _mm256_cmp_ps(v, hi, _CMP_GT_OQ), neg = _mm256_cmp_ps(v, lo, _CMP_LT_OQ);
-    if (_mm256_movemask_ps(_mm256_or_ps(pos, neg)) == 0) continue;
-    __m256 mx = _mm256_loadu_ps(p - 1), mn = mx;
-    for (std::ptrdiff_t dz = -plane; dz <= plane; dz += plane)
-      for (std::ptrdiff_t dy = -stride; dy <= stride; dy += stride)
-        for (int dx = -1; dx <= 1; ++dx) {
-          if (dz == 0 && dy == 0 && dx == 0) continue;
-          const __m256 n = _mm256_loadu_ps(p + dz + dy + dx);
-          mx = _mm256_max_ps(mx, n);
-          mn = _mm256_min_ps(mn, n);
-        }
-    const __m256 is_max = _mm256_and_ps(pos, _mm256_cmp_ps(v, mx, _CMP_GE_OQ));
-    const __m256 is_min = _mm256_and_ps(neg, _mm256_cmp_ps(v, mn, _CMP_LE_OQ));
-    for (unsigned m = _mm256_movemask_ps(_mm256_or_ps(is_max, is_min)); m; m &= m - 1)
-      hits.push_back(c + __builtin_ctz(m));
-  }
-  for (; c < c_end; ++c)
-    if (is_extremum(cur + c, stride, plane, threshold)) hits.push_back(c);
+  avx2::scan_row_vec(cur, stride, plane, c_begin, c_end, threshold, hits);
 }
 
 }  // namespace mirkit::image::detail

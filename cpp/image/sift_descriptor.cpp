@@ -96,11 +96,11 @@ namespace {
 
 #if defined(MIRKIT_X86_SIMD)
 const core::Dispatch<detail::GradientRowFn> kGradientRow{
-    {detail::gradient_row_scalar, nullptr, detail::gradient_row_avx2, detail::gradient_row_avx512,
-     nullptr}};
+    {detail::gradient_row_scalar, detail::gradient_row_sse4, detail::gradient_row_avx2,
+     detail::gradient_row_avx512, nullptr}};
 const core::Dispatch<detail::SampleRowFn> kSampleRow{
-    {detail::sample_row_scalar, nullptr, detail::sample_row_avx2, detail::sample_row_avx512,
-     nullptr}};
+    {detail::sample_row_scalar, detail::sample_row_sse4, detail::sample_row_avx2,
+     detail::sample_row_avx512, nullptr}};
 #else
 const core::Dispatch<detail::GradientRowFn> kGradientRow{{detail::gradient_row_scalar}};
 const core::Dispatch<detail::SampleRowFn> kSampleRow{{detail::sample_row_scalar}};

@@ -17,7 +17,7 @@
 // with the SIMD row kernel; pixels on the octave's outer border do not contribute. Unlike OpenCV,
 // which samples around the rounded keypoint position, sample offsets and weights are measured from
 // the sub-pixel position. Each row of a descriptor's samples goes through a SIMD kernel (bin
-// coordinates, weights, floors and the eight trilinear weights, 8 or 16 samples at a time) and
+// coordinates, weights, floors and the eight trilinear weights, 4, 8 or 16 samples at a time) and
 // then a scalar loop adds the weights in sample order, so every level gives the same sums.
 #pragma once
 
@@ -84,6 +84,7 @@ namespace detail {
 using GradientRowFn = void (*)(const float* above, const float* row, const float* below, int cols,
                                float* mag, float* ang);
 void gradient_row_scalar(const float*, const float*, const float*, int, float*, float*);
+void gradient_row_sse4(const float*, const float*, const float*, int, float*, float*);
 void gradient_row_avx2(const float*, const float*, const float*, int, float*, float*);
 void gradient_row_avx512(const float*, const float*, const float*, int, float*, float*);
 // The scalar maps of pixels [x_begin, x_end) of a row (the SIMD paths' tails).
@@ -114,6 +115,7 @@ inline constexpr int kCornerOffset[8] = {0,
 using SampleRowFn = void (*)(const SampleRow& row, int j_begin, int j_end, int32_t* idx, float* w,
                              size_t stride);
 void sample_row_scalar(const SampleRow&, int, int, int32_t*, float*, size_t);
+void sample_row_sse4(const SampleRow&, int, int, int32_t*, float*, size_t);
 void sample_row_avx2(const SampleRow&, int, int, int32_t*, float*, size_t);
 void sample_row_avx512(const SampleRow&, int, int, int32_t*, float*, size_t);
 // Samples [0, n) of a row with the active SIMD level (stride n).

@@ -16,7 +16,7 @@ void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const f
 namespace {
 #if defined(__x86_64__) || defined(_M_X64)
 const core::Dispatch<Bm25BlockKernel> kBm25Block{
-    {scalar::bm25_block, nullptr, avx2::bm25_block, avx512::bm25_block}};
+    {scalar::bm25_block, sse4::bm25_block, avx2::bm25_block, avx512::bm25_block}};
 #else
 const core::Dispatch<Bm25BlockKernel> kBm25Block{{scalar::bm25_block}};
 #endif

@@ -4,8 +4,8 @@
 // out[i] = to_fixed(weight * (tf / (tf + norms[docs[i]]))) with tf = freqs[i] as float, the
 // division in float and the product in double, exactly as Bm25Scorer::f and
 // ScoredCursor::score compute one posting: every SIMD level returns bit-identical values, so an
-// algorithm's scores do not depend on which path scored a posting. The vector paths gather the
-// norms of 8 or 16 documents at once, which also overlaps their cache misses.
+// algorithm's scores do not depend on which path scored a posting. The AVX2 and AVX-512 paths
+// gather the norms of 8 or 16 documents at once, which also overlaps their cache misses.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,10 @@ namespace scalar {
 void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const float* norms,
                 double weight, Score* out);
 }  // namespace scalar
+namespace sse4 {
+void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const float* norms,
+                double weight, Score* out);
+}  // namespace sse4
 namespace avx2 {
 void bm25_block(const uint32_t* docs, const uint32_t* freqs, uint32_t n, const float* norms,
                 double weight, Score* out);
