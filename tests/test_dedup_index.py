@@ -259,7 +259,7 @@ def test_signature_files_round_trip(tmp_path, sets, num_perm):
     from types import SimpleNamespace
 
     from mirkit.dedup import DedupPolicy
-    from mirkit.index.dedup_files import _write, dedup_files
+    from mirkit.index.dedup_files import _write_arrays, dedup_files
 
     directory = tmp_path / f"r{len(sets)}-{num_perm}"
     directory.mkdir(exist_ok=True)
@@ -267,7 +267,9 @@ def test_signature_files_round_trip(tmp_path, sets, num_perm):
     sig = rng.integers(0, 2**32, size=(len(sets), num_perm), dtype=np.uint32)
     values = [np.array(sorted(s), np.uint64) for s in sets]
     policy = DedupPolicy("mark", num_perm=num_perm, bands=1, rows=1).settings()
-    _write(directory, policy, sig, values)
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.uint64)
+    _write_arrays(directory, policy, sig, offsets, np.concatenate([np.zeros(0, np.uint64)]
+                                                                  + values))
     index = SimpleNamespace(path=directory, stats=SimpleNamespace(n_docs=len(sets)))
     got, offsets, shingles = read_signatures(index)
     assert np.array_equal(got, sig) and got.shape == (len(sets), num_perm)

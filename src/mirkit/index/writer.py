@@ -502,8 +502,10 @@ class IndexWriter(CommitOnExit):
 
     def _dedup_batch(self, ids: list, texts: list, locations: list, records=None) -> tuple:
         """A batch without the near-duplicates to skip (each document checked)."""
-        checked = self.dedup.check_many(ids, texts, self.threads)
-        keep = [i for i, (id, c) in enumerate(zip(ids, checked)) if not self._dedup_skip(id, c)]
+        found, sig, offsets, values = self.dedup.check_batch(ids, texts, self.threads)
+        keep = [i for i, f in enumerate(found) if f is None] if self.dedup.action == "skip" \
+            else range(len(ids))
+        self._signatures.add_batch(ids, sig, offsets, values, keep)
         if len(keep) == len(ids):
             return ids, texts, locations, records
         return ([ids[i] for i in keep], [texts[i] for i in keep], [locations[i] for i in keep],
