@@ -293,6 +293,7 @@ class IndexWriter(CommitOnExit):
             if store else None
         self._ids: list[str] = []
         self._texts: list[str] = []
+        self._records: list = []  # of add(), for the store (None: {"id", "text"})
         self._locations: list[tuple[str, int]] = []
         self._started = time.perf_counter()
         self._closed = False
@@ -415,7 +416,11 @@ class IndexWriter(CommitOnExit):
         holding its values of the writer's `numeric_fields` and `keyword_fields`. With text
         `fields`, `text` is a mapping of them."""
         self._check_open()
+        record = None  # what the store keeps: the record add_documents would see (None: id, text)
         if self._fields is not None and isinstance(id, str) and isinstance(text, Mapping):
+            if self._store is not None:
+                record = {"id": id, **text}
+                self._store.note_text_fields(list(text))
             text = self._fields.add(id, text)
         elif self._fields is not None:
             raise TypeError(f"id must be a str and text a mapping of the fields "
@@ -429,8 +434,11 @@ class IndexWriter(CommitOnExit):
         elif fields:
             raise ValueError("fields given, but the writer stores none: name them with "
                              "numeric_fields= or keyword_fields=")
+        if self._store is not None and fields:
+            record = {**({"id": id, "text": text} if record is None else record), **fields}
         self._ids.append(id)
         self._texts.append(text)
+        self._records.append(record)
         self._locations.append(("<add>", self.n_docs))
         if len(self._ids) >= self.batch_size:
             self._flush()
@@ -544,8 +552,9 @@ class IndexWriter(CommitOnExit):
     def _flush(self) -> None:
         if self._ids:
             ids, texts, locations = self._ids, self._texts, self._locations
-            self._ids, self._texts, self._locations = [], [], []
-            self._add_batch(ids, texts, locations, skip_errors=False)
+            records = self._records if any(r is not None for r in self._records) else None
+            self._ids, self._texts, self._locations, self._records = [], [], [], []
+            self._add_batch(ids, texts, locations, skip_errors=False, records=records)
 
     def _add_batch(self, ids: list, texts: list, locations: list, skip_errors: bool,
                    records=None) -> int:
