@@ -224,6 +224,11 @@ class IndexWriter(CommitOnExit):
     def __new__(cls, path=None, *args, impacts: bool = False, quantize: bool = False,
                 **options):
         if cls is IndexWriter and (impacts is not False or quantize is not False):
+            if options.get("dedup") is not None:
+                raise ValueError("dedup= checks texts for near-duplicates: an impact index "
+                                 "(impacts=/quantize=) is built from term weights, not texts; "
+                                 "pass dedup=None (mirkit.dedup.near_duplicates finds the "
+                                 "duplicates of the texts beforehand)")
             from mirkit.index.impacts import make_writer
 
             return make_writer(path, *args, impacts=impacts, quantize=quantize, **options)
