@@ -554,16 +554,23 @@ class DedupIndex:
                     values: np.ndarray) -> list:
         """The key of the original of each signed text (None: none), checked in order; each
         that is no duplicate, has a token and whose key is new is added under its key."""
-        groups: dict = {}
-        group = np.fromiter((groups.setdefault(k, len(groups)) for k in keys), np.int64,
-                            len(keys))
-        has_entry = np.fromiter((k in self._ids for k in groups), np.uint8, len(groups))
+        if len(set(keys)) == len(keys):  # distinct keys (the usual batch): a group each
+            group = np.arange(len(keys), dtype=np.int64)
+            has_entry = np.zeros(len(keys), np.uint8) if self._ids.keys().isdisjoint(keys) \
+                else np.fromiter((k in self._ids for k in keys), np.uint8, len(keys))
+        else:
+            groups: dict = {}
+            group = np.fromiter((groups.setdefault(k, len(groups)) for k in keys), np.int64,
+                                len(keys))
+            has_entry = np.fromiter((k in self._ids for k in groups), np.uint8, len(groups))
         original, added = self._table.check_many(sig, offsets, values, group, has_entry)
-        for i in np.flatnonzero(added >= 0).tolist():  # in entry order
-            self._ids[keys[i]] = len(self._keys)
-            self._keys.append(keys[i])
-        found = original.tolist()
-        return [None if e < 0 else self._keys[e] for e in found]
+        new = [keys[i] for i in np.flatnonzero(added >= 0).tolist()]  # in entry order
+        self._ids.update(zip(new, range(len(self._keys), len(self._keys) + len(new))))
+        self._keys.extend(new)
+        found: list = [None] * len(keys)
+        for i in np.flatnonzero(original >= 0).tolist():
+            found[i] = self._keys[original[i]]
+        return found
 
     def find(self, text: str) -> list:
         """Keys of the indexed texts that `text` duplicates, most similar first."""
@@ -728,10 +735,11 @@ class DedupPolicy:
             raise ValueError(f"ids and texts differ in length: {len(ids)} != {len(sig)}")
         found = self.index._check_many(ids, sig, offsets, values)
         duplicates = self.duplicates
-        for id, f in zip(ids, found):
-            if f is None:
+        if duplicates and not duplicates.keys().isdisjoint(ids):  # ids checked again
+            for id in ids:
                 duplicates.pop(id, None)
-            else:
+        for id, f in zip(ids, found):
+            if f is not None:
                 duplicates[id] = f
         return found, sig, offsets, values
 

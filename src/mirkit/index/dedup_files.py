@@ -28,9 +28,9 @@ filter hides the duplicates: ``searcher.search(q, k, filter="NOT duplicate_of:*"
 
 **The living index** (:meth:`IndexWriter.open <mirkit.index.IndexWriter.open>`): a new
 document is checked against every live document of the index that is not itself a duplicate,
-from earlier commits and sessions (their signatures, read from the segments at the writer's
-first add: about ``8 x (num_perm + distinct shingles)`` bytes a document, and one dict entry a
-band) and from this session. A deleted document is forgotten at once, so adding its text
+from earlier commits and sessions (their band keys and shingle sets, loaded from the segments
+at the writer's first add, one C++ call a segment: about ``8 x distinct shingles + 40 x
+bands`` bytes a document) and from this session. A deleted document is forgotten at once, so adding its text
 again (or updating it, a delete and an add) is not a duplicate of it. With ``"skip"`` an
 update whose new text duplicates another live document leaves the id deleted. The policy is a
 setting of the index, chosen when it is created (``IndexWriter.open(path, dedup="mark")``,
@@ -75,8 +75,9 @@ class SignatureCollector:
 
     def __init__(self, policy):
         self.policy = policy
-        self.rows: dict = {}  # id -> (batch, row)
+        self.rows: dict = {}  # id -> its row in the batches end to end
         self._batches: list = []  # (signatures, set offsets, set values)
+        self._n_rows = 0
 
     def add(self, doc_id: str, signature: Optional[np.ndarray],
             shingles: Optional[np.ndarray]) -> None:
@@ -92,11 +93,12 @@ class SignatureCollector:
                   values: np.ndarray, keep: Optional[list] = None) -> None:
         """The documents ``ids[i]`` for i in `keep` (default: all), with the signatures and
         sets of :meth:`mirkit.dedup.DedupPolicy.check_batch`."""
-        b = len(self._batches)
+        first = self._n_rows
         self._batches.append((signatures, offsets, values))
+        self._n_rows += len(signatures)
         rows = self.rows
         for i in range(len(ids)) if keep is None else keep:
-            rows.setdefault(ids[i], (b, i))
+            rows.setdefault(ids[i], first + i)
 
     def write(self, directory: Path, doc_ids: list) -> None:
         """The files of the index (or segment) in `directory`, whose documents are `doc_ids`
@@ -108,15 +110,16 @@ class SignatureCollector:
                           np.zeros(len(doc_ids) + 1, np.uint64), np.zeros(0, np.uint64))
             return
         sig = np.concatenate([s for s, _, _ in self._batches])
-        starts = np.cumsum([0] + [len(s) for s, _, _ in self._batches])
         value_starts = np.cumsum([0] + [len(v) for _, _, v in self._batches])
         offsets = np.concatenate([o[:-1].astype(np.int64) + value_starts[b]
                                   for b, (_, o, _) in enumerate(self._batches)]
                                  + [value_starts[-1:]])
         values = np.concatenate([v for _, _, v in self._batches])
         rows = self.rows
-        at = np.fromiter((-1 if (p := rows.get(d)) is None else starts[p[0]] + p[1]
-                          for d in doc_ids), np.int64, len(doc_ids))
+        if len(rows) == len(doc_ids) and list(rows) == doc_ids:  # the usual order: added
+            at = np.fromiter(rows.values(), np.int64, len(doc_ids))
+        else:
+            at = np.fromiter((rows.get(d, -1) for d in doc_ids), np.int64, len(doc_ids))
         out_offsets, out_values = _gather(offsets, values, at)
         out_sig = sig[at]
         out_sig[np.diff(out_offsets) == 0] = 0  # no token (or no record): zeros
@@ -140,9 +143,10 @@ def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple:
 def _write_arrays(directory: Path, settings: dict, sig: np.ndarray, offsets: np.ndarray,
                   shingles: np.ndarray) -> None:
     files = {}
-    for name, data in ((_SIGNATURES, sig.astype("<u4")), (_OFFSETS, offsets.astype("<u8")),
-                       (_SHINGLES, shingles.astype("<u8"))):
-        files[name] = write_file(directory / name, np.ascontiguousarray(data).tobytes())
+    for name, data in ((_SIGNATURES, np.ascontiguousarray(sig, "<u4")),
+                       (_OFFSETS, np.ascontiguousarray(offsets, "<u8")),
+                       (_SHINGLES, np.ascontiguousarray(shingles, "<u8"))):
+        files[name] = write_file(directory / name, data.data)  # its bytes, not copied
     write_json(directory / DEDUP_FILE, {"format": _FORMAT, "n_docs": len(offsets) - 1,
                                         "policy": settings, "files": files})
 
