@@ -271,6 +271,80 @@ def test_dedup_index_against_brute_force(texts, rng):
         index.add("anything new", key=0)
 
 
+_SETS = st.lists(st.integers(0, 9), unique=True, max_size=6).map(sorted)
+_ROWS = st.tuples(st.lists(st.integers(0, 1), min_size=6, max_size=6), _SETS)
+_STEPS = st.lists(st.one_of(
+    st.tuples(st.just("load"), st.lists(_ROWS, max_size=6), st.lists(st.integers(0, 5))),
+    st.tuples(st.just("check"), st.lists(st.tuples(_ROWS, st.integers(0, 3)), max_size=8),
+              st.lists(st.booleans(), min_size=4, max_size=4)),
+    st.tuples(st.just("remove"), st.integers(-1, 30))), max_size=8)
+
+
+def _batch(rows: list) -> tuple:
+    sig = np.array([r[0] for r in rows], np.uint32).reshape(len(rows), 6)
+    offsets = np.cumsum([0] + [len(r[1]) for r in rows]).astype(np.uint64)
+    values = np.array([v for r in rows for v in r[1]], np.uint64)
+    return sig, offsets, values
+
+
+@settings(max_examples=60, deadline=None)
+@given(_STEPS, st.sampled_from([(2, 3, 0.5), (3, 2, 0.25), (1, 1, 1.0), (2, 2, 0.8)]))
+def test_stream_index_equals_reference(steps, params):
+    """The C++ band tables answer as tests/reference/dedup.py's dicts of Python sets: bulk
+    loads of some rows, batches with in-batch duplicates, repeated keys and empty sets,
+    removals and re-adds (tiny signature and shingle alphabets, so that bands collide and
+    Jaccard ties are common)."""
+    bands, rows, threshold = params
+    got = _core.dedup.StreamIndex(6, bands, rows, threshold)
+    want = ref.StreamIndex(6, bands, rows, threshold)
+    for step in steps:
+        if step[0] == "load":
+            take = [t for t in step[2] if t < len(step[1])]
+            sig, offsets, values = _batch(step[1])
+            assert got.add_many(sig, offsets, values, np.array(take, np.int64)) == \
+                want.add_many([r[0] for r in (step[1][t] for t in take)],
+                              [step[1][t][1] for t in take])
+        elif step[0] == "check":
+            sig, offsets, values = _batch([r for r, _ in step[1]])
+            group = np.array([g for _, g in step[1]], np.int64)
+            has = np.array(step[2], np.uint8)
+            has_ref = list(step[2])
+            original, added = got.check_many(sig, offsets, values, group, has)
+            assert (original.tolist(), added.tolist()) == want.check_many(
+                [r[0] for r, _ in step[1]], [r[1] for r, _ in step[1]], group.tolist(),
+                has_ref)
+            assert has.astype(bool).tolist() == has_ref
+        else:
+            assert got.remove(step[1]) == want.remove(step[1])
+        assert got.entries == len(want.sets)
+        assert got.live == sum(s is not None for s in want.sets)
+    for r in [([0] * 6, [0, 1]), ([1] * 6, [2, 3, 4]), ([0, 1] * 3, [])]:
+        entries, jaccard = got.matches(np.array(r[0], np.uint32), np.array(r[1], np.uint64))
+        assert list(zip(entries.tolist(), jaccard.tolist())) == want.matches(*r)
+
+
+def test_stream_index_errors():
+    x = _core.dedup.StreamIndex(6, 2, 3, 0.5)
+    sig, offsets, values = _batch([([0] * 6, [1, 2])])
+    with pytest.raises(ValueError, match="bands \\* rows"):
+        _core.dedup.StreamIndex(6, 4, 2, 0.5)
+    with pytest.raises(ValueError, match="threshold"):
+        _core.dedup.StreamIndex(6, 2, 3, 0.0)
+    with pytest.raises(ValueError, match="num_perm=6"):
+        x.add_many(np.zeros((1, 5), np.uint32), offsets, values)
+    with pytest.raises(ValueError, match="exceeds len\\(values\\)"):
+        x.add_many(sig, np.array([0, 3], np.uint64), values)
+    with pytest.raises(ValueError, match="must not decrease"):
+        x.add_many(np.zeros((2, 6), np.uint32), np.array([0, 2, 1], np.uint64), values)
+    with pytest.raises(IndexError, match="take\\[0\\]=1"):
+        x.add_many(sig, offsets, values, np.array([1], np.int64))
+    with pytest.raises(IndexError, match="group\\[0\\]=2"):
+        x.check_many(sig, offsets, values, np.array([2], np.int64), np.zeros(2, np.uint8))
+    with pytest.raises(TypeError):
+        x.add_many(sig.astype(np.int64), offsets, values)
+    assert x.entries == 0 and not x.remove(0)
+
+
 def test_policy_check_many_equals_check(texts, rng):
     """The batch check (one kernel call for the texts) answers as one check at a time, texts
     without tokens included, and remembers the same documents."""

@@ -5,6 +5,7 @@ persisted signatures and shingle sets equal the pure-Python ones, on Cranfield t
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -259,7 +260,7 @@ def test_signature_files_round_trip(tmp_path, sets, num_perm):
     from types import SimpleNamespace
 
     from mirkit.dedup import DedupPolicy
-    from mirkit.index.dedup_files import _write, dedup_files
+    from mirkit.index.dedup_files import _write_arrays, dedup_files
 
     directory = tmp_path / f"r{len(sets)}-{num_perm}"
     directory.mkdir(exist_ok=True)
@@ -267,7 +268,9 @@ def test_signature_files_round_trip(tmp_path, sets, num_perm):
     sig = rng.integers(0, 2**32, size=(len(sets), num_perm), dtype=np.uint32)
     values = [np.array(sorted(s), np.uint64) for s in sets]
     policy = DedupPolicy("mark", num_perm=num_perm, bands=1, rows=1).settings()
-    _write(directory, policy, sig, values)
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.uint64)
+    _write_arrays(directory, policy, sig, offsets, np.concatenate([np.zeros(0, np.uint64)]
+                                                                  + values))
     index = SimpleNamespace(path=directory, stats=SimpleNamespace(n_docs=len(sets)))
     got, offsets, shingles = read_signatures(index)
     assert np.array_equal(got, sig) and got.shape == (len(sets), num_perm)
@@ -285,7 +288,40 @@ def test_dedup_option_errors(tmp_path):
         IndexWriter.open(tmp_path / "c", dedup="skip", impacts=True, max_weight=3.0)
     with pytest.raises(TypeError, match="dedup must be"):
         IndexWriter.open(tmp_path / "d", dedup=0.8)
+    for option in ({"impacts": True}, {"quantize": True}):  # not "unexpected keyword 'dedup'"
+        with pytest.raises(ValueError, match="impact index .* pass dedup=None"):
+            IndexWriter(tmp_path / "e", dedup="skip", **option)
     assert not any(tmp_path.iterdir())
+
+
+def test_cli_index_dedup(tmp_path, texts, capsys):
+    """``mirkit index --dedup skip|mark`` gives the writer's answers; bad combinations are one
+    line ``mirkit index: error: ...``, exit status 2."""
+    from mirkit import cli
+
+    docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(texts[:20])]
+    docs.append({"id": "copy", "text": texts[3] + "!"})
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    for action in ("skip", "mark"):
+        assert cli.main(["index", str(tmp_path / "docs.jsonl"), "-o", str(tmp_path / action),
+                         "--dedup", action, "--threads", "1"]) == 0
+        done = {"skip": "skipped", "mark": "marked"}[action]
+        assert f"(1 near-duplicates {done})" in capsys.readouterr().out
+    assert Index.open(tmp_path / "skip").doc_ids == [d["id"] for d in docs[:-1]]
+    assert duplicates(Index.open(tmp_path / "mark")) == {"copy": "d3"}
+    for extra, fragment in ((["--append"], "--dedup cannot be combined with --append"),
+                            (["--quantize"], "--dedup does not combine with --impacts"),
+                            (["--shards", "2"], "--dedup cannot be combined")):
+        code = cli.main(["index", str(tmp_path / "docs.jsonl"), "-o", str(tmp_path / "x"),
+                         "--dedup", "skip", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("mirkit index: error: ") and fragment in err, err
+        assert err.count("\n") == 1 and "Traceback" not in err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["index", str(tmp_path / "docs.jsonl"), "-o", str(tmp_path / "y"),
+                  "--dedup", "drop"])
+    assert e.value.code == 2 and "invalid choice: 'drop'" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
 def test_doctests():

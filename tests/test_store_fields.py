@@ -325,3 +325,45 @@ def test_file_ranges_feed_the_store_in_order(tmp_path, cranfield_dir, monkeypatc
         assert index.documents(np.arange(len(index))) == reference(lines, ["title"])
         stores.append((index.path / store.STORE_FILE).read_bytes())
     assert all(s == stores[0] for s in stores)
+
+
+@pytest.mark.parametrize("kept", [True, ["title", "year"]])
+def test_add_and_update_store_what_add_documents_stores(tmp_path, kept):
+    """add(id, {fields}, {values}) and update store the record add_documents would (they were
+    stored as {"id", "text"} before, so store=[...] kept nothing of them): merged, and in a
+    living index through an update (merge=False keeps no store at all)."""
+    docs = [{"id": f"d{i}", "title": f"Title {i} ü", "body": f"wing body {i}", "year": 1950 + i}
+            for i in range(6)]
+
+    def want(doc):
+        return doc if kept is True else {k: doc[k] for k in kept if k in doc}
+
+    def add(w, doc):
+        w.add(doc["id"], {"title": doc["title"], "body": doc["body"]}, {"year": doc["year"]})
+
+    opts = dict(fields=["title", "body"], numeric_fields=["year"], store=kept, threads=1)
+    with IndexWriter(tmp_path / "docs", **opts) as w:
+        w.add_documents(docs)
+    with IndexWriter(tmp_path / "add", batch_size=4, **opts) as w:
+        for doc in docs:
+            add(w, doc)
+    for name in ("docs", "add"):
+        assert Index.open(tmp_path / name).documents(range(6)) == [want(d) for d in docs]
+    with IndexWriter.open(tmp_path / "live", merge_policy=None, **opts) as w:
+        for doc in docs[:3]:
+            add(w, doc)
+        w.add_documents(docs[3:])
+    new = {"id": "d1", "title": "New title", "body": "new body", "year": 2000}
+    with IndexWriter.open(tmp_path / "live", merge_policy=None, threads=1) as w:
+        w.update("d1", {"title": new["title"], "body": new["body"]}, {"year": 2000})
+    model = {d["id"]: want(d) for d in docs} | {"d1": want(new)}
+    for merge in (False, True):
+        if merge:
+            with IndexWriter.open(tmp_path / "live") as w:
+                w.merge()
+        index = Index.open(tmp_path / "live")
+        assert dict(zip(index.doc_ids, index.documents(np.arange(len(index))))) == model
+    plain = [{"id": "p", "text": "plain text", "year": 7}]
+    with IndexWriter(tmp_path / "plain", numeric_fields=["year"], store=kept, threads=1) as w:
+        w.add("p", "plain text", {"year": 7})
+    assert Index.open(tmp_path / "plain").documents([0]) == [want(plain[0])]

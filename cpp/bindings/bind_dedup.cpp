@@ -6,6 +6,7 @@
 
 #include "bindings/common.hpp"
 #include "dedup/minhash.hpp"
+#include "dedup/stream_index.hpp"
 
 namespace mirkit::bindings {
 
@@ -48,6 +49,34 @@ dedup::ShingleOptions shingle_options(const std::string& shingle, size_t ngram, 
   opt.ngram = ngram;
   opt.seed = seed;
   return opt;
+}
+
+using SigArray = py::array_t<uint32_t, py::array::c_style>;
+
+// Checks a batch of n signatures (n x num_perm) with set offsets (n + 1, from 0, not
+// decreasing, ending at len(values)), so that the kernels read only inside the arrays.
+void check_batch(const SigArray& sig, size_t num_perm, const U64Array& offsets,
+                 const U64Array& values) {
+  if (sig.ndim() != 2 || static_cast<size_t>(sig.shape(1)) != num_perm) {
+    throw std::invalid_argument(core::message("signatures must be 2-D with num_perm=", num_perm,
+                                              " columns"));
+  }
+  const size_t n = static_cast<size_t>(sig.shape(0));
+  if (offsets.ndim() != 1 || static_cast<size_t>(offsets.size()) != n + 1) {
+    throw std::invalid_argument(core::message("offsets must have len(signatures) + 1 = ", n + 1,
+                                              " entries, got ", offsets.size()));
+  }
+  const uint64_t* o = offsets.data();
+  for (size_t d = 0; d < n; ++d) {
+    if (o[d] > o[d + 1]) {
+      throw std::invalid_argument(core::message("offsets must not decrease; offsets[", d + 1,
+                                                "]=", o[d + 1], " follows ", o[d]));
+    }
+  }
+  if (o[n] > static_cast<uint64_t>(values.size())) {
+    throw std::invalid_argument(core::message("offsets[-1]=", o[n], " exceeds len(values)=",
+                                              values.size()));
+  }
 }
 
 }  // namespace
@@ -184,6 +213,95 @@ void bind_dedup(py::module_& m) {
       },
       py::arg("a").noconvert(), py::arg("b").noconvert(),
       "|A & B| / |A | B| of two sorted arrays of distinct values");
+  py::class_<dedup::StreamIndex>(m, "StreamIndex",
+                                 "LSH band tables and shingle sets of a streaming near-duplicate "
+                                 "index (cpp/dedup/stream_index.hpp)")
+      .def(py::init<size_t, size_t, size_t, double>(), py::arg("num_perm"), py::arg("bands"),
+           py::arg("rows"), py::arg("threshold"))
+      .def_property_readonly("entries", &dedup::StreamIndex::entries)
+      .def_property_readonly("live", &dedup::StreamIndex::live)
+      .def("alive", &dedup::StreamIndex::alive, py::arg("entry"))
+      .def("remove", &dedup::StreamIndex::remove, py::arg("entry"))
+      .def(
+          "add_many",
+          [](dedup::StreamIndex& self, SigArray sig, U64Array offsets, U64Array values,
+             std::optional<py::array_t<int64_t, py::array::c_style>> take) {
+            check_batch(sig, self.num_perm(), offsets, values);
+            const size_t n = static_cast<size_t>(sig.shape(0));
+            const int64_t* t = nullptr;
+            size_t n_take = 0;
+            if (take) {
+              t = take->data();
+              n_take = static_cast<size_t>(take->size());
+              for (size_t i = 0; i < n_take; ++i) {
+                if (t[i] < 0 || static_cast<size_t>(t[i]) >= n) {
+                  throw py::index_error(core::message("take[", i, "]=", t[i],
+                                                      " is not a row of ", n));
+                }
+              }
+            }
+            py::gil_scoped_release release;
+            return self.add_many(sig.data(), n, offsets.data(), values.data(), t, n_take);
+          },
+          py::arg("signatures").noconvert(), py::arg("offsets").noconvert(),
+          py::arg("values").noconvert(), py::arg("take").noconvert() = py::none(),
+          "Add the rows `take` (default all) of a batch; returns the first new entry")
+      .def(
+          "check_many",
+          [](dedup::StreamIndex& self, SigArray sig, U64Array offsets, U64Array values,
+             py::array_t<int64_t, py::array::c_style> group,
+             py::array_t<uint8_t, py::array::c_style> has_entry) {
+            check_batch(sig, self.num_perm(), offsets, values);
+            const size_t n = static_cast<size_t>(sig.shape(0));
+            if (static_cast<size_t>(group.size()) != n) {
+              throw std::invalid_argument(core::message("group must have one entry a text (", n,
+                                                        "), got ", group.size()));
+            }
+            const size_t n_groups = static_cast<size_t>(has_entry.size());
+            const int64_t* g = group.data();
+            for (size_t i = 0; i < n; ++i) {
+              if (g[i] < 0 || static_cast<size_t>(g[i]) >= n_groups) {
+                throw py::index_error(core::message("group[", i, "]=", g[i],
+                                                    " is not in [0, len(has_entry)=", n_groups,
+                                                    ")"));
+              }
+            }
+            py::array_t<int64_t> original(static_cast<py::ssize_t>(n));
+            py::array_t<int64_t> added(static_cast<py::ssize_t>(n));
+            uint8_t* h = has_entry.mutable_data();
+            {
+              py::gil_scoped_release release;
+              self.check_many(sig.data(), n, offsets.data(), values.data(), g, h, n_groups,
+                              original.mutable_data(), added.mutable_data());
+            }
+            return py::make_tuple(original, added);
+          },
+          py::arg("signatures").noconvert(), py::arg("offsets").noconvert(),
+          py::arg("values").noconvert(), py::arg("group").noconvert(),
+          py::arg("has_entry").noconvert(),
+          "(original entry or -1, new entry or -1) of each text, checked in order")
+      .def(
+          "matches",
+          [](dedup::StreamIndex& self, SigArray sig, U64Array set) {
+            if (sig.ndim() != 1 || static_cast<size_t>(sig.size()) != self.num_perm()) {
+              throw std::invalid_argument(core::message("signature must have num_perm=",
+                                                        self.num_perm(), " slots"));
+            }
+            std::vector<std::pair<int64_t, double>> found;
+            {
+              py::gil_scoped_release release;
+              found = self.matches(sig.data(), set.data(), static_cast<size_t>(set.size()));
+            }
+            std::vector<int64_t> entries(found.size());
+            std::vector<double> jaccard(found.size());
+            for (size_t i = 0; i < found.size(); ++i) {
+              entries[i] = found[i].first;
+              jaccard[i] = found[i].second;
+            }
+            return py::make_tuple(to_numpy(std::move(entries)), to_numpy(std::move(jaccard)));
+          },
+          py::arg("signature").noconvert(), py::arg("set").noconvert(),
+          "(entries, Jaccard similarities) of the live entries >= threshold, most similar first");
 }
 
 }  // namespace mirkit::bindings

@@ -215,6 +215,11 @@ def _cmd_index(args) -> int:
         if args.no_merge or args.shards:
             raise UserError("--store cannot be combined with --no-merge or --shards")
         options["store"] = _store_option(args.store_fields)
+    if args.dedup is not None:
+        if args.append or args.shards:
+            raise UserError("--dedup cannot be combined with --append or --shards (yet): an "
+                            "index keeps the near-duplicate policy it was built with")
+        options["dedup"] = args.dedup
     if args.append:
         return _index_append(args, options)
     _check_output(args)
@@ -230,7 +235,9 @@ def _cmd_index(args) -> int:
                                  progress=bar)
     if not args.quiet:
         print(f"indexed {writer.n_docs:,} documents into {args.output}"
-              + (f" ({writer.skipped:,} skipped)" if writer.skipped else ""))
+              + (f" ({writer.skipped:,} skipped)" if writer.skipped else "")
+              + (f" ({len(writer.dedup.duplicates):,} near-duplicates "
+                 f"{'skipped' if args.dedup == 'skip' else 'marked'})" if args.dedup else ""))
         for e in writer.errors[:10]:
             print(f"  skipped: {e}")
     if args.timings:
@@ -249,7 +256,8 @@ def _index_impacts(args, options) -> int:
         ("--store", args.store or args.store_fields is not None), ("--fields", args.fields),
         ("--numeric-field", args.numeric_field), ("--keyword-field", args.keyword_field),
         ("--positions", args.positions), ("--vectors", args.vectors),
-        ("--word-counts", args.word_counts), ("--impacts and --quantize",
+        ("--word-counts", args.word_counts), ("--dedup", args.dedup),
+        ("--impacts and --quantize",
                                               args.impacts and args.quantize)) if given]
     if other:
         raise UserError(f"{other[0]} does not combine with --impacts or --quantize (yet)")
@@ -1020,6 +1028,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--fields", metavar="NAMES", help="text fields of the documents, comma "
                    "separated (title,text): each also indexed on its own, for per-field "
                    "words (title:wing) and --scorer bm25f")
+    p.add_argument("--dedup", choices=["skip", "mark"], default=None,
+                   help="near-duplicates (word shingles, Jaccard >= 0.8, mirkit.dedup): skip "
+                   "them, or index them with the original's id in the keyword field "
+                   "duplicate_of")
     p = sub.add_parser("delete", help="delete documents of an index by their ids (one commit)")
     p.add_argument("index", metavar="INDEX_DIR")
     p.add_argument("ids", nargs="*", metavar="ID")

@@ -481,8 +481,9 @@ class DedupIndex:
     Each text's MinHash signature is cut into bands (:func:`lsh_params`, by default weighted for
     recall as in :func:`near_duplicates`); the texts sharing a band with the new one are the
     candidates, kept when their exact Jaccard similarity (over the stored shingle sets) reaches
-    the threshold. Memory: the shingle set (8 bytes a distinct shingle) and one dict entry a
-    band of every text added.
+    the threshold. The tables and sets live in C++ (``_core.dedup.StreamIndex``); a batch is
+    checked in one call without the GIL. Memory: the shingle set (8 bytes a distinct shingle)
+    and about 24 bytes a band (a hash table slot and a list node) of every text added.
 
     Parameters
     ----------
@@ -516,10 +517,12 @@ class DedupIndex:
         self.shingle, self.ngram, self.seed = _shingle_options(shingle, ngram, seed)
         self.bands, self.rows = _bands_rows(self.threshold, self.num_perm, bands, rows,
                                             (false_positive_weight, false_negative_weight))
-        self._buckets: list = [{} for _ in range(self.bands)]
+        # The band tables and shingle sets, in C++ (cpp/dedup/stream_index.hpp); entry i of
+        # the table is the text of key self._keys[i].
+        self._table = _core.dedup.StreamIndex(self.num_perm, self.bands, self.rows,
+                                              self.threshold)
         self._keys: list = []
-        self._sets: list = []  # shingle set per position; None once removed
-        self._ids: dict = {}
+        self._ids: dict = {}  # key -> entry, of the live texts
 
     def __repr__(self) -> str:
         return (f"DedupIndex(n={len(self)}, threshold={self.threshold}, "
@@ -532,67 +535,73 @@ class DedupIndex:
         return key in self._ids
 
     def _sign(self, text: str) -> tuple:
+        """(signature row, sorted shingle set) of `text`; ValueError without any token."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         sig, offsets, values = _signatures([text], self.num_perm, self.shingle, self.ngram,
                                            self.seed, 1, True)
-        return _core.dedup.band_keys(sig, self.bands, self.rows)[0].tolist(), values, sig[0]
+        return sig[0], values
 
-    def _sign_many(self, texts: list, threads: int = 1) -> list:
-        """:meth:`_sign` of each text at once (one kernel call), None for a text without any
-        token."""
-        sig, counts, offsets, values = _core.dedup.minhash(
+    def _sign_many(self, texts: list, threads: int = 1) -> tuple:
+        """(signatures, set offsets, set values) of the texts at once (one kernel call); a
+        text without any token has an empty set."""
+        sig, _, offsets, values = _core.dedup.minhash(
             texts, self.num_perm, self.shingle, self.ngram, self.seed,
             _int_option(threads, "threads", 0, 1 << 16), True)
-        keys = _core.dedup.band_keys(sig, self.bands, self.rows).tolist()
-        ends = offsets.astype(np.int64).tolist()
-        return [(keys[i], values[ends[i]:ends[i + 1]], sig[i]) if counts[i] else None
-                for i in range(len(keys))]
+        return sig, offsets, values
 
-    def _matches(self, bands: list, shingles: np.ndarray) -> list:
-        seen: set = set()
-        found = []
-        for bucket, key in zip(self._buckets, bands):
-            for i in bucket.get(key, ()):
-                if i in seen or self._sets[i] is None:  # None: removed
-                    continue
-                seen.add(i)
-                j = _core.dedup.jaccard_sorted(shingles, self._sets[i])
-                if j >= self.threshold:
-                    found.append((-j, i))
-        found.sort()
-        return [self._keys[i] for _, i in found]
+    def _check_many(self, keys: list, sig: np.ndarray, offsets: np.ndarray,
+                    values: np.ndarray) -> list:
+        """The key of the original of each signed text (None: none), checked in order; each
+        that is no duplicate, has a token and whose key is new is added under its key."""
+        if len(set(keys)) == len(keys):  # distinct keys (the usual batch): a group each
+            group = np.arange(len(keys), dtype=np.int64)
+            has_entry = np.zeros(len(keys), np.uint8) if self._ids.keys().isdisjoint(keys) \
+                else np.fromiter((k in self._ids for k in keys), np.uint8, len(keys))
+        else:
+            groups: dict = {}
+            group = np.fromiter((groups.setdefault(k, len(groups)) for k in keys), np.int64,
+                                len(keys))
+            has_entry = np.fromiter((k in self._ids for k in groups), np.uint8, len(groups))
+        original, added = self._table.check_many(sig, offsets, values, group, has_entry)
+        new = [keys[i] for i in np.flatnonzero(added >= 0).tolist()]  # in entry order
+        self._ids.update(zip(new, range(len(self._keys), len(self._keys) + len(new))))
+        self._keys.extend(new)
+        found: list = [None] * len(keys)
+        for i in np.flatnonzero(original >= 0).tolist():
+            found[i] = self._keys[original[i]]
+        return found
 
     def find(self, text: str) -> list:
         """Keys of the indexed texts that `text` duplicates, most similar first."""
-        return self._matches(*self._sign(text)[:2])
-
-    def _add(self, bands: list, shingles: np.ndarray, key) -> Hashable:
-        i = len(self._keys)
-        key = i if key is None else key
-        if key in self._ids:
-            raise ValueError(f"key {key!r} is already in the index")
-        self._ids[key] = i
-        self._keys.append(key)
-        self._sets.append(shingles)
-        for bucket, band in zip(self._buckets, bands):
-            bucket.setdefault(band, []).append(i)
-        return key
+        entries, _ = self._table.matches(*self._sign(text))
+        return [self._keys[e] for e in entries.tolist()]
 
     def _add_many(self, keys: list, signatures: np.ndarray, offsets: np.ndarray,
-                  shingles: np.ndarray) -> None:
-        """Index stored texts: ``keys[i]`` has signature row ``signatures[i]`` (this index's
-        num_perm and seed) and the sorted shingle set ``shingles[offsets[i]:offsets[i+1]]``."""
-        bands = _core.dedup.band_keys(np.ascontiguousarray(signatures, np.uint32), self.bands,
-                                      self.rows).tolist()
-        ends = np.asarray(offsets, np.int64).tolist()
-        for i, key in enumerate(keys):
-            self._add(bands[i], shingles[ends[i]:ends[i + 1]], key)
+                  shingles: np.ndarray, take: Optional[np.ndarray] = None) -> None:
+        """Index stored texts (one call): row ``r`` of ``take`` (default: every row) has key
+        ``keys[i]`` for the i-th taken row, signature ``signatures[r]`` (this index's num_perm
+        and seed) and the sorted shingle set ``shingles[offsets[r]:offsets[r+1]]``."""
+        for k in keys:
+            if k in self._ids:
+                raise ValueError(f"key {k!r} is already in the index")
+        first = self._table.add_many(
+            np.ascontiguousarray(signatures, np.uint32), np.ascontiguousarray(offsets, np.uint64),
+            np.ascontiguousarray(shingles, np.uint64),
+            None if take is None else np.ascontiguousarray(take, np.int64))
+        self._ids.update(zip(keys, range(first, first + len(keys))))
+        self._keys.extend(keys)
+
+    def _add(self, sig: np.ndarray, shingles: np.ndarray, key) -> Hashable:
+        key = len(self._keys) if key is None else key
+        self._add_many([key], sig.reshape(1, -1), np.array([0, len(shingles)], np.uint64),
+                       shingles)
+        return key
 
     def add(self, text: str, key: Hashable = None) -> Hashable:
         """Index `text` under `key` (default: its position, 0, 1, ...) and return the key.
         ValueError for a text without any token or a key already present."""
-        return self._add(*self._sign(text)[:2], key)
+        return self._add(*self._sign(text), key)
 
     def remove(self, key: Hashable) -> bool:
         """Forget the text indexed under `key` (it is a duplicate of nothing from now on, and
@@ -610,17 +619,17 @@ class DedupIndex:
         i = self._ids.pop(key, None)
         if i is None:
             return False
-        self._sets[i] = None  # its bucket entries stay, passed over by _matches
+        self._table.remove(i)  # its table slots stay, passed over by later queries
         return True
 
     def add_unique(self, text: str, key: Hashable = None) -> Optional[Hashable]:
         """The key of the indexed text most similar to `text` when it is a duplicate (then
         `text` is not added); otherwise None, after adding it under `key`."""
-        bands, shingles, _ = self._sign(text)
-        found = self._matches(bands, shingles)
-        if found:
-            return found[0]
-        self._add(bands, shingles, key)
+        sig, shingles = self._sign(text)
+        entries, _ = self._table.matches(sig, shingles)
+        if entries.size:
+            return self._keys[int(entries[0])]
+        self._add(sig, shingles, key)
         return None
 
 
@@ -700,33 +709,39 @@ class DedupPolicy:
         id of the indexed document it duplicates (None: none, and it is indexed as an
         original from now on), its MinHash signature row and sorted shingle set (both None
         for a text without any token)."""
-        try:
-            signed = self.index._sign(text)
-        except ValueError:  # no token
-            signed = None
-        return self._check_signed(id, signed)
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self.check_many([id], [text])[0]
 
     def check_many(self, ids: list, texts: list, threads: int = 1) -> list:
         """:meth:`check` of each document in order (the texts signed at once, on `threads`
         threads; 0: all cores)."""
+        found, sig, offsets, values = self.check_batch(ids, texts, threads)
+        ends = offsets.astype(np.int64).tolist()
+        return [(f, None, None) if ends[i] == ends[i + 1]
+                else (f, sig[i], values[ends[i]:ends[i + 1]]) for i, f in enumerate(found)]
+
+    def check_batch(self, ids: list, texts: list, threads: int = 1) -> tuple:
+        """:meth:`check_many` as arrays: ``(duplicate_of, signatures, set offsets, set
+        values)``, the list of originals' ids (None: none) and the texts' signatures
+        (``(n, num_perm)`` uint32) and sorted shingle sets (text i's is
+        ``values[offsets[i]:offsets[i + 1]]``, empty without any token). A document may
+        duplicate an earlier one of the same batch."""
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a sequence of str, not a single str")
-        return [self._check_signed(i, signed)
-                for i, signed in zip(ids, self.index._sign_many(texts, threads))]
-
-    def _check_signed(self, id: str, signed: Optional[tuple]) -> tuple:
-        if signed is None:  # no token: never a duplicate
-            self.duplicates.pop(id, None)
-            return None, None, None
-        bands, shingles, sig = signed
-        found = self.index._matches(bands, shingles)
-        if found:
-            self.duplicates[id] = found[0]
-            return found[0], sig, shingles
-        self.duplicates.pop(id, None)
-        if id not in self.index:  # a repeated id: the writer reports it
-            self.index._add(bands, shingles, id)
-        return None, sig, shingles
+        ids = list(ids)
+        sig, offsets, values = self.index._sign_many(texts, threads)
+        if len(ids) != len(sig):
+            raise ValueError(f"ids and texts differ in length: {len(ids)} != {len(sig)}")
+        found = self.index._check_many(ids, sig, offsets, values)
+        duplicates = self.duplicates
+        if duplicates and not duplicates.keys().isdisjoint(ids):  # ids checked again
+            for id in ids:
+                duplicates.pop(id, None)
+        for id, f in zip(ids, found):
+            if f is not None:
+                duplicates[id] = f
+        return found, sig, offsets, values
 
     def skip(self, id: str, text: str) -> bool:
         """Check one document (and remember it): True when the writer should skip it."""

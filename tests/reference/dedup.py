@@ -157,3 +157,78 @@ def dedup_log(events: list, threshold: float = 0.8, action: str = "mark") -> tup
                 continue
         live[doc_id] = (s, best)
     return list(live), {i: o for i, (_, o) in live.items() if o is not None}, found
+
+
+def band_key(signature: list, band: int, rows: int) -> int:
+    """LSH band key of band `band` (slots band*rows .. band*rows+rows-1): k = band, then
+    k = fmix64(k * GOLDEN + v) mod 2^64 for each slot value v."""
+    k = band
+    for v in signature[band * rows:(band + 1) * rows]:
+        k = fmix64((k * GOLDEN + int(v)) & M64)
+    return k
+
+
+class StreamIndex:
+    """mirkit._core.dedup.StreamIndex in plain Python (dicts of band keys, Python sets): entries
+    numbered in the order added; a query's candidates share a band key with it; the answer is
+    the live candidate of largest Jaccard >= threshold, the smaller entry on a tie."""
+
+    def __init__(self, num_perm: int, bands: int, rows: int, threshold: float):
+        self.num_perm, self.bands, self.rows, self.threshold = num_perm, bands, rows, threshold
+        self.buckets: list = [{} for _ in range(bands)]
+        self.sets: list = []  # None once removed
+
+    def _keys(self, signature) -> list:
+        return [band_key(list(signature), b, self.rows) for b in range(self.bands)]
+
+    def _add(self, signature, values) -> int:
+        entry = len(self.sets)
+        self.sets.append(set(int(v) for v in values))
+        for bucket, key in zip(self.buckets, self._keys(signature)):
+            bucket.setdefault(key, []).append(entry)
+        return entry
+
+    def add_many(self, signatures, sets) -> int:
+        first = len(self.sets)
+        for s, v in zip(signatures, sets):
+            self._add(s, v)
+        return first
+
+    def remove(self, entry: int) -> bool:
+        if not 0 <= entry < len(self.sets) or self.sets[entry] is None:
+            return False
+        self.sets[entry] = None
+        return True
+
+    def matches(self, signature, values) -> list:
+        """[(entry, Jaccard)] of the live entries >= threshold, most similar first."""
+        q = set(int(v) for v in values)
+        seen, out = set(), []
+        for bucket, key in zip(self.buckets, self._keys(signature)):
+            for e in bucket.get(key, ()):
+                if e in seen or self.sets[e] is None:
+                    continue
+                seen.add(e)
+                t = self.sets[e]
+                j = len(q & t) / len(q | t) if q | t else 0.0
+                if j >= self.threshold:
+                    out.append((e, j))
+        return sorted(out, key=lambda x: (-x[1], x[0]))
+
+    def check_many(self, signatures, sets, group, has_entry) -> tuple:
+        """(original entry or -1, new entry or -1) of each text, in order; `has_entry` (one
+        bool a group) is updated."""
+        original, added = [], []
+        for s, v, g in zip(signatures, sets, group):
+            if len(v) == 0:
+                original.append(-1)
+                added.append(-1)
+                continue
+            found = self.matches(s, v)
+            original.append(found[0][0] if found else -1)
+            if not found and not has_entry[g]:
+                added.append(self._add(s, v))
+                has_entry[g] = True
+            else:
+                added.append(-1)
+        return original, added

@@ -28,9 +28,9 @@ filter hides the duplicates: ``searcher.search(q, k, filter="NOT duplicate_of:*"
 
 **The living index** (:meth:`IndexWriter.open <mirkit.index.IndexWriter.open>`): a new
 document is checked against every live document of the index that is not itself a duplicate,
-from earlier commits and sessions (their signatures, read from the segments at the writer's
-first add: about ``8 x (num_perm + distinct shingles)`` bytes a document, and one dict entry a
-band) and from this session. A deleted document is forgotten at once, so adding its text
+from earlier commits and sessions (their band keys and shingle sets, loaded from the segments
+at the writer's first add, one C++ call a segment: about ``8 x distinct shingles + 40 x
+bands`` bytes a document) and from this session. A deleted document is forgotten at once, so adding its text
 again (or updating it, a delete and an add) is not a duplicate of it. With ``"skip"`` an
 update whose new text duplicates another live document leaves the id deleted. The policy is a
 setting of the index, chosen when it is created (``IndexWriter.open(path, dedup="mark")``,
@@ -70,39 +70,84 @@ def mark_fields(numeric: tuple, keyword: tuple, policy) -> tuple:
 
 class SignatureCollector:
     """The signatures and shingle sets of the documents a writer keeps (the first record of
-    an id counts, as the index keeps the first of a repeated id)."""
+    an id counts, as the index keeps the first of a repeated id), kept as the batches they were
+    signed in."""
 
     def __init__(self, policy):
         self.policy = policy
-        self.rows: dict = {}
+        self.rows: dict = {}  # id -> its row in the batches end to end
+        self._batches: list = []  # (signatures, set offsets, set values)
+        self._n_rows = 0
 
     def add(self, doc_id: str, signature: Optional[np.ndarray],
             shingles: Optional[np.ndarray]) -> None:
-        self.rows.setdefault(doc_id, (signature, shingles))
+        if doc_id in self.rows:
+            return
+        if signature is None:
+            signature = np.zeros(self.policy.index.num_perm, np.uint32)
+            shingles = np.zeros(0, np.uint64)
+        self.add_batch([doc_id], signature.reshape(1, -1),
+                       np.array([0, len(shingles)], np.uint64), shingles)
+
+    def add_batch(self, ids: list, signatures: np.ndarray, offsets: np.ndarray,
+                  values: np.ndarray, keep: Optional[list] = None) -> None:
+        """The documents ``ids[i]`` for i in `keep` (default: all), with the signatures and
+        sets of :meth:`mirkit.dedup.DedupPolicy.check_batch`."""
+        first = self._n_rows
+        self._batches.append((signatures, offsets, values))
+        self._n_rows += len(signatures)
+        rows = self.rows
+        for i in range(len(ids)) if keep is None else keep:
+            rows.setdefault(ids[i], first + i)
 
     def write(self, directory: Path, doc_ids: list) -> None:
         """The files of the index (or segment) in `directory`, whose documents are `doc_ids`
         in docid order."""
         num_perm = self.policy.index.num_perm
-        sig = np.zeros((len(doc_ids), num_perm), np.uint32)
-        sets = []
-        for i, d in enumerate(doc_ids):
-            s, values = self.rows.get(d, (None, None))
-            if s is not None:
-                sig[i] = s
-            sets.append(np.zeros(0, np.uint64) if values is None else values)
-        _write(directory, self.policy.settings(), sig, sets)
+        if not self._batches:
+            _write_arrays(directory, self.policy.settings(),
+                          np.zeros((len(doc_ids), num_perm), np.uint32),
+                          np.zeros(len(doc_ids) + 1, np.uint64), np.zeros(0, np.uint64))
+            return
+        sig = np.concatenate([s for s, _, _ in self._batches])
+        value_starts = np.cumsum([0] + [len(v) for _, _, v in self._batches])
+        offsets = np.concatenate([o[:-1].astype(np.int64) + value_starts[b]
+                                  for b, (_, o, _) in enumerate(self._batches)]
+                                 + [value_starts[-1:]])
+        values = np.concatenate([v for _, _, v in self._batches])
+        rows = self.rows
+        if len(rows) == len(doc_ids) and list(rows) == doc_ids:  # the usual order: added
+            at = np.fromiter(rows.values(), np.int64, len(doc_ids))
+        else:
+            at = np.fromiter((rows.get(d, -1) for d in doc_ids), np.int64, len(doc_ids))
+        out_offsets, out_values = _gather(offsets, values, at)
+        out_sig = sig[at]
+        out_sig[np.diff(out_offsets) == 0] = 0  # no token (or no record): zeros
+        _write_arrays(directory, self.policy.settings(), out_sig, out_offsets, out_values)
 
 
-def _write(directory: Path, settings: dict, sig: np.ndarray, sets: list) -> None:
-    offsets = np.zeros(len(sets) + 1, np.uint64)
-    offsets[1:] = np.cumsum([len(s) for s in sets])
-    shingles = np.concatenate([np.zeros(0, np.uint64)] + sets).astype("<u8")
+def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple:
+    """(offsets, values) of the sets ``values[offsets[r]:offsets[r + 1]]`` of `rows` in order
+    (an empty set for a row -1), without a loop a row."""
+    offsets = offsets.astype(np.int64, copy=False)
+    rows = np.asarray(rows, np.int64)
+    valid = rows >= 0
+    safe = np.where(valid, rows, 0)
+    lens = np.where(valid, offsets[safe + 1] - offsets[safe], 0)
+    out = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(lens, out=out[1:])
+    index = np.repeat(offsets[safe] - out[:-1], lens) + np.arange(out[-1], dtype=np.int64)
+    return out.astype(np.uint64), values[index]
+
+
+def _write_arrays(directory: Path, settings: dict, sig: np.ndarray, offsets: np.ndarray,
+                  shingles: np.ndarray) -> None:
     files = {}
-    for name, data in ((_SIGNATURES, sig.astype("<u4")), (_OFFSETS, offsets.astype("<u8")),
-                       (_SHINGLES, shingles)):
-        files[name] = write_file(directory / name, np.ascontiguousarray(data).tobytes())
-    write_json(directory / DEDUP_FILE, {"format": _FORMAT, "n_docs": len(sets),
+    for name, data in ((_SIGNATURES, np.ascontiguousarray(sig, "<u4")),
+                       (_OFFSETS, np.ascontiguousarray(offsets, "<u8")),
+                       (_SHINGLES, np.ascontiguousarray(shingles, "<u8"))):
+        files[name] = write_file(directory / name, data.data)  # its bytes, not copied
+    write_json(directory / DEDUP_FILE, {"format": _FORMAT, "n_docs": len(offsets) - 1,
                                         "policy": settings, "files": files})
 
 
@@ -183,17 +228,23 @@ def merge_signatures(directory: Path, segments: list, settings: dict,
         if any(m is None for m in metas):
             return
         settings = {"dedup": metas[0]["policy"]}
-    sigs, sets = [], []
+    sigs, offs, vals, total = [], [], [], 0
     for s in segments:
         sig, offsets, shingles = read_signatures(s.index)
         live = np.flatnonzero(np.ones(len(sig), bool) if s.deleted is None else ~s.deleted)
-        ends = offsets.astype(np.int64)
+        sub_offsets, sub_values = _gather(offsets, shingles, live)
         sigs.append(sig[live])
-        sets += [shingles[ends[d]:ends[d + 1]] for d in live.tolist()]
+        offs.append(sub_offsets[:-1].astype(np.int64) + total)
+        vals.append(sub_values)
+        total += len(sub_values)
     sig = np.concatenate(sigs)
+    offsets = np.concatenate(offs + [np.array([total], np.int64)])
+    values = np.concatenate(vals)
     if order is not None:
-        sig, sets = sig[order], [sets[i] for i in np.asarray(order).tolist()]
-    _write(directory, settings["dedup"], sig, sets)
+        order = np.asarray(order, np.int64)
+        sig = sig[order]
+        offsets, values = _gather(offsets, values, order)
+    _write_arrays(directory, settings["dedup"], sig, offsets.astype(np.uint64), values)
 
 
 def load_policy(policy, parts: list) -> None:
@@ -209,15 +260,10 @@ def load_policy(policy, parts: list) -> None:
         if marked is not None:
             take &= ~marked
         rows = np.flatnonzero(take)
-        if not rows.size:
-            continue
-        ids = index.doc_ids
-        starts = offsets[rows].astype(np.int64)
-        ends = offsets[rows + 1].astype(np.int64)
-        sub_offsets = np.zeros(rows.size + 1, np.int64)
-        sub_offsets[1:] = np.cumsum(ends - starts)
-        sub = np.concatenate([shingles[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
-        policy.index._add_many([ids[r] for r in rows.tolist()], sig[rows], sub_offsets, sub)
+        if rows.size:  # one call a segment
+            ids = index.doc_ids
+            policy.index._add_many([ids[r] for r in rows.tolist()], sig, offsets, shingles,
+                                   take=rows)
 
 
 def mark_column(columns: list, doc_ids: list, duplicates: dict) -> list:

@@ -224,6 +224,11 @@ class IndexWriter(CommitOnExit):
     def __new__(cls, path=None, *args, impacts: bool = False, quantize: bool = False,
                 **options):
         if cls is IndexWriter and (impacts is not False or quantize is not False):
+            if options.get("dedup") is not None:
+                raise ValueError("dedup= checks texts for near-duplicates: an impact index "
+                                 "(impacts=/quantize=) is built from term weights, not texts; "
+                                 "pass dedup=None (mirkit.dedup.near_duplicates finds the "
+                                 "duplicates of the texts beforehand)")
             from mirkit.index.impacts import make_writer
 
             return make_writer(path, *args, impacts=impacts, quantize=quantize, **options)
@@ -293,6 +298,7 @@ class IndexWriter(CommitOnExit):
             if store else None
         self._ids: list[str] = []
         self._texts: list[str] = []
+        self._records: list = []  # of add(), for the store (None: {"id", "text"})
         self._locations: list[tuple[str, int]] = []
         self._started = time.perf_counter()
         self._closed = False
@@ -416,10 +422,14 @@ class IndexWriter(CommitOnExit):
         `fields`, `text` is a mapping of them, which may hold those values too (as a record
         of ``add_documents`` does; ValueError if `fields` is given as well)."""
         self._check_open()
+        record = None  # what the store keeps: the record add_documents would see (None: id, text)
         if self._fields is not None and isinstance(id, str) and isinstance(text, Mapping):
             if self._columns is not None:
                 fields = record_fields(self._columns.numeric + self._columns.keyword, id, text,
                                        fields)
+            if self._store is not None:
+                record = {"id": id, **text}
+                self._store.note_text_fields([n for n in text if n in self.fields])
             text = self._fields.add(id, text)
         elif self._fields is not None:
             raise TypeError(f"id must be a str and text a mapping of the fields "
@@ -433,8 +443,11 @@ class IndexWriter(CommitOnExit):
         elif fields:
             raise ValueError("fields given, but the writer stores none: name them with "
                              "numeric_fields= or keyword_fields=")
+        if self._store is not None and fields:
+            record = {**({"id": id, "text": text} if record is None else record), **fields}
         self._ids.append(id)
         self._texts.append(text)
+        self._records.append(record)
         self._locations.append(("<add>", self.n_docs))
         if len(self._ids) >= self.batch_size:
             self._flush()
@@ -506,8 +519,10 @@ class IndexWriter(CommitOnExit):
 
     def _dedup_batch(self, ids: list, texts: list, locations: list, records=None) -> tuple:
         """A batch without the near-duplicates to skip (each document checked)."""
-        checked = self.dedup.check_many(ids, texts, self.threads)
-        keep = [i for i, (id, c) in enumerate(zip(ids, checked)) if not self._dedup_skip(id, c)]
+        found, sig, offsets, values = self.dedup.check_batch(ids, texts, self.threads)
+        keep = [i for i, f in enumerate(found) if f is None] if self.dedup.action == "skip" \
+            else range(len(ids))
+        self._signatures.add_batch(ids, sig, offsets, values, keep)
         if len(keep) == len(ids):
             return ids, texts, locations, records
         return ([ids[i] for i in keep], [texts[i] for i in keep], [locations[i] for i in keep],
@@ -546,8 +561,9 @@ class IndexWriter(CommitOnExit):
     def _flush(self) -> None:
         if self._ids:
             ids, texts, locations = self._ids, self._texts, self._locations
-            self._ids, self._texts, self._locations = [], [], []
-            self._add_batch(ids, texts, locations, skip_errors=False)
+            records = self._records if any(r is not None for r in self._records) else None
+            self._ids, self._texts, self._locations, self._records = [], [], [], []
+            self._add_batch(ids, texts, locations, skip_errors=False, records=records)
 
     def _add_batch(self, ids: list, texts: list, locations: list, skip_errors: bool,
                    records=None) -> int:
