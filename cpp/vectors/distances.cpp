@@ -79,7 +79,7 @@ namespace {
 
 #if defined(MIRKIT_X86_SIMD)
 const core::Dispatch<BlockKernel> kBlock{
-    {detail::block_scalar, nullptr, detail::block_avx2, detail::block_avx512}};
+    {detail::block_scalar, detail::block_sse4, detail::block_avx2, detail::block_avx512}};
 #else
 const core::Dispatch<BlockKernel> kBlock{{detail::block_scalar}};
 #endif

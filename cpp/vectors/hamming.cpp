@@ -50,7 +50,8 @@ namespace {
 // The AVX-512 entry needs VPOPCNTDQ on top of the level's F/BW/VL/DQ; without it the AVX2
 // (PSHUFB) path serves that level.
 core::Dispatch<HammingKernel> make_dispatch() {
-  core::Dispatch<HammingKernel> d{{detail::hamming_scalar, nullptr, detail::hamming_avx2}};
+  core::Dispatch<HammingKernel> d{
+      {detail::hamming_scalar, detail::hamming_sse4, detail::hamming_avx2}};
   if (core::cpu_features().avx512vpopcntdq) d.impl[3] = detail::hamming_avx512;
   return d;
 }
