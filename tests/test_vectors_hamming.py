@@ -309,3 +309,20 @@ def test_rerank_every_dimension_tail_at_every_level(simd_level, rng, d):
         index.add(base)
         dist, ids = index.search(q, 10)
         ref.assert_same_neighbors(q, base, dist, ids, 10, metric, rtol=1e-5)
+
+
+
+@pytest.mark.parametrize("words", [31, 32, 40])
+def test_long_codes_flush_the_byte_counts(simd_level, rng, words):
+    # The AVX2 scan sums per-byte counts over at most 31 words before folding them into 64-bit
+    # lanes: a 32nd word of all-different bits would overflow a byte (32 x 8 = 256). Query 0 is
+    # the complement of code 0, so every byte of every word differs.
+    n = 21
+    codes = rng.integers(0, 2**64, (n, words), dtype=np.uint64)
+    q = np.vstack([~codes[:1], rng.integers(0, 2**64, (4, words), dtype=np.uint64)])
+    padded = np.zeros((24, words), np.uint64)
+    padded[:n] = codes
+    blocks = np.ascontiguousarray(padded.reshape(3, 8, words).transpose(0, 2, 1))
+    got = _core.vectors.hamming_distances(blocks, n, q, 1)
+    np.testing.assert_array_equal(got, _ref_hamming(q, codes))
+    assert got[0, 0] == 64 * words

@@ -57,7 +57,7 @@ core::Dispatch<HammingKernel> make_dispatch() {
 }
 const core::Dispatch<HammingKernel> kHamming = make_dispatch();
 const core::Dispatch<BelowKernel> kBelow{
-    {detail::below_scalar, nullptr, nullptr, detail::below_avx512}};
+    {detail::below_scalar, nullptr, detail::below_avx2, detail::below_avx512}};
 #else
 const core::Dispatch<HammingKernel> kHamming{{detail::hamming_scalar}};
 const core::Dispatch<BelowKernel> kBelow{{detail::below_scalar}};
