@@ -27,7 +27,9 @@ struct V128 {
   static uint32_t bits(mask m) { return static_cast<uint32_t>(_mm_movemask_ps(m)); }
   static void store(float* p, reg a) { _mm_storeu_ps(p, a); }
   static void istore(uint32_t* p, ireg a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), a); }
-  static ireg iload(const uint32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static ireg iload(const uint32_t* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
 };
 
 }  // namespace

@@ -48,7 +48,8 @@ void scan(const uint64_t* blocks, size_t n_blocks, size_t words, const uint64_t*
       }
       for (size_t i = 0; i < NQ; ++i) {
         for (size_t h = 0; h < 2; ++h) {
-          acc[i][h] = _mm256_add_epi64(acc[i][h], _mm256_sad_epu8(bytes[i][h], _mm256_setzero_si256()));
+          const __m256i sums = _mm256_sad_epu8(bytes[i][h], _mm256_setzero_si256());
+          acc[i][h] = _mm256_add_epi64(acc[i][h], sums);
         }
       }
     }
@@ -87,12 +88,13 @@ size_t below_avx2(const uint16_t* d, size_t n, uint16_t bound, uint32_t* out) {
   for (; i + 8 <= n; i += 8) {
     const __m256i v =
         _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i)));
-    const uint32_t hits =
-        ~static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, b)))) & 0xffu;
+    const __m256 above = _mm256_castsi256_ps(_mm256_cmpgt_epi32(v, b));
+    const uint32_t hits = ~static_cast<uint32_t>(_mm256_movemask_ps(above)) & 0xffu;
     const __m256i perm =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kPack[hits].data()));
     const __m256i ids = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), iota);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + m), _mm256_permutevar8x32_epi32(ids, perm));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + m),
+                        _mm256_permutevar8x32_epi32(ids, perm));
     m += static_cast<size_t>(__builtin_popcount(hits));
   }
   for (; i < n; ++i) {
