@@ -296,3 +296,33 @@ def test_loaded_index_takes_more_adds(tmp_path, clustered):
     np.testing.assert_array_equal(loaded._blocks, index._blocks)
     np.testing.assert_array_equal(loaded.search(q, 5).ids, index.search(q, 5).ids)
     assert not np.shares_memory(loaded._data, np.load(tmp_path / "h" / "data.npy", mmap_mode="r"))
+
+
+@pytest.mark.parametrize("d", [3, 12, 37])
+def test_rerank_every_dimension_tail_at_every_level(simd_level, rng, d):
+    # Re-ranking every row makes the search exact; the dimensions cover each SIMD re-ranking
+    # loop (2 vectors, 1 vector, scalar or masked tail) at 4, 8 and 16 lanes.
+    base = rng.standard_normal((300, d)).astype(np.float32)
+    q = rng.standard_normal((9, d)).astype(np.float32)
+    for metric in ("l2", "cosine"):
+        index = vectors.HammingLSH(d, metric=metric, n_bits=64, n_candidates=300, seed=0)
+        index.add(base)
+        dist, ids = index.search(q, 10)
+        ref.assert_same_neighbors(q, base, dist, ids, 10, metric, rtol=1e-5)
+
+
+
+@pytest.mark.parametrize("words", [31, 32, 40])
+def test_long_codes_flush_the_byte_counts(simd_level, rng, words):
+    # The AVX2 scan sums per-byte counts over at most 31 words before folding them into 64-bit
+    # lanes: a 32nd word of all-different bits would overflow a byte (32 x 8 = 256). Query 0 is
+    # the complement of code 0, so every byte of every word differs.
+    n = 21
+    codes = rng.integers(0, 2**64, (n, words), dtype=np.uint64)
+    q = np.vstack([~codes[:1], rng.integers(0, 2**64, (4, words), dtype=np.uint64)])
+    padded = np.zeros((24, words), np.uint64)
+    padded[:n] = codes
+    blocks = np.ascontiguousarray(padded.reshape(3, 8, words).transpose(0, 2, 1))
+    got = _core.vectors.hamming_distances(blocks, n, q, 1)
+    np.testing.assert_array_equal(got, _ref_hamming(q, codes))
+    assert got[0, 0] == 64 * words

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from reference import vectors as ref
 
-from mirkit import vectors
+import mirkit
+from mirkit import _core, vectors
+from mirkit._simd import runnable_simd_levels
 from mirkit.benchmarks.data import data_dir
 
 
@@ -220,3 +222,16 @@ def test_flat_index_filter_is_exact_over_allowed_rows(rng, metric):
     assert (nothing.ids == -1).all()
     with pytest.raises(TypeError, match="filter"):
         index.search(q, 3, filter=np.array([0.5]))
+
+
+def test_sse4_block_kernel_is_bit_identical_to_scalar(rng):
+    # Without FMA the SSE4 tile multiplies then adds in the scalar kernel's order, lane by lane.
+    q, b = _data(rng, 45, 700, 37)
+    centers = b[:40].copy()
+    with mirkit.simd_limit("scalar"):
+        want = vectors.knn(q, b, 9), _core.vectors.assign(b, centers, 1)
+    for level in [lv for lv in runnable_simd_levels() if lv == "sse4"]:
+        with mirkit.simd_limit(level):
+            got = vectors.knn(q, b, 9), _core.vectors.assign(b, centers, 1)
+        for w, g in zip([*want[0], *want[1]], [*got[0], *got[1]]):
+            np.testing.assert_array_equal(g, w)

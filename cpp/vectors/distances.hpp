@@ -5,8 +5,8 @@
 // alpha = -1, bias = 0 (the similarity is -s). The inner products are computed like a GEMM:
 // 32 queries are packed into a panel (panel[j * 32 + lane] = q_lane[j]) that stays in L1, base
 // rows stream past it, and a register-tiled micro-kernel (AVX-512: 8 base rows x 32 queries
-// with FMA) accumulates a tile of inner products in registers. The reduction is fused into the
-// same loop, so the full n x k score matrix is never stored:
+// with FMA; AVX2: 6 x 16; SSE4: 5 x 8) accumulates a tile of inner products in registers. The
+// reduction is fused into the same loop, so the full n x k score matrix is never stored:
 //   kTop1  - a lane-wise running minimum (k-means assignment, quantization),
 //   kTopK  - a lane-wise threshold test; only the rare passing scores enter a per-query heap,
 //   kDense - scores written out (transform, k-means++ potentials).
@@ -44,6 +44,7 @@ using BlockKernel = void (*)(const BlockTask&);
 
 namespace detail {
 void block_scalar(const BlockTask& t);
+void block_sse4(const BlockTask& t);
 void block_avx2(const BlockTask& t);
 void block_avx512(const BlockTask& t);
 // Replaces the root of a max-heap ordered by (val, id) and sifts down. Out of line on purpose:

@@ -50,13 +50,14 @@ namespace {
 // The AVX-512 entry needs VPOPCNTDQ on top of the level's F/BW/VL/DQ; without it the AVX2
 // (PSHUFB) path serves that level.
 core::Dispatch<HammingKernel> make_dispatch() {
-  core::Dispatch<HammingKernel> d{{detail::hamming_scalar, nullptr, detail::hamming_avx2}};
+  core::Dispatch<HammingKernel> d{
+      {detail::hamming_scalar, detail::hamming_sse4, detail::hamming_avx2}};
   if (core::cpu_features().avx512vpopcntdq) d.impl[3] = detail::hamming_avx512;
   return d;
 }
 const core::Dispatch<HammingKernel> kHamming = make_dispatch();
 const core::Dispatch<BelowKernel> kBelow{
-    {detail::below_scalar, nullptr, nullptr, detail::below_avx512}};
+    {detail::below_scalar, nullptr, detail::below_avx2, detail::below_avx512}};
 #else
 const core::Dispatch<HammingKernel> kHamming{{detail::hamming_scalar}};
 const core::Dispatch<BelowKernel> kBelow{{detail::below_scalar}};

@@ -29,9 +29,12 @@ using BelowKernel = size_t (*)(const uint16_t* d, size_t n, uint16_t bound, uint
 
 namespace detail {
 size_t below_scalar(const uint16_t* d, size_t n, uint16_t bound, uint32_t* out);
+size_t below_avx2(const uint16_t* d, size_t n, uint16_t bound, uint32_t* out);
 size_t below_avx512(const uint16_t* d, size_t n, uint16_t bound, uint32_t* out);
 void hamming_scalar(const uint64_t* blocks, size_t n_blocks, size_t words, const uint64_t* q,
                     size_t nq, uint16_t* out);
+void hamming_sse4(const uint64_t* blocks, size_t n_blocks, size_t words, const uint64_t* q,
+                  size_t nq, uint16_t* out);
 void hamming_avx2(const uint64_t* blocks, size_t n_blocks, size_t words, const uint64_t* q,
                   size_t nq, uint16_t* out);
 void hamming_avx512(const uint64_t* blocks, size_t n_blocks, size_t words, const uint64_t* q,

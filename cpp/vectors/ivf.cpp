@@ -72,16 +72,19 @@ namespace {
 using ScanKernel = void (*)(const IvfScan&);
 #if defined(MIRKIT_X86_SIMD)
 const core::Dispatch<ScanKernel> kScan{
-    {detail::ivf_scan_scalar, nullptr, detail::ivf_scan_avx2, detail::ivf_scan_avx512}};
+    {detail::ivf_scan_scalar, detail::ivf_scan_sse4, detail::ivf_scan_avx2,
+     detail::ivf_scan_avx512}};
 const core::Dispatch<GatherKernel> kGather{
-    {detail::gather_scalar, nullptr, detail::gather_avx2, detail::gather_avx512}};
+    {detail::gather_scalar, detail::gather_sse4, detail::gather_avx2,
+     detail::gather_avx512}};
 #else
 const core::Dispatch<ScanKernel> kScan{{detail::ivf_scan_scalar}};
 const core::Dispatch<GatherKernel> kGather{{detail::gather_scalar}};
 #endif
 using ScanManyKernel = void (*)(const IvfScanMany&);
 #if defined(MIRKIT_X86_SIMD)
-const core::Dispatch<ScanManyKernel> kScanMany{{detail::ivf_scan_many_scalar, nullptr,
+const core::Dispatch<ScanManyKernel> kScanMany{{detail::ivf_scan_many_scalar,
+                                                detail::ivf_scan_many_sse4,
                                                 detail::ivf_scan_many_avx2,
                                                 detail::ivf_scan_many_avx512}};
 #else

@@ -80,15 +80,19 @@ struct IvfScanMany {
 
 namespace detail {
 void ivf_scan_scalar(const IvfScan& t);
+void ivf_scan_sse4(const IvfScan& t);
 void ivf_scan_avx2(const IvfScan& t);
 void ivf_scan_avx512(const IvfScan& t);
 void gather_scalar(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
                    float* out);
+void gather_sse4(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
+                 float* out);
 void gather_avx2(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
                  float* out);
 void gather_avx512(const float* q, const float* const* rows, size_t n, size_t d, bool ip,
                    float* out);
 void ivf_scan_many_scalar(const IvfScanMany& t);
+void ivf_scan_many_sse4(const IvfScanMany& t);
 void ivf_scan_many_avx2(const IvfScanMany& t);
 void ivf_scan_many_avx512(const IvfScanMany& t);
 }  // namespace detail

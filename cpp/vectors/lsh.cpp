@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "vectors/distances.hpp"
+#include "vectors/ivf.hpp"
 #include "vectors/lsh_rerank.hpp"
 
 namespace mirkit::vectors {
@@ -44,8 +45,24 @@ void rerank_scalar(const float* q, const float* data, size_t d, const uint32_t* 
 namespace {
 
 #if defined(MIRKIT_X86_SIMD)
+// At SSE4 and AVX2, re-ranking is the gathered-rows kernel of IVF and HNSW (ivf_scan.inl: four
+// rows at once, whose independent load streams overlap the cache misses of scattered
+// candidates), fed the candidates' row pointers a chunk at a time.
+template <GatherKernel G>
+void rerank_gathered(const float* q, const float* data, size_t d, const uint32_t* cand,
+                     size_t nc, bool l2, float* out) {
+  constexpr size_t kChunk = 64;
+  const float* rows[kChunk];
+  for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
+    const size_t m = std::min(kChunk, nc - c0);
+    for (size_t c = 0; c < m; ++c) rows[c] = data + static_cast<size_t>(cand[c0 + c]) * d;
+    G(q, rows, m, d, /*ip=*/!l2, out + c0);  // ip: minus the inner product, as here
+  }
+}
+
 const core::Dispatch<RerankKernel> kRerank{
-    {detail::rerank_scalar, nullptr, nullptr, detail::rerank_avx512}};
+    {detail::rerank_scalar, rerank_gathered<detail::gather_sse4>,
+     rerank_gathered<detail::gather_avx2>, detail::rerank_avx512}};
 #else
 const core::Dispatch<RerankKernel> kRerank{{detail::rerank_scalar}};
 #endif
