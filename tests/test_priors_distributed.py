@@ -121,3 +121,43 @@ def test_cli_search_sharded_with_a_field_prior(tmp_path, cranfield_docs, cranfie
              if line.split() and line.split()[0].isdigit()]
     assert shown[:5] == single.search(q, 5, prior="w", prior_weight=3.0).ids
     assert shown[:5] != single.search(q, 5).ids
+
+
+def test_bm25f_prior_over_runs_of_segments(tmp_path):
+    """BM25F with a prior (a numeric field, an array, a compiled one) on a fielded living index
+    of 3 segments with deletions, searched as 1, 2 and 3 runs of segments in this process (what
+    a cluster's workers run): bit for bit one Searcher's, filters and phrases included."""
+    from mirkit.search import BM25F
+    from tests.test_fields import FIELDS, corpus
+
+    docs = corpus(np.random.default_rng(5), 150)
+    for i, doc in enumerate(docs):
+        doc["year"] = float(1980 + i % 23)
+    path = tmp_path / "live"
+    for n, part in enumerate((docs[:50], docs[50:110], docs[110:])):
+        options = {"fields": FIELDS, "numeric_fields": ["year"], "positions": True} \
+            if n == 0 else {}
+        with IndexWriter.open(path, threads=1, merge_policy=None, **options) as w:
+            w.add_documents(part)
+            w.delete([d["id"] for d in part[::7]])
+    one = Searcher(Index.open(path))
+    many = DistributedSearcher(path)
+    array = np.random.default_rng(6).pareto(1.5, len(one.index.doc_ids))
+    queries = ['title:wing flow', '"wing tip"~1 heat', "pressure layer shock", "nosuchword"]
+    scorer = BM25F({"title": 2.0})
+    for runs in ([(0, 1), (1, 3)], [(0, 1), (1, 2), (2, 3)]):
+        many._plan = lambda chunks, runs=runs: (runs, 1, None)
+        for prior, transform, flt in (("year", "log", "year >= 1990"), (array, "sat", None),
+                                      (many.compile_prior(array, weight=0.5), "log", None)):
+            for algorithm in ALGORITHMS:
+                got = many.search_batch(queries, 10, algorithm=algorithm, scorer=scorer,
+                                        filter=flt, prior=prior, prior_weight=0.5,
+                                        prior_transform=transform)
+                for q, g in zip(queries, got):
+                    want = one.search(q, 10, algorithm=algorithm, scorer=scorer, filter=flt,
+                                      prior=prior if isinstance(prior, str) else array,
+                                      prior_weight=0.5, prior_transform=transform)
+                    _same(g, want)
+    assert len(got[0]) == 10
+    assert many.search(queries[2], 10, scorer=scorer, prior=array, prior_weight=3.0).ids != \
+        many.search(queries[2], 10, scorer=scorer).ids

@@ -967,13 +967,14 @@ def _fielded_stats_run(path: str, generation: int, first: int, end: int, queries
 
 def _fielded_search_run(path: str, generation: int, first: int, end: int, queries: list,
                         params: tuple, k: int, algorithm: str, threads: Optional[int],
-                        global_stats: tuple, passing) -> tuple:
+                        global_stats: tuple, passing, prior=None) -> tuple:
     """:func:`_search_run`'s answer for BM25F: `params` (weights, b, k1), `global_stats` the
     collection's (FieldedEngine.search_batch), `passing` None or a uint8 per live document of
-    the run."""
+    the run, `prior` None or (boost per live document of the run, the collection's largest
+    boost: the fixed-point scale counts it, as in :func:`_search_run`)."""
     run = _fielded_run(path, generation, first, end)
     rs = run.engine.search_batch(queries, *params, k, algorithm, _task_threads(threads), passing,
-                                 global_stats)
+                                 global_stats, prior)
     offsets = np.zeros(len(rs) + 1, np.uint64)
     offsets[1:] = np.cumsum([len(r[0]) for r in rs])
     docids = np.concatenate([r[0] for r in rs]).astype(np.uint32) if rs else \
@@ -1211,8 +1212,6 @@ class DistributedSearcher:
             raise ValueError(f"syntax must be 'plain' or 'lucene' with DistributedSearcher, got "
                              f"{syntax!r}")
         bm25f = fielded_scorer(self, queries, scorer, {"syntax": syntax})
-        if bm25f is not None and prior is not None:
-            raise ValueError("prior= does not combine with BM25F (yet)")
         compiled = None if filter is None else self._compile_filter(filter)
         runs, chunks, where = self._plan(chunks)
         if not runs:  # a living index without segments: no documents
@@ -1222,7 +1221,7 @@ class DistributedSearcher:
         bounds = _contiguous_groups([1] * len(queries), min(chunks, len(queries)))
         if bm25f is not None:
             answers = self._fielded_answers(queries, k, algorithm, bm25f, threads, runs, bounds,
-                                            where, compiled, syntax)
+                                            where, compiled, syntax, prior)
         else:
             prepared = [self._prepare(q, syntax) for q in queries]
             spec = self._spec(scorer)
@@ -1283,9 +1282,11 @@ class DistributedSearcher:
         return _compile(self.index, parts, prior, weight, transform, k)
 
     def _fielded_answers(self, queries: list, k: int, algorithm: str, bm25f, threads,
-                         runs: list, bounds: list, where, compiled, syntax: str) -> list:
+                         runs: list, bounds: list, where, compiled, syntax: str,
+                         prior=None) -> list:
         """The runs' answers of BM25F queries (the two rounds of :func:`_fielded_run`'s
-        comment), in :func:`_search_run`'s layout, task (run, chunk) at run * chunks + chunk."""
+        comment), in :func:`_search_run`'s layout, task (run, chunk) at run * chunks + chunk.
+        `prior`: None or a compiled Prior; each run gets the boosts of its live documents."""
         from mirkit.index.fields import index_fields
         from mirkit.search.fielded import fielded_clauses
 
@@ -1307,8 +1308,14 @@ class DistributedSearcher:
             mask[compiled.docids()] = 1
             starts = np.cumsum([0] + [int(x[0]) for x in stats])
             passing = [mask[starts[r]:starts[r + 1]] for r in range(len(runs))]
+        boosts = [None] * len(runs)
+        if prior is not None:
+            from mirkit.search.priors import live_boosts
+
+            boosts = [(live_boosts(prior, self.index, first, end), prior.max)
+                      for first, end in runs]
         args = [(self._path, self._key, first, end, clauses[a:e], (weights, b, bm25f.k1), k,
-                 algorithm, threads, (n_live, avg, dfs[a:e]), passing[r])
+                 algorithm, threads, (n_live, avg, dfs[a:e]), passing[r], boosts[r])
                 for r, (first, end) in enumerate(runs) for a, e in bounds]
         return self._submit(_fielded_search_run, args, where)
 
@@ -1336,8 +1343,8 @@ class DistributedSearcher:
         fields), whose statistics are then gathered from every run first.
 
         `prior` and its options are :meth:`Searcher.search`'s (values per global docid, a
-        numeric field, or a :meth:`compile_prior` result; not with BM25F): the scores equal
-        those of one index of the whole collection searched with the prior, bit for bit."""
+        numeric field, or a :meth:`compile_prior` result; BM25F too): the scores equal those
+        of one index of the whole collection searched with the prior, bit for bit."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         check_query(query, "query")
         self._check_text([query])

@@ -45,8 +45,8 @@ with it, so the feedback documents are the top of the boosted ranking), with hyb
 :class:`mirkit.distributed.DistributedSearcher` (compiled on the client over the whole
 collection, so that ``k`` and the largest boost are the collection's; each run gets the boosts
 of its segments or shards, and the results equal one index's bit for bit), and with BM25F
-(:mod:`mirkit.search.fielded`: the boosts of the live documents). Not yet with spelling
-correction, nor with BM25F in a DistributedSearcher.
+(:mod:`mirkit.search.fielded`: the boosts of the live documents; in a DistributedSearcher too,
+each run getting its live documents' boosts). Not yet with spelling correction.
 """
 
 from __future__ import annotations
@@ -98,6 +98,16 @@ def _parts(index) -> list:
     from mirkit.search.filters import _parts as parts
 
     return parts(index)
+
+
+def live_boosts(prior: Prior, index, first: int = 0, end=None) -> np.ndarray:
+    """The boosts of the live documents of parts [first, end) of `index` (its segments, or
+    itself), in docid order: what a FieldedEngine over those parts takes (it numbers live
+    documents only)."""
+    parts = _parts(index)[first:end]
+    live = [b if deleted is None else b[~deleted]
+            for b, (_, deleted) in zip(prior.boosts[first:end], parts)]
+    return np.ascontiguousarray(np.concatenate(live) if live else np.zeros(0))
 
 
 def _check_values(values: np.ndarray, where: str) -> None:
