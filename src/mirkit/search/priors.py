@@ -46,7 +46,8 @@ with it, so the feedback documents are the top of the boosted ranking), with hyb
 collection, so that ``k`` and the largest boost are the collection's; each run gets the boosts
 of its segments or shards, and the results equal one index's bit for bit), and with BM25F
 (:mod:`mirkit.search.fielded`: the boosts of the live documents; in a DistributedSearcher too,
-each run getting its live documents' boosts). Not yet with spelling correction.
+each run getting its live documents' boosts), and with spelling correction (the query and its
+correction are both searched with the prior).
 """
 
 from __future__ import annotations
