@@ -161,3 +161,47 @@ def test_bm25f_prior_over_runs_of_segments(tmp_path):
     assert len(got[0]) == 10
     assert many.search(queries[2], 10, scorer=scorer, prior=array, prior_weight=3.0).ids != \
         many.search(queries[2], 10, scorer=scorer).ids
+
+
+def test_compiled_priors_and_their_bounds_are_kept(living, cranfield_queries, tmp_path,
+                                                   cranfield_docs):
+    """DistributedSearcher keeps a compiled prior per field or array contents and options, and
+    its runs keep the per-list bounds across tasks; a field prior follows the commits."""
+    import mirkit.distributed as dist
+
+    path, live = living
+    d = DistributedSearcher(path)
+    queries = [t for _, t in cranfield_queries[:3]]
+    values = np.random.default_rng(2).lognormal(0.0, 1.0, len(live))
+    field = d.compile_prior("w", weight=1.5)
+    assert d.compile_prior("w", weight=1.5) is field
+    assert d.compile_prior("w", weight=2.0) is not field
+    array = d.compile_prior(values)
+    assert d.compile_prior(values.copy()) is array
+    changed = values.copy()
+    changed[3] += 1.0
+    assert d.compile_prior(changed) is not array
+    d.search_batch(queries, 10, prior=values)
+    kept = {k: v for k, v in dist._PRIOR_LISTS.items() if k[0] == array.token}
+    assert len(kept) == 3 and sum(len(v) for v in kept.values()) > 0  # one per segment
+    d.search_batch(queries, 10, prior=values)
+    assert all(dist._PRIOR_LISTS[k] is v for k, v in kept.items())  # the same bounds reused
+    # a commit changes the field: a refreshed searcher compiles it again, as one index does
+    small = tmp_path / "small"
+    with IndexWriter.open(small, numeric_fields=["w"], merge_policy=None, threads=1) as w:
+        for n, (i, t) in enumerate(cranfield_docs[:80]):
+            w.add(i, t, {"w": float(1 + n % 3)})
+    before = DistributedSearcher(small)
+    old = before.compile_prior("w", weight=3.0)
+    with IndexWriter.open(small, merge_policy=None, threads=1) as w:
+        w.delete([i for i, _ in cranfield_docs[:80:2]])
+        for i, t in cranfield_docs[:80:2]:
+            w.add(i + "x", t, {"w": 1000.0})
+    after = before.refresh()
+    assert after is not before and before.compile_prior("w", weight=3.0) is old
+    new = after.compile_prior("w", weight=3.0)
+    assert new is not old and new.max > old.max
+    single = Searcher(Index.open(small))
+    for q in queries:
+        _same(after.search(q, 10, prior="w", prior_weight=3.0),
+              single.search(q, 10, prior="w", prior_weight=3.0))

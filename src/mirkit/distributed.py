@@ -902,6 +902,26 @@ def _run_of(layout: str, path: str, key, first: int, end: int) -> _Run:
         return _ENGINES.setdefault(ident, run)
 
 
+# The per-list bounds of the priors searched here (PriorLists), per (prior token, run, part):
+# kept across tasks so that a run computes a term's bounds once per prior, not once per task;
+# the least recently used go past _PRIOR_LISTS_KEPT.
+_PRIOR_LISTS: dict = {}
+_PRIOR_LISTS_KEPT = 64
+
+
+def _prior_lists(ident: tuple, boosts: np.ndarray, max_bytes: int):
+    """The PriorLists of `boosts` kept under `ident`, made now if none is (its own copy of the
+    boosts, which the task's prior argument must then use)."""
+    with _SEARCH_LOCK:
+        lists = _PRIOR_LISTS.pop(ident, None)
+        if lists is None:
+            lists = _core.query.PriorLists(boosts, max_bytes)
+        _PRIOR_LISTS[ident] = lists  # now the most recently used
+        while len(_PRIOR_LISTS) > _PRIOR_LISTS_KEPT:
+            del _PRIOR_LISTS[next(iter(_PRIOR_LISTS))]
+        return lists
+
+
 def _task_threads(threads: Optional[int]) -> int:
     """`threads`, or None: the thread count of the Dask worker running the task (1 elsewhere)."""
     if threads is not None:
@@ -921,15 +941,18 @@ def _search_run(layout: str, path: str, key, first: int, end: int, queries: list
     the run, scores, counters, the run's first global docid), search_batch_arrays' layout.
     `masks`: None, or a filter's bool mask per part of the run (deleted documents included).
     `prior`: None, or (the boosts of each part of the run, the largest boost of the whole
-    collection: every run's fixed-point scale counts it, so that scores merge bit for bit);
-    the engine's per-list bounds of the boosts are computed afresh for each task."""
+    collection: every run's fixed-point scale counts it, so that scores merge bit for bit, the
+    prior's token, the byte budget of each part's bounds); the engine's per-list bounds of the
+    boosts are kept in this process across tasks (:func:`_prior_lists`)."""
     from mirkit.search.filters import _pack
 
     run = _run_of(layout, path, key, first, end)
     filters = None if masks is None else [_pack(m) for m in masks]
     if prior is not None:
-        boosts, top = prior
-        prior = (list(boosts), [_core.query.PriorLists(b) for b in boosts], top)
+        boosts, top, token, budgets = prior
+        lists = [_prior_lists((token, path, key, first, end, i), b, m)
+                 for i, (b, m) in enumerate(zip(boosts, budgets))]
+        prior = ([x.boosts for x in lists], lists, top)
     return (*run.engine.search_batch_arrays(queries, k, algorithm, _task_threads(threads),
                                             run.spec(spec), filters, prior), run.offset)
 
@@ -1108,6 +1131,8 @@ class DistributedSearcher:
         self._path = str(path.absolute())
         self._analyzer = None
         self._doc_ids: Optional[list] = None
+        self._priors: dict = {}  # compile_prior's
+        self._priors_lock = threading.Lock()
 
     def __repr__(self) -> str:
         where = "in-process" if self.client is None else "dask"
@@ -1228,7 +1253,9 @@ class DistributedSearcher:
             masks = None if compiled is None else compiled.masks
             args = [(self._layout, self._path, self._key, first, end, prepared[a:b], k,
                      algorithm, spec, threads, None if masks is None else masks[first:end],
-                     None if prior is None else (prior.boosts[first:end], prior.max))
+                     None if prior is None else (
+                         prior.boosts[first:end], prior.max, prior.token,
+                         [x.max_bytes for x in prior.lists[first:end]]))
                     for first, end in runs for a, b in bounds]
             answers = self._submit(_search_run, args, where)
         doc_ids = self.doc_ids
@@ -1269,7 +1296,14 @@ class DistributedSearcher:
         or a numeric field's name) over the collection, compiled here (its ``k`` and largest
         boost are the whole collection's), to reuse across calls: each run then gets the
         boosts of its parts (a segment's, deleted documents included, or a shard's). A
-        compiled Prior of this searcher's index is returned as is."""
+        compiled Prior of this searcher's index is returned as is.
+
+        The last 8 priors compiled are kept per searcher, by field name or by a numpy array's
+        contents (a hash of its bytes: an array changed in place is compiled again), with the
+        options and the commit (a living index's generation, a sharded one's build): a search
+        with the same prior then reuses it and the bounds its runs computed. Thread safe."""
+        import hashlib
+
         from mirkit.search.filters import _parts
         from mirkit.search.priors import Prior, _compile
 
@@ -1277,9 +1311,34 @@ class DistributedSearcher:
             if prior.index is not self.index:
                 raise ValueError("prior was compiled for another index (or snapshot)")
             return prior
+        ident = None
+        if isinstance(prior, str):
+            ident = ("field", prior)
+        elif isinstance(prior, np.ndarray) and prior.dtype.kind in "biuf":
+            data = np.ascontiguousarray(prior)
+            ident = ("array", data.dtype.str, data.shape,
+                     hashlib.blake2b(memoryview(data).cast("B"), digest_size=16).digest())
+        key = (self._key, ident, weight, transform, k)
+        try:
+            hash(key)
+        except TypeError:  # unhashable options: _compile names the bad one
+            ident = None
+        cache, lock = self._priors, self._priors_lock
+        if ident is not None:
+            with lock:
+                compiled = cache.pop(key, None)
+                if compiled is not None:
+                    cache[key] = compiled  # now the most recently used
+                    return compiled
         parts = _parts(self.index) if self._layout == "segmented" else \
             [(self.index.shard(s), None) for s in range(self.index.n_shards)]
-        return _compile(self.index, parts, prior, weight, transform, k)
+        compiled = _compile(self.index, parts, prior, weight, transform, k)
+        if ident is not None:
+            with lock:
+                cache[key] = compiled
+                while len(cache) > 8:
+                    del cache[next(iter(cache))]
+        return compiled
 
     def _fielded_answers(self, queries: list, k: int, algorithm: str, bm25f, threads,
                          runs: list, bounds: list, where, compiled, syntax: str,

@@ -58,7 +58,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -77,8 +78,9 @@ class Prior:
     """A prior compiled for one index snapshot: `boosts` (``w * f(prior)`` per document, one
     float64 array per segment, deleted documents included: a plain index has one) and their
     maximum `max`; `weight`, `transform` and `k` as used; `lists`, per segment, the engine's
-    per-list bounds of the boosts (``_core.query.PriorLists``, filled as terms are queried).
-    Thread safe."""
+    per-list bounds of the boosts (``_core.query.PriorLists``, filled as terms are queried);
+    `token` names it to the workers of a DistributedSearcher (which keep their own bounds of
+    it). Thread safe."""
 
     index: object
     boosts: tuple
@@ -87,6 +89,7 @@ class Prior:
     transform: str
     k: float
     lists: tuple = ()
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def engine_arg(self, segmented: bool):
         """The engine's `prior` argument: ``(boosts, lists, max)``."""
