@@ -182,10 +182,11 @@ def test_compiled_priors_and_their_bounds_are_kept(living, cranfield_queries, tm
     changed[3] += 1.0
     assert d.compile_prior(changed) is not array
     d.search_batch(queries, 10, prior=values)
-    kept = {k: v for k, v in dist._PRIOR_LISTS.items() if k[0] == array.token}
+    run = dist._run_of("segmented", d._path, d._key, 0, 3)  # in process: one run
+    kept = {k: v for k, v in run.priors.items() if k[0] == array.token}
     assert len(kept) == 3 and sum(len(v) for v in kept.values()) > 0  # one per segment
     d.search_batch(queries, 10, prior=values)
-    assert all(dist._PRIOR_LISTS[k] is v for k, v in kept.items())  # the same bounds reused
+    assert all(run.priors[k] is v for k, v in kept.items())  # the same bounds reused
     # a commit changes the field: a refreshed searcher compiles it again, as one index does
     small = tmp_path / "small"
     with IndexWriter.open(small, numeric_fields=["w"], merge_policy=None, threads=1) as w:

@@ -811,6 +811,7 @@ class _Run:
         self.engine = engine
         self.offset = offset
         self._specs: dict = {}
+        self.priors: dict = {}  # _prior_lists's
 
     def spec(self, spec: dict):
         key = tuple(sorted(spec.items()))
@@ -902,23 +903,22 @@ def _run_of(layout: str, path: str, key, first: int, end: int) -> _Run:
         return _ENGINES.setdefault(ident, run)
 
 
-# The per-list bounds of the priors searched here (PriorLists), per (prior token, run, part):
-# kept across tasks so that a run computes a term's bounds once per prior, not once per task;
-# the least recently used go past _PRIOR_LISTS_KEPT.
-_PRIOR_LISTS: dict = {}
-_PRIOR_LISTS_KEPT = 64
+_PRIOR_LISTS_KEPT = 64  # per run: the PriorLists of its parts under the latest priors
 
 
-def _prior_lists(ident: tuple, boosts: np.ndarray, max_bytes: int):
-    """The PriorLists of `boosts` kept under `ident`, made now if none is (its own copy of the
-    boosts, which the task's prior argument must then use)."""
+def _prior_lists(run: "_Run", ident: tuple, boosts: np.ndarray, max_bytes: int):
+    """The per-list bounds (PriorLists) of `boosts` that `run` keeps under `ident` (a prior's
+    token and a part of the run), made now if it keeps none: a run computes a term's bounds
+    once per prior, not once per task, and they go with its engine (whose readers they are
+    bound to). The least recently used go past _PRIOR_LISTS_KEPT. A new PriorLists holds the
+    task's boosts, which the task's prior argument must then use (x.boosts)."""
     with _SEARCH_LOCK:
-        lists = _PRIOR_LISTS.pop(ident, None)
+        lists = run.priors.pop(ident, None)
         if lists is None:
             lists = _core.query.PriorLists(boosts, max_bytes)
-        _PRIOR_LISTS[ident] = lists  # now the most recently used
-        while len(_PRIOR_LISTS) > _PRIOR_LISTS_KEPT:
-            del _PRIOR_LISTS[next(iter(_PRIOR_LISTS))]
+        run.priors[ident] = lists  # now the most recently used
+        while len(run.priors) > _PRIOR_LISTS_KEPT:
+            del run.priors[next(iter(run.priors))]
         return lists
 
 
@@ -943,14 +943,14 @@ def _search_run(layout: str, path: str, key, first: int, end: int, queries: list
     `prior`: None, or (the boosts of each part of the run, the largest boost of the whole
     collection: every run's fixed-point scale counts it, so that scores merge bit for bit, the
     prior's token, the byte budget of each part's bounds); the engine's per-list bounds of the
-    boosts are kept in this process across tasks (:func:`_prior_lists`)."""
+    boosts are kept by the run across tasks (:func:`_prior_lists`)."""
     from mirkit.search.filters import _pack
 
     run = _run_of(layout, path, key, first, end)
     filters = None if masks is None else [_pack(m) for m in masks]
     if prior is not None:
         boosts, top, token, budgets = prior
-        lists = [_prior_lists((token, path, key, first, end, i), b, m)
+        lists = [_prior_lists(run, (token, i), b, m)
                  for i, (b, m) in enumerate(zip(boosts, budgets))]
         prior = ([x.boosts for x in lists], lists, top)
     return (*run.engine.search_batch_arrays(queries, k, algorithm, _task_threads(threads),
