@@ -186,7 +186,7 @@ def test_bad_priors(corpus):
         s.search(q, prior="year", prior_k=0)
     with pytest.raises(TypeError, match="array of numbers"):
         s.search(q, prior=np.array(["a"] * n))
-    with pytest.raises(ValueError, match="does not combine with correct="):
+    with pytest.raises(ValueError, match="has no word counts"):  # correct= needs them
         s.search(q, prior="year", correct="auto")
     other = Searcher(build_index([("a", "x")], s.index.path.parent / "other", threads=1))
     with pytest.raises(ValueError, match="another index"):
@@ -352,3 +352,38 @@ def test_small_random_corpora_and_priors_every_algorithm_exact(tmp_path_factory,
     expected = {d: v + boost[d] for d, v in text.items()}
     for kk in (1, 3, 10):
         _check_pruned(s, query, compiled, expected, kk)
+
+
+def test_prior_list_bounds_stay_within_their_byte_budget(corpus):
+    """A compiled prior keeps its per-list bounds within list_bytes (least recently used terms
+    dropped, computed again when needed): the results equal those of an unbounded prior, on 2
+    threads too; clear_lists() drops them all."""
+    from mirkit._core import query as cq
+    from mirkit.search.priors import compile_prior
+
+    s = corpus["searcher"]
+    queries = corpus["queries"]
+    whole = compile_prior(s.index, corpus["array"], weight=2.0, list_bytes=1 << 30)
+    small = compile_prior(s.index, corpus["array"], weight=2.0, list_bytes=3000)
+    none = compile_prior(s.index, corpus["array"], weight=2.0, list_bytes=0)
+    for algorithm in ("wand", "maxscore", "bmw"):
+        want = s.search_batch(queries, 10, algorithm=algorithm, prior=whole, threads=1)
+        for prior in (small, none, small):
+            got = s.search_batch(queries, 10, algorithm=algorithm, prior=prior, threads=2)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.docids, w.docids)
+                np.testing.assert_array_equal(g.scores, w.scores)
+            assert prior.lists_nbytes <= prior.lists[0].max_bytes
+    lists = small.lists[0]
+    assert lists.max_bytes == 3000 and 0 < len(lists) < len(whole.lists[0])
+    assert lists.evictions > 0 and 0 < small.lists_nbytes <= 3000
+    assert len(none.lists[0]) == 0 and none.lists_nbytes == 0
+    assert whole.lists_nbytes > 3000 and whole.lists[0].evictions == 0
+    small.clear_lists()
+    assert len(lists) == 0 and small.lists_nbytes == 0
+    s.search(queries[0], 10, prior=small)
+    assert len(lists) > 0
+    with pytest.raises(ValueError, match="list_bytes must be an int >= 0"):
+        compile_prior(s.index, corpus["array"], list_bytes=-1)
+    with pytest.raises(ValueError, match="max_bytes must be >= 0"):
+        cq.PriorLists(whole.boosts[0], -5)

@@ -118,3 +118,47 @@ def test_feedback_with_prior_and_filter_is_refused(corpus):
     s = Searcher(corpus["index"])
     with pytest.raises(ValueError, match="filter= does not combine with feedback="):
         s.search("flow", feedback=Rocchio(), prior=corpus["prior"], filter=[0, 1])
+
+
+def test_progress_with_prior_equals_the_batch_without(corpus, monkeypatch):
+    """progress= with a prior answers in chunks (3 queries here), each query with its own
+    vector row: the same results as the batch without a bar, text only and hybrid."""
+    import mirkit.search.searcher as searcher_module
+
+    s = Searcher(corpus["index"], vectors=FlatIndex(corpus["X"]))
+    qs = corpus["queries"]
+    options = dict(prior=corpus["prior"], prior_weight=0.7, threads=1)
+    want = s.search_batch(qs, 10, **options)
+    hybrid = s.search_batch(qs, 10, vectors=corpus["Q"], **options)
+    monkeypatch.setattr(searcher_module, "_PROGRESS_CHUNK", 3)
+    for r, w, q in zip(s.search_batch(qs, 10, progress=True, **options), want, qs):
+        ref.assert_top_k(r, _boosted(corpus, s.analyze(q)), 10)
+        np.testing.assert_array_equal(r.docids, w.docids)
+        np.testing.assert_array_equal(r.scores, w.scores)
+    got = s.search_batch(qs, 10, vectors=corpus["Q"], progress=True, **options)
+    for r, w in zip(got, hybrid):
+        np.testing.assert_array_equal(r.docids, w.docids)
+        np.testing.assert_array_equal(r.scores, w.scores)
+    with pytest.raises(ValueError, match="one row per query"):
+        s.search_batch(qs, 10, vectors=corpus["Q"][:-1], progress=True, **options)
+
+
+def test_correct_with_prior_searches_the_correction_with_it(tmp_path, cranfield_docs):
+    """correct="auto" with a prior: the same correction as without it, and the result of the
+    corrected query searched with the prior (numpy's BM25 + w * f(prior))."""
+    docs = cranfield_docs[:300]
+    index = build_index(docs, tmp_path / "idx", threads=1, word_counts=True)
+    s = Searcher(index)
+    postings, lengths = ref.invert([t for _, t in docs], index.analyzer)
+    prior = np.random.default_rng(5).lognormal(0.0, 1.0, len(docs))
+    boost = 2.0 * prior / (prior + np.median(prior))
+    for typed in ("boundray layer", "boundary layer"):
+        plain = s.search(typed, 10, correct="auto")
+        r = s.search(typed, 10, correct="auto", prior=prior, prior_weight=2.0,
+                     prior_transform="sat")
+        assert r.original == typed and r.corrected == plain.corrected
+        searched = typed if r.corrected is None else r.corrected
+        text = ref.scores(s.analyze(searched), postings, lengths, "bm25")
+        ref.assert_top_k(r, {d: x + boost[d] for d, x in text.items()}, 10)
+        assert r.ids != plain.ids
+    assert s.search("boundray layer", correct="auto").corrected == "boundary layer"

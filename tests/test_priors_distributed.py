@@ -121,3 +121,88 @@ def test_cli_search_sharded_with_a_field_prior(tmp_path, cranfield_docs, cranfie
              if line.split() and line.split()[0].isdigit()]
     assert shown[:5] == single.search(q, 5, prior="w", prior_weight=3.0).ids
     assert shown[:5] != single.search(q, 5).ids
+
+
+def test_bm25f_prior_over_runs_of_segments(tmp_path):
+    """BM25F with a prior (a numeric field, an array, a compiled one) on a fielded living index
+    of 3 segments with deletions, searched as 1, 2 and 3 runs of segments in this process (what
+    a cluster's workers run): bit for bit one Searcher's, filters and phrases included."""
+    from mirkit.search import BM25F
+    from tests.test_fields import FIELDS, corpus
+
+    docs = corpus(np.random.default_rng(5), 150)
+    for i, doc in enumerate(docs):
+        doc["year"] = float(1980 + i % 23)
+    path = tmp_path / "live"
+    for n, part in enumerate((docs[:50], docs[50:110], docs[110:])):
+        options = {"fields": FIELDS, "numeric_fields": ["year"], "positions": True} \
+            if n == 0 else {}
+        with IndexWriter.open(path, threads=1, merge_policy=None, **options) as w:
+            w.add_documents(part)
+            w.delete([d["id"] for d in part[::7]])
+    one = Searcher(Index.open(path))
+    many = DistributedSearcher(path)
+    array = np.random.default_rng(6).pareto(1.5, len(one.index.doc_ids))
+    queries = ['title:wing flow', '"wing tip"~1 heat', "pressure layer shock", "nosuchword"]
+    scorer = BM25F({"title": 2.0})
+    for runs in ([(0, 1), (1, 3)], [(0, 1), (1, 2), (2, 3)]):
+        many._plan = lambda chunks, runs=runs: (runs, 1, None)
+        for prior, transform, flt in (("year", "log", "year >= 1990"), (array, "sat", None),
+                                      (many.compile_prior(array, weight=0.5), "log", None)):
+            for algorithm in ALGORITHMS:
+                got = many.search_batch(queries, 10, algorithm=algorithm, scorer=scorer,
+                                        filter=flt, prior=prior, prior_weight=0.5,
+                                        prior_transform=transform)
+                for q, g in zip(queries, got):
+                    want = one.search(q, 10, algorithm=algorithm, scorer=scorer, filter=flt,
+                                      prior=prior if isinstance(prior, str) else array,
+                                      prior_weight=0.5, prior_transform=transform)
+                    _same(g, want)
+    assert len(got[0]) == 10
+    assert many.search(queries[2], 10, scorer=scorer, prior=array, prior_weight=3.0).ids != \
+        many.search(queries[2], 10, scorer=scorer).ids
+
+
+def test_compiled_priors_and_their_bounds_are_kept(living, cranfield_queries, tmp_path,
+                                                   cranfield_docs):
+    """DistributedSearcher keeps a compiled prior per field or array contents and options, and
+    its runs keep the per-list bounds across tasks; a field prior follows the commits."""
+    import mirkit.distributed as dist
+
+    path, live = living
+    d = DistributedSearcher(path)
+    queries = [t for _, t in cranfield_queries[:3]]
+    values = np.random.default_rng(2).lognormal(0.0, 1.0, len(live))
+    field = d.compile_prior("w", weight=1.5)
+    assert d.compile_prior("w", weight=1.5) is field
+    assert d.compile_prior("w", weight=2.0) is not field
+    array = d.compile_prior(values)
+    assert d.compile_prior(values.copy()) is array
+    changed = values.copy()
+    changed[3] += 1.0
+    assert d.compile_prior(changed) is not array
+    d.search_batch(queries, 10, prior=values)
+    run = dist._run_of("segmented", d._path, d._key, 0, 3)  # in process: one run
+    kept = {k: v for k, v in run.priors.items() if k[0] == array.token}
+    assert len(kept) == 3 and sum(len(v) for v in kept.values()) > 0  # one per segment
+    d.search_batch(queries, 10, prior=values)
+    assert all(run.priors[k] is v for k, v in kept.items())  # the same bounds reused
+    # a commit changes the field: a refreshed searcher compiles it again, as one index does
+    small = tmp_path / "small"
+    with IndexWriter.open(small, numeric_fields=["w"], merge_policy=None, threads=1) as w:
+        for n, (i, t) in enumerate(cranfield_docs[:80]):
+            w.add(i, t, {"w": float(1 + n % 3)})
+    before = DistributedSearcher(small)
+    old = before.compile_prior("w", weight=3.0)
+    with IndexWriter.open(small, merge_policy=None, threads=1) as w:
+        w.delete([i for i, _ in cranfield_docs[:80:2]])
+        for i, t in cranfield_docs[:80:2]:
+            w.add(i + "x", t, {"w": 1000.0})
+    after = before.refresh()
+    assert after is not before and before.compile_prior("w", weight=3.0) is old
+    new = after.compile_prior("w", weight=3.0)
+    assert new is not old and new.max > old.max
+    single = Searcher(Index.open(small))
+    for q in queries:
+        _same(after.search(q, 10, prior="w", prior_weight=3.0),
+              single.search(q, 10, prior="w", prior_weight=3.0))

@@ -788,18 +788,34 @@ passes (numpy.packbits(mask, bitorder="little") viewed as uint64); kept alive, n
 boosts: float64, one boost >= 0 per docid of the index (kept alive, not copied). The pruning
 algorithms bound a candidate's boost by the largest boost over the posting lists (and blocks of
 them) that may hold it; those maxima are computed for each term the first time a query with this
-object needs them, and kept (thread safe). Bound to the first index it is used with.
+object needs them, and kept (thread safe) within max_bytes (about 8 bytes per 128 postings per
+term, plus 100 per term): past it the least recently used lists are dropped and computed again
+when next needed (0: none kept). Bound to the first index it is used with.
 )doc")
-      .def(py::init([](const F64Arr& boosts) {
+      .def(py::init([](const F64Arr& boosts, int64_t max_bytes) {
              if (boosts.ndim() != 1) throw py::value_error("boosts must be 1-dimensional");
+             if (max_bytes < 0) {
+               throw py::value_error("max_bytes must be >= 0, got " + std::to_string(max_bytes));
+             }
              auto* l = new PyPriorLists;
              l->boosts = boosts;
              l->cache = std::make_unique<query::PriorListCache>(
-                 boosts.data(), static_cast<uint64_t>(boosts.shape(0)));
+                 boosts.data(), static_cast<uint64_t>(boosts.shape(0)),
+                 static_cast<uint64_t>(max_bytes));
              return l;
            }),
-           py::arg("boosts").noconvert())
+           py::arg("boosts").noconvert(),
+           py::arg("max_bytes") = static_cast<int64_t>(query::PriorListCache::kDefaultMaxBytes))
       .def_property_readonly("boosts", [](const PyPriorLists& l) { return l.boosts; })
+      .def_property_readonly("max_bytes",
+                             [](const PyPriorLists& l) { return l.cache->max_bytes(); })
+      .def_property_readonly("nbytes", [](const PyPriorLists& l) { return l.cache->bytes(); },
+                             "Bytes of the bounds kept, as counted against max_bytes.")
+      .def_property_readonly("evictions",
+                             [](const PyPriorLists& l) { return l.cache->evictions(); },
+                             "Lists dropped to stay within max_bytes.")
+      .def("clear", [](PyPriorLists& l) { l.cache->clear(); },
+           "Drop every list's bounds (queries running keep theirs).")
       .def("__len__", [](const PyPriorLists& l) { return l.cache->size(); },
            "Lists whose bounds are kept.");
 

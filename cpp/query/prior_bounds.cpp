@@ -37,18 +37,52 @@ std::shared_ptr<const ListPriorBounds> PriorListCache::get(const index::IndexRea
       core::fail_value("a prior's list bounds used with another index than their own");
     }
     const auto it = m_lists.find(term);
-    if (it != m_lists.end()) return it->second;
+    if (it != m_lists.end()) {
+      m_lru.splice(m_lru.begin(), m_lru, it->second.lru);  // now the most recently used
+      return it->second.bounds;
+    }
   }
   // Computed outside the lock (two threads may both compute a term; either result is the same).
   auto bounds = std::make_shared<const ListPriorBounds>(
       list_prior_bounds(reader.cursor(term), m_boost));
+  const uint64_t bytes = entry_bytes(*bounds);
   std::lock_guard<std::mutex> lock(m_mutex);
-  return m_lists.emplace(term, std::move(bounds)).first->second;
+  const auto it = m_lists.find(term);
+  if (it != m_lists.end()) return it->second.bounds;  // another thread kept it meanwhile
+  if (bytes > m_max_bytes) return bounds;              // larger than the budget: not kept
+  while (m_bytes + bytes > m_max_bytes) {              // least recently used out
+    const auto old = m_lists.find(m_lru.back());
+    m_bytes -= old->second.bytes;
+    m_lists.erase(old);
+    m_lru.pop_back();
+    ++m_evictions;
+  }
+  m_lru.push_front(term);
+  m_bytes += bytes;
+  return m_lists.emplace(term, Entry{std::move(bounds), m_lru.begin(), bytes})
+      .first->second.bounds;
 }
 
 size_t PriorListCache::size() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_lists.size();
+}
+
+uint64_t PriorListCache::bytes() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_bytes;
+}
+
+uint64_t PriorListCache::evictions() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_evictions;
+}
+
+void PriorListCache::clear() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_lists.clear();
+  m_lru.clear();
+  m_bytes = 0;
 }
 
 }  // namespace mirkit::query

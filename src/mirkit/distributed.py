@@ -811,6 +811,7 @@ class _Run:
         self.engine = engine
         self.offset = offset
         self._specs: dict = {}
+        self.priors: dict = {}  # _prior_lists's
 
     def spec(self, spec: dict):
         key = tuple(sorted(spec.items()))
@@ -902,6 +903,25 @@ def _run_of(layout: str, path: str, key, first: int, end: int) -> _Run:
         return _ENGINES.setdefault(ident, run)
 
 
+_PRIOR_LISTS_KEPT = 64  # per run: the PriorLists of its parts under the latest priors
+
+
+def _prior_lists(run: "_Run", ident: tuple, boosts: np.ndarray, max_bytes: int):
+    """The per-list bounds (PriorLists) of `boosts` that `run` keeps under `ident` (a prior's
+    token and a part of the run), made now if it keeps none: a run computes a term's bounds
+    once per prior, not once per task, and they go with its engine (whose readers they are
+    bound to). The least recently used go past _PRIOR_LISTS_KEPT. A new PriorLists holds the
+    task's boosts, which the task's prior argument must then use (x.boosts)."""
+    with _SEARCH_LOCK:
+        lists = run.priors.pop(ident, None)
+        if lists is None:
+            lists = _core.query.PriorLists(boosts, max_bytes)
+        run.priors[ident] = lists  # now the most recently used
+        while len(run.priors) > _PRIOR_LISTS_KEPT:
+            del run.priors[next(iter(run.priors))]
+        return lists
+
+
 def _task_threads(threads: Optional[int]) -> int:
     """`threads`, or None: the thread count of the Dask worker running the task (1 elsewhere)."""
     if threads is not None:
@@ -921,15 +941,18 @@ def _search_run(layout: str, path: str, key, first: int, end: int, queries: list
     the run, scores, counters, the run's first global docid), search_batch_arrays' layout.
     `masks`: None, or a filter's bool mask per part of the run (deleted documents included).
     `prior`: None, or (the boosts of each part of the run, the largest boost of the whole
-    collection: every run's fixed-point scale counts it, so that scores merge bit for bit);
-    the engine's per-list bounds of the boosts are computed afresh for each task."""
+    collection: every run's fixed-point scale counts it, so that scores merge bit for bit, the
+    prior's token, the byte budget of each part's bounds); the engine's per-list bounds of the
+    boosts are kept by the run across tasks (:func:`_prior_lists`)."""
     from mirkit.search.filters import _pack
 
     run = _run_of(layout, path, key, first, end)
     filters = None if masks is None else [_pack(m) for m in masks]
     if prior is not None:
-        boosts, top = prior
-        prior = (list(boosts), [_core.query.PriorLists(b) for b in boosts], top)
+        boosts, top, token, budgets = prior
+        lists = [_prior_lists(run, (token, i), b, m)
+                 for i, (b, m) in enumerate(zip(boosts, budgets))]
+        prior = ([x.boosts for x in lists], lists, top)
     return (*run.engine.search_batch_arrays(queries, k, algorithm, _task_threads(threads),
                                             run.spec(spec), filters, prior), run.offset)
 
@@ -967,13 +990,14 @@ def _fielded_stats_run(path: str, generation: int, first: int, end: int, queries
 
 def _fielded_search_run(path: str, generation: int, first: int, end: int, queries: list,
                         params: tuple, k: int, algorithm: str, threads: Optional[int],
-                        global_stats: tuple, passing) -> tuple:
+                        global_stats: tuple, passing, prior=None) -> tuple:
     """:func:`_search_run`'s answer for BM25F: `params` (weights, b, k1), `global_stats` the
     collection's (FieldedEngine.search_batch), `passing` None or a uint8 per live document of
-    the run."""
+    the run, `prior` None or (boost per live document of the run, the collection's largest
+    boost: the fixed-point scale counts it, as in :func:`_search_run`)."""
     run = _fielded_run(path, generation, first, end)
     rs = run.engine.search_batch(queries, *params, k, algorithm, _task_threads(threads), passing,
-                                 global_stats)
+                                 global_stats, prior)
     offsets = np.zeros(len(rs) + 1, np.uint64)
     offsets[1:] = np.cumsum([len(r[0]) for r in rs])
     docids = np.concatenate([r[0] for r in rs]).astype(np.uint32) if rs else \
@@ -1107,6 +1131,8 @@ class DistributedSearcher:
         self._path = str(path.absolute())
         self._analyzer = None
         self._doc_ids: Optional[list] = None
+        self._priors: dict = {}  # compile_prior's
+        self._priors_lock = threading.Lock()
 
     def __repr__(self) -> str:
         where = "in-process" if self.client is None else "dask"
@@ -1211,8 +1237,6 @@ class DistributedSearcher:
             raise ValueError(f"syntax must be 'plain' or 'lucene' with DistributedSearcher, got "
                              f"{syntax!r}")
         bm25f = fielded_scorer(self, queries, scorer, {"syntax": syntax})
-        if bm25f is not None and prior is not None:
-            raise ValueError("prior= does not combine with BM25F (yet)")
         compiled = None if filter is None else self._compile_filter(filter)
         runs, chunks, where = self._plan(chunks)
         if not runs:  # a living index without segments: no documents
@@ -1222,14 +1246,16 @@ class DistributedSearcher:
         bounds = _contiguous_groups([1] * len(queries), min(chunks, len(queries)))
         if bm25f is not None:
             answers = self._fielded_answers(queries, k, algorithm, bm25f, threads, runs, bounds,
-                                            where, compiled, syntax)
+                                            where, compiled, syntax, prior)
         else:
             prepared = [self._prepare(q, syntax) for q in queries]
             spec = self._spec(scorer)
             masks = None if compiled is None else compiled.masks
             args = [(self._layout, self._path, self._key, first, end, prepared[a:b], k,
                      algorithm, spec, threads, None if masks is None else masks[first:end],
-                     None if prior is None else (prior.boosts[first:end], prior.max))
+                     None if prior is None else (
+                         prior.boosts[first:end], prior.max, prior.token,
+                         [x.max_bytes for x in prior.lists[first:end]]))
                     for first, end in runs for a, b in bounds]
             answers = self._submit(_search_run, args, where)
         doc_ids = self.doc_ids
@@ -1270,7 +1296,14 @@ class DistributedSearcher:
         or a numeric field's name) over the collection, compiled here (its ``k`` and largest
         boost are the whole collection's), to reuse across calls: each run then gets the
         boosts of its parts (a segment's, deleted documents included, or a shard's). A
-        compiled Prior of this searcher's index is returned as is."""
+        compiled Prior of this searcher's index is returned as is.
+
+        The last 8 priors compiled are kept per searcher, by field name or by a numpy array's
+        contents (a hash of its bytes: an array changed in place is compiled again), with the
+        options and the commit (a living index's generation, a sharded one's build): a search
+        with the same prior then reuses it and the bounds its runs computed. Thread safe."""
+        import hashlib
+
         from mirkit.search.filters import _parts
         from mirkit.search.priors import Prior, _compile
 
@@ -1278,14 +1311,41 @@ class DistributedSearcher:
             if prior.index is not self.index:
                 raise ValueError("prior was compiled for another index (or snapshot)")
             return prior
+        ident = None
+        if isinstance(prior, str):
+            ident = ("field", prior)
+        elif isinstance(prior, np.ndarray) and prior.dtype.kind in "biuf":
+            data = np.ascontiguousarray(prior)
+            ident = ("array", data.dtype.str, data.shape,
+                     hashlib.blake2b(memoryview(data).cast("B"), digest_size=16).digest())
+        key = (self._key, ident, weight, transform, k)
+        try:
+            hash(key)
+        except TypeError:  # unhashable options: _compile names the bad one
+            ident = None
+        cache, lock = self._priors, self._priors_lock
+        if ident is not None:
+            with lock:
+                compiled = cache.pop(key, None)
+                if compiled is not None:
+                    cache[key] = compiled  # now the most recently used
+                    return compiled
         parts = _parts(self.index) if self._layout == "segmented" else \
             [(self.index.shard(s), None) for s in range(self.index.n_shards)]
-        return _compile(self.index, parts, prior, weight, transform, k)
+        compiled = _compile(self.index, parts, prior, weight, transform, k)
+        if ident is not None:
+            with lock:
+                cache[key] = compiled
+                while len(cache) > 8:
+                    del cache[next(iter(cache))]
+        return compiled
 
     def _fielded_answers(self, queries: list, k: int, algorithm: str, bm25f, threads,
-                         runs: list, bounds: list, where, compiled, syntax: str) -> list:
+                         runs: list, bounds: list, where, compiled, syntax: str,
+                         prior=None) -> list:
         """The runs' answers of BM25F queries (the two rounds of :func:`_fielded_run`'s
-        comment), in :func:`_search_run`'s layout, task (run, chunk) at run * chunks + chunk."""
+        comment), in :func:`_search_run`'s layout, task (run, chunk) at run * chunks + chunk.
+        `prior`: None or a compiled Prior; each run gets the boosts of its live documents."""
         from mirkit.index.fields import index_fields
         from mirkit.search.fielded import fielded_clauses
 
@@ -1307,8 +1367,14 @@ class DistributedSearcher:
             mask[compiled.docids()] = 1
             starts = np.cumsum([0] + [int(x[0]) for x in stats])
             passing = [mask[starts[r]:starts[r + 1]] for r in range(len(runs))]
+        boosts = [None] * len(runs)
+        if prior is not None:
+            from mirkit.search.priors import live_boosts
+
+            boosts = [(live_boosts(prior, self.index, first, end), prior.max)
+                      for first, end in runs]
         args = [(self._path, self._key, first, end, clauses[a:e], (weights, b, bm25f.k1), k,
-                 algorithm, threads, (n_live, avg, dfs[a:e]), passing[r])
+                 algorithm, threads, (n_live, avg, dfs[a:e]), passing[r], boosts[r])
                 for r, (first, end) in enumerate(runs) for a, e in bounds]
         return self._submit(_fielded_search_run, args, where)
 
@@ -1336,8 +1402,8 @@ class DistributedSearcher:
         fields), whose statistics are then gathered from every run first.
 
         `prior` and its options are :meth:`Searcher.search`'s (values per global docid, a
-        numeric field, or a :meth:`compile_prior` result; not with BM25F): the scores equal
-        those of one index of the whole collection searched with the prior, bit for bit."""
+        numeric field, or a :meth:`compile_prior` result; BM25F too): the scores equal those
+        of one index of the whole collection searched with the prior, bit for bit."""
         k, scorer = self._check(k, algorithm, scorer, feedback)
         check_query(query, "query")
         self._check_text([query])

@@ -208,12 +208,10 @@ class FieldedSearch:
             return None
         last = self._last_prior  # read once: another thread may replace it
         if last is None or last[0] is not compiled:
-            from mirkit.search.filters import _parts
+            from mirkit.search.priors import live_boosts
 
-            live = [b if deleted is None else b[~deleted]
-                    for b, (_, deleted) in zip(compiled.boosts, _parts(self.index))]
-            boosts = np.ascontiguousarray(np.concatenate(live) if live else np.zeros(0))
-            last = self._last_prior = (compiled, (boosts, compiled.max))
+            last = self._last_prior = (compiled, (live_boosts(compiled, self.index),
+                                                  compiled.max))
         return last[1]
 
     def _pass(self, compiled):

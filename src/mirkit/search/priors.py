@@ -34,7 +34,11 @@ candidate's own boost once it is known. A prior concentrated on documents that o
 terms hold thus leaves the other terms' lists as prunable as without it. These maxima are
 computed for each term the first time a query with the compiled prior needs it (one pass over
 its postings) and kept in the :class:`Prior`: about 8 bytes per 128 postings of each term
-queried.
+queried, plus about 100 bytes per term, within a budget (`list_bytes` of :func:`compile_prior`,
+:data:`LIST_BYTES` = 16 MiB by default, shared by the segments in proportion to their
+documents): past it the least recently used terms' bounds are dropped, to be computed again
+when a query next needs them (results never change, only the work). ``Prior.clear_lists()``
+drops them all; ``Prior.lists_nbytes`` is what they hold. Thread safe.
 
 A compiled :class:`Prior` (:meth:`Searcher.compile_prior`) can be passed as `prior` to reuse it
 across queries; a field name is compiled once per searcher and transform.
@@ -45,15 +49,17 @@ with it, so the feedback documents are the top of the boosted ranking), with hyb
 :class:`mirkit.distributed.DistributedSearcher` (compiled on the client over the whole
 collection, so that ``k`` and the largest boost are the collection's; each run gets the boosts
 of its segments or shards, and the results equal one index's bit for bit), and with BM25F
-(:mod:`mirkit.search.fielded`: the boosts of the live documents). Not yet with spelling
-correction, nor with BM25F in a DistributedSearcher.
+(:mod:`mirkit.search.fielded`: the boosts of the live documents; in a DistributedSearcher too,
+each run getting its live documents' boosts), and with spelling correction (the query and its
+correction are both searched with the prior).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -61,9 +67,10 @@ from mirkit._core import query as _query
 from mirkit.index.columns import read_columns
 from mirkit.index.segments import SegmentedIndex
 
-__all__ = ["Prior", "TRANSFORMS", "compile_prior"]
+__all__ = ["LIST_BYTES", "Prior", "TRANSFORMS", "compile_prior"]
 
 TRANSFORMS = ("log", "sat")
+LIST_BYTES = 16 << 20  # default budget of a compiled prior's per-list bounds (all segments)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,8 +78,9 @@ class Prior:
     """A prior compiled for one index snapshot: `boosts` (``w * f(prior)`` per document, one
     float64 array per segment, deleted documents included: a plain index has one) and their
     maximum `max`; `weight`, `transform` and `k` as used; `lists`, per segment, the engine's
-    per-list bounds of the boosts (``_core.query.PriorLists``, filled as terms are queried).
-    Thread safe."""
+    per-list bounds of the boosts (``_core.query.PriorLists``, filled as terms are queried);
+    `token` names it to the workers of a DistributedSearcher (which keep their own bounds of
+    it). Thread safe."""
 
     index: object
     boosts: tuple
@@ -81,12 +89,24 @@ class Prior:
     transform: str
     k: float
     lists: tuple = ()
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def engine_arg(self, segmented: bool):
         """The engine's `prior` argument: ``(boosts, lists, max)``."""
         if segmented:
             return (list(self.boosts), list(self.lists), self.max)
         return (self.boosts[0], self.lists[0], self.max)
+
+    @property
+    def lists_nbytes(self) -> int:
+        """Bytes of the per-list bounds kept (at most the `list_bytes` it was compiled with)."""
+        return sum(lists.nbytes for lists in self.lists)
+
+    def clear_lists(self) -> None:
+        """Drop the per-list bounds kept (queries running keep theirs; later ones compute
+        them again)."""
+        for lists in self.lists:
+            lists.clear()
 
     def __repr__(self) -> str:
         return (f"Prior(transform={self.transform!r}, weight={self.weight:g}, k={self.k:g}, "
@@ -98,6 +118,16 @@ def _parts(index) -> list:
     from mirkit.search.filters import _parts as parts
 
     return parts(index)
+
+
+def live_boosts(prior: Prior, index, first: int = 0, end=None) -> np.ndarray:
+    """The boosts of the live documents of parts [first, end) of `index` (its segments, or
+    itself), in docid order: what a FieldedEngine over those parts takes (it numbers live
+    documents only)."""
+    parts = _parts(index)[first:end]
+    live = [b if deleted is None else b[~deleted]
+            for b, (_, deleted) in zip(prior.boosts[first:end], parts)]
+    return np.ascontiguousarray(np.concatenate(live) if live else np.zeros(0))
 
 
 def _check_values(values: np.ndarray, where: str) -> None:
@@ -155,9 +185,10 @@ def _part_values(index, prior, parts: list) -> list:
 
 
 def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
-                  k=None) -> Prior:
+                  k=None, list_bytes: int = LIST_BYTES) -> Prior:
     """The :class:`Prior` of `prior` (an array over internal docids or a numeric field name)
-    over `index` (a plain or segmented index).
+    over `index` (a plain or segmented index); `list_bytes` (int >= 0) bounds the per-list
+    bounds it keeps (least recently used terms dropped first; 0 keeps none).
 
     Raises
     ------
@@ -178,11 +209,15 @@ def compile_prior(index, prior, *, weight: float = 1.0, transform: str = "log",
     (1.0, [0.0, 0.0, 1.386])
     >>> compile_prior(index, [1.0, 1.0, 3.0], transform="sat", weight=2.0).boosts[0].tolist()
     [1.0, 1.0, 1.5]
+    >>> p = compile_prior(index, [0.0, 1.0, 4.0], list_bytes=1 << 20)
+    >>> p.lists[0].max_bytes, p.lists_nbytes
+    (1048576, 0)
     """
-    return _compile(index, _parts(index), prior, weight, transform, k)
+    return _compile(index, _parts(index), prior, weight, transform, k, list_bytes)
 
 
-def _compile(index, parts: list, prior, weight: float, transform: str, k) -> Prior:
+def _compile(index, parts: list, prior, weight: float, transform: str, k,
+             list_bytes: int = LIST_BYTES) -> Prior:
     """compile_prior over `parts` ((plain Index, deleted mask or None) each, in collection
     order): the parts of `index`, or the shards of a sharded index
     (:class:`mirkit.distributed.DistributedSearcher`)."""
@@ -194,6 +229,9 @@ def _compile(index, parts: list, prior, weight: float, transform: str, k) -> Pri
     if k is not None and (not isinstance(k, numbers.Real) or isinstance(k, bool)
                           or not (math.isfinite(k) and k > 0)):
         raise ValueError(f"prior_k must be a finite number > 0, got {k!r}")
+    if not isinstance(list_bytes, numbers.Integral) or isinstance(list_bytes, bool) \
+            or list_bytes < 0:
+        raise ValueError(f"list_bytes must be an int >= 0, got {list_bytes!r}")
     parts = _part_values(index, prior, parts)
     if k is None:
         positive = np.concatenate([v[v > 0] for v in parts]) if parts else np.zeros(0)
@@ -207,5 +245,7 @@ def _compile(index, parts: list, prior, weight: float, transform: str, k) -> Pri
         f = np.log(np.maximum(v, k) / k) if transform == "log" else v / (v + k)
         boosts.append(np.ascontiguousarray(float(weight) * f, dtype=np.float64))
     top = max((float(b.max()) for b in boosts if b.size), default=0.0)
-    lists = tuple(_query.PriorLists(b) for b in boosts)
+    total = sum(b.size for b in boosts)  # the budget shared in proportion to the documents
+    lists = tuple(_query.PriorLists(b, int(list_bytes) * b.size // total if total else 0)
+                  for b in boosts)
     return Prior(index, tuple(boosts), top, float(weight), transform, k, lists)

@@ -408,7 +408,8 @@ class Searcher:
             document then scores ``text + prior_weight * f(prior)``, exactly with every
             algorithm and with BM25F. With `feedback`, both retrievals rank so (the feedback
             documents are the top of the boosted ranking); with `vector`, the text side's
-            scores are boosted before fusion. Not with `correct`.
+            scores are boosted before fusion; with `correct`, the query and its correction
+            are searched so (the prior compiled once).
         prior_weight : float
             ``w`` >= 0.
         prior_transform : {"log", "sat"}
@@ -445,9 +446,7 @@ class Searcher:
         >>> searcher.search("wing tip", prior=[1.0, 50.0, 1.0], prior_weight=0.5).ids
         ['b', 'a']
         """
-        if prior is not None:
-            if correct is not None:
-                raise ValueError("prior= does not combine with correct= (yet)")
+        if prior is not None and correct is None:  # with `correct`: compiled further down
             bm25f = self._prior_bm25f([query], scorer, dict(
                 documents=documents, snippets=snippets, vector=vector, syntax=syntax))
             if bm25f is not None:
@@ -498,10 +497,13 @@ class Searcher:
                                  "snippets= (yet): fetch them from the corrected result's ids")
             from mirkit.search.spelling import search_corrected
 
-            return search_corrected(self, query, k, correct, dict(
-                algorithm=algorithm, scorer=scorer, feedback=feedback, vector=vector,
-                fusion=fusion, depth=depth, rrf_k=rrf_k, weight=weight,
-                vector_options=vector_options, filter=filter))
+            options = dict(algorithm=algorithm, scorer=scorer, feedback=feedback, vector=vector,
+                           fusion=fusion, depth=depth, rrf_k=rrf_k, weight=weight,
+                           vector_options=vector_options, filter=filter)
+            if prior is not None:  # compiled once for the query and its correction
+                options["prior"] = self.compile_prior(prior, weight=prior_weight,
+                                                      transform=prior_transform, k=prior_k)
+            return search_corrected(self, query, k, correct, options)
         if documents or snippets:
             from mirkit.search.stored import stored_result
 
@@ -569,7 +571,7 @@ class Searcher:
         """:meth:`search` of every query, on `threads` threads (0: all cores), GIL released.
 
         `prior` and its options are :meth:`search`'s (a field or array prior is compiled once
-        for the batch; not with `progress`).
+        for the batch, `progress` included).
 
         `filter` (:meth:`search`'s) applies to every query; it is compiled once.
 
@@ -585,7 +587,13 @@ class Searcher:
         other hybrid options are :meth:`search`'s."""
         if prior is not None:
             if progress is not None and progress is not False:
-                raise ValueError("prior= does not combine with progress= (yet)")
+                return self._prior_progress(list(queries), progress, self.compile_prior(
+                    prior, weight=prior_weight, transform=prior_transform, k=prior_k), dict(
+                    k=k, algorithm=algorithm, scorer=scorer, threads=threads,
+                    feedback=feedback, vectors=vectors, fusion=fusion, depth=depth,
+                    rrf_k=rrf_k, weight=weight, vector_options=vector_options, syntax=syntax,
+                    max_expansions=max_expansions, prefix_length=prefix_length,
+                    transpositions=transpositions, filter=filter))
             queries = list(queries)
             bm25f = self._prior_bm25f(queries, scorer, dict(vectors=vectors, syntax=syntax))
             if bm25f is not None:
@@ -690,6 +698,22 @@ class Searcher:
         return self._engine.search_batch(prepared, k, algorithm, threads, spec,
                                          self.index.cached_doc_ids, compiled.engine_arg(False),
                                          None, self._cache)
+
+    def _prior_progress(self, queries: list, progress, compiled, options: dict) -> list:
+        """:meth:`search_batch` of `queries` with a compiled prior and a progress bar: in
+        chunks of :data:`_PROGRESS_CHUNK` queries (each row of `vectors` with its query)."""
+        vectors = options.pop("vectors")
+        if vectors is not None:
+            vectors = self._vector_side().queries(vectors, len(queries), "vectors")
+        out: list = []
+        with progress_bar(progress, total=len(queries), unit="query", desc="searching") as bar:
+            for start in range(0, len(queries), _PROGRESS_CHUNK):
+                end = start + _PROGRESS_CHUNK
+                out += self.search_batch(
+                    queries[start:end], prior=compiled, **options,
+                    vectors=None if vectors is None else vectors[start:end])
+                bar.update(len(queries[start:end]))
+        return out
 
     def _prior_bm25f(self, queries: list, scorer, options: dict):
         """The BM25F scorer of a search with a prior (:func:`fielded_scorer`'s rule, `options`
