@@ -63,7 +63,7 @@ Symmetry symmetry_of(const std::vector<Out>& taps) {
 // The scalar passes: the reference and fallback, and the only path for double sums. They apply
 // every tap in order (no folding), exactly as the contracts in separable_conv_kernels.hpp read.
 template <class In, class Out>
-void column_pass_scalar(const In* const* rows, int n, const Out* taps, const Out* bias,
+void column_pass_scalar(const In* const* rows, int n, const Out* taps, Symmetry, const Out* bias,
                         Out* const* dst, int n_out, long width) {
   for (int r = 0; r < n_out; ++r) {
     Out* out = dst[r];
@@ -146,7 +146,7 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Dst* dst, int rows
   check_kernel(kx, "kx");
   check_kernel(ky, "ky");
   const std::vector<Out> tx(kx.taps, kx.taps + kx.size), ty(ky.taps, ky.taps + ky.size);
-  const Symmetry sx = symmetry_of(tx);
+  const Symmetry sx = symmetry_of(tx), sy = symmetry_of(ty);
   const auto column_pass = Passes<In, Out>::column();
   const auto row_pass = Passes<In, Out>::row();
   const detail::NarrowFn narrow = kNarrow.get();
@@ -190,7 +190,7 @@ void sep_filter(const In* src, std::ptrdiff_t src_row_stride, Dst* dst, int rows
         for (int i = 0; i < ky.size; ++i)
           if (row_at[y + r + i] == zeros.data()) bias[r] += static_cast<Out>(cval) * ty[i];
       }
-      column_pass(row_at.data() + y, ky.size, ty.data(), bias, middle, n_out, width);
+      column_pass(row_at.data() + y, ky.size, ty.data(), sy, bias, middle, n_out, width);
       for (int r = 0; r < n_out; ++r) {
         Out* row = padded.data() + r * padded_size;
         // Only the border columns, [0, anchor) and [anchor + cols, padded_cols): walking every

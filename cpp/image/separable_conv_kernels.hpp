@@ -7,7 +7,7 @@
 
 namespace mirkit::image::detail {
 
-// How the taps of a kernel pair up around its middle. The SIMD horizontal pass folds the pairs,
+// How the taps of a kernel pair up around its middle. The SIMD passes (both) fold the pairs,
 // as OpenCV's SymmRowSmallVec_32f does: t[i] * (a + b) for a symmetric kernel (Gaussians, box),
 // t[i] * (a - b) for an antisymmetric one (derivatives), which halves the multiplies. The middle tap of an odd kernel is always applied, even when zero, so a NaN or
 // inf under it gives NaN as in scipy (whose correlate1d folds the same pairs).
@@ -18,10 +18,11 @@ inline constexpr int kColumnRows = 4;
 
 // Vertical pass of n_out consecutive output rows: dst[r][x] = bias[r] + sum_{i < n} taps[i] *
 // rows[r + i][x] for r in [0, n_out), x in [0, width). rows holds the n + n_out - 1 source rows
-// under the kernel (borders already resolved).
+// under the kernel (borders already resolved). symmetry is that of taps: the SIMD passes fold
+// its pairs, bias[r] + sum_{i < n/2} taps[i] * (rows[r + i][x] +- rows[r + n - 1 - i][x]).
 template <class In>
-using ColumnFn = void (*)(const In* const* rows, int n, const float* taps, const float* bias,
-                          float* const* dst, int n_out, long width);
+using ColumnFn = void (*)(const In* const* rows, int n, const float* taps, Symmetry symmetry,
+                          const float* bias, float* const* dst, int n_out, long width);
 
 // Horizontal pass of one row: dst[x] = sum_{j < n} taps[j] * src[x + j * step] for x in
 // [0, width); src holds width + (n - 1) * step readable values (the padded row).
@@ -41,8 +42,8 @@ using NarrowFn = void (*)(const float* sums, uint8_t* dst, long width);
 #define MIRKIT_IMAGE_DECLARE_PASSES(level)                                                        \
   namespace level {                                                                               \
   template <class In>                                                                             \
-  void column_pass(const In* const* rows, int n, const float* taps, const float* bias,             \
-                   float* const* dst, int n_out, long width);                                     \
+  void column_pass(const In* const* rows, int n, const float* taps, Symmetry symmetry,           \
+                   const float* bias, float* const* dst, int n_out, long width);                  \
   void row_pass(const float* src, long step, int n, const float* taps, Symmetry symmetry,         \
                 float* dst, long width);                                                          \
   void narrow_row(const float* sums, uint8_t* dst, long width);                                  \
