@@ -64,6 +64,13 @@ std::string result_key(const std::vector<QueryTerm>& terms,
   return key;
 }
 
+std::string raw_key(std::string_view text, uint32_t k, Algorithm algorithm,
+                    const ScorerSpec& scorer, std::string_view context) {
+  std::string key = result_key({}, {}, k, algorithm, scorer, context);
+  key.append(text);  // after the fixed-size parts: never a prefix of another text's key
+  return key;
+}
+
 ResultCache::ResultCache(uint64_t max_bytes, Admission admission)
     : m_max_bytes(max_bytes), m_admission(admission) {
   const size_t shards = static_cast<size_t>(
@@ -77,14 +84,16 @@ ResultCache::ResultCache(uint64_t max_bytes, Admission admission)
   for (size_t s = 0; s < shards; ++s) {
     m_shards.push_back(std::make_unique<Shard>());
     m_shards.back()->table.assign(16, 0);
+    m_fronts.push_back(std::make_unique<Front>());
   }
 }
 
 ResultCache::~ResultCache() = default;
 
-uint64_t ResultCache::entry_bytes(const std::string& key, const QueryResult& r) {
+uint64_t ResultCache::entry_bytes(const std::string& key, const QueryResult& r,
+                                  const std::string& raw) {
   return kEntryOverhead + key.size() + 4 * r.docids.size() + 8 * r.scores.size() +
-         4 * r.positions.size();
+         4 * r.positions.size() + (raw.empty() ? 0 : kRawOverhead + raw.size());
 }
 
 int64_t ResultCache::Shard::find(uint64_t hash, std::string_view key) const {
@@ -137,6 +146,8 @@ void ResultCache::Shard::erase_at(size_t position) {
   unlink(slot);
   bytes -= slots[slot].bytes;
   slots[slot].blob.reset();
+  slots[slot].generation = 0;
+  std::string().swap(slots[slot].raw);
   links[slot].next = free;
   free = slot;
   --count;
@@ -220,24 +231,70 @@ bool ResultCache::get(const std::string& key, QueryResult& out) {
   return false;
 }
 
-void ResultCache::offer(std::string&& key, const QueryResult& result) {
-  const uint64_t hash = key_hash(key);
-  Shard& shard = shard_of(hash);
-  const uint64_t bytes = entry_bytes(key, result);
-  const size_t n = result.docids.size(), n_positions = result.positions.size();
+bool ResultCache::get_raw(const std::string& raw, QueryResult& out) {
+  const uint64_t raw_hash = key_hash(raw);
+  RawRef ref;
+  {
+    Front& front = *m_fronts[shard_index(raw_hash)];
+    std::lock_guard<std::mutex> lock(front.mutex);
+    const auto it = front.refs.find(raw_hash);
+    if (it == front.refs.end()) return false;
+    ref = it->second;
+  }
+  Shard& shard = *m_shards[ref.shard];
   std::lock_guard<std::mutex> lock(shard.mutex);
+  // The entry the raw key named, unless it was evicted since (its slot free or reused: another
+  // generation) or the raw key is another one of the same hash.
+  if (ref.slot >= shard.slots.size()) return false;
+  const Slot& slot = shard.slots[ref.slot];
+  if (slot.generation != ref.generation || slot.raw != raw) return false;
+  if (shard.tail != ref.slot) {
+    shard.unlink(ref.slot);
+    shard.push_back(ref.slot);
+  }
+  copy_out(slot, out);
+  m_hits.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void ResultCache::forget_raw(const std::vector<std::pair<uint64_t, RawRef>>& gone) {
+  for (const auto& [raw_hash, ref] : gone) {
+    Front& front = *m_fronts[shard_index(raw_hash)];
+    std::lock_guard<std::mutex> lock(front.mutex);
+    const auto it = front.refs.find(raw_hash);
+    if (it != front.refs.end() && it->second.generation == ref.generation) front.refs.erase(it);
+  }
+}
+
+void ResultCache::offer(std::string&& key, const QueryResult& result, std::string&& raw) {
+  const uint64_t hash = key_hash(key);
+  const size_t shard_at = shard_index(hash);
+  Shard& shard = *m_shards[shard_at];
+  const uint64_t bytes = entry_bytes(key, result, raw);
+  const size_t n = result.docids.size(), n_positions = result.positions.size();
+  std::vector<std::pair<uint64_t, RawRef>> gone;  // raw keys of the entries evicted
+  uint64_t generation = 0;
+  {
+  std::unique_lock<std::mutex> lock(shard.mutex);
   if (m_admission == Admission::kRepeated) {
     if (m_seen_max == 0) return;  // no room to note a key: keep nothing
     if (!shard.note(hash, m_seen_max)) return;  // a first sighting: noted only
   }
   if (bytes > m_shard_budget) return;
+  const auto erase = [&](size_t position) {
+    const uint32_t at = static_cast<uint32_t>((shard.table[position] & 0xFFFFFFFF) - 1);
+    const Slot& s = shard.slots[at];
+    if (!s.raw.empty()) {
+      gone.push_back({key_hash(s.raw), {static_cast<uint32_t>(shard_at), at, s.generation}});
+    }
+    shard.erase_at(position);
+  };
   const int64_t old = shard.find(hash, key);
-  if (old >= 0) shard.erase_at(static_cast<size_t>(old));  // kept meanwhile by another miss
+  if (old >= 0) erase(static_cast<size_t>(old));  // kept meanwhile by another miss
   while (shard.count > 0 && shard.bytes + bytes > m_shard_budget) {  // the least recent go
     const uint64_t h = shard.slots[shard.head].hash;
     const Slot& lru = shard.slots[shard.head];
-    shard.erase_at(static_cast<size_t>(
-        shard.find(h, std::string_view(lru.blob.get(), lru.key_size))));
+    erase(static_cast<size_t>(shard.find(h, std::string_view(lru.blob.get(), lru.key_size))));
   }
   uint32_t slot = shard.free;
   if (slot != kNil) {
@@ -265,9 +322,33 @@ void ResultCache::offer(std::string&& key, const QueryResult& result) {
   s.counters[0] = result.postings_decoded;
   s.counters[1] = result.postings_scored;
   s.counters[2] = result.docs_scored;
+  s.generation = generation = m_generation.fetch_add(1, std::memory_order_relaxed) + 1;
+  s.raw = std::move(raw);
   shard.insert(hash, slot);
   shard.push_back(slot);
   shard.bytes += bytes;
+  if (!s.raw.empty()) {
+    gone.push_back({key_hash(s.raw), {static_cast<uint32_t>(shard_at), slot, generation}});
+  }
+  }
+  // Outside the entry's lock (a raw lookup takes the front's lock, then the entry's): the
+  // evicted entries' raw keys go, the new entry's (last in `gone`) comes.
+  const bool add = generation != 0 && !gone.empty() && gone.back().second.generation == generation;
+  if (add) {
+    const auto [raw_hash, ref] = gone.back();
+    gone.pop_back();
+    forget_raw(gone);
+    Front& front = *m_fronts[shard_index(raw_hash)];
+    std::lock_guard<std::mutex> front_lock(front.mutex);
+    // Only while the entry is there (the one nesting of locks: a front's, then a shard's), so
+    // that an eviction in between, whose forget_raw() may have run already, leaves no key.
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    if (ref.slot < shard.slots.size() && shard.slots[ref.slot].generation == generation) {
+      front.refs[raw_hash] = ref;  // (a raw key of the same hash loses its place: it misses)
+    }
+  } else {
+    forget_raw(gone);
+  }
 }
 
 void ResultCache::clear() {
@@ -281,6 +362,10 @@ void ResultCache::clear() {
     shard->bytes = 0;
     std::vector<uint64_t>().swap(shard->seen);
     shard->seen_count = 0;
+  }
+  for (auto& front : m_fronts) {  // (an entry made meanwhile may lose its raw key: it misses)
+    std::lock_guard<std::mutex> lock(front->mutex);
+    front->refs.clear();
   }
 }
 
