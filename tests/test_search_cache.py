@@ -119,18 +119,18 @@ def test_analyzed_key_shares_entries_only_between_equal_answers(positions_index)
 
 def test_raw_keys_find_only_their_own_entry(cranfield_index):
     """A repeated text is found by its exact bytes before any analysis (the engine's front
-    table of raw keys), but the entry stays the LRU's: once evicted, its text misses and is
-    searched again; a variant of the same analysis still finds the entry by its analyzed key;
-    k is part of the raw key."""
+    table of raw keys: an entry keeps the texts that made or found it), but the entry stays the
+    LRU's: once evicted, none of its texts finds it (they miss and are searched again); a
+    variant of the same analysis finds the entry by its analyzed key; k is in the raw key."""
     plain = Searcher(cranfield_index)
     probe = Searcher(cranfield_index, cache_bytes=1 << 20, cache_admission="all")
     probe.search("heat", 10)
     entry = probe.cache_info().bytes
     cached = Searcher(cranfield_index, cache_bytes=entry + entry // 2, cache_admission="all")
-    calls = [("heat", 0), ("heat", 1), ("Heat", 1), ("HEAT", 1),  # raw, analyzed, analyzed
-             ("flow", 0),                                        # evicts "heat"
-             ("heat", 0), ("heat", 1), ("Heat", 1),              # evicted: searched again
-             ("flows", 0), ("flow", 1), ("flows", 1)]            # "flow", "flows" one analysis
+    calls = [("heat", 0), ("heat", 1), ("Heat", 1), ("HEAT", 1),  # raw, analyzed (kept), ...
+             ("Heat", 1), ("flow", 0),                           # raw; evicts "heat"
+             ("Heat", 0), ("HEAT", 1), ("heat", 1), ("Heat", 1),  # evicted: searched again
+             ("flows", 0), ("flow", 1), ("flows", 1), ("flow", 1)]  # one analysis
     hits = 0
     for q, hit in calls:
         assert same(cached.search(q, 10), plain.search(q, 10)), q

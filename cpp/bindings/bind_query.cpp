@@ -589,7 +589,7 @@ std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uin
       inputs[i].terms = input_terms(e, inputs[i]);
       inputs[i].text = {};  // analyzed: the batch below takes the terms as they are
       keys[i] = query::result_key(inputs[i].terms, inputs[i].phrases, k, a, spec, ctx);
-      hit[i] = c->get(keys[i], results[i]);
+      hit[i] = c->get(keys[i], results[i], std::move(raws[i]));  // (moved on a hit only)
     }
   });
   std::vector<QueryInput> misses;
@@ -637,7 +637,7 @@ void def_search(Class& cls) {
                    r = search_with(e, terms, in.phrases, k, a, spec, f, p);
                  } else {  // a hit is a copy of the kept result: the caller may change it
                    std::string key = query::result_key(terms, in.phrases, k, a, spec, ctx);
-                   if (!c->get(key, r)) {
+                   if (!c->get(key, r, std::move(raw))) {  // (moved on a hit only)
                      r = search_with(e, terms, in.phrases, k, a, spec, f, p);
                      c->offer(std::move(key), r, std::move(raw));
                    }
