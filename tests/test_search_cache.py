@@ -157,14 +157,20 @@ def test_raw_and_analyzed_keys_under_threads(cranfield_index, size, admission):
     texts = QUERIES + [q.upper() for q in QUERIES] + ["boundary layers", "Heat  Transfers",
                                                       "shock wave", "flow", "flows", "FLOW"]
     cached = Searcher(cranfield_index, cache_bytes=size, cache_admission=admission)
-    plain = Searcher(cranfield_index)
+    _threads_search(cached, Searcher(cranfield_index), texts, 250)
+
+
+def _threads_search(cached, plain, texts, n: int) -> dict:
+    """8 threads each search `n` random (text, k in (5, 10)) through `cached`: every answer
+    must be `plain`'s, every call a hit or a miss, some hits, the byte bound kept. Returns the
+    uncached answers by (text, k)."""
     want = {(q, k): plain.search(q, k) for q in texts for k in (5, 10)}
     errors = []
 
     def work(seed: int) -> None:
         rng = np.random.default_rng(seed)
         try:
-            for _ in range(250):
+            for _ in range(n):
                 q, k = texts[rng.integers(len(texts))], (5, 10)[rng.integers(2)]
                 if not same(cached.search(q, k), want[q, k]):
                     errors.append((q, k))
@@ -178,8 +184,9 @@ def test_raw_and_analyzed_keys_under_threads(cranfield_index, size, admission):
         t.join()
     assert not errors
     info = cached.cache_info()
-    assert info.hits + info.misses == 8 * 250 and info.hits > 0
+    assert info.hits + info.misses == 8 * n and info.hits > 0
     assert info.bytes <= info.max_bytes
+    return want
 
 
 def test_admission_keeps_the_second_answer(cranfield_index):
@@ -314,29 +321,7 @@ def test_many_threads(cranfield_index, size, admission, shards):
     """8 threads share one cache: a small one (evictions race hits) and a sharded one."""
     cached = Searcher(cranfield_index, cache_bytes=size, cache_admission=admission)
     assert cached._cache.n_shards == shards
-    plain = Searcher(cranfield_index)
-    want = {(q, k): plain.search(q, k) for q in QUERIES for k in (5, 10)}
-    errors, calls = [], 8 * 300
-
-    def work(seed: int) -> None:
-        rng = np.random.default_rng(seed)
-        try:
-            for _ in range(300):
-                q, k = QUERIES[rng.integers(len(QUERIES))], (5, 10)[rng.integers(2)]
-                if not same(cached.search(q, k), want[q, k]):
-                    errors.append((q, k))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    info = cached.cache_info()
-    assert info.hits + info.misses == calls and info.hits > 0
-    assert info.bytes <= info.max_bytes
+    want = _threads_search(cached, Searcher(cranfield_index), QUERIES, 300)
     batches = cached.search_batch(QUERIES * 4, 10, threads=8)  # lookups on 8 threads
     assert all(same(r, want[q, 10]) for r, q in zip(batches, QUERIES * 4))
 
