@@ -75,7 +75,7 @@ class ResultCache {
   static constexpr uint64_t kShardBytes = uint64_t{1} << 20;
   static constexpr unsigned kMaxShards = 16;
   static constexpr uint64_t kRawOverhead = 64;  // a raw key's front table node and string
-  static constexpr size_t kMaxRaws = 8;          // raw keys an entry keeps
+  static constexpr size_t kMaxRaws = 32;         // raw keys an entry keeps
 
   struct Info {
     uint64_t hits, misses, uncached, bytes, entries, max_bytes;
