@@ -654,8 +654,9 @@ void def_search(Class& cls) {
            "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max) or "
            "(boosts, lists, max), float64 boosts in [0, max] per document and a PriorLists "
            "over them (lists, one per segment), or None. cache: a ResultCache of this engine, "
-           "consulted after analysis (None: none); cache_context: bytes naming the prior in its "
-           "keys (a search with a prior and no cache_context is not cached).")
+           "consulted by raw text, then after analysis (None: none); cache_context: bytes "
+           "naming the prior in its keys (a search with a prior and no cache_context is not "
+           "cached).")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,
