@@ -117,6 +117,78 @@ def test_analyzed_key_shares_entries_only_between_equal_answers(positions_index)
     assert not same(cached.search('"heat transfer"', 5), cached.search("heat transfer", 5))
 
 
+def test_raw_keys_find_only_their_own_entry(cranfield_index):
+    """A repeated text is found by its exact bytes before any analysis (the engine's front
+    table of raw keys: an entry keeps the texts that made or found it), but the entry stays the
+    LRU's: once evicted, none of its texts finds it (they miss and are searched again); a
+    variant of the same analysis finds the entry by its analyzed key; k is in the raw key."""
+    plain = Searcher(cranfield_index)
+    probe = Searcher(cranfield_index, cache_bytes=1 << 20, cache_admission="all")
+    probe.search("heat", 10)
+    entry = probe.cache_info().bytes
+    cached = Searcher(cranfield_index, cache_bytes=entry + entry // 2, cache_admission="all")
+    calls = [("heat", 0), ("heat", 1), ("Heat", 1), ("HEAT", 1),  # raw, analyzed (kept), ...
+             ("Heat", 1), ("flow", 0),                           # raw; evicts "heat"
+             ("Heat", 0), ("HEAT", 1), ("heat", 1), ("Heat", 1),  # evicted: searched again
+             ("flows", 0), ("flow", 1), ("flows", 1), ("flow", 1)]  # one analysis
+    hits = 0
+    for q, hit in calls:
+        assert same(cached.search(q, 10), plain.search(q, 10)), q
+        hits += hit
+        assert cached.cache_info().hits == hits, q
+        assert cached.cache_info().entries == 1
+    for k in (5, 11):  # another k: another raw key and another analyzed key
+        assert same(cached.search("flows", k), plain.search("flows", k))
+        assert cached.cache_info().hits == hits
+    batch = ["flow", "Flow", "heat transfer", "Heat  Transfer", "flow"] * 2
+    wide = Searcher(cranfield_index, cache_bytes=1 << 20, cache_admission="all")
+    for n_hits in (0, len(batch)):  # the first batch only misses, the second only hits
+        got = wide.search_batch(batch, 10)
+        assert all(same(r, plain.search(q, 10)) for r, q in zip(got, batch))
+        assert wide.cache_info().hits == n_hits
+
+
+@pytest.mark.parametrize("size, admission", [(6_000, "all"), (30_000, "repeated"),
+                                             (3 << 20, "all")])
+def test_raw_and_analyzed_keys_under_threads(cranfield_index, size, admission):
+    """8 threads search texts whose analyses coincide in part (case, stems, spaces), through
+    a cache small enough to evict while others hit by raw or analyzed key: every answer is the
+    uncached one, and the byte bound holds."""
+    texts = QUERIES + [q.upper() for q in QUERIES] + ["boundary layers", "Heat  Transfers",
+                                                      "shock wave", "flow", "flows", "FLOW"]
+    cached = Searcher(cranfield_index, cache_bytes=size, cache_admission=admission)
+    _threads_search(cached, Searcher(cranfield_index), texts, 250)
+
+
+def _threads_search(cached, plain, texts, n: int) -> dict:
+    """8 threads each search `n` random (text, k in (5, 10)) through `cached`: every answer
+    must be `plain`'s, every call a hit or a miss, some hits, the byte bound kept. Returns the
+    uncached answers by (text, k)."""
+    want = {(q, k): plain.search(q, k) for q in texts for k in (5, 10)}
+    errors = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(n):
+                q, k = texts[rng.integers(len(texts))], (5, 10)[rng.integers(2)]
+                if not same(cached.search(q, k), want[q, k]):
+                    errors.append((q, k))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    info = cached.cache_info()
+    assert info.hits + info.misses == 8 * n and info.hits > 0
+    assert info.bytes <= info.max_bytes
+    return want
+
+
 def test_admission_keeps_the_second_answer(cranfield_index):
     """admission="repeated" (the default): the first call notes its key, the second keeps its
     answer, the third is a hit; a clear forgets the noted keys too."""
@@ -249,29 +321,7 @@ def test_many_threads(cranfield_index, size, admission, shards):
     """8 threads share one cache: a small one (evictions race hits) and a sharded one."""
     cached = Searcher(cranfield_index, cache_bytes=size, cache_admission=admission)
     assert cached._cache.n_shards == shards
-    plain = Searcher(cranfield_index)
-    want = {(q, k): plain.search(q, k) for q in QUERIES for k in (5, 10)}
-    errors, calls = [], 8 * 300
-
-    def work(seed: int) -> None:
-        rng = np.random.default_rng(seed)
-        try:
-            for _ in range(300):
-                q, k = QUERIES[rng.integers(len(QUERIES))], (5, 10)[rng.integers(2)]
-                if not same(cached.search(q, k), want[q, k]):
-                    errors.append((q, k))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    info = cached.cache_info()
-    assert info.hits + info.misses == calls and info.hits > 0
-    assert info.bytes <= info.max_bytes
+    want = _threads_search(cached, Searcher(cranfield_index), QUERIES, 300)
     batches = cached.search_batch(QUERIES * 4, 10, threads=8)  # lookups on 8 threads
     assert all(same(r, want[q, 10]) for r, q in zip(batches, QUERIES * 4))
 

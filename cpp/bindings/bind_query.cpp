@@ -532,6 +532,14 @@ bool cache_context(const FilterArg& f, const PriorArg& p, py::handle context, st
   return true;
 }
 
+// The raw cache key of a plain text query (query::raw_key), or empty: a query with terms or
+// phrases beside its text is looked up by its analyzed key only.
+inline std::string raw_key_of(const QueryInput& in, uint32_t k, Algorithm a,
+                              const ScorerSpec& spec, const std::string& ctx) {
+  if (in.text.empty() || !in.terms.empty() || !in.phrases.empty()) return {};
+  return query::raw_key(in.text, k, a, spec, ctx);
+}
+
 // One search's terms as the engine takes them: the text's analysis, then the given terms.
 template <class Engine>
 std::vector<QueryTerm> input_terms(const Engine& e, const QueryInput& in) {
@@ -569,14 +577,19 @@ std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uin
   const size_t n = inputs.size();
   constexpr size_t kChunk = 64;
   std::vector<QueryResult> results(n);
-  std::vector<std::string> keys(n);
+  std::vector<std::string> keys(n), raws(n);
   std::vector<uint8_t> hit(n);
   core::parallel_for((n + kChunk - 1) / kChunk, threads, [&](size_t task) {
     for (size_t i = task * kChunk; i < std::min(n, (task + 1) * kChunk); ++i) {
+      raws[i] = raw_key_of(inputs[i], k, a, spec, ctx);  // a repeated text: no analysis
+      if (!raws[i].empty() && c->get_raw(raws[i], results[i])) {
+        hit[i] = 1;
+        continue;
+      }
       inputs[i].terms = input_terms(e, inputs[i]);
       inputs[i].text = {};  // analyzed: the batch below takes the terms as they are
       keys[i] = query::result_key(inputs[i].terms, inputs[i].phrases, k, a, spec, ctx);
-      hit[i] = c->get(keys[i], results[i]);
+      hit[i] = c->get(keys[i], results[i], std::move(raws[i]));  // (moved on a hit only)
     }
   });
   std::vector<QueryInput> misses;
@@ -588,7 +601,7 @@ std::vector<QueryResult> run_batch(py::handle self, const py::list& queries, uin
   }
   std::vector<QueryResult> found = batch_with(e, misses, k, a, spec, threads, f, p);
   for (size_t j = 0; j < where.size(); ++j) {
-    c->offer(std::move(keys[where[j]]), found[j]);
+    c->offer(std::move(keys[where[j]]), found[j], std::move(raws[where[j]]));
     results[where[j]] = std::move(found[j]);
   }
   return results;
@@ -616,14 +629,18 @@ void def_search(Class& cls) {
              QueryResult r;
              {
                py::gil_scoped_release release;
-               const std::vector<QueryTerm> terms = input_terms(e, in);
-               if (c == nullptr) {
-                 r = search_with(e, terms, in.phrases, k, a, spec, f, p);
-               } else {  // a hit is a copy of the kept result: the caller may change it
-                 std::string key = query::result_key(terms, in.phrases, k, a, spec, ctx);
-                 if (!c->get(key, r)) {
+               std::string raw;
+               if (c != nullptr) raw = raw_key_of(in, k, a, spec, ctx);
+               if (raw.empty() || !c->get_raw(raw, r)) {  // a repeated text: no analysis
+                 const std::vector<QueryTerm> terms = input_terms(e, in);
+                 if (c == nullptr) {
                    r = search_with(e, terms, in.phrases, k, a, spec, f, p);
-                   c->offer(std::move(key), r);
+                 } else {  // a hit is a copy of the kept result: the caller may change it
+                   std::string key = query::result_key(terms, in.phrases, k, a, spec, ctx);
+                   if (!c->get(key, r, std::move(raw))) {  // (moved on a hit only)
+                     r = search_with(e, terms, in.phrases, k, a, spec, f, p);
+                     c->offer(std::move(key), r, std::move(raw));
+                   }
                  }
                }
              }
@@ -637,8 +654,9 @@ void def_search(Class& cls) {
            "SegmentedEngine: a list of them, one per segment) or None. prior: (boosts, max) or "
            "(boosts, lists, max), float64 boosts in [0, max] per document and a PriorLists "
            "over them (lists, one per segment), or None. cache: a ResultCache of this engine, "
-           "consulted after analysis (None: none); cache_context: bytes naming the prior in its "
-           "keys (a search with a prior and no cache_context is not cached).")
+           "consulted by raw text, then after analysis (None: none); cache_context: bytes "
+           "naming the prior in its keys (a search with a prior and no cache_context is not "
+           "cached).")
       .def("search_batch",
            [](py::object self, const py::list& queries, uint32_t k, const py::str& algorithm,
               unsigned threads, const ScorerSpec& spec, py::object doc_ids, py::handle filter,

@@ -64,6 +64,13 @@ std::string result_key(const std::vector<QueryTerm>& terms,
   return key;
 }
 
+std::string raw_key(std::string_view text, uint32_t k, Algorithm algorithm,
+                    const ScorerSpec& scorer, std::string_view context) {
+  std::string key = result_key({}, {}, k, algorithm, scorer, context);
+  key.append(text);  // after the fixed-size parts: never a prefix of another text's key
+  return key;
+}
+
 ResultCache::ResultCache(uint64_t max_bytes, Admission admission)
     : m_max_bytes(max_bytes), m_admission(admission) {
   const size_t shards = static_cast<size_t>(
@@ -77,14 +84,16 @@ ResultCache::ResultCache(uint64_t max_bytes, Admission admission)
   for (size_t s = 0; s < shards; ++s) {
     m_shards.push_back(std::make_unique<Shard>());
     m_shards.back()->table.assign(16, 0);
+    m_fronts.push_back(std::make_unique<Front>());
   }
 }
 
 ResultCache::~ResultCache() = default;
 
-uint64_t ResultCache::entry_bytes(const std::string& key, const QueryResult& r) {
+uint64_t ResultCache::entry_bytes(const std::string& key, const QueryResult& r,
+                                  const std::string& raw) {
   return kEntryOverhead + key.size() + 4 * r.docids.size() + 8 * r.scores.size() +
-         4 * r.positions.size();
+         4 * r.positions.size() + (raw.empty() ? 0 : kRawOverhead + raw.size());
 }
 
 int64_t ResultCache::Shard::find(uint64_t hash, std::string_view key) const {
@@ -137,6 +146,8 @@ void ResultCache::Shard::erase_at(size_t position) {
   unlink(slot);
   bytes -= slots[slot].bytes;
   slots[slot].blob.reset();
+  slots[slot].generation = 0;
+  std::vector<std::string>().swap(slots[slot].raws);
   links[slot].next = free;
   free = slot;
   --count;
@@ -199,75 +210,174 @@ void ResultCache::copy_out(const Slot& slot, QueryResult& out) {
   out.docs_scored = slot.counters[2];
 }
 
-bool ResultCache::get(const std::string& key, QueryResult& out) {
+void ResultCache::raws_of(const Slot& slot, size_t shard_at, uint32_t at,
+                          std::vector<RawGone>& out) {
+  for (uint32_t i = 0; i < slot.raws.size(); ++i) {
+    out.push_back({key_hash(slot.raws[i]), {static_cast<uint32_t>(shard_at), at, i,
+                                            slot.generation}});
+  }
+}
+
+void ResultCache::evict(Shard& shard, size_t shard_at, uint64_t need, uint32_t keep,
+                        std::vector<RawGone>& gone) {
+  while (shard.count > 0 && shard.head != keep && shard.bytes + need > m_shard_budget) {
+    const uint32_t at = shard.head;  // the least recent goes, with its raw keys
+    const Slot& lru = shard.slots[at];
+    raws_of(lru, shard_at, at, gone);
+    shard.erase_at(static_cast<size_t>(
+        shard.find(lru.hash, std::string_view(lru.blob.get(), lru.key_size))));
+  }
+}
+
+void ResultCache::forget_raw(const std::vector<RawGone>& gone) {
+  for (const auto& [raw_hash, ref] : gone) {
+    Front& front = *m_fronts[shard_index(raw_hash)];
+    std::lock_guard<std::mutex> lock(front.mutex);
+    const auto it = front.refs.find(raw_hash);
+    if (it != front.refs.end() && it->second.generation == ref.generation) front.refs.erase(it);
+  }
+}
+
+void ResultCache::add_raw(uint64_t raw_hash, const RawRef& ref) {
+  Front& front = *m_fronts[shard_index(raw_hash)];
+  std::lock_guard<std::mutex> front_lock(front.mutex);
+  // Only while the entry is there (the one nesting of locks: a front's, then a shard's), so
+  // that an eviction in between, whose forget_raw() may have run already, leaves no key.
+  Shard& shard = *m_shards[ref.shard];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  if (ref.slot < shard.slots.size() && shard.slots[ref.slot].generation == ref.generation) {
+    front.refs[raw_hash] = ref;  // (a raw key of the same hash loses its place: it misses)
+  }
+}
+
+bool ResultCache::get(const std::string& key, QueryResult& out, std::string&& raw) {
   const uint64_t hash = key_hash(key);
-  Shard& shard = shard_of(hash);
+  const size_t shard_at = shard_index(hash);
+  Shard& shard = *m_shards[shard_at];
+  std::vector<RawGone> gone;
+  RawGone added{0, {0, 0, 0, 0}};
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
     const int64_t p = shard.find(hash, key);
-    if (p >= 0) {
-      const uint32_t slot = static_cast<uint32_t>((shard.table[p] & 0xFFFFFFFF) - 1);
-      if (shard.tail != slot) {  // now the most recently used
-        shard.unlink(slot);
-        shard.push_back(slot);
-      }
-      copy_out(shard.slots[slot], out);
-      m_hits.fetch_add(1, std::memory_order_relaxed);
-      return true;
+    if (p < 0) {
+      m_misses.fetch_add(1, std::memory_order_relaxed);
+      return false;
     }
+    const uint32_t slot = static_cast<uint32_t>((shard.table[p] & 0xFFFFFFFF) - 1);
+    if (shard.tail != slot) {  // now the most recently used
+      shard.unlink(slot);
+      shard.push_back(slot);
+    }
+    Slot& s = shard.slots[slot];
+    copy_out(s, out);
+    m_hits.fetch_add(1, std::memory_order_relaxed);
+    // Another text of the same analysis: its raw key finds the entry too, its bytes counted
+    // in the entry's (the least recent others go to make room; none if it alone is too big).
+    const uint64_t more = kRawOverhead + raw.size();
+    if (raw.empty() || s.raws.size() >= kMaxRaws || s.bytes + more > m_shard_budget) return true;
+    evict(shard, shard_at, more, slot, gone);
+    if (shard.bytes + more > m_shard_budget) return true;  // (cannot happen: `slot` fits)
+    added = {key_hash(raw), {static_cast<uint32_t>(shard_at), slot,
+                             static_cast<uint32_t>(s.raws.size()), s.generation}};
+    s.raws.push_back(std::move(raw));
+    s.bytes += more;
+    shard.bytes += more;
   }
-  m_misses.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  forget_raw(gone);
+  if (added.second.generation != 0) add_raw(added.first, added.second);
+  return true;
 }
 
-void ResultCache::offer(std::string&& key, const QueryResult& result) {
-  const uint64_t hash = key_hash(key);
-  Shard& shard = shard_of(hash);
-  const uint64_t bytes = entry_bytes(key, result);
-  const size_t n = result.docids.size(), n_positions = result.positions.size();
+bool ResultCache::get_raw(const std::string& raw, QueryResult& out) {
+  const uint64_t raw_hash = key_hash(raw);
+  RawRef ref;
+  {
+    Front& front = *m_fronts[shard_index(raw_hash)];
+    std::lock_guard<std::mutex> lock(front.mutex);
+    const auto it = front.refs.find(raw_hash);
+    if (it == front.refs.end()) return false;
+    ref = it->second;
+  }
+  Shard& shard = *m_shards[ref.shard];
   std::lock_guard<std::mutex> lock(shard.mutex);
-  if (m_admission == Admission::kRepeated) {
-    if (m_seen_max == 0) return;  // no room to note a key: keep nothing
-    if (!shard.note(hash, m_seen_max)) return;  // a first sighting: noted only
+  // The entry the raw key named, unless it was evicted since (its slot free or reused: another
+  // generation) or the raw key is another one of the same hash.
+  if (ref.slot >= shard.slots.size()) return false;
+  const Slot& slot = shard.slots[ref.slot];
+  if (slot.generation != ref.generation || ref.index >= slot.raws.size() ||
+      slot.raws[ref.index] != raw) {
+    return false;
   }
-  if (bytes > m_shard_budget) return;
-  const int64_t old = shard.find(hash, key);
-  if (old >= 0) shard.erase_at(static_cast<size_t>(old));  // kept meanwhile by another miss
-  while (shard.count > 0 && shard.bytes + bytes > m_shard_budget) {  // the least recent go
-    const uint64_t h = shard.slots[shard.head].hash;
-    const Slot& lru = shard.slots[shard.head];
-    shard.erase_at(static_cast<size_t>(
-        shard.find(h, std::string_view(lru.blob.get(), lru.key_size))));
+  if (shard.tail != ref.slot) {
+    shard.unlink(ref.slot);
+    shard.push_back(ref.slot);
   }
-  uint32_t slot = shard.free;
-  if (slot != kNil) {
-    shard.free = shard.links[slot].next;
-  } else {
-    slot = static_cast<uint32_t>(shard.slots.size());
-    shard.slots.emplace_back();
-    shard.links.emplace_back();
+  copy_out(slot, out);
+  m_hits.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void ResultCache::offer(std::string&& key, const QueryResult& result, std::string&& raw) {
+  const uint64_t hash = key_hash(key);
+  const size_t shard_at = shard_index(hash);
+  Shard& shard = *m_shards[shard_at];
+  const uint64_t bytes = entry_bytes(key, result, raw);
+  const size_t n = result.docids.size(), n_positions = result.positions.size();
+  std::vector<RawGone> gone;  // raw keys of the entries evicted
+  RawGone added{0, {0, 0, 0, 0}};
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    if (m_admission == Admission::kRepeated) {
+      if (m_seen_max == 0) return;  // no room to note a key: keep nothing
+      if (!shard.note(hash, m_seen_max)) return;  // a first sighting: noted only
+    }
+    if (bytes > m_shard_budget) return;
+    const int64_t old = shard.find(hash, key);
+    if (old >= 0) {  // kept meanwhile by another miss
+      const uint32_t at = static_cast<uint32_t>((shard.table[old] & 0xFFFFFFFF) - 1);
+      raws_of(shard.slots[at], shard_at, at, gone);
+      shard.erase_at(static_cast<size_t>(old));
+    }
+    evict(shard, shard_at, bytes, kNil, gone);
+    uint32_t slot = shard.free;
+    if (slot != kNil) {
+      shard.free = shard.links[slot].next;
+    } else {
+      slot = static_cast<uint32_t>(shard.slots.size());
+      shard.slots.emplace_back();
+      shard.links.emplace_back();
+    }
+    Slot& s = shard.slots[slot];
+    const size_t scores_at = scores_offset(key.size(), n, n_positions);
+    s.blob.reset(new char[scores_at + 8 * n]);
+    char* blob = s.blob.get();
+    std::memcpy(blob, key.data(), key.size());
+    auto* ids = reinterpret_cast<uint32_t*>(blob + ids_offset(key.size()));
+    std::copy(result.docids.begin(), result.docids.end(), ids);
+    std::copy(result.positions.begin(), result.positions.end(), ids + n);
+    std::copy(result.scores.begin(), result.scores.end(),
+              reinterpret_cast<double*>(blob + scores_at));
+    s.hash = hash;
+    s.key_size = static_cast<uint32_t>(key.size());
+    s.n = static_cast<uint32_t>(n);
+    s.n_positions = static_cast<uint32_t>(n_positions);
+    s.bytes = bytes;
+    s.counters[0] = result.postings_decoded;
+    s.counters[1] = result.postings_scored;
+    s.counters[2] = result.docs_scored;
+    s.generation = m_generation.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (!raw.empty()) {
+      added = {key_hash(raw), {static_cast<uint32_t>(shard_at), slot, 0, s.generation}};
+      s.raws.push_back(std::move(raw));
+    }
+    shard.insert(hash, slot);
+    shard.push_back(slot);
+    shard.bytes += bytes;
   }
-  Slot& s = shard.slots[slot];
-  const size_t scores_at = scores_offset(key.size(), n, n_positions);
-  s.blob.reset(new char[scores_at + 8 * n]);
-  char* blob = s.blob.get();
-  std::memcpy(blob, key.data(), key.size());
-  auto* ids = reinterpret_cast<uint32_t*>(blob + ids_offset(key.size()));
-  std::copy(result.docids.begin(), result.docids.end(), ids);
-  std::copy(result.positions.begin(), result.positions.end(), ids + n);
-  std::copy(result.scores.begin(), result.scores.end(),
-            reinterpret_cast<double*>(blob + scores_at));
-  s.hash = hash;
-  s.key_size = static_cast<uint32_t>(key.size());
-  s.n = static_cast<uint32_t>(n);
-  s.n_positions = static_cast<uint32_t>(n_positions);
-  s.bytes = bytes;
-  s.counters[0] = result.postings_decoded;
-  s.counters[1] = result.postings_scored;
-  s.counters[2] = result.docs_scored;
-  shard.insert(hash, slot);
-  shard.push_back(slot);
-  shard.bytes += bytes;
+  // Outside the entry's lock (a raw lookup takes the front's lock, then the entry's): the
+  // evicted entries' raw keys go, the new entry's comes.
+  forget_raw(gone);
+  if (added.second.generation != 0) add_raw(added.first, added.second);
 }
 
 void ResultCache::clear() {
@@ -281,6 +391,10 @@ void ResultCache::clear() {
     shard->bytes = 0;
     std::vector<uint64_t>().swap(shard->seen);
     shard->seen_count = 0;
+  }
+  for (auto& front : m_fronts) {  // (an entry made meanwhile may lose its raw key: it misses)
+    std::lock_guard<std::mutex> lock(front->mutex);
+    front->refs.clear();
   }
 }
 

@@ -27,6 +27,17 @@
 // its instructions): per shard, an open-addressing table of (hash tag, slot), so a probe reads
 // no entry; a slot per entry; the LRU links in an array of their own (8 bytes an entry, mostly
 // in cache); and each entry's key and result in one allocation, read in one sweep.
+//
+// Raw keys (a front table, so that a repeated query text skips its analysis): raw_key() is the
+// exact text of a plain query plus every other part of its key. An entry keeps the raw keys of
+// the calls that made it or found it by its analyzed key ("fox", then "Fox": both), at most
+// kMaxRaws, their bytes counted in the entry's, and a table per shard maps raw key hashes to
+// (shard, slot, which raw key, generation). Every entry made gets a generation never used
+// before in the cache, and a raw lookup checks the entry's generation and raw key under the
+// entry's lock, so an evicted or replaced entry is never found by an old raw key (it misses,
+// and the caller analyzes the text). Eviction removes an entry's raw keys from the front table,
+// and a raw key is added there only while its entry is kept, so the table holds no more keys
+// than the entries do.
 #pragma once
 
 #include <atomic>
@@ -35,6 +46,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "query/algorithm.hpp"
@@ -48,6 +61,11 @@ std::string result_key(const std::vector<QueryTerm>& terms,
                        const std::vector<QueryPhrase>& phrases, uint32_t k, Algorithm algorithm,
                        const ScorerSpec& scorer, std::string_view context);
 
+// The raw key of a plain text query (no terms, phrases nor clauses beside the text): its
+// exact bytes and every other part of result_key().
+std::string raw_key(std::string_view text, uint32_t k, Algorithm algorithm,
+                    const ScorerSpec& scorer, std::string_view context);
+
 class ResultCache {
  public:
   enum class Admission : uint8_t { kRepeated, kAll };
@@ -56,6 +74,8 @@ class ResultCache {
   static constexpr uint64_t kSeenFraction = 8;
   static constexpr uint64_t kShardBytes = uint64_t{1} << 20;
   static constexpr unsigned kMaxShards = 16;
+  static constexpr uint64_t kRawOverhead = 64;  // a raw key's front table node and string
+  static constexpr size_t kMaxRaws = 32;         // raw keys an entry keeps
 
   struct Info {
     uint64_t hits, misses, uncached, bytes, entries, max_bytes;
@@ -66,16 +86,23 @@ class ResultCache {
 
   // Copies the result of `key` into `out` and marks it most recently used: true on a hit.
   // Counts a hit or a miss.
-  bool get(const std::string& key, QueryResult& out);
-  // A miss's result, kept (or its key noted) as the admission says.
-  void offer(std::string&& key, const QueryResult& result);
+  // `raw` (may be empty), the raw key of the call, then finds the entry too (moved from only
+  // on a hit).
+  bool get(const std::string& key, QueryResult& out, std::string&& raw = {});
+  // As get(), by a raw key the entry keeps (see above): true and a hit counted when
+  // found; false and nothing counted otherwise (the caller goes on to get()).
+  bool get_raw(const std::string& raw, QueryResult& out);
+  // A miss's result, kept (or its key noted) as the admission says; `raw` (may be empty: none)
+  // the raw key that finds it too.
+  void offer(std::string&& key, const QueryResult& result, std::string&& raw = {});
   void clear();  // every entry and noted hash (the counters stay)
   void add_uncached(uint64_t n) { m_uncached.fetch_add(n, std::memory_order_relaxed); }
   Info info() const;
   uint64_t max_bytes() const { return m_max_bytes; }
   Admission admission() const { return m_admission; }
   size_t n_shards() const { return m_shards.size(); }
-  static uint64_t entry_bytes(const std::string& key, const QueryResult& result);
+  static uint64_t entry_bytes(const std::string& key, const QueryResult& result,
+                              const std::string& raw = {});
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
@@ -85,6 +112,17 @@ class ResultCache {
     uint32_t key_size = 0, n = 0, n_positions = 0;
     uint64_t bytes = 0;
     uint64_t counters[3] = {0, 0, 0};  // postings_decoded, postings_scored, docs_scored
+    uint64_t generation = 0;           // unique in the cache; 0: a free slot
+    std::vector<std::string> raws;     // the raw keys that find it
+  };
+  struct RawRef {
+    uint32_t shard, slot, index;  // the entry and which of its raw keys
+    uint64_t generation;
+  };
+  using RawGone = std::pair<uint64_t, RawRef>;  // a raw key's hash and entry
+  struct Front {  // raw key hash -> entry, of the raw keys whose hash falls in this shard
+    std::mutex mutex;
+    std::unordered_map<uint64_t, RawRef> refs;
   };
   struct Links {
     uint32_t prev = kNil, next = kNil;  // LRU order; a free slot: next free in `next`
@@ -103,11 +141,21 @@ class ResultCache {
     int64_t find(uint64_t hash, std::string_view key) const;  // table position, -1
     void unlink(uint32_t slot);
     void push_back(uint32_t slot);
-    void erase_at(size_t position);  // the entry at a table position
+    // The entry at a table position (its raw keys stay in the front table: the caller takes
+    // them first, raws_of()).
+    void erase_at(size_t position);
     void insert(uint64_t hash, uint32_t slot);
     bool note(uint64_t hash, size_t seen_max);  // true when `hash` was noted before
   };
-  Shard& shard_of(uint64_t hash) { return *m_shards[(hash >> 40) % m_shards.size()]; }
+  size_t shard_index(uint64_t hash) const { return (hash >> 40) % m_shards.size(); }
+  Shard& shard_of(uint64_t hash) { return *m_shards[shard_index(hash)]; }
+  static void raws_of(const Slot& slot, size_t shard_at, uint32_t at, std::vector<RawGone>& out);
+  // Evicts the least recent entries but `keep` until `need` more bytes fit (their raw keys
+  // into `gone`); forget_raw() drops such raw keys, add_raw() adds one while its entry is there.
+  void evict(Shard& shard, size_t shard_at, uint64_t need, uint32_t keep,
+             std::vector<RawGone>& gone);
+  void forget_raw(const std::vector<RawGone>& gone);
+  void add_raw(uint64_t raw_hash, const RawRef& ref);
   static void copy_out(const Slot& slot, QueryResult& out);
 
   uint64_t m_max_bytes;
@@ -115,6 +163,8 @@ class ResultCache {
   uint64_t m_shard_budget = 0;  // entries' bytes per shard
   size_t m_seen_max = 0;        // noted hashes per shard
   std::vector<std::unique_ptr<Shard>> m_shards;
+  std::vector<std::unique_ptr<Front>> m_fronts;  // one per shard
+  std::atomic<uint64_t> m_generation{0};
   std::atomic<uint64_t> m_hits{0}, m_misses{0}, m_uncached{0};
 };
 

@@ -14,7 +14,7 @@ the wall clock mostly times the wait for a core): queries per second of a whole 
 off and on at two sizes, rows taking turns, median of `repeat` replays (the garbage collector
 off during each); the cached-answer latency is the mean time of a ``search`` call answered
 from the cache (a loop over the log's queries with every one cached, so that each call is a
-hit; the Python call and the query's analysis included), median of `repeat` loops.
+hit; the Python call included, and the lookup of its text's raw key), median of `repeat` loops.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ An LRU of search results bounded in bytes, as Lucene's query result caches are: 
 query is answered from memory. It lives in the compiled engine
 (:class:`mirkit._core.query.ResultCache`, ``cpp/query/result_cache.hpp``): a search analyzes
 its query, makes the key and looks it up before it searches, with the GIL released, so a miss
-costs a fraction of a microsecond and a hit a copy of the kept result.
+costs a fraction of a microsecond and a hit a copy of the kept result. A plain text seen before
+is looked up by its exact bytes first (a front table of raw keys: an entry keeps the texts that
+made or found it, at most 32, and an evicted entry's texts find nothing), so a repeated text is
+not even analyzed.
 
 Keys hold everything that changes an answer: the query's analyzed term ids and weights in
 query order (``"Fox"`` and ``"fox"`` share an entry; a mapping ``{term: weight}`` is keyed by
@@ -31,7 +34,8 @@ the same entries: each query of a batch is analyzed and looked up on the batch's
 the misses run as one batch.
 
 Sizes: an entry counts :data:`ENTRY_OVERHEAD` bytes plus its key (about 40 bytes plus 12 a
-query term) plus 12 bytes a hit; a noted hash 32 bytes. A cache of more than 2 MiB is split
+query term) plus 12 bytes a hit, and 64 bytes plus its length (about 40 bytes plus the text's)
+a raw key it keeps; a noted hash 32 bytes. A cache of more than 2 MiB is split
 into shards (one a MiB, at most 16), each with its own lock and LRU list and an equal share of
 the budget, so that threads rarely wait on each other; a smaller one is a single exact LRU.
 

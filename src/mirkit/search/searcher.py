@@ -446,6 +446,18 @@ class Searcher:
         >>> searcher.search("wing tip", prior=[1.0, 50.0, 1.0], prior_weight=0.5).ids
         ['b', 'a']
         """
+        if (type(query) is str and type(k) is int and 0 < k < 2**32 and scorer is None
+                and prior is None and filter is None and vector is None and feedback is None
+                and syntax == "plain" and correct is None and not documents and not snippets
+                and max_expansions is None and prefix_length is None and transpositions is None
+                and algorithm in _ALGORITHM_SET and '"' not in query
+                and self._segmented is None and not self._pretokenized
+                and not self._fielded_index and not isinstance(self._scorer, BM25F)):
+            # The plainest call (a text without phrases, one segment), checked first: with a
+            # result cache a hit costs about a microsecond, so this is most of it. The engine
+            # checks the rest (its analyzer reads the text exactly as _query would pass it).
+            return self._engine.search(query, k, algorithm, self._default_spec,
+                                       self.index.cached_doc_ids, None, None, self._cache)
         if prior is not None and correct is None:  # with `correct`: compiled further down
             bm25f = self._prior_bm25f([query], scorer, dict(
                 documents=documents, snippets=snippets, vector=vector, syntax=syntax))
