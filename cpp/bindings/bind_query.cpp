@@ -627,20 +627,21 @@ void def_search(Class& cls) {
                c = nullptr;
              }
              QueryResult r;
-             {
+             std::string raw;
+             // A repeated text is found by its raw key without analysis, and without releasing
+             // the GIL: the lookup is shorter than a release and reacquire (the cache's locks
+             // are never held while waiting for the GIL).
+             if (c != nullptr) raw = raw_key_of(in, k, a, spec, ctx);
+             if (raw.empty() || !c->get_raw(raw, r)) {
                py::gil_scoped_release release;
-               std::string raw;
-               if (c != nullptr) raw = raw_key_of(in, k, a, spec, ctx);
-               if (raw.empty() || !c->get_raw(raw, r)) {  // a repeated text: no analysis
-                 const std::vector<QueryTerm> terms = input_terms(e, in);
-                 if (c == nullptr) {
+               const std::vector<QueryTerm> terms = input_terms(e, in);
+               if (c == nullptr) {
+                 r = search_with(e, terms, in.phrases, k, a, spec, f, p);
+               } else {  // a hit is a copy of the kept result: the caller may change it
+                 std::string key = query::result_key(terms, in.phrases, k, a, spec, ctx);
+                 if (!c->get(key, r, std::move(raw))) {  // (moved on a hit only)
                    r = search_with(e, terms, in.phrases, k, a, spec, f, p);
-                 } else {  // a hit is a copy of the kept result: the caller may change it
-                   std::string key = query::result_key(terms, in.phrases, k, a, spec, ctx);
-                   if (!c->get(key, r, std::move(raw))) {  // (moved on a hit only)
-                     r = search_with(e, terms, in.phrases, k, a, spec, f, p);
-                     c->offer(std::move(key), r, std::move(raw));
-                   }
+                   c->offer(std::move(key), r, std::move(raw));
                  }
                }
              }

@@ -248,6 +248,9 @@ class Searcher:
         # An impact index (mirkit.index.impacts) is scored by its impacts by default.
         self._scorer = get_scorer("impact" if scorer is None and self._impacts else scorer)
         self._default_spec = self._spec(self._scorer)  # (cache keys hold the scorer)
+        # Whether search()'s plainest call (text, k, an algorithm) goes straight to the engine.
+        self._plain = (self._segmented is None and not self._pretokenized
+                       and not self._fielded_index and not isinstance(self._scorer, BM25F))
 
     def __repr__(self) -> str:
         return f"Searcher({self.index!r}, scorer={self.scorer!r})"
@@ -446,13 +449,12 @@ class Searcher:
         >>> searcher.search("wing tip", prior=[1.0, 50.0, 1.0], prior_weight=0.5).ids
         ['b', 'a']
         """
-        if (type(query) is str and type(k) is int and 0 < k < 2**32 and scorer is None
-                and prior is None and filter is None and vector is None and feedback is None
-                and syntax == "plain" and correct is None and not documents and not snippets
-                and max_expansions is None and prefix_length is None and transpositions is None
-                and algorithm in _ALGORITHM_SET and '"' not in query
-                and self._segmented is None and not self._pretokenized
-                and not self._fielded_index and not isinstance(self._scorer, BM25F)):
+        if (self._plain and type(query) is str and type(k) is int and 0 < k < 2**32
+                and scorer is None and prior is None and filter is None and vector is None
+                and feedback is None and syntax == "plain" and correct is None
+                and not documents and not snippets and max_expansions is None
+                and prefix_length is None and transpositions is None
+                and algorithm in _ALGORITHM_SET and '"' not in query):
             # The plainest call (a text without phrases, one segment), checked first: with a
             # result cache a hit costs about a microsecond, so this is most of it. The engine
             # checks the rest (its analyzer reads the text exactly as _query would pass it).
